@@ -1,0 +1,100 @@
+// Lint rules that carry the architecture of DESIGN.md section 3: imports point
+// inward, and each dangerous dependency has exactly one importer.
+import tseslint from 'typescript-eslint';
+
+const ours = (dirs) => dirs.map((d) => `**/${d}/**`);
+const restrict = (patterns, paths = []) => ({
+  'no-restricted-imports': ['error', { patterns, paths }],
+});
+const native = (name, home) => ({
+  name,
+  message: `only ${home} may import ${name} (one importer per dangerous dependency)`,
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'completions/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      ...restrict(
+        [],
+        [
+          native('sodium-native', 'src/crypto'),
+          native('lmdb', 'src/store'),
+          native('node-pty', 'shell/'),
+        ],
+      ),
+    },
+  },
+  {
+    // core is pure: no I/O, no native dependencies, nothing of ours.
+    files: ['src/core/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['crypto', 'store', 'host', 'client', 'cli', 'render', 'proxy', 'webauthn']),
+          message: 'core imports nothing of ours',
+        },
+        {
+          regex: '^(node:)?(fs|fs/promises|net|tls|http|https|child_process|os|process|dgram|dns)$',
+          message: 'core is pure: no I/O',
+        },
+      ],
+      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
+    ),
+  },
+  {
+    files: ['src/crypto/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['store', 'host', 'client', 'cli']),
+          message: 'crypto sits below host and cli',
+        },
+      ],
+      [native('lmdb', 'src/store')],
+    ),
+  },
+  {
+    files: ['src/store/**/*.ts'],
+    rules: restrict(
+      [{ group: ours(['host', 'client', 'cli']), message: 'store sits below host and cli' }],
+      [native('sodium-native', 'src/crypto')],
+    ),
+  },
+  {
+    files: ['src/host/**/*.ts'],
+    rules: restrict(
+      [{ group: ours(['client', 'cli']), message: 'host does not import its callers' }],
+      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
+    ),
+  },
+  {
+    // The client is what `get` loads: no store, no crypto engine, no host.
+    files: ['src/client/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['store', 'host', 'cli']),
+          message: 'the client talks to the host only over its socket',
+        },
+      ],
+      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
+    ),
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: restrict(
+      [{ group: ours(['store']), message: 'cli reaches the store only through the host' }],
+      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
+    ),
+  },
+);

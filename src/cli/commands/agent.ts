@@ -1,0 +1,109 @@
+/** `vault-cli agent add|ls|show|scope|limits|lock|revoke`: the owner's agents. */
+import { formatTime } from '../../core/audit.js';
+import { VaultError } from '../../core/errors.js';
+import type { AgentSummary } from '../../core/protocol.js';
+import {
+  arg,
+  flag,
+  flagCount,
+  flagList,
+  flagString,
+  type CliContext,
+  type Command,
+} from '../context.js';
+import { ownerPassphrase, table } from '../owner.js';
+
+function print(ctx: CliContext, a: AgentSummary): number {
+  ctx.stdout.write(flag(ctx, 'json') ? JSON.stringify(a) + '\n' : showText(a));
+  return 0;
+}
+
+export const run: Command = async (ctx) => {
+  const sub = ctx.inv.command?.path[1];
+  const name = arg(ctx, 'name');
+  const passphrase = await ownerPassphrase(ctx);
+  switch (sub) {
+    case 'add': {
+      const kind = flagString(ctx, 'kind') ?? 'ai';
+      if (kind !== 'ai' && kind !== 'script')
+        throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
+      const perMinute = flagCount(ctx, 'per-minute');
+      const perHour = flagCount(ctx, 'per-hour');
+      const { token } = await ctx.call('agent.add', {
+        passphrase,
+        name,
+        kind,
+        scope: flagList(ctx, 'scope'),
+        limits: {
+          ...(perMinute === undefined ? {} : { perMinute }),
+          ...(perHour === undefined ? {} : { perHour }),
+        } as never,
+      });
+      // The token alone on stdout, so `TOKEN=$(vault-cli agent add ...)` works; shown once.
+      ctx.stdout.write(token + '\n');
+      return 0;
+    }
+    case 'ls': {
+      const { agents } = await ctx.call('agent.ls', { passphrase });
+      if (flag(ctx, 'json')) {
+        ctx.stdout.write(JSON.stringify(agents) + '\n');
+        return 0;
+      }
+      ctx.stdout.write(
+        table([
+          ['NAME', 'KIND', 'STATE', 'MINUTE', 'HOUR', 'SCOPE'],
+          ...agents.map((a) => [
+            a.name,
+            a.kind,
+            a.state,
+            `${a.usage.minute}/${a.limits.perMinute}`,
+            `${a.usage.hour}/${a.limits.perHour}`,
+            String(a.scope.length),
+          ]),
+        ]),
+      );
+      return 0;
+    }
+    case 'show':
+      return print(ctx, await ctx.call('agent.show', { passphrase, name }));
+    case 'scope': {
+      const add = flagList(ctx, 'add');
+      const rm = flagList(ctx, 'rm');
+      if (add.length + rm.length === 0)
+        throw new VaultError('VLT-1001', 'Give --add <entry> or --rm <entry>.');
+      return print(ctx, await ctx.call('agent.scope', { passphrase, name, add, rm }));
+    }
+    case 'limits': {
+      const perMinute = flagCount(ctx, 'per-minute');
+      const perHour = flagCount(ctx, 'per-hour');
+      if (perMinute === undefined && perHour === undefined) {
+        throw new VaultError('VLT-1001', 'Give --per-minute <n> or --per-hour <n>.');
+      }
+      return print(ctx, await ctx.call('agent.limits', { passphrase, name, perMinute, perHour }));
+    }
+    case 'lock':
+      return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
+    case 'revoke':
+      await ctx.call('agent.revoke', { passphrase, name });
+      ctx.stderr.write(`vault-cli: revoked agent ${name}\n`);
+      return 0;
+    default:
+      throw new VaultError('VLT-1001');
+  }
+};
+
+function showText(a: AgentSummary): string {
+  return (
+    [
+      `name:       ${a.name}`,
+      `kind:       ${a.kind}`,
+      `state:      ${a.state}${a.lockedAt === null ? '' : ` since ${formatTime(a.lockedAt)}`}`,
+      `this minute: ${a.usage.minute} of ${a.limits.perMinute} distinct credentials`,
+      `this hour:   ${a.usage.hour} of ${a.limits.perHour} distinct credentials`,
+      `violations: ${a.violations.length === 0 ? 'none in the last 2 hours' : a.violations.map(formatTime).join(', ')}`,
+      `created:    ${formatTime(a.created)}`,
+      'scope:',
+      ...a.scope.map((e) => `  ${e}`),
+    ].join('\n') + '\n'
+  );
+}

@@ -1,0 +1,68 @@
+/** `vault-cli daemon [stop|status]`: the vault host in the foreground, or control of a running one. */
+import { formatTime } from '../../core/audit.js';
+import { VaultError } from '../../core/errors.js';
+import { flag, type Command } from '../context.js';
+
+/** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
+const NOT_RUNNING = 3;
+const DEFAULT_IDLE_MS = 15 * 60_000;
+
+export const run: Command = async (ctx) => {
+  const sub = ctx.inv.command?.path[1];
+  if (sub === 'stop' || sub === 'status') {
+    let status;
+    try {
+      status = await ctx.call('status', {}, { autoStart: false });
+    } catch (err) {
+      if (!(err instanceof VaultError && err.code === 'VLT-3005')) throw err;
+      if (sub === 'stop') return 0;
+      ctx.stdout.write(
+        flag(ctx, 'json') ? JSON.stringify({ running: false }) + '\n' : 'not running\n',
+      );
+      return NOT_RUNNING;
+    }
+    if (sub === 'stop') {
+      await ctx.call('shutdown', {}, { autoStart: false });
+      ctx.stderr.write(`vault-cli: stopped the vault host (pid ${status.pid})\n`);
+      return 0;
+    }
+    ctx.stdout.write(
+      flag(ctx, 'json')
+        ? JSON.stringify({ running: true, ...status }) + '\n'
+        : `running: pid ${status.pid}, vault ${status.vaultDir}${status.vault ? '' : ' (no vault yet)'}, since ${formatTime(status.startedAt)}\n`,
+    );
+    return 0;
+  }
+  return runHost(ctx);
+};
+
+async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
+  // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
+  process.on('SIGUSR1', () => {});
+  process.umask(0o077);
+  const { startHost, HostAlreadyRunning } = await import('../../host/server.js');
+  const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
+  const log = (line: string) =>
+    ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+  let host;
+  try {
+    host = await startHost({
+      dir: ctx.paths.vaultDir,
+      idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
+      log,
+    });
+  } catch (err) {
+    if (err instanceof HostAlreadyRunning) {
+      log('another host already serves this vault; exiting');
+      return 0;
+    }
+    throw err;
+  }
+  const stop = () => host.stop();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  process.once('SIGHUP', stop);
+  await host.stopped;
+  log('stopped');
+  return 0;
+}

@@ -1,0 +1,69 @@
+/** `vault-cli entry set|rm|show|ls`: the owner's entries. Values never appear in output. */
+import { VaultError } from '../../core/errors.js';
+import { DEFAULT_FIELD } from '../../core/names.js';
+import type { EntrySummary } from '../../core/protocol.js';
+import { formatTime } from '../../core/audit.js';
+import { arg, flag, flagString, type Command } from '../context.js';
+import { secretInput } from '../io.js';
+import { ownerPassphrase, table } from '../owner.js';
+
+export const run: Command = async (ctx) => {
+  const sub = ctx.inv.command?.path[1];
+  const entry = arg(ctx, 'entry');
+  if (sub === 'set') {
+    const field = flagString(ctx, 'field') ?? DEFAULT_FIELD;
+    // Passphrase first: a prompt for it must not swallow the value piped on stdin.
+    const pass = await ownerPassphrase(ctx);
+    const value = await secretInput(ctx.stdin, `Value for ${entry}/${field}`, true);
+    const tier = flagString(ctx, 'tier');
+    const res = await ctx.call('entry.set', {
+      passphrase: pass,
+      entry,
+      field,
+      value: value.expose().toString('base64'),
+      ...(tier === undefined ? {} : { tier }),
+    });
+    value.wipe();
+    ctx.stderr.write(
+      `vault-cli: ${res.created ? 'created' : 'updated'} ${JSON.stringify(entry)} field ${field} (version ${res.version})\n`,
+    );
+    return 0;
+  }
+  if (sub === 'rm') {
+    await ctx.call('entry.rm', { passphrase: await ownerPassphrase(ctx), entry });
+    ctx.stderr.write(`vault-cli: removed ${JSON.stringify(entry)}\n`);
+    return 0;
+  }
+  if (sub === 'show') {
+    const e = await ctx.call('entry.show', { passphrase: await ownerPassphrase(ctx), entry });
+    ctx.stdout.write(flag(ctx, 'json') ? JSON.stringify(e) + '\n' : showText(e));
+    return 0;
+  }
+  if (sub === 'ls') {
+    const { entries } = await ctx.call('entry.ls', { passphrase: await ownerPassphrase(ctx) });
+    if (flag(ctx, 'json')) {
+      ctx.stdout.write(JSON.stringify(entries) + '\n');
+    } else {
+      ctx.stdout.write(
+        table([
+          ['NAME', 'TIER', 'FIELDS'],
+          ...entries.map((e) => [e.name, e.tier, e.fields.map((f) => f.name).join(',')]),
+        ]),
+      );
+    }
+    return 0;
+  }
+  throw new VaultError('VLT-1001');
+};
+
+function showText(e: EntrySummary): string {
+  const lines = [
+    `name:    ${e.name}`,
+    `tier:    ${e.tier}`,
+    `created: ${formatTime(e.created)}`,
+    `hosts:   ${e.hosts.length === 0 ? '(any)' : e.hosts.join(' ')}`,
+    'fields:',
+    ...e.fields.map((f) => `  ${f.name}  version ${f.version}  updated ${formatTime(f.updated)}`),
+  ];
+  return lines.join('\n') + '\n';
+}

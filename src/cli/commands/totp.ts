@@ -1,0 +1,14 @@
+/** `vault-cli totp <entry>`: the current code; the seed never leaves the host. */
+import { arg, type Command } from '../context.js';
+import { loadToken } from '../token.js';
+
+export const run: Command = async (ctx) => {
+  const { value } = await ctx.call('read', {
+    token: loadToken(ctx),
+    entry: arg(ctx, 'entry'),
+    field: 'totp',
+    mode: 'totp',
+  });
+  ctx.stdout.write(Buffer.from(value, 'base64').toString('utf8') + '\n');
+  return 0;
+};

@@ -1,0 +1,36 @@
+/** `vault-cli vault create|passwd`. */
+import { VaultError } from '../../core/errors.js';
+import { flag, type Command } from '../context.js';
+import { passphrase, secretInput } from '../io.js';
+import { ownerPassphrase } from '../owner.js';
+
+export const run: Command = async (ctx) => {
+  const sub = ctx.inv.command?.path[1];
+  if (sub === 'create') {
+    const { recoveryKey } = await ctx.call('vault.create', {
+      passphrase: await ownerPassphrase(ctx, true),
+    });
+    ctx.stderr.write(
+      `vault-cli: vault created in ${ctx.paths.vaultDir}\n` +
+        'vault-cli: the recovery key below is shown once; keep it offline. It can reset the passphrase (vault passwd --recovery).\n',
+    );
+    ctx.stdout.write(recoveryKey + '\n');
+    return 0;
+  }
+  if (sub === 'passwd') {
+    let auth: { passphrase: string } | { recoveryKey: string };
+    if (flag(ctx, 'recovery')) {
+      const r = await secretInput(ctx.stdin, 'Recovery key');
+      auth = { recoveryKey: r.expose().toString('utf8').trim() };
+      r.wipe();
+    } else {
+      auth = { passphrase: await ownerPassphrase(ctx) };
+    }
+    const next = await passphrase(ctx.paths.newPassphraseFile, 'New vault passphrase', true);
+    await ctx.call('vault.passwd', { ...auth, newPassphrase: next.expose().toString('utf8') });
+    next.wipe();
+    ctx.stderr.write('vault-cli: passphrase changed\n');
+    return 0;
+  }
+  throw new VaultError('VLT-1001');
+};

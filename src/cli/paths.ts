@@ -1,0 +1,49 @@
+/**
+ * The one module that reads the home directory, the XDG variables and the
+ * VAULT_* overrides (DESIGN.md section 12). Everything else receives paths.
+ */
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+export interface Paths {
+  /** The vault: LMDB store, the host's socket and log. */
+  readonly vaultDir: string;
+  /** The agent's side: its token, proxy configuration, CA. */
+  readonly configDir: string;
+  readonly tokenFile: string;
+  /** VAULT_PASSPHRASE_FILE, when set. */
+  readonly passphraseFile: string | null;
+  readonly newPassphraseFile: string | null;
+}
+
+function dirFrom(env: NodeJS.ProcessEnv, override: string, xdg: string, fallback: string): string {
+  const o = env[override];
+  if (o !== undefined && o !== '') return resolve(o);
+  const x = env[xdg];
+  const base = x !== undefined && x !== '' && isAbsolute(x) ? x : join(homedir(), fallback);
+  return join(base, 'vault-cli');
+}
+
+export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
+  const configDir = dirFrom(env, 'VAULT_CONFIG_DIR', 'XDG_CONFIG_HOME', '.config');
+  const file = (name: string) => (env[name] ? resolve(env[name] as string) : null);
+  return {
+    vaultDir: dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
+    configDir,
+    tokenFile: join(configDir, 'token'),
+    passphraseFile: file('VAULT_PASSPHRASE_FILE'),
+    newPassphraseFile: file('VAULT_NEW_PASSPHRASE_FILE'),
+  };
+}
+
+/**
+ * The environment a background host starts with: what it needs to find its
+ * files and nothing an agent could use to steer it (no NODE_OPTIONS) or leak
+ * (no VAULT_TOKEN, no passphrase file).
+ */
+export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'VAULT_HOST_IDLE_MS'];
+  const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
+  for (const k of keep) if (env[k] !== undefined) out[k] = env[k];
+  return out;
+}

@@ -1,0 +1,116 @@
+/**
+ * The thin client every command uses to reach the vault host: one HTTP+JSON
+ * request over the host's Unix socket. When no host answers, it starts
+ * `vault-cli daemon` in the background and waits for it. It loads no store, no
+ * crypto engine and no UI, so `get` stays a short process.
+ */
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, mkdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { VaultError, isErrorCode } from '../core/errors.js';
+import { PID_HEADER, SOCKET_NAME, type Op, type Ops, type Reply } from '../core/protocol.js';
+
+export interface ClientOptions {
+  /** The vault directory, where the host's socket lives. */
+  readonly vaultDir: string;
+  /** How to start a host: the node binary and the CLI script to run `daemon` with. */
+  readonly daemon: {
+    readonly node: string;
+    readonly script: string;
+    readonly env: NodeJS.ProcessEnv;
+  };
+  /** Whether to start a host when none answers. */
+  readonly autoStart?: boolean;
+}
+
+const START_WAIT_MS = 10_000;
+
+class Unreachable extends Error {}
+
+function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
+  return new Promise((resolve, reject) => {
+    const payload = Buffer.from(JSON.stringify(body));
+    const req = request(
+      {
+        socketPath,
+        method: 'POST',
+        path: `/v1/${op}`,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': payload.length,
+          [PID_HEADER]: String(process.pid),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Reply<O>);
+          } catch {
+            reject(new VaultError('VLT-3007', 'The vault host sent a reply that is not JSON.'));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new Unreachable(err.code));
+      else reject(new VaultError('VLT-3005', undefined, { cause: err }));
+    });
+    // The payload may hold a passphrase or value: zero it once the socket has taken it.
+    req.end(payload, () => payload.fill(0));
+  });
+}
+
+function startDaemon(opts: ClientOptions): void {
+  mkdirSync(opts.vaultDir, { recursive: true, mode: 0o700 });
+  const log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
+  try {
+    // `ulimit -c 0`: the host holds keys, so it never dumps core.
+    const child = spawn(
+      '/bin/sh',
+      ['-c', 'ulimit -c 0; exec "$0" "$@"', opts.daemon.node, opts.daemon.script, 'daemon'],
+      { detached: true, stdio: ['ignore', log, log], env: opts.daemon.env },
+    );
+    child.unref();
+  } finally {
+    closeSync(log);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Sends one operation to the host and returns its result.
+ * @throws VaultError with the host's code, or VLT-3005 when no host can be reached or started.
+ */
+export async function call<O extends Op>(
+  opts: ClientOptions,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<Ops[O]['res']> {
+  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  let reply: Reply<O> | undefined;
+  try {
+    reply = await post(socketPath, op, body);
+  } catch (err) {
+    if (!(err instanceof Unreachable)) throw err;
+    if (opts.autoStart === false) throw new VaultError('VLT-3005');
+    startDaemon(opts);
+    const deadline = Date.now() + START_WAIT_MS;
+    for (let wait = 10; reply === undefined; wait = Math.min(wait * 2, 200)) {
+      if (Date.now() > deadline) throw new VaultError('VLT-3005');
+      await sleep(wait);
+      try {
+        reply = await post(socketPath, op, body);
+      } catch (again) {
+        if (!(again instanceof Unreachable)) throw again;
+      }
+    }
+  }
+  if (reply.ok) return reply.result;
+  const code = isErrorCode(reply.code) ? reply.code : 'VLT-3007';
+  throw new VaultError(code, reply.message);
+}

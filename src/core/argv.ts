@@ -1,0 +1,189 @@
+/**
+ * The argv parser, driven by the command table. Pure: it takes the words after
+ * `vault-cli` and returns what to run, or throws VLT-1001 with a message that
+ * names the offending word.
+ */
+import { COMMANDS, HELP_FLAG, type CommandDef, type FlagDef } from './commands.js';
+import { VaultError, quote } from './errors.js';
+
+export type FlagValue = string | number | boolean | string[];
+
+export interface Invocation {
+  readonly command: CommandDef | null;
+  readonly args: Readonly<Record<string, string | string[]>>;
+  readonly flags: Readonly<Record<string, FlagValue>>;
+  /** `--help`, or a group word alone (`vault-cli entry`). */
+  readonly help: boolean;
+  /** The group named when help was asked for a group, e.g. ['entry']. */
+  readonly group: readonly string[];
+}
+
+function usage(message: string): VaultError {
+  return new VaultError('VLT-1001', `${message} (see vault-cli --help)`);
+}
+
+/** Longest command path that the leading non-flag words name. */
+function matchCommand(
+  words: readonly string[],
+  commands: readonly CommandDef[],
+): CommandDef | null {
+  let best: CommandDef | null = null;
+  for (const c of commands) {
+    if (c.path.length > words.length) continue;
+    if (!c.path.every((w, i) => words[i] === w)) continue;
+    if (best === null || c.path.length > best.path.length) best = c;
+  }
+  return best;
+}
+
+/**
+ * Parses `argv` (without node and the script path).
+ * @throws VaultError VLT-1001 for an unknown command or flag, a missing or extra argument.
+ */
+export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocation {
+  const leading: string[] = [];
+  for (const w of argv) {
+    if (w.startsWith('-')) break;
+    leading.push(w);
+  }
+  const command = matchCommand(leading, commands);
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+
+  if (command === null) {
+    if (argv.length === 0 || (leading.length === 0 && wantsHelp)) {
+      return { command: null, args: {}, flags: {}, help: true, group: [] };
+    }
+    const group = leading.slice(0, 1);
+    const first = leading[0];
+    if (first !== undefined && commands.some((c) => c.path[0] === first)) {
+      if (leading.length === 1) return { command: null, args: {}, flags: {}, help: true, group };
+      throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}`);
+    }
+    throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}`);
+  }
+  if (wantsHelp) return { command, args: {}, flags: {}, help: true, group: command.path };
+
+  const flags: Record<string, FlagValue> = {};
+  const positionals: string[] = [];
+  const byName = new Map<string, FlagDef>(command.flags.map((f) => [f.name, f]));
+  const rest = argv.slice(command.path.length);
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (word === '--') {
+      positionals.push(...rest.slice(i + 1));
+      break;
+    }
+    if (!word.startsWith('--') || word === '--') {
+      if (word.startsWith('-') && word.length > 1) throw usage(`unknown option ${quote(word)}`);
+      positionals.push(word);
+      continue;
+    }
+    const eq = word.indexOf('=');
+    const name = word.slice(2, eq === -1 ? undefined : eq);
+    const def = byName.get(name);
+    if (def === undefined || name === HELP_FLAG.name) throw usage(`unknown option ${quote(word)}`);
+    if (def.value === undefined) {
+      if (eq !== -1) throw usage(`option --${name} takes no value`);
+      flags[name] = true;
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) {
+      value = word.slice(eq + 1);
+    } else {
+      const next = rest[i + 1];
+      if (next === undefined) throw usage(`option --${name} needs a value`);
+      value = next;
+      i++;
+    }
+    let parsed: string | number = value;
+    if (def.value === 'count') {
+      if (!/^[0-9]{1,9}$/.test(value) || Number(value) < 1) {
+        throw usage(`option --${name} needs a whole number of at least 1`);
+      }
+      parsed = Number(value);
+    }
+    if (def.repeat === true) {
+      const list = (flags[name] as string[] | undefined) ?? [];
+      list.push(String(parsed));
+      flags[name] = list;
+    } else {
+      if (name in flags) throw usage(`option --${name} given twice`);
+      flags[name] = parsed;
+    }
+  }
+
+  const args: Record<string, string | string[]> = {};
+  let p = 0;
+  for (const a of command.args) {
+    if (a.rest === true) {
+      args[a.name] = positionals.slice(p);
+      p = positionals.length;
+      break;
+    }
+    const v = positionals[p];
+    if (v === undefined) {
+      if (a.optional === true) continue;
+      throw usage(`missing <${a.name}> for ${command.path.join(' ')}`);
+    }
+    args[a.name] = v;
+    p++;
+  }
+  if (p < positionals.length) {
+    throw usage(`unexpected argument ${quote(positionals[p] ?? '')}`);
+  }
+  return { command, args, flags, help: false, group: command.path };
+}
+
+function flagLine(f: FlagDef): string {
+  const v = f.value === undefined ? '' : f.value === 'count' ? ' <n>' : ` <${f.name}>`;
+  return `  --${f.name}${v}`.padEnd(28) + f.summary + (f.repeat === true ? ' (repeatable)' : '');
+}
+
+function commandLine(c: CommandDef): string {
+  const args = c.args
+    .map(
+      (a) => (a.optional === true ? `[${a.name}]` : `<${a.name}>`) + (a.rest === true ? '...' : ''),
+    )
+    .join(' ');
+  return `  ${[...c.path, args].filter(Boolean).join(' ')}`.padEnd(36) + c.summary;
+}
+
+/** Help text for the whole tool, a group (`entry`) or one command. */
+export function helpText(group: readonly string[], commands = COMMANDS): string {
+  const exact = commands.find(
+    (c) => c.path.length === group.length && c.path.every((w, i) => group[i] === w),
+  );
+  if (exact !== undefined) {
+    const lines = [
+      `usage: vault-cli ${commandLine(exact)
+        .trim()
+        .replace(/\s{2,}.*/, '')}`,
+      '',
+      exact.summary,
+    ];
+    if (exact.flags.length > 0) lines.push('', 'options:', ...exact.flags.map(flagLine));
+    const sub = commands.filter((c) => c !== exact && c.path[0] === exact.path[0]);
+    if (group.length === 1 && sub.length > 0) lines.push('', 'commands:', ...sub.map(commandLine));
+    return lines.join('\n') + '\n';
+  }
+  const listed = group.length === 0 ? commands : commands.filter((c) => c.path[0] === group[0]);
+  const head =
+    group.length === 0
+      ? [
+          'vault-cli: a credential vault for AI agents and developers',
+          '',
+          'usage: vault-cli <command> [options]',
+          '',
+          'commands:',
+        ]
+      : [`usage: vault-cli ${group[0]} <command> [options]`, '', 'commands:'];
+  return (
+    [
+      ...head,
+      ...listed.map(commandLine),
+      '',
+      'Run vault-cli <command> --help for its options.',
+    ].join('\n') + '\n'
+  );
+}

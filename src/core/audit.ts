@@ -1,0 +1,94 @@
+/**
+ * The audit event: metadata only, never a value, token or passphrase. The host
+ * turns an event into a sealed, hash-chained record; `vault-cli audit` and the
+ * dashboard show it with these formatters.
+ */
+import type { ErrorCode } from './errors.js';
+
+export const AGENT_ACTIONS = ['read', 'ai_read', 'fill', 'denied', 'limited', 'locked'] as const;
+export const OWNER_ACTIONS = [
+  'vault_create',
+  'vault_passwd',
+  'entry_add',
+  'rotate',
+  'entry_rm',
+  'agent_add',
+  'agent_scope',
+  'agent_limits',
+  'agent_lock',
+  'agent_revoke',
+  'unlocked',
+] as const;
+export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
+
+/** The owner acts under this actor name; agents act as `cli:<name>`. */
+export const OWNER_ACTOR = 'owner';
+export const UNKNOWN_ACTOR = 'cli:?';
+
+export function agentActor(name: string): string {
+  return `cli:${name}`;
+}
+
+/** An audit event as the host's policy produces it, before sealing. */
+export interface AuditEvent {
+  readonly at: number;
+  readonly action: AuditAction;
+  readonly actor: string;
+  /** Where the request came from: `pid:<n>` for the local socket, an IP for network callers. */
+  readonly source: string;
+  readonly outcome: 'ok' | ErrorCode;
+  /** The entry touched, by id; null when the name matched no entry. */
+  readonly entryId: string | null;
+  /** The entry name and field as the caller typed them; sealed to the owner at rest. */
+  readonly entry: string | null;
+  readonly field: string | null;
+  /** Destination host of a proxy fill. */
+  readonly host: string | null;
+  /** The agent an owner action was about. */
+  readonly subject: string | null;
+}
+
+/** An audit record as the owner sees it, names opened. */
+export interface AuditView {
+  readonly seq: number;
+  readonly at: number;
+  readonly action: AuditAction;
+  readonly actor: string;
+  readonly source: string;
+  readonly outcome: string;
+  readonly entry: string | null;
+  readonly field: string | null;
+  readonly host: string | null;
+  readonly subject: string | null;
+}
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+
+/** `YYYY-MM-DD HH:MM:SS` in the local time zone. */
+export function formatTime(ms: number): string {
+  const d = new Date(ms);
+  return (
+    `${pad(d.getFullYear(), 4)}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  );
+}
+
+/** The listing: TIME ACTION ENTRY ACTOR, columns padded to the widest cell. */
+export function formatAuditTable(records: readonly AuditView[]): string {
+  const rows = [
+    ['TIME', 'ACTION', 'ENTRY', 'ACTOR'],
+    ...records.map((r) => [formatTime(r.at), r.action, displayEntry(r.entry), r.actor]),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return rows
+    .map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  '))
+    .join('\n')
+    .concat('\n');
+}
+
+/** Entry names are free text: quote them when they hold spaces or control characters. */
+export function displayEntry(name: string | null): string {
+  if (name === null) return '-';
+  // eslint-disable-next-line no-control-regex
+  return /^[^\s\u0000-\u001f\u007f"]+$/.test(name) ? name : JSON.stringify(name);
+}

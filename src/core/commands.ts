@@ -1,0 +1,243 @@
+/**
+ * Every command of vault-cli as plain data. The argv parser, `--help` and the
+ * shell completions are all produced from this one table, so they cannot drift.
+ */
+
+/** What a shell may complete for a value. `entry` is owner-only (no enumeration for agents). */
+export type Completion = 'entry' | 'agent' | 'field' | 'file' | 'none';
+
+export interface FlagDef {
+  readonly name: string;
+  readonly summary: string;
+  /** A flag without a value type is a boolean switch. */
+  readonly value?: 'string' | 'count';
+  readonly repeat?: boolean;
+  readonly complete?: Completion;
+}
+
+export interface ArgDef {
+  readonly name: string;
+  readonly summary: string;
+  readonly optional?: boolean;
+  /** Collects every remaining word. */
+  readonly rest?: boolean;
+  readonly complete?: Completion;
+}
+
+export interface CommandDef {
+  /** Words that name the command, e.g. ['entry', 'set']. */
+  readonly path: readonly string[];
+  readonly summary: string;
+  /** Who runs it: an agent with a token, the owner with a passphrase, or anyone. */
+  readonly side: 'agent' | 'owner' | 'local';
+  readonly args: readonly ArgDef[];
+  readonly flags: readonly FlagDef[];
+  /** The module under src/cli/commands that runs it. */
+  readonly module: string;
+}
+
+const json: FlagDef = { name: 'json', summary: 'machine-readable output' };
+const field: FlagDef = {
+  name: 'field',
+  value: 'string',
+  summary: 'field name (default: password)',
+  complete: 'field',
+};
+const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
+const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
+
+export const COMMON_FIELDS = ['password', 'key', 'private_key', 'secret_key', 'token', 'totp'];
+
+export const COMMANDS: readonly CommandDef[] = [
+  {
+    path: ['init'],
+    summary: 'store this agent’s token (read from stdin or a prompt)',
+    side: 'agent',
+    args: [],
+    flags: [],
+    module: 'init',
+  },
+  {
+    path: ['get'],
+    summary: 'print one field of an entry',
+    side: 'agent',
+    args: [{ ...entryArg, complete: 'none' }],
+    flags: [field],
+    module: 'get',
+  },
+  {
+    path: ['totp'],
+    summary: 'print the current one-time code of an entry',
+    side: 'agent',
+    args: [{ ...entryArg, complete: 'none' }],
+    flags: [],
+    module: 'totp',
+  },
+  {
+    path: ['vault', 'create'],
+    summary: 'create a new vault (prints a recovery key once)',
+    side: 'owner',
+    args: [],
+    flags: [],
+    module: 'vault',
+  },
+  {
+    path: ['vault', 'passwd'],
+    summary: 'change the owner passphrase',
+    side: 'owner',
+    args: [],
+    flags: [{ name: 'recovery', summary: 'authenticate with the recovery key instead' }],
+    module: 'vault',
+  },
+  {
+    path: ['entry', 'set'],
+    summary: 'create an entry or rotate one of its fields (value from stdin or a prompt)',
+    side: 'owner',
+    args: [entryArg],
+    flags: [
+      field,
+      { name: 'tier', value: 'string', summary: 'tier of a new entry (default: default)' },
+    ],
+    module: 'entry',
+  },
+  {
+    path: ['entry', 'rm'],
+    summary: 'remove an entry',
+    side: 'owner',
+    args: [entryArg],
+    flags: [],
+    module: 'entry',
+  },
+  {
+    path: ['entry', 'show'],
+    summary: 'show an entry’s fields and metadata (never values)',
+    side: 'owner',
+    args: [entryArg],
+    flags: [json],
+    module: 'entry',
+  },
+  {
+    path: ['entry', 'ls'],
+    summary: 'list entries',
+    side: 'owner',
+    args: [],
+    flags: [json],
+    module: 'entry',
+  },
+  {
+    path: ['agent', 'add'],
+    summary: 'create an agent and print its token',
+    side: 'owner',
+    args: [{ ...agentArg, complete: 'none' }],
+    flags: [
+      {
+        name: 'scope',
+        value: 'string',
+        repeat: true,
+        summary: 'entry the agent may read',
+        complete: 'entry',
+      },
+      { name: 'kind', value: 'string', summary: 'ai or script (default: ai)' },
+      {
+        name: 'per-minute',
+        value: 'count',
+        summary: 'distinct credentials per minute (default 3)',
+      },
+      { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour (default 10)' },
+    ],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'ls'],
+    summary: 'list agents',
+    side: 'owner',
+    args: [],
+    flags: [json],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'show'],
+    summary: 'show an agent’s scope, limits, state and current reads',
+    side: 'owner',
+    args: [agentArg],
+    flags: [json],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'scope'],
+    summary: 'add entries to or remove them from an agent’s scope',
+    side: 'owner',
+    args: [agentArg],
+    flags: [
+      { name: 'add', value: 'string', repeat: true, summary: 'entry to add', complete: 'entry' },
+      { name: 'rm', value: 'string', repeat: true, summary: 'entry to remove', complete: 'entry' },
+    ],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'limits'],
+    summary: 'change an agent’s rate limits',
+    side: 'owner',
+    args: [agentArg],
+    flags: [
+      { name: 'per-minute', value: 'count', summary: 'distinct credentials per minute' },
+      { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour' },
+    ],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'lock'],
+    summary: 'lock an agent now',
+    side: 'owner',
+    args: [agentArg],
+    flags: [],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'revoke'],
+    summary: 'revoke an agent’s token for good',
+    side: 'owner',
+    args: [agentArg],
+    flags: [],
+    module: 'agent',
+  },
+  {
+    path: ['audit'],
+    summary: 'print the audit log',
+    side: 'owner',
+    args: [],
+    flags: [json],
+    module: 'audit',
+  },
+  {
+    path: ['daemon'],
+    summary: 'run the vault host in the foreground',
+    side: 'local',
+    args: [],
+    flags: [],
+    module: 'daemon',
+  },
+  {
+    path: ['daemon', 'stop'],
+    summary: 'stop the running vault host',
+    side: 'local',
+    args: [],
+    flags: [],
+    module: 'daemon',
+  },
+  {
+    path: ['daemon', 'status'],
+    summary: 'say whether a vault host is running (exit 3 when none)',
+    side: 'local',
+    args: [],
+    flags: [json],
+    module: 'daemon',
+  },
+];
+
+export const HELP_FLAG: FlagDef = { name: 'help', summary: 'show help' };
+
+/** Groups of commands, for `vault-cli --help` and for completing the first word. */
+export function topLevelWords(commands: readonly CommandDef[] = COMMANDS): string[] {
+  return [...new Set(commands.map((c) => c.path[0] ?? ''))];
+}

@@ -1,0 +1,74 @@
+/**
+ * Permanent error codes and the one table that maps them to exit statuses.
+ *
+ * Codes never change and are never reused; messages may. A message never
+ * carries a value, a token or a passphrase: callers pass only names the user
+ * typed or fixed text. `cli/main` is the only place that turns a code into a
+ * process exit status.
+ */
+
+export const ERRORS = {
+  'VLT-1001': { exit: 64, message: 'Usage error.' },
+  'VLT-1002': { exit: 65, message: 'Invalid input.' },
+  'VLT-1003': { exit: 64, message: 'A terminal is needed for this prompt.' },
+  'VLT-2040': { exit: 77, message: 'Invalid token.' },
+  'VLT-2041': { exit: 77, message: 'Access denied.' },
+  'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },
+  'VLT-2043': {
+    exit: 77,
+    message: 'Agent locked; the owner must unlock it with the hardware key.',
+  },
+  'VLT-2044': { exit: 65, message: 'Field not found.' },
+  'VLT-2045': { exit: 77, message: 'Destination host not allowed for this credential.' },
+  'VLT-2046': { exit: 65, message: 'Malformed reference.' },
+  'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
+  'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
+  'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
+  'VLT-3004': { exit: 74, message: 'Audit record could not be written; access refused.' },
+  'VLT-3005': { exit: 69, message: 'Vault host unreachable and could not be started.' },
+  'VLT-3006': { exit: 73, message: 'A vault already exists at this location.' },
+  'VLT-3007': { exit: 70, message: 'Internal error in the vault host.' },
+  'VLT-4001': { exit: 66, message: 'No such entry.' },
+  'VLT-4002': { exit: 67, message: 'No such agent.' },
+  'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },
+} as const satisfies Record<string, { exit: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERRORS, code);
+}
+
+/** An error the user is meant to see, as `vault-cli: <code>: <message>`. */
+export class VaultError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? ERRORS[code].message, options);
+    this.name = 'VaultError';
+    this.code = code;
+  }
+
+  get exitCode(): number {
+    return ERRORS[this.code].exit;
+  }
+
+  /** The one line printed on stderr. */
+  line(): string {
+    return `vault-cli: ${this.code}: ${oneLine(this.message)}`;
+  }
+}
+
+/** Error lines are one line: control characters in user-typed names are shown escaped. */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(
+    /[\u0000-\u001f\u007f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
+/** Human-readable quoting of a user-typed name inside a message. */
+export function quote(name: string): string {
+  return JSON.stringify(name);
+}

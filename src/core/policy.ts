@@ -1,0 +1,150 @@
+/**
+ * The agent access policy as pure functions: scope, rolling rate windows,
+ * violations and the lockdown state machine of the specification. The host
+ * carries out the decision inside one write transaction; nothing here does I/O,
+ * and the clock is a parameter.
+ */
+
+export interface Limits {
+  readonly perMinute: number;
+  readonly perHour: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { perMinute: 3, perHour: 10 };
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+/** A second violation within this span of the first locks the agent. */
+export const VIOLATION_SPAN_MS = 2 * HOUR_MS;
+
+export interface Lock {
+  readonly at: number;
+  readonly reason: 'violations' | 'manual';
+}
+
+/** What the host stores per agent to enforce limits. */
+export interface RateState {
+  /** Entry id -> the last time a read of it was allowed (ms since epoch). */
+  readonly reads: Readonly<Record<string, number>>;
+  /** Times of recorded violations within the last VIOLATION_SPAN_MS. */
+  readonly violations: readonly number[];
+  readonly lock: Lock | null;
+}
+
+export const FRESH_RATE_STATE: RateState = { reads: {}, violations: [], lock: null };
+
+export type Decision =
+  /** Release; `state` has the charge recorded. */
+  | { readonly kind: 'allow'; readonly state: RateState }
+  /** Refused, violation recorded. `retryAt` is null when the request alone exceeds a limit. */
+  | {
+      readonly kind: 'limited';
+      readonly state: RateState;
+      readonly retryAt: number | null;
+      readonly window: 'minute' | 'hour';
+    }
+  /** Refused, and this violation locked the agent. */
+  | { readonly kind: 'lockdown'; readonly state: RateState }
+  /** Refused: the agent was already locked. */
+  | { readonly kind: 'locked' };
+
+/** A window contains a read made less than `span` ms before `now`. */
+function inWindow(at: number, now: number, span: number): boolean {
+  return now - at < span && at <= now;
+}
+
+function prune(state: RateState, now: number): RateState {
+  const reads: Record<string, number> = {};
+  for (const [id, at] of Object.entries(state.reads)) {
+    if (inWindow(at, now, HOUR_MS)) reads[id] = at;
+  }
+  const violations = state.violations.filter((at) => inWindow(at, now, VIOLATION_SPAN_MS));
+  return { reads, violations, lock: state.lock };
+}
+
+/**
+ * When a window would have room for `wanted`: the time the oldest reads not in
+ * `wanted` have aged out far enough, or null if `wanted` alone is too many.
+ */
+function retryTime(
+  reads: Readonly<Record<string, number>>,
+  wanted: ReadonlySet<string>,
+  limit: number,
+  span: number,
+  now: number,
+): number | null {
+  const others = Object.entries(reads)
+    .filter(([id, at]) => !wanted.has(id) && inWindow(at, now, span))
+    .map(([, at]) => at)
+    .sort((a, b) => a - b);
+  const excess = others.length + wanted.size - limit;
+  if (excess > others.length) return null;
+  const t = others[excess - 1];
+  return t === undefined ? now : t + span;
+}
+
+function distinctInWindow(
+  reads: Readonly<Record<string, number>>,
+  wanted: ReadonlySet<string>,
+  span: number,
+  now: number,
+): number {
+  const ids = new Set(wanted);
+  for (const [id, at] of Object.entries(reads)) if (inWindow(at, now, span)) ids.add(id);
+  return ids.size;
+}
+
+/**
+ * Decides a read of `entryIds` (all of them or none: render charges at once).
+ * Re-reading an entry already counted in a window costs nothing in that window.
+ */
+export function decideRead(
+  state: RateState,
+  limits: Limits,
+  entryIds: readonly string[],
+  now: number,
+): Decision {
+  if (state.lock !== null) return { kind: 'locked' };
+  const s = prune(state, now);
+  const wanted = new Set(entryIds);
+  const windows = [
+    { window: 'minute' as const, limit: limits.perMinute, span: MINUTE_MS },
+    { window: 'hour' as const, limit: limits.perHour, span: HOUR_MS },
+  ];
+  const over = windows.filter((w) => distinctInWindow(s.reads, wanted, w.span, now) > w.limit);
+  if (over.length === 0) {
+    const reads = { ...s.reads };
+    for (const id of wanted) reads[id] = now;
+    return { kind: 'allow', state: { ...s, reads } };
+  }
+  const violations = [...s.violations, now];
+  if (s.violations.length > 0) {
+    return {
+      kind: 'lockdown',
+      state: { ...s, violations, lock: { at: now, reason: 'violations' } },
+    };
+  }
+  const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));
+  const retryAt = retries.includes(null) ? null : Math.max(...(retries as number[]));
+  const worst = over[over.length - 1]?.window ?? 'minute';
+  return { kind: 'limited', state: { ...s, violations }, retryAt, window: worst };
+}
+
+/** The owner locks an agent by hand. */
+export function lockByHand(state: RateState, now: number): RateState {
+  if (state.lock !== null) return state;
+  return { ...state, lock: { at: now, reason: 'manual' } };
+}
+
+/** Distinct reads in the current minute and hour, for `agent show` and the dashboard. */
+export function usage(state: RateState, now: number): { minute: number; hour: number } {
+  const none = new Set<string>();
+  return {
+    minute: distinctInWindow(state.reads, none, MINUTE_MS, now),
+    hour: distinctInWindow(state.reads, none, HOUR_MS, now),
+  };
+}
+
+/** The scope check: a set of entry ids the agent may read. */
+export function inScope(scope: readonly string[], entryId: string | null): boolean {
+  return entryId !== null && scope.includes(entryId);
+}

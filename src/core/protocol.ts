@@ -1,0 +1,103 @@
+/**
+ * The wire contract between the thin client and the vault host: HTTP+JSON over
+ * the host's Unix socket, `POST /v1/<op>`. Secret values travel base64-encoded
+ * so any bytes survive; a reply is `{ ok: true, result }` or
+ * `{ ok: false, code, message }` and never echoes a secret.
+ */
+import type { Limits } from './policy.js';
+import type { AuditView } from './audit.js';
+
+export const PROTOCOL_VERSION = 'v1';
+export const SOCKET_NAME = 'host.sock';
+/** Header carrying the caller's pid, recorded as the audit source. */
+export const PID_HEADER = 'x-vault-client-pid';
+
+export interface OwnerAuth {
+  readonly passphrase: string;
+}
+
+export interface AgentAuth {
+  readonly token: string;
+}
+
+export interface EntrySummary {
+  readonly name: string;
+  readonly tier: string;
+  readonly fields: readonly {
+    readonly name: string;
+    readonly version: number;
+    readonly updated: number;
+  }[];
+  readonly hosts: readonly string[];
+  readonly created: number;
+}
+
+export interface AgentSummary {
+  readonly name: string;
+  readonly kind: 'ai' | 'script';
+  readonly state: 'active' | 'violation' | 'locked' | 'revoked';
+  readonly scope: readonly string[];
+  readonly limits: Limits;
+  readonly usage: { readonly minute: number; readonly hour: number };
+  readonly violations: readonly number[];
+  readonly lockedAt: number | null;
+  readonly created: number;
+}
+
+export interface HostStatus {
+  readonly pid: number;
+  readonly vaultDir: string;
+  readonly startedAt: number;
+  readonly vault: boolean;
+}
+
+/** Every operation, its request and its result. */
+export interface Ops {
+  status: { req: Record<string, never>; res: HostStatus };
+  shutdown: { req: Record<string, never>; res: Record<string, never> };
+  whoami: { req: AgentAuth; res: { agent: string } };
+  read: {
+    req: AgentAuth & { entry: string; field: string; mode: 'get' | 'totp' };
+    res: { value: string };
+  };
+  'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
+  'vault.passwd': {
+    req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
+    res: Record<string, never>;
+  };
+  'entry.set': {
+    req: OwnerAuth & { entry: string; field: string; tier?: string; value: string };
+    res: { created: boolean; version: number };
+  };
+  'entry.rm': { req: OwnerAuth & { entry: string }; res: Record<string, never> };
+  'entry.show': { req: OwnerAuth & { entry: string }; res: EntrySummary };
+  'entry.ls': { req: OwnerAuth; res: { entries: EntrySummary[] } };
+  'agent.add': {
+    req: OwnerAuth & {
+      name: string;
+      kind: 'ai' | 'script';
+      scope: string[];
+      limits: Limits;
+    };
+    res: { token: string };
+  };
+  'agent.ls': { req: OwnerAuth; res: { agents: AgentSummary[] } };
+  'agent.show': { req: OwnerAuth & { name: string }; res: AgentSummary };
+  'agent.scope': {
+    req: OwnerAuth & { name: string; add: string[]; rm: string[] };
+    res: AgentSummary;
+  };
+  'agent.limits': {
+    req: OwnerAuth & { name: string; perMinute?: number; perHour?: number };
+    res: AgentSummary;
+  };
+  'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
+  'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  'audit.list': { req: OwnerAuth; res: { records: AuditView[] } };
+}
+
+export type Op = keyof Ops;
+
+export type Reply<O extends Op> =
+  | { readonly ok: true; readonly result: Ops[O]['res'] }
+  | { readonly ok: false; readonly code: string; readonly message: string };

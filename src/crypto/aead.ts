@@ -1,0 +1,87 @@
+/**
+ * XChaCha20-Poly1305 with associated data. Every sealed blob is
+ * nonce || ciphertext || tag, and its associated data names the slot it lives
+ * in (vault id, entry id, field, version...), so a blob moved to another slot
+ * fails to open.
+ */
+import sodium from 'sodium-native';
+
+const NONCE = sodium.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
+const TAG = sodium.crypto_aead_xchacha20poly1305_ietf_ABYTES;
+export const KEY_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_KEYBYTES;
+
+/** Associated data: each part length-prefixed, so ('ab','c') and ('a','bc') differ. */
+export function slot(...parts: (string | Uint8Array | number)[]): Buffer {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const bytes =
+      typeof part === 'number'
+        ? Buffer.from(String(part), 'ascii')
+        : typeof part === 'string'
+          ? Buffer.from(part, 'utf8')
+          : Buffer.from(part);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(bytes.length);
+    chunks.push(len, bytes);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function seal(key: Buffer, plaintext: Uint8Array, ad: Buffer): Buffer {
+  const out = Buffer.alloc(NONCE + plaintext.length + TAG);
+  const nonce = out.subarray(0, NONCE);
+  sodium.randombytes_buf(nonce);
+  sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(
+    out.subarray(NONCE),
+    plaintext,
+    ad,
+    null,
+    nonce,
+    key,
+  );
+  return out;
+}
+
+/** The plaintext, or null when the blob is not authentic for this key and slot. */
+export function open(key: Buffer, blob: Uint8Array, ad: Buffer, secure = false): Buffer | null {
+  if (blob.length < NONCE + TAG) return null;
+  const n = blob.length - NONCE - TAG;
+  const out = secure ? sodium.sodium_malloc(n) : Buffer.alloc(n);
+  try {
+    sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
+      out,
+      null,
+      blob.subarray(NONCE),
+      ad,
+      blob.subarray(0, NONCE),
+      key,
+    );
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** A fresh random key in memory that sodium guards (no swap, zeroed on free). */
+export function newKey(): Buffer {
+  const k = sodium.sodium_malloc(KEY_BYTES);
+  sodium.randombytes_buf(k);
+  return k;
+}
+
+/** Opens a wrapped key into guarded memory; null when it does not open. */
+export function unwrapKey(key: Buffer, blob: Uint8Array, ad: Buffer): Buffer | null {
+  const k = open(key, blob, ad, true);
+  return k !== null && k.length === KEY_BYTES ? k : null;
+}
+
+export function randomBytes(n: number): Buffer {
+  const b = Buffer.alloc(n);
+  sodium.randombytes_buf(b);
+  return b;
+}
+
+/** Best-effort zeroing; see secret.ts for why it is only best effort. */
+export function wipe(...bufs: (Buffer | null | undefined)[]): void {
+  for (const b of bufs) if (b) sodium.sodium_memzero(b);
+}

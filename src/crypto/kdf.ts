@@ -1,0 +1,68 @@
+/**
+ * Key derivation: Argon2id for the owner passphrase (slow, on the owner path
+ * only) and a fast KDF for agent tokens (the token secret is 256 random bits,
+ * so a slow hash would add latency and no strength).
+ */
+import sodium from 'sodium-native';
+import { KEY_BYTES } from './aead.js';
+
+export interface KdfParams {
+  readonly alg: 'argon2id13';
+  readonly salt: Buffer;
+  readonly ops: number;
+  /** Bytes. */
+  readonly mem: number;
+}
+
+/** 3 passes over 64 MiB: about 0.1 s here, above the OWASP floor for Argon2id. */
+export const DEFAULT_OPS = 3;
+export const DEFAULT_MEM = 64 * 1024 * 1024;
+/** Costs read from a vault header are capped, so a doctored header cannot exhaust the host. */
+const MAX_OPS = 10;
+const MAX_MEM = 1024 * 1024 * 1024;
+
+export function newKdfParams(): KdfParams {
+  const salt = Buffer.alloc(sodium.crypto_pwhash_SALTBYTES);
+  sodium.randombytes_buf(salt);
+  return { alg: 'argon2id13', salt, ops: DEFAULT_OPS, mem: DEFAULT_MEM };
+}
+
+/** Within the caps and libsodium's minimums; false means the header is not to be trusted. */
+export function kdfParamsSane(p: KdfParams): boolean {
+  return (
+    p.alg === 'argon2id13' &&
+    Buffer.isBuffer(p.salt) &&
+    p.salt.length === sodium.crypto_pwhash_SALTBYTES &&
+    Number.isInteger(p.ops) &&
+    p.ops >= sodium.crypto_pwhash_OPSLIMIT_MIN &&
+    p.ops <= MAX_OPS &&
+    Number.isInteger(p.mem) &&
+    p.mem >= sodium.crypto_pwhash_MEMLIMIT_MIN &&
+    p.mem <= MAX_MEM
+  );
+}
+
+/** Argon2id off the event loop; the result lives in guarded memory. */
+export async function passphraseKey(passphrase: Buffer, p: KdfParams): Promise<Buffer> {
+  const out = sodium.sodium_malloc(KEY_BYTES);
+  await sodium.crypto_pwhash_async(
+    out,
+    passphrase,
+    p.salt,
+    p.ops,
+    p.mem,
+    sodium.crypto_pwhash_ALG_ARGON2ID13,
+  );
+  return out;
+}
+
+const CONTEXT = Buffer.from('vltagent', 'ascii');
+
+/** From one token secret: a verifier the store keeps, and a key that unwraps the agent's keys. */
+export function tokenKeys(secret: Buffer): { verifier: Buffer; wrapKey: Buffer } {
+  const verifier = Buffer.alloc(32);
+  const wrapKey = sodium.sodium_malloc(KEY_BYTES);
+  sodium.crypto_kdf_derive_from_key(verifier, 1, CONTEXT, secret);
+  sodium.crypto_kdf_derive_from_key(wrapKey, 2, CONTEXT, secret);
+  return { verifier, wrapKey };
+}

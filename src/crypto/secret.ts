@@ -1,0 +1,44 @@
+/**
+ * Secrets are bytes with a redacting face: a `Secret` never prints, logs or
+ * serialises its contents. `wipe()` zeroes the bytes; in JavaScript that is
+ * best-effort (copies made by the engine, strings and the GC are out of reach),
+ * so secrets stay Buffers as long as possible and become strings only at the edge.
+ */
+import { inspect } from 'node:util';
+
+export class Secret {
+  #bytes: Buffer;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+  }
+
+  static fromString(text: string): Secret {
+    return new Secret(Buffer.from(text, 'utf8'));
+  }
+
+  /** The bytes themselves; callers must not keep them beyond their use. */
+  expose(): Buffer {
+    return this.#bytes;
+  }
+
+  get length(): number {
+    return this.#bytes.length;
+  }
+
+  wipe(): void {
+    this.#bytes.fill(0);
+  }
+
+  toString(): string {
+    return '[REDACTED]';
+  }
+
+  toJSON(): string {
+    return '[REDACTED]';
+  }
+
+  [inspect.custom](): string {
+    return 'Secret [REDACTED]';
+  }
+}

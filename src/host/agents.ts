@@ -1,0 +1,268 @@
+/**
+ * The owner's agent operations. An agent's token is shown once and never
+ * stored: the store keeps a KDF verifier of its secret, and the agent's box
+ * secret key wrapped under a key derived from it. Tier keys and the index key
+ * are sealed to the agent's public key, so the owner can widen a scope later
+ * without the token, and the store alone decrypts nothing.
+ */
+import { VaultError, quote } from '../core/errors.js';
+import { checkSimpleName } from '../core/names.js';
+import { FRESH_RATE_STATE, lockByHand, usage, type Limits } from '../core/policy.js';
+import type { AgentSummary } from '../core/protocol.js';
+import { randomBytes, seal, wipe } from '../crypto/aead.js';
+import { newKeyPair, sealTo } from '../crypto/box.js';
+import { tokenKeys } from '../crypto/kdf.js';
+import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../crypto/token.js';
+import type { AgentRecord, EntryRecord, Tx, VaultHeader } from '../store/store.js';
+import { appendAudit } from './audit-log.js';
+import type { HostContext } from './context.js';
+import { entryIds } from './entries.js';
+import { openOrFail, ownerEvent, type OwnerSession } from './owner.js';
+import { slots } from './slots.js';
+
+function mustFindAgent(tx: Tx, name: string): AgentRecord {
+  const id = tx.agentIdByName(name);
+  const a = id === null ? null : tx.agent(id);
+  if (a === null || a.revoked !== null)
+    throw new VaultError('VLT-4002', `No such agent: ${quote(name)}.`);
+  return a;
+}
+
+/** Seals the keys of any tiers in `entries` that the agent does not hold yet. */
+function grantTiers(
+  s: OwnerSession,
+  header: VaultHeader,
+  agent: Pick<AgentRecord, 'publicKey' | 'tierKeys'>,
+  entries: readonly EntryRecord[],
+): Record<string, Buffer> {
+  const tierKeys = { ...agent.tierKeys };
+  for (const e of entries) {
+    if (tierKeys[e.tier] !== undefined) continue;
+    const key = s.tierKey(header, e.tier);
+    if (key === null) throw new VaultError('VLT-3003');
+    tierKeys[e.tier] = sealTo(agent.publicKey, key);
+  }
+  return tierKeys;
+}
+
+/**
+ * Creates an agent and returns its token (the only time it exists outside the caller).
+ * @throws VaultError VLT-4003 name taken, VLT-4001 unknown entry in scope, VLT-1002 bad name.
+ */
+export function addAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; kind: 'ai' | 'script'; scope: readonly string[]; limits: Limits },
+  source: string,
+): { token: string } {
+  const name = checkSimpleName('agent', req.name);
+  const agentId = randomBytes(AGENT_ID_BYTES);
+  const secret = randomBytes(SECRET_BYTES);
+  const { verifier, wrapKey } = tokenKeys(secret);
+  const pair = newKeyPair();
+  try {
+    ctx.commit((tx) => {
+      if (tx.agentIdByName(name) !== null) {
+        throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
+      }
+      const header = ctx.header(tx);
+      const id = agentId.toString('hex');
+      const entries = entryIds(tx, s, [...new Set(req.scope)]);
+      const base = { publicKey: pair.publicKey, tierKeys: {} };
+      const record: AgentRecord = {
+        id,
+        name,
+        kind: req.kind,
+        scope: entries.map((e) => e.id),
+        limits: req.limits,
+        rate: FRESH_RATE_STATE,
+        verifier,
+        publicKey: pair.publicKey,
+        secretKey: seal(wrapKey, pair.secretKey, slots.agentSecretKey(header.vaultId, id)),
+        tierKeys: grantTiers(s, header, base, entries),
+        indexKey: sealTo(pair.publicKey, s.indexKey),
+        created: ctx.now(),
+        revoked: null,
+      };
+      tx.putAgent(record);
+      tx.putAgentName(name, id);
+      appendAudit(tx, header, ownerEvent(ctx, 'agent_add', source, { subject: name }));
+    });
+    return { token: formatToken(agentId, secret) };
+  } finally {
+    wipe(secret, wrapKey, pair.secretKey);
+  }
+}
+
+function entryName(s: OwnerSession, header: VaultHeader, e: EntryRecord): string {
+  const dataKey = s.dataKey(header, e);
+  try {
+    return openOrFail(dataKey, e.name, slots.name(header.vaultId, e.id)).toString('utf8');
+  } finally {
+    wipe(dataKey);
+  }
+}
+
+function summarise(
+  tx: Tx,
+  s: OwnerSession,
+  header: VaultHeader,
+  a: AgentRecord,
+  now: number,
+): AgentSummary {
+  const scope = a.scope
+    .map((id) => tx.entry(id))
+    .filter((e): e is EntryRecord => e !== null)
+    .map((e) => entryName(s, header, e))
+    .sort((x, y) => x.localeCompare(y));
+  const recent = a.rate.violations.filter((t) => now - t < 2 * 3_600_000);
+  const state =
+    a.revoked !== null
+      ? 'revoked'
+      : a.rate.lock !== null
+        ? 'locked'
+        : recent.length > 0
+          ? 'violation'
+          : 'active';
+  return {
+    name: a.name,
+    kind: a.kind,
+    state,
+    scope,
+    limits: a.limits,
+    usage: usage(a.rate, now),
+    violations: recent,
+    lockedAt: a.rate.lock?.at ?? null,
+    created: a.created,
+  };
+}
+
+export function listAgents(ctx: HostContext, s: OwnerSession): AgentSummary[] {
+  const now = ctx.now();
+  return ctx.store().read((tx) => {
+    const header = ctx.header(tx);
+    return tx
+      .agents()
+      .filter((a) => a.revoked === null)
+      .map((a) => summarise(tx, s, header, a, now))
+      .sort((x, y) => x.name.localeCompare(y.name));
+  });
+}
+
+export function showAgent(ctx: HostContext, s: OwnerSession, name: string): AgentSummary {
+  return ctx
+    .store()
+    .read((tx) => summarise(tx, s, ctx.header(tx), mustFindAgent(tx, name), ctx.now()));
+}
+
+/** One owner change to an agent, with its audit record, in one transaction. */
+function changeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  name: string,
+  source: string,
+  change: (
+    tx: Tx,
+    header: VaultHeader,
+    a: AgentRecord,
+  ) => {
+    next: AgentRecord;
+    events: Parameters<typeof appendAudit>[2][];
+  },
+): AgentSummary {
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const { next, events } = change(tx, header, mustFindAgent(tx, name));
+    tx.putAgent(next);
+    for (const e of events) appendAudit(tx, header, e);
+    return summarise(tx, s, header, next, ctx.now());
+  });
+}
+
+export function scopeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; add: readonly string[]; rm: readonly string[] },
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, req.name, source, (tx, header, a) => {
+    const added = entryIds(tx, s, req.add);
+    const removed = entryIds(tx, s, req.rm);
+    const gone = new Set(removed.map((e) => e.id));
+    const scope = [...new Set([...a.scope, ...added.map((e) => e.id)])].filter(
+      (id) => !gone.has(id),
+    );
+    const events = [
+      ...req.add.map((entry, i) =>
+        ownerEvent(ctx, 'agent_scope', source, {
+          subject: a.name,
+          entry,
+          field: '+',
+          entryId: added[i]?.id,
+        }),
+      ),
+      ...req.rm.map((entry, i) =>
+        ownerEvent(ctx, 'agent_scope', source, {
+          subject: a.name,
+          entry,
+          field: '-',
+          entryId: removed[i]?.id,
+        }),
+      ),
+    ];
+    return { next: { ...a, scope, tierKeys: grantTiers(s, header, a, added) }, events };
+  });
+}
+
+export function setLimits(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; perMinute?: number | undefined; perHour?: number | undefined },
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, req.name, source, (_tx, _h, a) => ({
+    next: {
+      ...a,
+      limits: {
+        perMinute: req.perMinute ?? a.limits.perMinute,
+        perHour: req.perHour ?? a.limits.perHour,
+      },
+    },
+    events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],
+  }));
+}
+
+/** Locks by hand. Lifting a lock needs the hardware key; nothing here can. */
+export function lockAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  name: string,
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, name, source, (_tx, _h, a) => ({
+    next: { ...a, rate: lockByHand(a.rate, ctx.now()) },
+    events: [ownerEvent(ctx, 'agent_lock', source, { subject: a.name })],
+  }));
+}
+
+/**
+ * Revokes for good: the verifier and wrapped keys are erased, the record stays
+ * (so its token is told "revoked", not "unknown") and the name is free again.
+ */
+export function revokeAgent(ctx: HostContext, name: string, source: string): void {
+  ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const a = mustFindAgent(tx, name);
+    tx.putAgent({
+      ...a,
+      scope: [],
+      tierKeys: {},
+      verifier: Buffer.alloc(0),
+      secretKey: Buffer.alloc(0),
+      indexKey: Buffer.alloc(0),
+      revoked: ctx.now(),
+    });
+    tx.removeAgentName(name);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: name }));
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * Appends audit events as hash-chained records and reads them back for the
+ * owner. Entry names are sealed to the owner's audit key: the host can write a
+ * record it cannot read back, and the store file shows no name.
+ */
+import type { AuditEvent, AuditView } from '../core/audit.js';
+import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
+import { equal, keyedHash } from '../crypto/hash.js';
+import type { AuditRecord, Tx, VaultHeader } from '../store/store.js';
+
+const GENESIS: Buffer = Buffer.alloc(32);
+
+function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
+  return keyedHash(
+    null,
+    'audit-v1',
+    r.seq,
+    r.at,
+    r.action,
+    r.actor,
+    r.source,
+    r.outcome,
+    r.entryId ?? '',
+    r.sealed ?? Buffer.alloc(0),
+    r.host ?? '',
+    r.subject ?? '',
+    r.prev,
+  );
+}
+
+/** Appends one event inside the caller's write transaction. */
+export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRecord {
+  const head = tx.auditHead();
+  const sealed =
+    e.entry === null && e.field === null
+      ? null
+      : sealTo(
+          header.auditPublicKey,
+          Buffer.from(JSON.stringify({ entry: e.entry, field: e.field })),
+        );
+  const base = {
+    seq: (head?.seq ?? 0) + 1,
+    at: e.at,
+    action: e.action,
+    actor: e.actor,
+    source: e.source,
+    outcome: e.outcome,
+    entryId: e.entryId,
+    sealed,
+    host: e.host,
+    subject: e.subject,
+    prev: head?.hash ?? GENESIS,
+  };
+  const record: AuditRecord = { ...base, hash: recordHash(base) };
+  tx.appendAudit(record);
+  return record;
+}
+
+/** The records with their names opened by the owner's audit key. */
+export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): AuditView[] {
+  return records.map((r) => {
+    let entry: string | null = null;
+    let field: string | null = null;
+    if (r.sealed !== null) {
+      const opened = openSealed(keys, r.sealed);
+      if (opened !== null) {
+        const parsed = JSON.parse(opened.toString('utf8')) as {
+          entry: string | null;
+          field: string | null;
+        };
+        entry = parsed.entry;
+        field = parsed.field;
+      }
+    }
+    return {
+      seq: r.seq,
+      at: r.at,
+      action: r.action,
+      actor: r.actor,
+      source: r.source,
+      outcome: r.outcome,
+      entry,
+      field,
+      host: r.host,
+      subject: r.subject,
+    };
+  });
+}
+
+/** The first record whose chain link does not hold, or null when the whole chain verifies. */
+export function brokenLink(
+  records: readonly AuditRecord[],
+  headHash: Buffer | null,
+): number | null {
+  let prev: Buffer = GENESIS;
+  let seq = 0;
+  for (const r of records) {
+    seq++;
+    if (r.seq !== seq || !equal(r.prev, prev) || !equal(r.hash, recordHash(r))) return seq;
+    prev = r.hash;
+  }
+  if (headHash !== null && !equal(prev, headHash)) return seq + 1;
+  return null;
+}

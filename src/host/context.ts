@@ -1,0 +1,59 @@
+/**
+ * What every host operation receives: the vault directory, its store (opened
+ * once the vault exists) and the clock. Injected, so tests can drive time.
+ */
+import { VaultError } from '../core/errors.js';
+import { Store, type Tx, type VaultHeader } from '../store/store.js';
+
+export class HostContext {
+  private opened: Store | null = null;
+
+  constructor(
+    readonly dir: string,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
+  store(): Store {
+    if (this.opened === null) {
+      if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
+      this.opened = Store.open(this.dir);
+    }
+    return this.opened;
+  }
+
+  /** Opens (creating) the store file: `vault create` only. */
+  createStore(): Store {
+    this.opened ??= Store.open(this.dir);
+    return this.opened;
+  }
+
+  hasVault(): boolean {
+    return Store.exists(this.dir) && this.store().read((tx) => tx.header()) !== null;
+  }
+
+  header(tx: Tx): VaultHeader {
+    const h = tx.header();
+    if (h === null) throw new VaultError('VLT-3001');
+    return h;
+  }
+
+  /**
+   * A write transaction whose failure to commit refuses the request: every
+   * write carries an audit record, so a failed commit is VLT-3004 (fail closed).
+   */
+  commit<T>(fn: (tx: Tx) => T): T {
+    const store = this.store();
+    try {
+      return store.write(fn);
+    } catch (err) {
+      if (err instanceof VaultError) throw err;
+      throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.opened?.close();
+    this.opened = null;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The owner's entry operations: set (create or rotate a field), remove, show
+ * and list. Each change and its audit record are one write transaction.
+ */
+import { VaultError, quote } from '../core/errors.js';
+import {
+  DEFAULT_TIER,
+  TOTP_FIELD,
+  checkEntryName,
+  checkFieldName,
+  checkSimpleName,
+} from '../core/names.js';
+import type { EntrySummary } from '../core/protocol.js';
+import { newKey, randomBytes, seal, wipe } from '../crypto/aead.js';
+import type { Secret } from '../crypto/secret.js';
+import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
+import { appendAudit } from './audit-log.js';
+import type { HostContext } from './context.js';
+import { openOrFail, ownerEvent, type OwnerSession } from './owner.js';
+import { slots } from './slots.js';
+import { parseSeed } from './totp.js';
+
+/** What is sealed in an entry's `meta`. */
+interface EntryMeta {
+  fields: string[];
+  hosts: string[];
+}
+
+export const MAX_VALUE_BYTES = 1024 * 1024;
+
+function findEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord | null {
+  const id = tx.entryIdByName(s.nameHash(name));
+  return id === null ? null : tx.entry(id);
+}
+
+function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
+  const e = findEntry(tx, s, name);
+  if (e === null) throw new VaultError('VLT-4001', `No such entry: ${quote(name)}.`);
+  return e;
+}
+
+function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMeta {
+  const raw = openOrFail(dataKey, e.meta, slots.meta(header.vaultId, e.id));
+  return JSON.parse(raw.toString('utf8')) as EntryMeta;
+}
+
+function sealMeta(header: VaultHeader, dataKey: Buffer, id: string, meta: EntryMeta): Buffer {
+  return seal(dataKey, Buffer.from(JSON.stringify(meta)), slots.meta(header.vaultId, id));
+}
+
+/**
+ * Creates the entry or rotates one field. A rotation is what every agent gets on its next read.
+ * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
+ */
+export function setEntry(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; field: string; tier?: string | undefined; value: Secret },
+  source: string,
+): { created: boolean; version: number } {
+  const name = checkEntryName(req.entry);
+  const field = checkFieldName(req.field);
+  const tier = req.tier === undefined ? undefined : checkSimpleName('tier', req.tier);
+  if (req.value.length === 0) throw new VaultError('VLT-1002', 'Empty value: nothing stored.');
+  if (req.value.length > MAX_VALUE_BYTES) {
+    throw new VaultError('VLT-1002', `Values are at most ${MAX_VALUE_BYTES} bytes.`);
+  }
+  if (field === TOTP_FIELD) parseSeed(req.value.expose().toString('utf8'));
+
+  return ctx.commit((tx) => {
+    const now = ctx.now();
+    const existing = findEntry(tx, s, name);
+    let header = ctx.header(tx);
+    let entry: EntryRecord;
+    let dataKey: Buffer;
+    let meta: EntryMeta;
+    if (existing === null) {
+      const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
+      header = t.header;
+      const id = randomBytes(16).toString('hex');
+      dataKey = newKey();
+      meta = { fields: [], hosts: [] };
+      entry = {
+        id,
+        tier: tier ?? DEFAULT_TIER,
+        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, tier ?? DEFAULT_TIER)),
+        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id)),
+        meta: Buffer.alloc(0),
+        created: now,
+        updated: now,
+      };
+      tx.putName(s.nameHash(name), id);
+    } else {
+      entry = existing;
+      dataKey = s.dataKey(header, entry);
+      meta = readMeta(header, dataKey, entry);
+      if (tier !== undefined && tier !== entry.tier) {
+        // Moving tiers: the data key is re-wrapped; agents without the new tier lose access.
+        const t = s.ensureTier(tx, tier);
+        header = t.header;
+        entry = {
+          ...entry,
+          tier,
+          dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, entry.id, tier)),
+        };
+      }
+    }
+    try {
+      const fieldKey = s.fieldKey(entry.id, field);
+      const version = (tx.field(entry.id, fieldKey)?.version ?? 0) + 1;
+      tx.putField(entry.id, fieldKey, {
+        version,
+        value: seal(
+          dataKey,
+          req.value.expose(),
+          slots.field(header.vaultId, entry.id, field, version),
+        ),
+        updated: now,
+      });
+      if (!meta.fields.includes(field)) meta.fields.push(field);
+      tx.putEntry({ ...entry, meta: sealMeta(header, dataKey, entry.id, meta), updated: now });
+      const action = existing === null ? 'entry_add' : 'rotate';
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
+      );
+      return { created: existing === null, version };
+    } finally {
+      wipe(dataKey);
+    }
+  });
+}
+
+/** Removes an entry, its fields, its name and every agent's grant of it. */
+export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
+  ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const e = mustFindEntry(tx, s, name);
+    tx.removeEntry(e.id);
+    tx.removeName(s.nameHash(name));
+    for (const a of tx.agents()) {
+      if (a.scope.includes(e.id)) tx.putAgent({ ...a, scope: a.scope.filter((id) => id !== e.id) });
+    }
+    appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
+  });
+}
+
+function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): EntrySummary {
+  const dataKey = s.dataKey(header, e);
+  try {
+    const name = openOrFail(dataKey, e.name, slots.name(header.vaultId, e.id)).toString('utf8');
+    const meta = readMeta(header, dataKey, e);
+    const fields = meta.fields.map((f) => {
+      const rec = tx.field(e.id, s.fieldKey(e.id, f));
+      return { name: f, version: rec?.version ?? 0, updated: rec?.updated ?? 0 };
+    });
+    return { name, tier: e.tier, fields, hosts: meta.hosts, created: e.created };
+  } finally {
+    wipe(dataKey);
+  }
+}
+
+export function showEntry(ctx: HostContext, s: OwnerSession, name: string): EntrySummary {
+  return ctx.store().read((tx) => summary(tx, s, ctx.header(tx), mustFindEntry(tx, s, name)));
+}
+
+export function listEntries(ctx: HostContext, s: OwnerSession): EntrySummary[] {
+  return ctx
+    .store()
+    .read((tx) => {
+      const header = ctx.header(tx);
+      return tx.entries().map((e) => summary(tx, s, header, e));
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Entry ids for names, for scopes. @throws VaultError VLT-4001 naming the first unknown entry. */
+export function entryIds(tx: Tx, s: OwnerSession, names: readonly string[]): EntryRecord[] {
+  return names.map((n) => mustFindEntry(tx, s, n));
+}

@@ -1,0 +1,227 @@
+/**
+ * The owner's side of the key hierarchy: creating a vault, and unlocking it
+ * with the passphrase (Argon2id -> owner key -> root key) or the recovery key.
+ * An OwnerSession lives for one request and is wiped at its end.
+ */
+import { mkdirSync } from 'node:fs';
+import { OWNER_ACTOR } from '../core/audit.js';
+import { VaultError } from '../core/errors.js';
+import { DEFAULT_TIER } from '../core/names.js';
+import { newKey, open, randomBytes, seal, unwrapKey, wipe } from '../crypto/aead.js';
+import { newKeyPair, type KeyPair } from '../crypto/box.js';
+import { keyedHash } from '../crypto/hash.js';
+import { kdfParamsSane, newKdfParams, passphraseKey } from '../crypto/kdf.js';
+import type { Secret } from '../crypto/secret.js';
+import { RECOVERY_PREFIX, decodeKeyString, encodeKeyString } from '../crypto/token.js';
+import { SCHEMA_VERSION, type EntryRecord, type Tx, type VaultHeader } from '../store/store.js';
+import { appendAudit } from './audit-log.js';
+import type { HostContext } from './context.js';
+import { slots } from './slots.js';
+
+export const MIN_PASSPHRASE_CHARS = 8;
+
+export class OwnerSession {
+  private readonly tierCache = new Map<string, Buffer>();
+  private audit: KeyPair | null = null;
+
+  constructor(
+    readonly header: VaultHeader,
+    private readonly root: Buffer,
+    readonly indexKey: Buffer,
+  ) {}
+
+  get vaultId(): Buffer {
+    return this.header.vaultId;
+  }
+
+  /** The keyed hash that stands for an entry name in the store. */
+  nameHash(name: string): string {
+    return keyedHash(this.indexKey, 'entry', name).toString('hex');
+  }
+
+  fieldKey(entryId: string, field: string): string {
+    return keyedHash(this.indexKey, 'field', entryId, field).toString('hex');
+  }
+
+  /** A tier's key; VLT-3003 when the stored wrap does not open. Null for an unknown tier. */
+  tierKey(header: VaultHeader, tier: string): Buffer | null {
+    const cached = this.tierCache.get(tier);
+    if (cached !== undefined) return cached;
+    const wrapped = header.tiers[tier];
+    if (wrapped === undefined) return null;
+    const key = unwrapKey(this.root, wrapped, slots.tierKey(header.vaultId, tier));
+    if (key === null) throw new VaultError('VLT-3003');
+    this.tierCache.set(tier, key);
+    return key;
+  }
+
+  /** Adds a tier to the header (inside the caller's transaction) and returns its key. */
+  ensureTier(tx: Tx, tier: string): { header: VaultHeader; key: Buffer } {
+    const header = tx.header() ?? this.header;
+    const existing = this.tierKey(header, tier);
+    if (existing !== null) return { header, key: existing };
+    const key = newKey();
+    const next = {
+      ...header,
+      tiers: { ...header.tiers, [tier]: seal(this.root, key, slots.tierKey(header.vaultId, tier)) },
+    };
+    tx.putHeader(next);
+    this.tierCache.set(tier, key);
+    return { header: next, key };
+  }
+
+  dataKey(header: VaultHeader, e: EntryRecord): Buffer {
+    const tierKey = this.tierKey(header, e.tier);
+    const key =
+      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier));
+    if (!key) throw new VaultError('VLT-3003');
+    return key;
+  }
+
+  auditKeys(): KeyPair {
+    if (this.audit === null) {
+      const secretKey = unwrapKey(
+        this.root,
+        this.header.auditSecretKey,
+        slots.auditSecretKey(this.vaultId),
+      );
+      if (secretKey === null) throw new VaultError('VLT-3003');
+      this.audit = { publicKey: this.header.auditPublicKey, secretKey };
+    }
+    return this.audit;
+  }
+
+  /** The root key re-wrapped by a new passphrase. */
+  async rewrapRoot(passphrase: Secret): Promise<Pick<VaultHeader, 'kdf' | 'rootByOwner'>> {
+    const kdf = newKdfParams();
+    const ownerKey = await passphraseKey(passphrase.expose(), kdf);
+    try {
+      return { kdf, rootByOwner: seal(ownerKey, this.root, slots.rootByOwner(this.vaultId)) };
+    } finally {
+      wipe(ownerKey);
+    }
+  }
+
+  wipe(): void {
+    wipe(this.root, this.indexKey, this.audit?.secretKey);
+    for (const k of this.tierCache.values()) wipe(k);
+    this.tierCache.clear();
+  }
+}
+
+/** Whether `passphrase` is acceptable for a new vault. @throws VaultError VLT-1002 */
+export function checkNewPassphrase(passphrase: Secret): void {
+  if ([...passphrase.expose().toString('utf8')].length < MIN_PASSPHRASE_CHARS) {
+    throw new VaultError(
+      'VLT-1002',
+      `Passphrases are at least ${MIN_PASSPHRASE_CHARS} characters.`,
+    );
+  }
+}
+
+/**
+ * Creates the vault: header, default tier, audit key pair; returns the recovery key (shown once).
+ * @throws VaultError VLT-3006 when a vault exists, VLT-1002 for a short passphrase.
+ */
+export async function createVault(
+  ctx: HostContext,
+  passphrase: Secret,
+  source: string,
+): Promise<{ recoveryKey: string }> {
+  checkNewPassphrase(passphrase);
+  if (ctx.hasVault()) throw new VaultError('VLT-3006');
+  mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
+  const vaultId = randomBytes(16);
+  const kdf = newKdfParams();
+  const ownerKey = await passphraseKey(passphrase.expose(), kdf);
+  const root = newKey();
+  const recovery = newKey();
+  const indexKey = newKey();
+  const tier = newKey();
+  const audit = newKeyPair();
+  try {
+    const header: VaultHeader = {
+      schema: SCHEMA_VERSION,
+      vaultId,
+      kdf,
+      rootByOwner: seal(ownerKey, root, slots.rootByOwner(vaultId)),
+      rootByRecovery: seal(recovery, root, slots.rootByRecovery(vaultId)),
+      indexKey: seal(root, indexKey, slots.indexKey(vaultId)),
+      auditPublicKey: audit.publicKey,
+      auditSecretKey: seal(root, audit.secretKey, slots.auditSecretKey(vaultId)),
+      tiers: { [DEFAULT_TIER]: seal(root, tier, slots.tierKey(vaultId, DEFAULT_TIER)) },
+      created: ctx.now(),
+    };
+    ctx.createStore();
+    ctx.commit((tx) => {
+      // Two creates racing: the second finds the first's header inside its own transaction.
+      if (tx.header() !== null) throw new VaultError('VLT-3006');
+      tx.putHeader(header);
+      appendAudit(tx, header, ownerEvent(ctx, 'vault_create', source));
+    });
+    return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
+  } finally {
+    wipe(ownerKey, root, recovery, indexKey, tier, audit.secretKey);
+  }
+}
+
+function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
+  const indexKey = unwrapKey(root, header.indexKey, slots.indexKey(header.vaultId));
+  if (indexKey === null) throw new VaultError('VLT-3003');
+  return new OwnerSession(header, root, indexKey);
+}
+
+/**
+ * Unlocks with the passphrase.
+ * @throws VaultError VLT-3001 no vault, VLT-3002 wrong passphrase, VLT-3003 a doctored header.
+ */
+export async function unlockOwner(ctx: HostContext, passphrase: Secret): Promise<OwnerSession> {
+  const header = ctx.store().read((tx) => ctx.header(tx));
+  if (!kdfParamsSane(header.kdf)) throw new VaultError('VLT-3003');
+  const ownerKey = await passphraseKey(passphrase.expose(), header.kdf);
+  try {
+    const root = unwrapKey(ownerKey, header.rootByOwner, slots.rootByOwner(header.vaultId));
+    if (root === null) throw new VaultError('VLT-3002');
+    return sessionFromRoot(header, root);
+  } finally {
+    wipe(ownerKey);
+  }
+}
+
+/** Unlocks with the recovery key printed at `vault create`. @throws VaultError VLT-3002 */
+export function unlockWithRecovery(ctx: HostContext, recoveryKey: Secret): OwnerSession {
+  const header = ctx.store().read((tx) => ctx.header(tx));
+  const key = decodeKeyString(RECOVERY_PREFIX, recoveryKey.expose().toString('utf8').trim(), 32);
+  if (key === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+  const root = unwrapKey(key, header.rootByRecovery, slots.rootByRecovery(header.vaultId));
+  wipe(key);
+  if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+  return sessionFromRoot(header, root);
+}
+
+/** Opens a sealed blob of the owner's, or VLT-3003. */
+export function openOrFail(key: Buffer, blob: Buffer, ad: Buffer): Buffer {
+  const out = open(key, blob, ad);
+  if (out === null) throw new VaultError('VLT-3003');
+  return out;
+}
+
+export function ownerEvent(
+  ctx: HostContext,
+  action: Parameters<typeof appendAudit>[2]['action'],
+  source: string,
+  more: { entryId?: string; entry?: string; field?: string; subject?: string } = {},
+): Parameters<typeof appendAudit>[2] {
+  return {
+    at: ctx.now(),
+    action,
+    actor: OWNER_ACTOR,
+    source,
+    outcome: 'ok',
+    entryId: more.entryId ?? null,
+    entry: more.entry ?? null,
+    field: more.field ?? null,
+    host: null,
+    subject: more.subject ?? null,
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * The vault host's socket server: HTTP+JSON on a Unix socket (mode 0600) in
+ * the vault directory. It parses and checks requests, calls the operations and
+ * turns their errors into `{ ok: false, code, message }`. It never logs a
+ * request body, and a reply never carries a secret except the one asked for.
+ */
+import { chmodSync, mkdirSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { VaultError, isErrorCode } from '../core/errors.js';
+import { DEFAULT_LIMITS } from '../core/policy.js';
+import { PID_HEADER, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import { Secret } from '../crypto/secret.js';
+import {
+  addAgent,
+  listAgents,
+  lockAgent,
+  revokeAgent,
+  scopeAgent,
+  setLimits,
+  showAgent,
+} from './agents.js';
+import { appendAudit, viewAudit } from './audit-log.js';
+import { HostContext } from './context.js';
+import { authenticate, endSession, readField, whoami } from './access.js';
+import { listEntries, removeEntry, setEntry, showEntry } from './entries.js';
+import {
+  checkNewPassphrase,
+  createVault,
+  ownerEvent,
+  unlockOwner,
+  unlockWithRecovery,
+  type OwnerSession,
+} from './owner.js';
+
+const MAX_BODY = 4 * 1024 * 1024;
+
+type Body = Record<string, unknown>;
+
+function bad(what: string): VaultError {
+  return new VaultError('VLT-1001', `Bad request: ${what}.`);
+}
+function str(b: Body, key: string): string {
+  const v = b[key];
+  if (typeof v !== 'string') throw bad(`${key} must be a string`);
+  return v;
+}
+function optStr(b: Body, key: string): string | undefined {
+  return b[key] === undefined ? undefined : str(b, key);
+}
+function strList(b: Body, key: string): string[] {
+  const v = b[key] ?? [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+    throw bad(`${key} must be a list`);
+  return v as string[];
+}
+function optCount(b: Body, key: string): number | undefined {
+  const v = b[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${key} must be a count`);
+  return v;
+}
+function secret(b: Body, key: string, encoding: 'utf8' | 'base64' = 'utf8'): Secret {
+  return new Secret(Buffer.from(str(b, key), encoding));
+}
+
+type Handler = (b: Body, source: string) => Promise<unknown>;
+
+export interface HostOptions {
+  readonly dir: string;
+  /** Stop after this long without a request; 0 for never. */
+  readonly idleMs: number;
+  readonly now?: () => number;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningHost {
+  readonly socketPath: string;
+  /** Resolves once the host has stopped and closed its store. */
+  readonly stopped: Promise<void>;
+  stop(): void;
+}
+
+/** Unlocks as the owner for one request and wipes the keys after it. */
+async function asOwner<T>(ctx: HostContext, b: Body, fn: (s: OwnerSession) => T): Promise<T> {
+  const pass = secret(b, 'passphrase');
+  const s = await unlockOwner(ctx, pass);
+  pass.wipe();
+  try {
+    return fn(s);
+  } finally {
+    s.wipe();
+  }
+}
+
+function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record<Op, Handler> {
+  const h: { [O in Op]: (b: Body, source: string) => Promise<Ops[O]['res']> } = {
+    status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: ctx.hasVault() }),
+    shutdown: async () => {
+      setImmediate(stop);
+      return {};
+    },
+    whoami: async (b, source) => whoami(ctx, secret(b, 'token'), source),
+    read: async (b, source) => {
+      const mode = str(b, 'mode');
+      if (mode !== 'get' && mode !== 'totp') throw bad('mode');
+      const session = authenticate(ctx, secret(b, 'token'), source);
+      try {
+        const value = readField(
+          ctx,
+          session,
+          { entry: str(b, 'entry'), field: str(b, 'field'), mode },
+          source,
+        );
+        const out = value.expose().toString('base64');
+        value.wipe();
+        return { value: out };
+      } finally {
+        endSession(session);
+      }
+    },
+    'vault.create': async (b, source) => createVault(ctx, secret(b, 'passphrase'), source),
+    'vault.passwd': async (b, source) => {
+      const next = secret(b, 'newPassphrase');
+      checkNewPassphrase(next);
+      const recovery = optStr(b, 'recoveryKey');
+      const s =
+        recovery !== undefined
+          ? unlockWithRecovery(ctx, Secret.fromString(recovery))
+          : await unlockOwner(ctx, secret(b, 'passphrase'));
+      try {
+        const rewrapped = await s.rewrapRoot(next);
+        ctx.commit((tx) => {
+          const header = ctx.header(tx);
+          tx.putHeader({ ...header, ...rewrapped });
+          appendAudit(tx, header, ownerEvent(ctx, 'vault_passwd', source));
+        });
+        return {};
+      } finally {
+        s.wipe();
+        next.wipe();
+      }
+    },
+    'entry.set': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        setEntry(
+          ctx,
+          s,
+          {
+            entry: str(b, 'entry'),
+            field: str(b, 'field'),
+            tier: optStr(b, 'tier'),
+            value: secret(b, 'value', 'base64'),
+          },
+          source,
+        ),
+      ),
+    'entry.rm': (b, source) =>
+      asOwner(ctx, b, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
+    'entry.show': (b) => asOwner(ctx, b, (s) => showEntry(ctx, s, str(b, 'entry'))),
+    'entry.ls': (b) => asOwner(ctx, b, (s) => ({ entries: listEntries(ctx, s) })),
+    'agent.add': (b, source) =>
+      asOwner(ctx, b, (s) => {
+        const kind = str(b, 'kind');
+        if (kind !== 'ai' && kind !== 'script')
+          throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
+        const limits = (b.limits ?? {}) as Body;
+        return addAgent(
+          ctx,
+          s,
+          {
+            name: str(b, 'name'),
+            kind,
+            scope: strList(b, 'scope'),
+            limits: {
+              perMinute: optCount(limits, 'perMinute') ?? DEFAULT_LIMITS.perMinute,
+              perHour: optCount(limits, 'perHour') ?? DEFAULT_LIMITS.perHour,
+            },
+          },
+          source,
+        );
+      }),
+    'agent.ls': (b) => asOwner(ctx, b, (s) => ({ agents: listAgents(ctx, s) })),
+    'agent.show': (b) => asOwner(ctx, b, (s) => showAgent(ctx, s, str(b, 'name'))),
+    'agent.scope': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        scopeAgent(
+          ctx,
+          s,
+          { name: str(b, 'name'), add: strList(b, 'add'), rm: strList(b, 'rm') },
+          source,
+        ),
+      ),
+    'agent.limits': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        setLimits(
+          ctx,
+          s,
+          {
+            name: str(b, 'name'),
+            perMinute: optCount(b, 'perMinute'),
+            perHour: optCount(b, 'perHour'),
+          },
+          source,
+        ),
+      ),
+    'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
+    'agent.revoke': (b, source) =>
+      asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+    'audit.list': (b) =>
+      asOwner(ctx, b, (s) => ({
+        records: viewAudit(
+          ctx.store().read((tx) => tx.audit()),
+          s.auditKeys(),
+        ),
+      })),
+  };
+  return h as Record<Op, Handler>;
+}
+
+function readBody(req: IncomingMessage): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(bad('body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      try {
+        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+          throw bad('body');
+        resolve(parsed as Body);
+      } catch (err) {
+        reject(err instanceof VaultError ? err : bad('body is not JSON'));
+      } finally {
+        for (const c of chunks) c.fill(0);
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** `pid:<n>` as the client states it; a same-user peer could lie, see docs/threat-model.md. */
+function sourceOf(req: IncomingMessage): string {
+  const pid = req.headers[PID_HEADER];
+  return typeof pid === 'string' && /^[0-9]{1,10}$/.test(pid) ? `pid:${pid}` : 'local';
+}
+
+async function listenOnce(server: Server, path: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(path);
+  });
+}
+
+function alive(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+export class HostAlreadyRunning extends Error {}
+
+/**
+ * Starts the host on `<dir>/host.sock`.
+ * @throws HostAlreadyRunning when another host answers on the socket.
+ */
+export async function startHost(opts: HostOptions): Promise<RunningHost> {
+  const log = opts.log ?? (() => {});
+  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
+  const socketPath = join(opts.dir, SOCKET_NAME);
+  const ctx = new HostContext(opts.dir, opts.now);
+  const startedAt = Date.now();
+  let idle: NodeJS.Timeout | undefined;
+  let resolveStopped: () => void = () => {};
+  const stopped = new Promise<void>((r) => (resolveStopped = r));
+  let stopping = false;
+
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    clearTimeout(idle);
+    server.close(() => {
+      void ctx.close().finally(resolveStopped);
+    });
+    server.closeAllConnections();
+  };
+  const touch = () => {
+    clearTimeout(idle);
+    if (opts.idleMs > 0) idle = setTimeout(() => (log('idle: stopping'), stop()), opts.idleMs);
+  };
+  const table = handlers(ctx, stop, startedAt);
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    touch();
+    const op = (req.url ?? '').replace(/^\/v1\//, '') as Op;
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify(body));
+    };
+    const handler = req.method === 'POST' && Object.hasOwn(table, op) ? table[op] : undefined;
+    if (handler === undefined) {
+      reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
+      return;
+    }
+    readBody(req)
+      .then((body) => handler(body, sourceOf(req)))
+      .then(
+        (result) => reply(200, { ok: true, result }),
+        (err: unknown) => {
+          if (err instanceof VaultError && isErrorCode(err.code)) {
+            reply(200, { ok: false, code: err.code, message: err.message });
+            return;
+          }
+          // Log the kind of failure only: a message of a dependency could quote input.
+          log(`internal error in ${op}: ${err instanceof Error ? err.name : typeof err}`);
+          reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
+        },
+      );
+  });
+  server.keepAliveTimeout = 1000;
+
+  try {
+    await listenOnce(server, socketPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
+    unlinkSync(socketPath);
+    await listenOnce(server, socketPath);
+  }
+  chmodSync(socketPath, 0o600);
+  touch();
+  log(`listening on ${socketPath}`);
+  return { socketPath, stopped, stop };
+}

@@ -1,0 +1,228 @@
+/**
+ * The vault's LMDB store: schema, keys and synchronous write transactions.
+ * The only importer of lmdb. It holds ciphertext and metadata only: entry names
+ * and values are sealed before they arrive here, names are keyed hashes.
+ *
+ * Every write is a `transactionSync`, committed and flushed to disk before it
+ * returns, so a reply the host sends after `write()` describes durable state.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import type { Limits, RateState } from '../core/policy.js';
+import type { AuditAction } from '../core/audit.js';
+
+export const STORE_FILE = 'vault.mdb';
+export const SCHEMA_VERSION = 1;
+
+export interface KdfRecord {
+  readonly alg: 'argon2id13';
+  readonly salt: Buffer;
+  readonly ops: number;
+  readonly mem: number;
+}
+
+export interface VaultHeader {
+  readonly schema: number;
+  readonly vaultId: Buffer;
+  readonly kdf: KdfRecord;
+  /** The root key wrapped by the owner key, and by the recovery key. */
+  readonly rootByOwner: Buffer;
+  readonly rootByRecovery: Buffer;
+  /** Key of the keyed hashes that stand in for names; wrapped by the root key. */
+  readonly indexKey: Buffer;
+  /** Audit names are sealed to this public key; its secret key is wrapped by the root key. */
+  readonly auditPublicKey: Buffer;
+  readonly auditSecretKey: Buffer;
+  /** Tier name -> tier key wrapped by the root key. */
+  readonly tiers: Readonly<Record<string, Buffer>>;
+  readonly created: number;
+}
+
+export interface EntryRecord {
+  readonly id: string;
+  readonly tier: string;
+  /** The entry's data key, wrapped by its tier key. */
+  readonly dataKey: Buffer;
+  /** Sealed by the data key: the display name, the field names, the allowed hosts. */
+  readonly name: Buffer;
+  readonly meta: Buffer;
+  readonly created: number;
+  readonly updated: number;
+}
+
+export interface FieldRecord {
+  readonly version: number;
+  /** Sealed by the entry's data key; slot = vault, entry, field, version. */
+  readonly value: Buffer;
+  readonly updated: number;
+}
+
+export interface AgentRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: 'ai' | 'script';
+  /** Entry ids. */
+  readonly scope: readonly string[];
+  readonly limits: Limits;
+  readonly rate: RateState;
+  /** KDF output of the token secret; compared in constant time. */
+  readonly verifier: Buffer;
+  readonly publicKey: Buffer;
+  /** The agent's box secret key, wrapped by a key derived from its token. */
+  readonly secretKey: Buffer;
+  /** Tier name -> tier key sealed to the agent's public key. */
+  readonly tierKeys: Readonly<Record<string, Buffer>>;
+  readonly indexKey: Buffer;
+  readonly created: number;
+  readonly revoked: number | null;
+}
+
+export interface AuditRecord {
+  readonly seq: number;
+  readonly at: number;
+  readonly action: AuditAction;
+  readonly actor: string;
+  readonly source: string;
+  readonly outcome: string;
+  readonly entryId: string | null;
+  /** Entry name and field, sealed to the owner's audit key; null when none. */
+  readonly sealed: Buffer | null;
+  readonly host: string | null;
+  readonly subject: string | null;
+  readonly prev: Buffer;
+  readonly hash: Buffer;
+}
+
+export interface AuditHead {
+  readonly seq: number;
+  readonly hash: Buffer;
+}
+
+const K = {
+  header: 'header',
+  auditHead: 'audit-head',
+  entry: (id: string) => `entry/${id}`,
+  field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
+  fieldPrefix: (entryId: string) => `field/${entryId}/`,
+  name: (hash: string) => `name/${hash}`,
+  agent: (id: string) => `agent/${id}`,
+  agentName: (name: string) => `agent-name/${name}`,
+  audit: (seq: number) => `audit/${String(seq).padStart(12, '0')}`,
+};
+
+/** Everything one transaction can read and write. */
+export class Tx {
+  constructor(private readonly db: RootDatabase) {}
+
+  header(): VaultHeader | null {
+    return (this.db.get(K.header) as VaultHeader | undefined) ?? null;
+  }
+  putHeader(h: VaultHeader): void {
+    void this.db.put(K.header, h);
+  }
+
+  entry(id: string): EntryRecord | null {
+    return (this.db.get(K.entry(id)) as EntryRecord | undefined) ?? null;
+  }
+  putEntry(e: EntryRecord): void {
+    void this.db.put(K.entry(e.id), e);
+  }
+  entries(): EntryRecord[] {
+    return [...this.db.getRange({ start: 'entry/', end: 'entry0' })].map(
+      (r) => r.value as EntryRecord,
+    );
+  }
+  removeEntry(id: string): void {
+    void this.db.remove(K.entry(id));
+    for (const { key } of this.db.getRange({ start: K.fieldPrefix(id), end: `field/${id}0` })) {
+      void this.db.remove(key);
+    }
+  }
+
+  field(entryId: string, fieldKey: string): FieldRecord | null {
+    return (this.db.get(K.field(entryId, fieldKey)) as FieldRecord | undefined) ?? null;
+  }
+  putField(entryId: string, fieldKey: string, f: FieldRecord): void {
+    void this.db.put(K.field(entryId, fieldKey), f);
+  }
+
+  entryIdByName(hash: string): string | null {
+    return (this.db.get(K.name(hash)) as string | undefined) ?? null;
+  }
+  putName(hash: string, entryId: string): void {
+    void this.db.put(K.name(hash), entryId);
+  }
+  removeName(hash: string): void {
+    void this.db.remove(K.name(hash));
+  }
+
+  agent(id: string): AgentRecord | null {
+    return (this.db.get(K.agent(id)) as AgentRecord | undefined) ?? null;
+  }
+  putAgent(a: AgentRecord): void {
+    void this.db.put(K.agent(a.id), a);
+  }
+  agents(): AgentRecord[] {
+    return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map(
+      (r) => r.value as AgentRecord,
+    );
+  }
+  agentIdByName(name: string): string | null {
+    return (this.db.get(K.agentName(name)) as string | undefined) ?? null;
+  }
+  putAgentName(name: string, id: string): void {
+    void this.db.put(K.agentName(name), id);
+  }
+  removeAgentName(name: string): void {
+    void this.db.remove(K.agentName(name));
+  }
+
+  auditHead(): AuditHead | null {
+    return (this.db.get(K.auditHead) as AuditHead | undefined) ?? null;
+  }
+  appendAudit(r: AuditRecord): void {
+    void this.db.put(K.audit(r.seq), r);
+    void this.db.put(K.auditHead, { seq: r.seq, hash: r.hash });
+  }
+  audit(fromSeq = 1): AuditRecord[] {
+    return [...this.db.getRange({ start: K.audit(fromSeq), end: 'audit0' })].map(
+      (r) => r.value as AuditRecord,
+    );
+  }
+}
+
+export class Store {
+  private constructor(
+    private readonly db: RootDatabase,
+    readonly path: string,
+  ) {}
+
+  /** Whether a store file exists in `dir`; checked before opening so a read never creates one. */
+  static exists(dir: string): boolean {
+    return existsSync(join(dir, STORE_FILE));
+  }
+
+  static open(dir: string): Store {
+    const path = join(dir, STORE_FILE);
+    const db = open({ path, encoding: 'msgpack', compression: false, cache: false });
+    return new Store(db, path);
+  }
+
+  /** A consistent snapshot for reading. */
+  read<T>(fn: (tx: Tx) => T): T {
+    return fn(new Tx(this.db));
+  }
+
+  /**
+   * One synchronous write transaction, flushed to disk before it returns.
+   * Throwing inside `fn` aborts it: nothing is written.
+   */
+  write<T>(fn: (tx: Tx) => T): T {
+    return this.db.transactionSync(() => fn(new Tx(this.db)));
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}
