@@ -10,6 +10,7 @@ export const OWNER_ACTIONS = [
   'vault_create',
   'vault_passwd',
   'entry_add',
+  'field_add',
   'rotate',
   'entry_rm',
   'agent_add',
@@ -89,6 +90,6 @@ export function formatAuditTable(records: readonly AuditView[]): string {
 /** Entry names are free text: quote them when they hold spaces or control characters. */
 export function displayEntry(name: string | null): string {
   if (name === null) return '-';
-  // eslint-disable-next-line no-control-regex
+
   return /^[^\s\u0000-\u001f\u007f"]+$/.test(name) ? name : JSON.stringify(name);
 }

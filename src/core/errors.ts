@@ -61,7 +61,6 @@ export class VaultError extends Error {
 
 /** Error lines are one line: control characters in user-typed names are shown escaped. */
 export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(
     /[\u0000-\u001f\u007f]/g,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,

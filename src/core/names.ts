@@ -10,7 +10,6 @@ export const DEFAULT_FIELD = 'password';
 export const DEFAULT_TIER = 'default';
 export const TOTP_FIELD = 'totp';
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const FIELD = /^[A-Za-z0-9_-]{1,64}$/;
 const SIMPLE = /^[a-z0-9][a-z0-9_-]{0,63}$/;

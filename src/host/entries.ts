@@ -107,7 +107,8 @@ export function setEntry(
     }
     try {
       const fieldKey = s.fieldKey(entry.id, field);
-      const version = (tx.field(entry.id, fieldKey)?.version ?? 0) + 1;
+      const previous = tx.field(entry.id, fieldKey);
+      const version = (previous?.version ?? 0) + 1;
       tx.putField(entry.id, fieldKey, {
         version,
         value: seal(
@@ -119,7 +120,7 @@ export function setEntry(
       });
       if (!meta.fields.includes(field)) meta.fields.push(field);
       tx.putEntry({ ...entry, meta: sealMeta(header, dataKey, entry.id, meta), updated: now });
-      const action = existing === null ? 'entry_add' : 'rotate';
+      const action = existing === null ? 'entry_add' : previous === null ? 'field_add' : 'rotate';
       appendAudit(
         tx,
         header,

@@ -1,0 +1,136 @@
+/**
+ * The end-to-end rig: a vault in a temp directory and real `vault-cli`
+ * processes (the built dist/, on this Node) run against it, as a user would.
+ * Every rig has its own HOME, vault and config directory, and stops its host.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+export const PASSPHRASE = 'correct horse battery staple';
+
+export interface Result {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutBytes: Buffer;
+}
+
+export interface RunOptions {
+  /** Bytes for stdin; stdin is closed (not a terminal) either way. */
+  readonly input?: string | Buffer;
+  /** Extra variables; `undefined` removes one. */
+  readonly env?: Record<string, string | undefined>;
+}
+
+/** Runs `node dist/cli/main.js ...args` with `env` and returns its fate as data. */
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  opts: RunOptions = {},
+): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const merged: NodeJS.ProcessEnv = { ...env };
+    for (const [k, v] of Object.entries(opts.env ?? {})) {
+      if (v === undefined) delete merged[k];
+      else merged[k] = v;
+    }
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: merged,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const stdoutBytes = Buffer.concat(out);
+      resolve({
+        code,
+        signal,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export class Rig {
+  readonly root: string;
+  readonly vaultDir: string;
+  readonly configDir: string;
+  readonly passphraseFile: string;
+  /** Environment of the owner: passphrase file set. */
+  readonly env: NodeJS.ProcessEnv;
+
+  constructor() {
+    this.root = mkdtempSync(join(tmpdir(), 'vault-cli-test-'));
+    this.vaultDir = join(this.root, 'vault');
+    this.configDir = join(this.root, 'config');
+    this.passphraseFile = join(this.root, 'passphrase');
+    writeFileSync(this.passphraseFile, PASSPHRASE + '\n', { mode: 0o600 });
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: this.root,
+      LANG: 'C.UTF-8',
+      VAULT_DIR: this.vaultDir,
+      VAULT_CONFIG_DIR: this.configDir,
+      VAULT_PASSPHRASE_FILE: this.passphraseFile,
+      // A host a failed test leaves behind ends by itself.
+      VAULT_HOST_IDLE_MS: '60000',
+    };
+  }
+
+  /** Runs as the owner (passphrase file in the environment). */
+  owner(args: readonly string[], opts: RunOptions = {}): Promise<Result> {
+    return runCli(args, this.env, opts);
+  }
+
+  /** Runs as an agent: no passphrase file; `token` in VAULT_TOKEN when given. */
+  agent(args: readonly string[], token?: string, opts: RunOptions = {}): Promise<Result> {
+    const env = { ...this.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token, ...opts.env };
+    return runCli(args, this.env, { ...opts, env });
+  }
+
+  /** `vault create`, failing the test when it does not succeed. */
+  async create(): Promise<string> {
+    return ok(await this.owner(['vault', 'create']));
+  }
+
+  async set(entry: string, value: string | Buffer, field = 'password'): Promise<void> {
+    ok(await this.owner(['entry', 'set', entry, '--field', field], { input: value }));
+  }
+
+  /** Adds an agent and returns its token. */
+  async addAgent(
+    name: string,
+    scope: readonly string[],
+    more: readonly string[] = [],
+  ): Promise<string> {
+    const args = ['agent', 'add', name, ...scope.flatMap((s) => ['--scope', s]), ...more];
+    return ok(await this.owner(args)).trim();
+  }
+
+  async stop(): Promise<void> {
+    await this.owner(['daemon', 'stop']);
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** The stdout of a run that must succeed; otherwise an error carrying its stderr. */
+export function ok(r: Result): string {
+  if (r.code !== 0) throw new Error(`vault-cli exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
