@@ -24,7 +24,10 @@ async function main(argv: readonly string[]): Promise<number> {
     paths,
     env,
     script,
-    stdin: process.stdin,
+    // A getter: touching process.stdin sets up a stream, which `get` never needs.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     call: async (op, body, opts) => {

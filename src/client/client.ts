@@ -4,9 +4,8 @@
  * `vault-cli daemon` in the background and waits for it. It loads no store, no
  * crypto engine and no UI, so `get` stays a short process.
  */
-import { spawn } from 'node:child_process';
 import { openSync, closeSync, mkdirSync } from 'node:fs';
-import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import { PID_HEADER, SOCKET_NAME, type Op, type Ops, type Reply } from '../core/protocol.js';
@@ -28,43 +27,69 @@ const START_WAIT_MS = 10_000;
 
 class Unreachable extends Error {}
 
+/**
+ * One HTTP/1.1 exchange on a fresh connection, written by hand on node:net:
+ * node:http costs `get` 5-30 ms of start-up (on Node 24 its ESM namespace even
+ * loads undici), and the host's replies are always small, complete JSON with a
+ * Content-Length.
+ */
 function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
-    const req = request(
-      {
-        socketPath,
-        method: 'POST',
-        path: `/v1/${op}`,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': payload.length,
-          [PID_HEADER]: String(process.pid),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Reply<O>);
-          } catch {
-            reject(new VaultError('VLT-3007', 'The vault host sent a reply that is not JSON.'));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new Unreachable(err.code));
-      else reject(new VaultError('VLT-3005', undefined, { cause: err }));
+    const head =
+      `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${payload.length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`;
+    const chunks: Buffer[] = [];
+    let connected = false;
+    const sock = connect(socketPath, () => {
+      connected = true;
+      // Not end(): the host's HTTP server drops a half-closed connection before
+      // it replies. `Connection: close` makes the host close after the reply.
+      const wire = Buffer.concat([Buffer.from(head), payload]);
+      // The payload may hold a passphrase or value: zero it once the socket has taken it.
+      sock.write(wire, () => {
+        wire.fill(0);
+        payload.fill(0);
+      });
     });
-    // The payload may hold a passphrase or value: zero it once the socket has taken it.
-    req.end(payload, () => payload.fill(0));
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('error', (err: NodeJS.ErrnoException) => {
+      payload.fill(0);
+      if (!connected && (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')) {
+        reject(new Unreachable(err.code));
+      } else {
+        reject(new VaultError('VLT-3005', undefined, { cause: err }));
+      }
+    });
+    sock.on('end', () => {
+      try {
+        resolve(parseReply<O>(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+    });
   });
 }
 
-function startDaemon(opts: ClientOptions): void {
+function parseReply<O extends Op>(raw: Buffer): Reply<O> {
+  const broken = () => new VaultError('VLT-3007', 'The vault host sent a malformed reply.');
+  const split = raw.indexOf('\r\n\r\n');
+  if (split < 0) throw broken();
+  const head = raw.subarray(0, split).toString('latin1');
+  const body = raw.subarray(split + 4);
+  const length = /\r\ncontent-length: *([0-9]+)/i.exec(head)?.[1];
+  if (!head.startsWith('HTTP/1.1 ') || length === undefined || Number(length) !== body.length) {
+    throw broken();
+  }
+  try {
+    return JSON.parse(body.toString('utf8')) as Reply<O>;
+  } catch {
+    throw broken();
+  }
+}
+
+async function startDaemon(opts: ClientOptions): Promise<void> {
+  const { spawn } = await import('node:child_process');
   mkdirSync(opts.vaultDir, { recursive: true, mode: 0o700 });
   const log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
   try {
@@ -98,7 +123,7 @@ export async function call<O extends Op>(
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
-    startDaemon(opts);
+    await startDaemon(opts);
     const deadline = Date.now() + START_WAIT_MS;
     for (let wait = 10; reply === undefined; wait = Math.min(wait * 2, 200)) {
       if (Date.now() > deadline) throw new VaultError('VLT-3005');

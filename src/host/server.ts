@@ -317,8 +317,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     touch();
     const op = (req.url ?? '').replace(/^\/v1\//, '') as Op;
     const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify(body));
+      const bytes = Buffer.from(JSON.stringify(body));
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': bytes.length,
+        'cache-control': 'no-store',
+      });
+      res.end(bytes);
     };
     const handler = req.method === 'POST' && Object.hasOwn(table, op) ? table[op] : undefined;
     if (handler === undefined) {

@@ -95,13 +95,13 @@ export const run: Command = async (ctx) => {
 function showText(a: AgentSummary): string {
   return (
     [
-      `name:       ${a.name}`,
-      `kind:       ${a.kind}`,
-      `state:      ${a.state}${a.lockedAt === null ? '' : ` since ${formatTime(a.lockedAt)}`}`,
+      `name:        ${a.name}`,
+      `kind:        ${a.kind}`,
+      `state:       ${a.state}${a.lockedAt === null ? '' : ` since ${formatTime(a.lockedAt)}`}`,
       `this minute: ${a.usage.minute} of ${a.limits.perMinute} distinct credentials`,
       `this hour:   ${a.usage.hour} of ${a.limits.perHour} distinct credentials`,
-      `violations: ${a.violations.length === 0 ? 'none in the last 2 hours' : a.violations.map(formatTime).join(', ')}`,
-      `created:    ${formatTime(a.created)}`,
+      `violations:  ${a.violations.length === 0 ? 'none in the last 2 hours' : a.violations.map(formatTime).join(', ')}`,
+      `created:     ${formatTime(a.created)}`,
       'scope:',
       ...a.scope.map((e) => `  ${e}`),
     ].join('\n') + '\n'

@@ -1,0 +1,65 @@
+/**
+ * `vault-cli get` against a warm host, beside a bare `node -e ''` on the same
+ * Node, interleaved in one run. Prints medians and the ratio; asserts nothing.
+ *
+ *   npm run bench            (or: node --import tsx bench/get.ts [runs])
+ */
+import { spawnSync } from 'node:child_process';
+import { Rig } from '../test/support/rig.js';
+
+const runs = Number(process.argv[2] ?? 40);
+
+function time(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr.toString()}`);
+  return ms;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+const rig = new Rig();
+try {
+  await rig.create();
+  await rig.set('Bench', 'bench-value');
+  const token = await rig.addAgent('bench', ['Bench']);
+  // This sandbox exports NODE_EXTRA_CA_CERTS, which slows every Node start; measure without it.
+  const env: NodeJS.ProcessEnv = {
+    ...rig.env,
+    VAULT_TOKEN: token,
+    VAULT_PASSPHRASE_FILE: undefined,
+  };
+  delete env.NODE_EXTRA_CA_CERTS;
+  delete env.VAULT_PASSPHRASE_FILE;
+  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+  time(process.execPath, [cli, 'get', 'Bench'], env); // warm the host and the page cache
+
+  const bare: number[] = [];
+  const get: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    bare.push(time(process.execPath, ['-e', ''], env));
+    get.push(time(process.execPath, [cli, 'get', 'Bench'], env));
+  }
+  const b = median(bare);
+  const g = median(get);
+  console.log(`node ${process.version}, ${runs} runs each, interleaved, warm host`);
+  console.log(`${'command'.padEnd(22)}${'median ms'.padStart(10)}${'min ms'.padStart(9)}`);
+  console.log(
+    `${"node -e ''".padEnd(22)}${b.toFixed(1).padStart(10)}${Math.min(...bare)
+      .toFixed(1)
+      .padStart(9)}`,
+  );
+  console.log(
+    `${'vault-cli get'.padEnd(22)}${g.toFixed(1).padStart(10)}${Math.min(...get)
+      .toFixed(1)
+      .padStart(9)}`,
+  );
+  console.log(`ratio get / bare node: ${(g / b).toFixed(2)}x (target: at most 2x)`);
+} finally {
+  await rig.dispose();
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Every benchmark, printing figures beside its baseline. Nothing here asserts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm run build --silent
+node --import tsx bench/get.ts "$@"
