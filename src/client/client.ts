@@ -4,11 +4,18 @@
  * `vault-cli daemon` in the background and waits for it. It loads no store, no
  * crypto engine and no UI, so `get` stays a short process.
  */
-import { openSync, closeSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
-import { PID_HEADER, SOCKET_NAME, type Op, type Ops, type Reply } from '../core/protocol.js';
+import {
+  PID_HEADER,
+  SOCKET_NAME,
+  STORE_FILE,
+  type Op,
+  type Ops,
+  type Reply,
+} from '../core/protocol.js';
 
 export interface ClientOptions {
   /** The vault directory, where the host's socket lives. */
@@ -123,6 +130,10 @@ export async function call<O extends Op>(
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
+    // No vault and no host: say so without starting one or touching the disk.
+    if (op !== 'vault.create' && !existsSync(join(opts.vaultDir, STORE_FILE))) {
+      throw new VaultError('VLT-3001');
+    }
     await startDaemon(opts);
     const deadline = Date.now() + START_WAIT_MS;
     for (let wait = 10; reply === undefined; wait = Math.min(wait * 2, 200)) {

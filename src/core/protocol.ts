@@ -9,6 +9,8 @@ import type { AuditView } from './audit.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
+/** The store file in the vault directory; a client checks for it before starting a host. */
+export const STORE_FILE = 'vault.mdb';
 /** Header carrying the caller's pid, recorded as the audit source. */
 export const PID_HEADER = 'x-vault-client-pid';
 

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { Limits, RateState } from '../core/policy.js';
 import type { AuditAction } from '../core/audit.js';
+import { STORE_FILE } from '../core/protocol.js';
 
-export const STORE_FILE = 'vault.mdb';
 export const SCHEMA_VERSION = 1;
 
 export interface KdfRecord {
