@@ -1,6 +1,7 @@
 /** What a command receives from `main`: its parsed invocation, paths, streams and a host client. */
 import type { Invocation } from '../core/argv.js';
 import type { Op, Ops } from '../core/protocol.js';
+import type { ClientOptions } from '../client/client.js';
 import type { Streams } from './io.js';
 import type { Paths } from './paths.js';
 
@@ -10,6 +11,8 @@ export interface CliContext extends Streams {
   readonly env: NodeJS.ProcessEnv;
   /** This script, to start `vault-cli daemon` with. */
   readonly script: string;
+  /** Where the host is and how to start it. */
+  readonly client: ClientOptions;
   call<O extends Op>(
     op: O,
     body: Ops[O]['req'],

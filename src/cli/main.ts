@@ -19,6 +19,10 @@ async function main(argv: readonly string[]): Promise<number> {
   const env = process.env;
   const paths = resolvePaths(env);
   const script = fileURLToPath(import.meta.url);
+  const client = {
+    vaultDir: paths.vaultDir,
+    daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
+  };
   const ctx: CliContext = {
     inv,
     paths,
@@ -30,17 +34,10 @@ async function main(argv: readonly string[]): Promise<number> {
     },
     stdout: process.stdout,
     stderr: process.stderr,
+    client,
     call: async (op, body, opts) => {
       const { call } = await import('../client/client.js');
-      return call(
-        {
-          vaultDir: paths.vaultDir,
-          daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
-          autoStart: opts?.autoStart ?? true,
-        },
-        op,
-        body,
-      );
+      return call({ ...client, autoStart: opts?.autoStart ?? true }, op, body);
     },
   };
   const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };

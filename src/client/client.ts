@@ -150,3 +150,58 @@ export async function call<O extends Op>(
   const code = isErrorCode(reply.code) ? reply.code : 'VLT-3007';
   throw new VaultError(code, reply.message);
 }
+
+/**
+ * `audit --follow`: sends the request and hands every line of the streamed
+ * reply to `onLine` until the host closes the connection. An error reply (a
+ * normal JSON reply with a Content-Length) is thrown as its VaultError.
+ */
+export function follow(
+  opts: ClientOptions,
+  op: 'audit.follow',
+  body: Ops['audit.follow']['req'],
+  onLine: (line: string) => void,
+): Promise<void> {
+  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  return new Promise((resolve, reject) => {
+    const payload = Buffer.from(JSON.stringify(body));
+    const head =
+      `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${payload.length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`;
+    let buffered = Buffer.alloc(0);
+    let streaming = false;
+    let pending = '';
+    const sock = connect(socketPath, () => {
+      sock.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0));
+    });
+    sock.on('error', (err: NodeJS.ErrnoException) => {
+      reject(new VaultError('VLT-3005', undefined, { cause: err }));
+    });
+    sock.on('data', (c: Buffer) => {
+      if (!streaming) {
+        buffered = Buffer.concat([buffered, c]);
+        const split = buffered.indexOf('\r\n\r\n');
+        if (split < 0) return;
+        // A reply with a length is a whole JSON reply: an error before streaming began.
+        if (/\r\ncontent-length:/i.test(buffered.subarray(0, split).toString('latin1'))) return;
+        streaming = true;
+        c = buffered.subarray(split + 4);
+      }
+      pending += c.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) if (line !== '') onLine(line);
+    });
+    sock.on('end', () => {
+      if (streaming) return resolve();
+      try {
+        const reply = parseReply<'audit.follow'>(buffered);
+        if (reply.ok) resolve();
+        else
+          reject(new VaultError(isErrorCode(reply.code) ? reply.code : 'VLT-3007', reply.message));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}

@@ -47,7 +47,10 @@ export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocat
     leading.push(w);
   }
   const command = matchCommand(leading, commands);
-  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+  // Words after `--` are arguments, even `--help` (an entry may be named so).
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  const wantsHelp = options.includes('--help') || options.includes('-h');
 
   if (command === null) {
     if (argv.length === 0 || (leading.length === 0 && wantsHelp)) {

@@ -74,13 +74,26 @@ export function formatTime(ms: number): string {
   );
 }
 
-/** The listing: TIME ACTION ENTRY ACTOR, columns padded to the widest cell. */
-export function formatAuditTable(records: readonly AuditView[]): string {
+/** Column widths for a listing that grows as it prints (`audit --follow`). */
+export const FOLLOW_WIDTHS: readonly number[] = [19, 12, 24];
+
+/**
+ * The listing: TIME ACTION ENTRY ACTOR, columns padded to the widest cell (or
+ * at least `minWidths`). `header` false prints the rows alone.
+ */
+export function formatAuditTable(
+  records: readonly AuditView[],
+  minWidths: readonly number[] = [],
+  header = true,
+): string {
   const rows = [
-    ['TIME', 'ACTION', 'ENTRY', 'ACTOR'],
+    ...(header ? [['TIME', 'ACTION', 'ENTRY', 'ACTOR']] : []),
     ...records.map((r) => [formatTime(r.at), r.action, displayEntry(r.entry), r.actor]),
   ];
-  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  if (rows.length === 0) return '';
+  const widths = [0, 1, 2].map((i) =>
+    Math.max(minWidths[i] ?? 0, ...rows.map((row) => (row[i] ?? '').length)),
+  );
   return rows
     .map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  '))
     .join('\n')
@@ -92,4 +105,53 @@ export function displayEntry(name: string | null): string {
   if (name === null) return '-';
 
   return /^[^\s\u0000-\u001f\u007f"]+$/.test(name) ? name : JSON.stringify(name);
+}
+
+/** Which records `vault-cli audit` shows. */
+export interface AuditFilter {
+  /** Records by or about this agent. */
+  readonly agent?: string | undefined;
+  /** Records at or after this time (ms). */
+  readonly since?: number | undefined;
+  /** Records after this sequence number (for --follow). */
+  readonly afterSeq?: number | undefined;
+}
+
+export function matchesFilter(
+  r: {
+    readonly seq: number;
+    readonly at: number;
+    readonly actor: string;
+    readonly subject: string | null;
+  },
+  f: AuditFilter,
+): boolean {
+  if (f.afterSeq !== undefined && r.seq <= f.afterSeq) return false;
+  if (f.since !== undefined && r.at < f.since) return false;
+  if (f.agent !== undefined && r.actor !== agentActor(f.agent) && r.subject !== f.agent)
+    return false;
+  return true;
+}
+
+const UNITS: Readonly<Record<string, number>> = {
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/**
+ * `--since`: a duration back from `now` (`90s`, `10m`, `2h`, `7d`) or a date
+ * and time (`2026-11-22`, `2026-11-22 14:00`, any ISO 8601 form; local time
+ * unless it names a zone). Null when the text is neither.
+ */
+export function parseSince(text: string, now: number): number | null {
+  const rel = /^([0-9]{1,9})([smhd])$/.exec(text.trim());
+  if (rel !== null) return now - Number(rel[1]) * (UNITS[rel[2] as string] as number);
+  const iso = /^\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?(Z|[+-]\d\d:?\d\d)?$/;
+  const t = text.trim();
+  if (!iso.test(t)) return null;
+  // A bare date is UTC to Date.parse; make it local midnight like the rest.
+  const ms = Date.parse(/^\d{4}-\d\d-\d\d$/.test(t) ? `${t}T00:00` : t.replace(' ', 'T'));
+  return Number.isNaN(ms) ? null : ms;
 }

@@ -206,7 +206,26 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'print the audit log',
     side: 'owner',
     args: [],
-    flags: [json],
+    flags: [
+      json,
+      {
+        name: 'agent',
+        value: 'string',
+        summary: 'records by or about this agent',
+        complete: 'agent',
+      },
+      {
+        name: 'since',
+        value: 'string',
+        summary: 'from a time (2026-11-22 14:00) or back a span (10m, 2h, 7d)',
+      },
+      { name: 'follow', summary: 'keep printing records as they are written' },
+      {
+        name: 'verify',
+        summary:
+          'check the hash chain; exit 74 (VLT-3003) if a record was changed, removed or reordered',
+      },
+    ],
     module: 'audit',
   },
   {

@@ -5,7 +5,7 @@
  * `{ ok: false, code, message }` and never echoes a secret.
  */
 import type { Limits } from './policy.js';
-import type { AuditView } from './audit.js';
+import type { AuditFilter, AuditView } from './audit.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
@@ -95,7 +95,10 @@ export interface Ops {
   };
   'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
   'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
-  'audit.list': { req: OwnerAuth; res: { records: AuditView[] } };
+  'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
+  /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
+  'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };
+  'audit.verify': { req: OwnerAuth; res: { records: number; brokenAt: number | null } };
 }
 
 export type Op = keyof Ops;

@@ -2,11 +2,14 @@
  * What every host operation receives: the vault directory, its store (opened
  * once the vault exists) and the clock. Injected, so tests can drive time.
  */
+import { EventEmitter } from 'node:events';
 import { VaultError } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
 
 export class HostContext {
   private opened: Store | null = null;
+  /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
+  readonly events = new EventEmitter();
 
   constructor(
     readonly dir: string,
@@ -17,7 +20,12 @@ export class HostContext {
   store(): Store {
     if (this.opened === null) {
       if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
-      this.opened = Store.open(this.dir);
+      try {
+        this.opened = Store.open(this.dir);
+      } catch (err) {
+        // A store that cannot be opened for writing cannot take an audit record: refuse.
+        throw new VaultError('VLT-3004', undefined, { cause: err });
+      }
     }
     return this.opened;
   }
@@ -45,7 +53,9 @@ export class HostContext {
   commit<T>(fn: (tx: Tx) => T): T {
     const store = this.store();
     try {
-      return store.write(fn);
+      const out = store.write(fn);
+      this.events.emit('commit');
+      return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
       throw new VaultError('VLT-3004', undefined, { cause: err });

@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { matchesFilter, type AuditFilter } from '../core/audit.js';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
 import { PID_HEADER, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
@@ -21,7 +22,7 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { appendAudit, viewAudit } from './audit-log.js';
+import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, whoami } from './access.js';
 import { listEntries, removeEntry, setEntry, showEntry } from './entries.js';
@@ -60,6 +61,16 @@ function optCount(b: Body, key: string): number | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${key} must be a count`);
   return v;
+}
+function auditFilter(b: Body): AuditFilter {
+  const whole = (key: string): number | undefined => {
+    const v = b[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v))) {
+      throw bad(`${key} must be a whole number`);
+    }
+    return v;
+  };
+  return { agent: optStr(b, 'agent'), since: whole('since'), afterSeq: whole('afterSeq') };
 }
 function secret(b: Body, key: string, encoding: 'utf8' | 'base64' = 'utf8'): Secret {
   return new Secret(Buffer.from(str(b, key), encoding));
@@ -209,12 +220,28 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
     'agent.revoke': (b, source) =>
       asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
     'audit.list': (b) =>
-      asOwner(ctx, b, (s) => ({
-        records: viewAudit(
-          ctx.store().read((tx) => tx.audit()),
-          s.auditKeys(),
-        ),
-      })),
+      asOwner(ctx, b, (s) => {
+        const filter = auditFilter(b);
+        const records = ctx
+          .store()
+          .read((tx) => tx.audit())
+          .filter((r) => matchesFilter(r, filter));
+        return { records: viewAudit(records, s.auditKeys()) };
+      }),
+    'audit.verify': (b) =>
+      asOwner(ctx, b, () =>
+        ctx.store().read((tx) => {
+          const records = tx.audit();
+          return {
+            records: records.length,
+            brokenAt: brokenLink(records, tx.auditHead()?.hash ?? null),
+          };
+        }),
+      ),
+    // Served as a stream by followAudit(); reaching here means a plain request.
+    'audit.follow': async () => {
+      throw bad('audit.follow streams; it has no single reply');
+    },
   };
   return h as Record<Op, Handler>;
 }
@@ -281,6 +308,59 @@ function alive(path: string): Promise<boolean> {
   });
 }
 
+/** How often a follower also polls, for records another host process committed. */
+const FOLLOW_POLL_MS = 1000;
+
+/**
+ * `audit --follow`: unlocks once, then writes matching records as JSON lines
+ * as they are committed, until the client goes away. The body is delimited by
+ * the connection's end (no chunking), so every line arrives as written.
+ */
+async function followAudit(
+  ctx: HostContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fail: (err: unknown) => void,
+  followers: { count: number },
+): Promise<void> {
+  let session: OwnerSession;
+  let filter: AuditFilter;
+  try {
+    const body = await readBody(req);
+    filter = auditFilter(body);
+    const pass = secret(body, 'passphrase');
+    session = await unlockOwner(ctx, pass);
+    pass.wipe();
+  } catch (err) {
+    fail(err);
+    return;
+  }
+  const keys = session.auditKeys();
+  let last = filter.afterSeq ?? 0;
+  res.useChunkedEncodingByDefault = false;
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  const flush = () => {
+    const fresh = ctx.store().read((tx) => tx.audit(last + 1));
+    if (fresh.length === 0) return;
+    last = fresh[fresh.length - 1]?.seq ?? last;
+    const shown = viewAudit(
+      fresh.filter((r) => matchesFilter(r, filter)),
+      keys,
+    );
+    if (shown.length > 0) res.write(shown.map((r) => JSON.stringify(r) + '\n').join(''));
+  };
+  followers.count++;
+  ctx.events.on('commit', flush);
+  const poll = setInterval(flush, FOLLOW_POLL_MS);
+  res.on('close', () => {
+    followers.count--;
+    ctx.events.off('commit', flush);
+    clearInterval(poll);
+    session.wipe();
+  });
+  flush();
+}
+
 export class HostAlreadyRunning extends Error {}
 
 /**
@@ -307,9 +387,15 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     });
     server.closeAllConnections();
   };
+  const followers = { count: 0 };
   const touch = () => {
     clearTimeout(idle);
-    if (opts.idleMs > 0) idle = setTimeout(() => (log('idle: stopping'), stop()), opts.idleMs);
+    if (opts.idleMs <= 0) return;
+    idle = setTimeout(() => {
+      if (followers.count > 0) return touch();
+      log('idle: stopping');
+      stop();
+    }, opts.idleMs);
   };
   const table = handlers(ctx, stop, startedAt);
 
@@ -325,6 +411,19 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       });
       res.end(bytes);
     };
+    const fail = (err: unknown) => {
+      if (err instanceof VaultError && isErrorCode(err.code)) {
+        reply(200, { ok: false, code: err.code, message: err.message });
+        return;
+      }
+      // Log the kind of failure only: a message of a dependency could quote input.
+      log(`internal error in ${op}: ${err instanceof Error ? err.name : typeof err}`);
+      reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
+    };
+    if (req.method === 'POST' && op === 'audit.follow') {
+      void followAudit(ctx, req, res, fail, followers);
+      return;
+    }
     const handler = req.method === 'POST' && Object.hasOwn(table, op) ? table[op] : undefined;
     if (handler === undefined) {
       reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
@@ -332,18 +431,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     }
     readBody(req)
       .then((body) => handler(body, sourceOf(req)))
-      .then(
-        (result) => reply(200, { ok: true, result }),
-        (err: unknown) => {
-          if (err instanceof VaultError && isErrorCode(err.code)) {
-            reply(200, { ok: false, code: err.code, message: err.message });
-            return;
-          }
-          // Log the kind of failure only: a message of a dependency could quote input.
-          log(`internal error in ${op}: ${err instanceof Error ? err.name : typeof err}`);
-          reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
-        },
-      );
+      .then((result) => reply(200, { ok: true, result }), fail);
   });
   server.keepAliveTimeout = 1000;
 
@@ -351,6 +439,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await listenOnce(server, socketPath);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    // A host that has bound but not yet listened refuses connections for a
+    // moment: only a socket that refuses twice, 100 ms apart, is stale.
+    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
+    await new Promise((r) => setTimeout(r, 100));
     if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
     unlinkSync(socketPath);
     await listenOnce(server, socketPath);

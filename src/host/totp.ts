@@ -43,9 +43,23 @@ export function parseSeed(seed: string): TotpParams {
     if (algorithm !== 'sha1' && algorithm !== 'sha256' && algorithm !== 'sha512') throw bad();
     if (digits !== 6 && digits !== 7 && digits !== 8) throw bad();
     if (!Number.isInteger(period) || period < 1 || period > 3600) throw bad();
-    return { ...base32(q.get('secret') ?? ''), algorithm, digits, period };
+    return usable({ ...base32(q.get('secret') ?? ''), algorithm, digits, period });
   }
-  return { ...base32(text), algorithm: 'sha1', digits: 6, period: 30 };
+  return usable({ ...base32(text), algorithm: 'sha1', digits: 6, period: 30 });
+}
+
+/**
+ * The seed as otplib will take it: base32 with no impossible length or stray
+ * padding bits, 10 to 64 bytes. Checked by making one code, so a seed that
+ * passes here can never fail later, after a read has been charged.
+ */
+function usable(p: TotpParams): TotpParams {
+  try {
+    totpCode(p, 0);
+  } catch {
+    throw bad();
+  }
+  return p;
 }
 
 function base32(text: string): Pick<TotpParams, 'secret'> {

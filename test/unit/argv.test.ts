@@ -1,0 +1,308 @@
+// The argv parser and help text, both driven by the one command table.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { helpText, parseArgv, type Invocation } from '../../src/core/argv.js';
+import { COMMANDS } from '../../src/core/commands.js';
+import { VaultError } from '../../src/core/errors.js';
+
+const RUNS = Number(process.env.FC_RUNS ?? 200);
+
+/** Asserts that `fn` throws the usage error VLT-1001 and returns its message. */
+function usageError(fn: () => unknown): string {
+  let caught: unknown = null;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof VaultError, `expected a VaultError, got ${String(caught)}`);
+  assert.equal(caught.code, 'VLT-1001');
+  return caught.message;
+}
+
+function path(inv: Invocation): string {
+  return inv.command?.path.join(' ') ?? '(none)';
+}
+
+test('every command path in the table parses to its own definition', () => {
+  for (const c of COMMANDS) {
+    const words = [...c.path];
+    for (const a of c.args) if (a.optional !== true && a.rest !== true) words.push(`x-${a.name}`);
+    const inv = parseArgv(words);
+    assert.equal(inv.command, c, words.join(' '));
+    assert.equal(inv.help, false);
+    assert.deepEqual(inv.group, c.path);
+    for (const a of c.args) {
+      if (a.optional !== true && a.rest !== true) assert.equal(inv.args[a.name], `x-${a.name}`);
+    }
+  }
+});
+
+test('the longest matching path wins: daemon vs daemon stop', () => {
+  assert.equal(path(parseArgv(['daemon'])), 'daemon');
+  assert.equal(path(parseArgv(['daemon', 'stop'])), 'daemon stop');
+  assert.equal(path(parseArgv(['daemon', 'status', '--json'])), 'daemon status');
+});
+
+test('positional arguments: get, entry set, agent add', () => {
+  const get = parseArgv(['get', 'Stripe Prod']);
+  assert.equal(path(get), 'get');
+  assert.deepEqual(get.args, { entry: 'Stripe Prod' });
+  assert.deepEqual(get.flags, {});
+
+  const set = parseArgv(['entry', 'set', 'GitHub', '--field', 'totp', '--tier', 'ops']);
+  assert.deepEqual(set.args, { entry: 'GitHub' });
+  assert.deepEqual(set.flags, { field: 'totp', tier: 'ops' });
+
+  const add = parseArgv(['agent', 'add', 'claude']);
+  assert.deepEqual(add.args, { name: 'claude' });
+});
+
+test('--flag=value and --flag value give the same result', () => {
+  const a = parseArgv(['get', 'GitHub', '--field=key']);
+  const b = parseArgv(['get', 'GitHub', '--field', 'key']);
+  assert.deepEqual(a.flags, { field: 'key' });
+  assert.deepEqual(b.flags, a.flags);
+  assert.deepEqual(b.args, a.args);
+});
+
+test('a flag may come before the positional argument', () => {
+  const inv = parseArgv(['get', '--field', 'key', 'GitHub']);
+  assert.deepEqual(inv.args, { entry: 'GitHub' });
+  assert.deepEqual(inv.flags, { field: 'key' });
+});
+
+test('--flag=value keeps everything after the first = (including more = and nothing)', () => {
+  assert.deepEqual(parseArgv(['get', 'e', '--field=a=b']).flags, { field: 'a=b' });
+  assert.deepEqual(parseArgv(['get', 'e', '--field=']).flags, { field: '' });
+});
+
+test('a value that looks like a flag is taken when given after --flag', () => {
+  assert.deepEqual(parseArgv(['get', 'e', '--field', '--json']).flags, { field: '--json' });
+});
+
+test('--scope is repeatable and keeps order; both spellings mix', () => {
+  const inv = parseArgv([
+    'agent',
+    'add',
+    'claude',
+    '--scope',
+    'Stripe Prod',
+    '--scope=GitHub',
+    '--scope',
+    'Stripe Prod',
+  ]);
+  assert.deepEqual(inv.flags.scope, ['Stripe Prod', 'GitHub', 'Stripe Prod']);
+  const scope = parseArgv(['agent', 'scope', 'claude', '--add', 'A', '--rm', 'B', '--add=C']);
+  assert.deepEqual(scope.flags, { add: ['A', 'C'], rm: ['B'] });
+});
+
+test('a non-repeatable flag given twice is a usage error', () => {
+  const msg = usageError(() => parseArgv(['get', 'e', '--field', 'a', '--field', 'b']));
+  assert.match(msg, /--field/);
+  usageError(() => parseArgv(['agent', 'add', 'x', '--kind', 'ai', '--kind=script']));
+});
+
+test('count flags are parsed as numbers of at least 1', () => {
+  const inv = parseArgv(['agent', 'add', 'claude', '--per-minute', '5', '--per-hour=20']);
+  assert.deepEqual(inv.flags, { 'per-minute': 5, 'per-hour': 20 });
+  assert.equal(typeof inv.flags['per-minute'], 'number');
+  const max = parseArgv(['agent', 'limits', 'claude', '--per-hour', '999999999']);
+  assert.equal(max.flags['per-hour'], 999_999_999);
+});
+
+test('count flags refuse zero, negatives, fractions, words and overlong numbers', () => {
+  for (const bad of ['0', '-1', '1.5', 'three', '', ' 3', '1e3', '0x10', '1234567890']) {
+    const msg = usageError(() => parseArgv(['agent', 'limits', 'claude', `--per-minute=${bad}`]));
+    assert.match(msg, /--per-minute/);
+  }
+  usageError(() => parseArgv(['agent', 'limits', 'claude', '--per-minute', '-1']));
+});
+
+test('boolean switches: present is true, a value is refused', () => {
+  assert.deepEqual(parseArgv(['entry', 'ls', '--json']).flags, { json: true });
+  assert.deepEqual(parseArgv(['vault', 'passwd', '--recovery']).flags, { recovery: true });
+  usageError(() => parseArgv(['entry', 'ls', '--json=yes']));
+});
+
+test('a flag that needs a value at the end of argv is a usage error', () => {
+  const msg = usageError(() => parseArgv(['get', 'e', '--field']));
+  assert.match(msg, /--field/);
+});
+
+test('unknown flags, short flags and flags of another command are usage errors', () => {
+  assert.match(
+    usageError(() => parseArgv(['get', 'e', '--nope'])),
+    /--nope/,
+  );
+  assert.match(
+    usageError(() => parseArgv(['get', 'e', '-x'])),
+    /-x/,
+  );
+  usageError(() => parseArgv(['get', 'e', '--json']));
+  usageError(() => parseArgv(['entry', 'ls', '--scope', 'a']));
+});
+
+test('missing and extra positional arguments are usage errors', () => {
+  assert.match(
+    usageError(() => parseArgv(['get'])),
+    /<entry>/,
+  );
+  assert.match(
+    usageError(() => parseArgv(['get', 'a', 'b'])),
+    /"b"/,
+  );
+  usageError(() => parseArgv(['agent', 'lock']));
+  usageError(() => parseArgv(['entry', 'ls', 'extra']));
+});
+
+test('unknown commands are usage errors that name the word', () => {
+  assert.match(
+    usageError(() => parseArgv(['frobnicate'])),
+    /frobnicate/,
+  );
+  assert.match(
+    usageError(() => parseArgv(['entry', 'frob'])),
+    /entry frob/,
+  );
+  usageError(() => parseArgv(['--json']));
+});
+
+test('-- ends options: what follows is positional, even when it starts with a dash', () => {
+  const a = parseArgv(['get', '--', '--field']);
+  assert.deepEqual(a.args, { entry: '--field' });
+  assert.deepEqual(a.flags, {});
+  const b = parseArgv(['get', '--field', 'key', '--', '-x']);
+  assert.deepEqual(b.args, { entry: '-x' });
+  assert.deepEqual(b.flags, { field: 'key' });
+  const c = parseArgv(['entry', 'set', '--', '--']);
+  assert.deepEqual(c.args, { entry: '--' });
+  usageError(() => parseArgv(['get', '--', 'a', 'b']));
+});
+
+test('-- ends options for --help and -h too: an entry may be named --help', () => {
+  const a = parseArgv(['get', '--', '--help']);
+  assert.equal(a.help, false);
+  assert.deepEqual(a.args, { entry: '--help' });
+  const b = parseArgv(['get', '--', '-h']);
+  assert.equal(b.help, false);
+  assert.deepEqual(b.args, { entry: '-h' });
+});
+
+test('a lone - is a positional argument (stdin)', () => {
+  assert.deepEqual(parseArgv(['get', '-']).args, { entry: '-' });
+});
+
+test('no words, --help or -h alone ask for the top-level help', () => {
+  for (const argv of [[], ['--help'], ['-h']]) {
+    const inv = parseArgv(argv);
+    assert.equal(inv.help, true);
+    assert.equal(inv.command, null);
+    assert.deepEqual(inv.group, []);
+  }
+});
+
+test('a group word alone or with --help asks for the group help', () => {
+  for (const argv of [['entry'], ['entry', '--help'], ['agent', '-h'], ['vault']]) {
+    const inv = parseArgv(argv);
+    assert.equal(inv.help, true, argv.join(' '));
+    assert.equal(inv.command, null);
+    assert.deepEqual(inv.group, [argv[0]]);
+  }
+  const text = helpText(['entry']);
+  for (const c of COMMANDS.filter((c) => c.path[0] === 'entry')) {
+    assert.ok(text.includes(c.path.join(' ')), `entry help lists ${c.path.join(' ')}`);
+  }
+  assert.ok(!text.includes('agent add'));
+});
+
+test('--help on a command asks for that command’s help, wherever it stands', () => {
+  for (const argv of [
+    ['entry', 'set', '--help'],
+    ['entry', 'set', 'x', '--help'],
+    ['entry', 'set', '--nope', '--help'],
+    ['entry', 'set', '-h'],
+  ]) {
+    const inv = parseArgv(argv);
+    assert.equal(inv.help, true, argv.join(' '));
+    assert.equal(path(inv), 'entry set');
+    assert.deepEqual(inv.group, ['entry', 'set']);
+  }
+});
+
+test('helpText for every command mentions every one of its flags and its arguments', () => {
+  for (const c of COMMANDS) {
+    const text = helpText(c.path);
+    assert.ok(text.startsWith(`usage: vault-cli ${c.path.join(' ')}`), text);
+    assert.ok(text.includes(c.summary), `${c.path.join(' ')}: summary`);
+    for (const f of c.flags) {
+      assert.match(
+        text,
+        new RegExp(`--${f.name}(?![\\w-])`),
+        `${c.path.join(' ')} help names --${f.name}`,
+      );
+    }
+    for (const a of c.args) assert.ok(text.includes(a.name), `${c.path.join(' ')}: ${a.name}`);
+  }
+});
+
+test('the top-level help lists every command', () => {
+  const text = helpText([]);
+  for (const c of COMMANDS) assert.ok(text.includes(c.path.join(' ')), c.path.join(' '));
+});
+
+const words = fc.oneof(
+  fc.constantFrom(
+    ...new Set(COMMANDS.flatMap((c) => c.path)),
+    ...new Set(COMMANDS.flatMap((c) => c.flags.map((f) => `--${f.name}`))),
+    '--',
+    '-',
+    '-h',
+    '--help',
+    '--per-minute=0',
+    '--scope=x',
+    '--field=',
+    '3',
+    '',
+    '__proto__',
+    'constructor',
+    '--__proto__',
+    '--constructor',
+    '--toString',
+  ),
+  fc.string(),
+  fc.string({ unit: 'binary' }),
+);
+
+test('property: parseArgv returns or throws VLT-1001, never another exception', () => {
+  fc.assert(
+    fc.property(fc.array(words, { maxLength: 8 }), (argv) => {
+      try {
+        const inv = parseArgv(argv);
+        if (!inv.help) assert.notEqual(inv.command, null);
+      } catch (err) {
+        if (!(err instanceof VaultError) || err.code !== 'VLT-1001') throw err;
+      }
+    }),
+    { numRuns: RUNS * 5 },
+  );
+});
+
+test('property: --field value and --field=value agree for arbitrary values', () => {
+  // `--help` and `-h` anywhere ask for help, so they are not arbitrary values.
+  const get = fc.tuple(
+    fc.string({ minLength: 1 }).filter((s) => !s.startsWith('-')),
+    fc.string().filter((s) => s !== '--help' && s !== '-h'),
+  );
+  fc.assert(
+    fc.property(get, ([entry, field]) => {
+      const a = parseArgv(['get', entry, '--field', field]);
+      const b = parseArgv(['get', entry, `--field=${field}`]);
+      assert.deepEqual(a.args, { entry });
+      assert.deepEqual(a.flags, { field });
+      assert.deepEqual(b.flags, a.flags);
+    }),
+    { numRuns: RUNS },
+  );
+});
