@@ -1,0 +1,142 @@
+// Rate limits, violations and lockdown on the real host, with its wall clock
+// moved by libfaketime between reads. Exact boundaries are in
+// test/unit/policy.test.ts; here each step is a second or more from a boundary.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
+import { Rig } from '../support/rig.js';
+
+const skip = LIBFAKETIME === null ? 'needs Debian faketime (.ci/run installs it)' : false;
+const rig = new Rig();
+const clock = new FakeClock(rig);
+const entries = Array.from({ length: 12 }, (_, i) => `e${i + 1}`);
+
+before(async () => {
+  if (skip) return;
+  await clock.start();
+  await rig.create();
+  for (const e of entries) await rig.set(e, `value of ${e}`);
+});
+after(async () => {
+  if (!skip) await clock.stop();
+  await rig.dispose();
+});
+
+async function read(token: string, entry: string) {
+  const r = await rig.agent(['get', entry], token);
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function expectRead(token: string, entry: string): Promise<void> {
+  const r = await read(token, entry);
+  assert.equal(r.code, 0, `${entry} at +${clock.seconds}s: ${r.stderr}`);
+  assert.equal(r.stdout, `value of ${entry}\n`);
+}
+
+async function expectCode(
+  token: string,
+  entry: string,
+  code: string,
+  exit: number,
+): Promise<string> {
+  const r = await read(token, entry);
+  assert.equal(r.code, exit, `${entry} at +${clock.seconds}s: ${r.stderr}`);
+  assert.equal(r.stdout, '');
+  assert.ok(r.stderr.startsWith(`vault-cli: ${code}: `), r.stderr);
+  return r.stderr;
+}
+
+// The steps share one host clock, so they run in order, each agent on its own.
+test(
+  'minute window: 3 allowed, the 4th refused, re-reads free and refresh, then a lock',
+  { skip },
+  async () => {
+    const token = await rig.addAgent('minute', entries);
+    clock.set(0);
+    for (const e of ['e1', 'e2', 'e3']) await expectRead(token, e);
+    clock.set(5);
+    await expectRead(token, 'e1'); // already counted: free
+    await expectRead(token, 'e2');
+    clock.set(50);
+    const refused = await expectCode(token, 'e4', 'VLT-2042', 75);
+    assert.match(refused, /retry after \d{4}-\d\d-\d\dT/);
+    // e3 (read at +0 s) has left; e1 and e2, re-read at +5 s, are still counted: room for one.
+    clock.set(61);
+    await expectRead(token, 'e4');
+    await expectCode(token, 'e5', 'VLT-2043', 77); // the second violation within 2 h locks
+    const show = await rig.owner(['agent', 'show', 'minute', '--json']);
+    assert.equal(JSON.parse(show.stdout).state, 'locked');
+  },
+);
+
+test('a read leaves the minute window 60 s after it was made', { skip }, async () => {
+  const token = await rig.addAgent('boundary', entries);
+  clock.set(200);
+  for (const e of ['e1', 'e2', 'e3']) await expectRead(token, e);
+  clock.set(259);
+  await expectCode(token, 'e4', 'VLT-2042', 75); // 59 s later: still in the window
+  clock.set(262);
+  await expectRead(token, 'e4'); // 62 s later: out
+});
+
+test('hour window: 10 distinct an hour, room again after 3600 s', { skip }, async () => {
+  const token = await rig.addAgent('hour', entries);
+  let t = 1000;
+  for (let i = 0; i < 10; i += 3) {
+    clock.set(t);
+    for (const e of entries.slice(i, Math.min(i + 3, 10))) await expectRead(token, e);
+    t += 70;
+  }
+  clock.set(t);
+  const refused = await expectCode(token, 'e11', 'VLT-2042', 75);
+  assert.match(refused, /\(hour\)/);
+  clock.set(1000 + 3602); // e1..e3 (read at +1000 s) have left the hour window
+  await expectRead(token, 'e11');
+});
+
+test(
+  'a second violation within two hours locks, also for entries read before',
+  { skip },
+  async () => {
+    const token = await rig.addAgent('escalate', entries, ['--per-minute', '1']);
+    clock.set(10_000);
+    await expectRead(token, 'e1');
+    await expectCode(token, 'e2', 'VLT-2042', 75);
+    clock.set(10_000 + 2 * 3600 - 60); // 1 min short of two hours
+    await expectRead(token, 'e1');
+    await expectCode(token, 'e2', 'VLT-2043', 77);
+    await expectCode(token, 'e1', 'VLT-2043', 77);
+    clock.set(10_000 + 5 * 3600); // locks do not expire
+    await expectCode(token, 'e1', 'VLT-2043', 77);
+    const audit = await rig.owner(['audit', '--agent', 'escalate', '--json']);
+    const actions = audit.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).action);
+    assert.deepEqual(actions, [
+      'agent_add',
+      'ai_read',
+      'limited',
+      'ai_read',
+      'locked',
+      'locked',
+      'locked',
+    ]);
+  },
+);
+
+test(
+  'a second violation two hours and a minute after the first does not lock',
+  { skip },
+  async () => {
+    const token = await rig.addAgent('spaced', entries, ['--per-minute', '1']);
+    clock.set(40_000);
+    await expectRead(token, 'e1');
+    await expectCode(token, 'e2', 'VLT-2042', 75);
+    clock.set(40_000 + 2 * 3600 + 60);
+    await expectRead(token, 'e1');
+    await expectCode(token, 'e3', 'VLT-2042', 75); // a violation, the first within two hours
+    const show = await rig.owner(['agent', 'show', 'spaced', '--json']);
+    assert.equal(JSON.parse(show.stdout).state, 'violation');
+  },
+);
