@@ -28,9 +28,20 @@ export interface RateState {
   /** Times of recorded violations within the last VIOLATION_SPAN_MS. */
   readonly violations: readonly number[];
   readonly lock: Lock | null;
+  /**
+   * Refusals before this time belong to the latest violation and do not count
+   * again: an agent that bursts or retries while still over its limit has
+   * committed one violation, not many. It ends when the window has room.
+   */
+  readonly quietUntil?: number | null;
 }
 
-export const FRESH_RATE_STATE: RateState = { reads: {}, violations: [], lock: null };
+export const FRESH_RATE_STATE: RateState = {
+  reads: {},
+  violations: [],
+  lock: null,
+  quietUntil: null,
+};
 
 export type Decision =
   /** Release; `state` has the charge recorded. */
@@ -41,6 +52,8 @@ export type Decision =
       readonly state: RateState;
       readonly retryAt: number | null;
       readonly window: 'minute' | 'hour';
+      /** False when the refusal belongs to the violation already recorded. */
+      readonly counted: boolean;
     }
   /** Refused, and this violation locked the agent. */
   | { readonly kind: 'lockdown'; readonly state: RateState }
@@ -58,7 +71,13 @@ function prune(state: RateState, now: number): RateState {
     if (inWindow(at, now, HOUR_MS)) reads[id] = at;
   }
   const violations = state.violations.filter((at) => inWindow(at, now, VIOLATION_SPAN_MS));
-  return { reads, violations, lock: state.lock };
+  const quiet = state.quietUntil ?? null;
+  return {
+    reads,
+    violations,
+    lock: state.lock,
+    quietUntil: quiet !== null && now < quiet ? quiet : null,
+  };
 }
 
 /**
@@ -116,17 +135,26 @@ export function decideRead(
     for (const id of wanted) reads[id] = now;
     return { kind: 'allow', state: { ...s, reads } };
   }
-  const violations = [...s.violations, now];
-  if (s.violations.length > 0) {
-    return {
-      kind: 'lockdown',
-      state: { ...s, violations, lock: { at: now, reason: 'violations' } },
-    };
-  }
   const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));
   const retryAt = retries.includes(null) ? null : Math.max(...(retries as number[]));
-  const worst = over[over.length - 1]?.window ?? 'minute';
-  return { kind: 'limited', state: { ...s, violations }, retryAt, window: worst };
+  const worst = over[over.length - 1];
+  const window = worst?.window ?? 'minute';
+  if (s.quietUntil !== null && s.quietUntil !== undefined) {
+    return { kind: 'limited', state: s, retryAt, window, counted: false };
+  }
+  const violations = [...s.violations, now];
+  if (s.violations.length > 0) {
+    const lock = { at: now, reason: 'violations' as const };
+    return { kind: 'lockdown', state: { ...s, violations, lock, quietUntil: null } };
+  }
+  const quietUntil = retryAt ?? now + (worst?.span ?? MINUTE_MS);
+  return {
+    kind: 'limited',
+    state: { ...s, violations, quietUntil },
+    retryAt,
+    window,
+    counted: true,
+  };
 }
 
 /** The owner locks an agent by hand. */

@@ -130,14 +130,26 @@ test('re-reading refreshes an entry: it counts in the window of its latest read'
   assert.equal(d.retryAt, T0 + 61_000);
 });
 
+test('refusals while still over the limit belong to the first violation', () => {
+  const first = decideRead(threeReads(), DEFAULT_LIMITS, ['d'], T0 + 3000);
+  assert.ok(first.kind === 'limited' && first.counted);
+  assert.equal(first.retryAt, T0 + 60_000);
+  const burst = decideRead(first.state, DEFAULT_LIMITS, ['e'], T0 + 10_000);
+  assert.ok(burst.kind === 'limited');
+  assert.equal(burst.counted, false);
+  assert.deepEqual(burst.state.violations, [T0 + 3000]);
+  assert.equal(burst.state.lock, null);
+});
+
 test('a second violation within two hours of the first locks the agent', () => {
   const first = decideRead(threeReads(), DEFAULT_LIMITS, ['d'], T0 + 3000);
   assert.ok(first.kind === 'limited');
-  const second = decideRead(first.state, DEFAULT_LIMITS, ['e'], T0 + 10_000);
+  // Room again from T0 + 60 s: three new reads, then a fourth is a new violation.
+  const second = violateAt(first.state, T0 + 70_000, 'x');
   assert.equal(second.kind, 'lockdown');
   assert.ok(second.kind === 'lockdown');
-  assert.deepEqual(second.state.lock, { at: T0 + 10_000, reason: 'violations' });
-  assert.deepEqual(second.state.violations, [T0 + 3000, T0 + 10_000]);
+  assert.deepEqual(second.state.lock, { at: T0 + 70_000, reason: 'violations' });
+  assert.deepEqual(second.state.violations, [T0 + 3000, T0 + 70_000]);
 });
 
 /** From `state`, three fresh reads at `at`, then a fourth distinct one: a violation at `at`. */
@@ -166,20 +178,20 @@ test('a second violation two hours and a minute after the first is only limited'
   assert.ok(second.kind === 'limited');
   assert.equal(second.state.lock, null);
   assert.deepEqual(second.state.violations, [at]);
-  // ...and a third one soon after locks.
-  const third = decideRead(second.state, DEFAULT_LIMITS, ['y'], at + 1000);
+  // ...and a third one, once the window had room again, locks.
+  const third = violateAt(second.state, at + 2 * MINUTE_MS, 'y');
   assert.equal(third.kind, 'lockdown');
 });
 
 test('once locked, every request is refused as locked: new, counted, empty, any time', () => {
   const first = decideRead(threeReads(), DEFAULT_LIMITS, ['d'], T0 + 3000);
   assert.ok(first.kind === 'limited');
-  const lock = decideRead(first.state, DEFAULT_LIMITS, ['e'], T0 + 4000);
+  const lock = violateAt(first.state, T0 + 70_000, 'x');
   assert.ok(lock.kind === 'lockdown');
   for (const [ids, at] of [
-    [['a'], T0 + 5000],
-    [['zzz'], T0 + 5000],
-    [[], T0 + 5000],
+    [['a'], T0 + 75_000],
+    [['zzz'], T0 + 75_000],
+    [[], T0 + 75_000],
     [['a', 'b'], T0 + 10 * HOUR_MS],
     [['a'], T0 + 365 * 24 * HOUR_MS],
   ] as const) {
