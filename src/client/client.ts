@@ -69,6 +69,16 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       }
     });
     sock.on('end', () => {
+      if (chunks.length === 0) {
+        // The host went away mid-request (killed, crashed): it replied nothing, so released nothing.
+        reject(
+          new VaultError(
+            'VLT-3005',
+            'The vault host stopped before replying; nothing was released.',
+          ),
+        );
+        return;
+      }
       try {
         resolve(parseReply<O>(Buffer.concat(chunks)));
       } catch (err) {

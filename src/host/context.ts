@@ -3,8 +3,16 @@
  * once the vault exists) and the clock. Injected, so tests can drive time.
  */
 import { EventEmitter } from 'node:events';
+import { statfsSync } from 'node:fs';
 import { VaultError } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
+
+/**
+ * Writes stop while the file system has less than this free. lmdb-js aborts
+ * the whole process when a commit meets ENOSPC (heap corruption in its native
+ * write path; lmdb-js issue 40), so the host refuses cleanly before that.
+ */
+export const MIN_FREE_BYTES = 1024 * 1024;
 
 export class HostContext {
   private opened: Store | null = null;
@@ -52,6 +60,13 @@ export class HostContext {
    */
   commit<T>(fn: (tx: Tx) => T): T {
     const store = this.store();
+    const fs = statfsSync(this.dir);
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
+      throw new VaultError(
+        'VLT-3004',
+        'Audit record could not be written (disk full); access refused.',
+      );
+    }
     try {
       const out = store.write(fn);
       this.events.emit('commit');
