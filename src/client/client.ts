@@ -11,6 +11,7 @@ import { VaultError, isErrorCode } from '../core/errors.js';
 import {
   PID_HEADER,
   SOCKET_NAME,
+  SPAWNED_BY_ENV,
   STORE_FILE,
   type Op,
   type Ops,
@@ -114,7 +115,12 @@ async function startDaemon(opts: ClientOptions): Promise<void> {
     const child = spawn(
       '/bin/sh',
       ['-c', 'ulimit -c 0; exec "$0" "$@"', opts.daemon.node, opts.daemon.script, 'daemon'],
-      { detached: true, stdio: ['ignore', log, log], env: opts.daemon.env },
+      {
+        detached: true,
+        stdio: ['ignore', log, log],
+        // The host serves only while the command that started it still waits for it.
+        env: { ...opts.daemon.env, [SPAWNED_BY_ENV]: String(process.pid) },
+      },
     );
     child.unref();
   } finally {
@@ -158,7 +164,11 @@ export async function call<O extends Op>(
   }
   if (reply.ok) return reply.result;
   const code = isErrorCode(reply.code) ? reply.code : 'VLT-3007';
-  throw new VaultError(code, reply.message);
+  const problems = (reply.problems ?? []).map((p) => ({
+    index: p.index,
+    code: isErrorCode(p.code) ? p.code : code,
+  }));
+  throw new VaultError(code, reply.message, { problems });
 }
 
 /**

@@ -11,6 +11,13 @@ export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
 /** The store file in the vault directory; a client checks for it before starting a host. */
 export const STORE_FILE = 'vault.mdb';
+/**
+ * Set on a host that a command started in the background: that command's pid.
+ * Several commands that find no host each start one; the losers exit when they
+ * see the winner, and one that finishes booting after its command was served
+ * (even after `daemon stop`) sees the pid gone and exits instead of serving.
+ */
+export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
 /** Header carrying the caller's pid, recorded as the audit source. */
 export const PID_HEADER = 'x-vault-client-pid';
 
@@ -62,6 +69,15 @@ export interface Ops {
     req: AgentAuth & { entry: string; field: string; mode: 'get' | 'totp' };
     res: { value: string };
   };
+  /** Several references at once, all or nothing: render, and the proxy's header fills. */
+  resolve: {
+    req: AgentAuth & {
+      refs: { entry: string; field: string }[];
+      /** Destination host of a proxy fill, audited with it; absent for render. */
+      host?: string;
+    };
+    res: { values: string[] };
+  };
   'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
   'vault.passwd': {
     req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
@@ -105,4 +121,10 @@ export type Op = keyof Ops;
 
 export type Reply<O extends Op> =
   | { readonly ok: true; readonly result: Ops[O]['res'] }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly code: string;
+      readonly message: string;
+      /** For a request of several references: which ones failed, by index, and why. */
+      readonly problems?: readonly { readonly index: number; readonly code: string }[];
+    };

@@ -1,6 +1,7 @@
 /** `vault-cli daemon [stop|status]`: the vault host in the foreground, or control of a running one. */
 import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
+import { SPAWNED_BY_ENV } from '../../core/protocol.js';
 import { flag, type Command } from '../context.js';
 
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
@@ -36,6 +37,15 @@ export const run: Command = async (ctx) => {
   return runHost(ctx);
 };
 
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
   process.on('SIGUSR1', () => {});
@@ -44,6 +54,11 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
   const log = (line: string) =>
     ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+  const spawner = Number(ctx.env[SPAWNED_BY_ENV] ?? 0);
+  if (spawner > 0 && !running(spawner)) {
+    log(`started for pid ${spawner}, which no longer waits: not serving`);
+    return 0;
+  }
   let host;
   try {
     host = await startHost({
