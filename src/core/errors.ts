@@ -39,14 +39,27 @@ export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.hasOwn(ERRORS, code);
 }
 
+/** One reference of a multi-reference request (render, proxy) that failed, by its index. */
+export interface RefProblem {
+  readonly index: number;
+  readonly code: ErrorCode;
+}
+
 /** An error the user is meant to see, as `vault-cli: <code>: <message>`. */
 export class VaultError extends Error {
   readonly code: ErrorCode;
+  /** For a request of several references: each one that failed, and why. */
+  readonly problems: readonly RefProblem[];
 
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options?: { cause?: unknown; problems?: readonly RefProblem[] },
+  ) {
     super(message ?? ERRORS[code].message, options);
     this.name = 'VaultError';
     this.code = code;
+    this.problems = options?.problems ?? [];
   }
 
   get exitCode(): number {

@@ -100,17 +100,198 @@ export function endSession(s: AgentSession): void {
   wipe(s.keys.secretKey, s.indexKey);
 }
 
+/** A reference to one field of one entry, as the caller wrote it. */
+export interface FieldRef {
+  readonly entry: string;
+  readonly field: string;
+}
+
+/** What the released values are for: the audit action and, for a fill, where it goes. */
+export type Purpose =
+  | { readonly kind: 'get' }
+  | { readonly kind: 'totp' }
+  | { readonly kind: 'fill'; readonly host: string | null };
+
 interface Target {
+  /** The reference's key in the request, for putting values back in order. */
+  key: string;
   entry: EntryRecord;
-  field: FieldRecord;
+  field: string;
+  record: FieldRecord;
   /** The tier key sealed to the agent, as the transaction saw the agent. */
   tierBox: Buffer;
+}
+
+function retryText(d: { retryAt: number | null; window: string }): string {
+  const when =
+    d.retryAt === null
+      ? 'this request alone exceeds the limit'
+      : `retry after ${new Date(d.retryAt).toISOString()}`;
+  return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
+}
+
+/**
+ * Releases the fields `refs` name, all of them or none: for `get` and `totp`
+ * one reference, for a render or a proxy fill all distinct references of the
+ * request at once, charged to the limits together. Values come back in the
+ * order of `refs` (duplicates resolved once).
+ * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several
+ *   references, `problems` names each bad one), VLT-3003, VLT-3004.
+ */
+export function release(
+  ctx: HostContext,
+  session: AgentSession,
+  refs: readonly FieldRef[],
+  purpose: Purpose,
+  source: string,
+): Secret[] {
+  const keyOf = (r: FieldRef) => JSON.stringify([r.entry, r.field]);
+  const distinct = [...new Map(refs.map((r) => [keyOf(r), r])).values()];
+  const actor = agentActor(session.agent.name);
+  const host = purpose.kind === 'fill' ? purpose.host : null;
+
+  const decided = ctx.commit(
+    (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
+      const header = ctx.header(tx);
+      const agent = tx.agent(session.agent.id) ?? session.agent;
+      const looked = distinct.map((ref) => {
+        const entryId = tx.entryIdByName(
+          keyedHash(session.indexKey, 'entry', ref.entry).toString('hex'),
+        );
+        return { ref, entryId, entry: entryId === null ? null : tx.entry(entryId) };
+      });
+      const audit = (action: AuditAction, code: 'ok' | ErrorCode, l: (typeof looked)[number]) =>
+        appendAudit(
+          tx,
+          header,
+          event(ctx, action, code, actor, source, {
+            entryId: l.entryId,
+            entry: l.ref.entry,
+            field: l.ref.field,
+            host,
+          }),
+        );
+      /** Every reference refused for one reason, each audited. */
+      const refuseAll = (action: AuditAction, code: ErrorCode, message?: string) => {
+        for (const l of looked) audit(action, code, l);
+        return { ok: false as const, err: new VaultError(code, message) };
+      };
+      if (agent.revoked !== null) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
+      if (agent.rate.lock !== null) return refuseAll('locked', 'VLT-2043');
+
+      const targets: Target[] = [];
+      const problems: { index: number; code: ErrorCode }[] = [];
+      for (const l of looked) {
+        const { entry, ref } = l;
+        let code: ErrorCode | null = null;
+        let record: FieldRecord | null = null;
+        if (
+          entry === null ||
+          !inScope(agent.scope, l.entryId) ||
+          agent.tierKeys[entry.tier] === undefined
+        ) {
+          code = 'VLT-2041';
+        } else {
+          record = tx.field(
+            entry.id,
+            keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
+          );
+          if (record === null) code = 'VLT-2044';
+        }
+        if (code !== null || entry === null || record === null) {
+          audit('denied', code ?? 'VLT-2041', l);
+          refs.forEach(
+            (r, index) =>
+              keyOf(r) === keyOf(ref) && problems.push({ index, code: code ?? 'VLT-2041' }),
+          );
+          continue;
+        }
+        targets.push({
+          key: keyOf(ref),
+          entry,
+          field: ref.field,
+          record,
+          tierBox: agent.tierKeys[entry.tier] ?? Buffer.alloc(0),
+        });
+      }
+      if (problems.length > 0) {
+        problems.sort((a, b) => a.index - b.index);
+        const first = problems[0]?.code ?? 'VLT-2041';
+        const message =
+          refs.length === 1
+            ? first === 'VLT-2044'
+              ? `Field not found: ${JSON.stringify(refs[0]?.field)}.`
+              : undefined
+            : `${problems.length} of ${refs.length} references cannot be resolved; nothing was released.`;
+        return { ok: false, err: new VaultError(first, message, { problems }) };
+      }
+
+      const d = decideRead(
+        agent.rate,
+        agent.limits,
+        [...new Set(targets.map((t) => t.entry.id))],
+        ctx.now(),
+      );
+      if (d.kind === 'locked') return refuseAll('locked', 'VLT-2043');
+      tx.putAgent({ ...agent, rate: d.state });
+      if (d.kind === 'lockdown') {
+        return refuseAll(
+          'locked',
+          'VLT-2043',
+          'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
+        );
+      }
+      if (d.kind === 'limited') return refuseAll('limited', 'VLT-2042', retryText(d));
+      const action = purpose.kind === 'fill' ? 'fill' : agent.kind === 'ai' ? 'ai_read' : 'read';
+      for (const l of looked) audit(action, 'ok', l);
+      return { ok: true, targets, header };
+    },
+  );
+  if (!decided.ok) throw decided.err;
+
+  const { header } = decided;
+  const values = new Map<string, Secret>();
+  try {
+    for (const t of decided.targets) {
+      const tierKey = openSealed(session.keys, t.tierBox, true);
+      const dataKey =
+        tierKey &&
+        unwrapKey(
+          tierKey,
+          t.entry.dataKey,
+          slots.dataKey(header.vaultId, t.entry.id, t.entry.tier),
+        );
+      const value =
+        dataKey &&
+        open(
+          dataKey,
+          t.record.value,
+          slots.field(header.vaultId, t.entry.id, t.field, t.record.version),
+        );
+      wipe(tierKey, dataKey);
+      if (!value) throw new VaultError('VLT-3003');
+      values.set(t.key, totpOr(purpose, value, ctx.now()));
+    }
+    return refs.map((r) => values.get(keyOf(r)) as Secret);
+  } catch (err) {
+    for (const v of values.values()) v.wipe();
+    throw err;
+  }
+}
+
+function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {
+  if (purpose.kind !== 'totp') return new Secret(value);
+  try {
+    return Secret.fromString(totpCode(parseSeed(value.toString('utf8')), now));
+  } finally {
+    wipe(value);
+  }
 }
 
 /**
  * Releases one field (mode `get`) or the current code of the `totp` field
  * (mode `totp`) to an authenticated agent.
- * @throws VaultError VLT-2041, 2042, 2043, 2044 (each audited), VLT-3003, VLT-3004.
+ * @throws VaultError as release().
  */
 export function readField(
   ctx: HostContext,
@@ -119,80 +300,9 @@ export function readField(
   source: string,
 ): Secret {
   const field = req.mode === 'totp' ? TOTP_FIELD : req.field;
-  const actor = agentActor(session.agent.name);
-  const nameHash = keyedHash(session.indexKey, 'entry', req.entry).toString('hex');
-
-  const decided = ctx.commit(
-    (tx): { ok: true; target: Target; header: VaultHeader } | { ok: false; err: VaultError } => {
-      const header = ctx.header(tx);
-      const agent = tx.agent(session.agent.id) ?? session.agent;
-      const entryId = tx.entryIdByName(nameHash);
-      const facts = { entryId, entry: req.entry, field };
-      const fail = (action: AuditAction, code: ErrorCode, message?: string) => {
-        appendAudit(tx, header, event(ctx, action, code, actor, source, facts));
-        return { ok: false as const, err: new VaultError(code, message) };
-      };
-      if (agent.revoked !== null) return fail('denied', 'VLT-2040', 'Token revoked.');
-      if (agent.rate.lock !== null) return fail('locked', 'VLT-2043');
-      const entry = entryId === null ? null : tx.entry(entryId);
-      if (
-        entry === null ||
-        !inScope(agent.scope, entryId) ||
-        agent.tierKeys[entry.tier] === undefined
-      ) {
-        return fail('denied', 'VLT-2041');
-      }
-      const fieldKey = keyedHash(session.indexKey, 'field', entry.id, field).toString('hex');
-      const rec = tx.field(entry.id, fieldKey);
-      if (rec === null)
-        return fail('denied', 'VLT-2044', `Field not found: ${JSON.stringify(field)}.`);
-      const d = decideRead(agent.rate, agent.limits, [entry.id], ctx.now());
-      if (d.kind === 'locked') return fail('locked', 'VLT-2043');
-      tx.putAgent({ ...agent, rate: d.state });
-      if (d.kind === 'lockdown')
-        return fail(
-          'locked',
-          'VLT-2043',
-          'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
-        );
-      if (d.kind === 'limited') {
-        const when =
-          d.retryAt === null
-            ? 'this request alone exceeds the limit'
-            : `retry after ${new Date(d.retryAt).toISOString()}`;
-        return fail(
-          'limited',
-          'VLT-2042',
-          `Rate limit exceeded (${d.window}); violation recorded; ${when}.`,
-        );
-      }
-      const action = agent.kind === 'ai' ? 'ai_read' : 'read';
-      appendAudit(tx, header, event(ctx, action, 'ok', actor, source, facts));
-      return {
-        ok: true,
-        target: { entry, field: rec, tierBox: agent.tierKeys[entry.tier] ?? Buffer.alloc(0) },
-        header,
-      };
-    },
-  );
-  if (!decided.ok) throw decided.err;
-
-  const { entry, field: rec, tierBox } = decided.target;
-  const header = decided.header;
-  const tierKey = openSealed(session.keys, tierBox, true);
-  const dataKey =
-    tierKey &&
-    unwrapKey(tierKey, entry.dataKey, slots.dataKey(header.vaultId, entry.id, entry.tier));
-  const value =
-    dataKey && open(dataKey, rec.value, slots.field(header.vaultId, entry.id, field, rec.version));
-  wipe(tierKey, dataKey);
-  if (!value) throw new VaultError('VLT-3003');
-  if (req.mode === 'get') return new Secret(value);
-  try {
-    return Secret.fromString(totpCode(parseSeed(value.toString('utf8')), ctx.now()));
-  } finally {
-    wipe(value);
-  }
+  const [value] = release(ctx, session, [{ entry: req.entry, field }], { kind: req.mode }, source);
+  if (value === undefined) throw new VaultError('VLT-3007');
+  return value;
 }
 
 /** For `init`: the token is good. Writes nothing beyond an audit record on failure. */

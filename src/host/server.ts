@@ -24,7 +24,7 @@ import {
 } from './agents.js';
 import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
-import { authenticate, endSession, readField, whoami } from './access.js';
+import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { listEntries, removeEntry, setEntry, showEntry } from './entries.js';
 import {
   checkNewPassphrase,
@@ -36,6 +36,8 @@ import {
 } from './owner.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
+/** References in one resolve request (a render of a large file charges them together). */
+const MAX_REFS = 10_000;
 
 type Body = Record<string, unknown>;
 
@@ -127,6 +129,31 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
         const out = value.expose().toString('base64');
         value.wipe();
         return { value: out };
+      } finally {
+        endSession(session);
+      }
+    },
+    resolve: async (b, source) => {
+      const raw = b.refs;
+      if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_REFS) {
+        throw bad(`refs must be a list of 1 to ${MAX_REFS} references`);
+      }
+      const refs = raw.map((r: unknown) => {
+        const o = (typeof r === 'object' && r !== null ? r : {}) as Body;
+        return { entry: str(o, 'entry'), field: str(o, 'field') };
+      });
+      const session = authenticate(ctx, secret(b, 'token'), source);
+      try {
+        const values = release(
+          ctx,
+          session,
+          refs,
+          { kind: 'fill', host: optStr(b, 'host') ?? null },
+          source,
+        );
+        const out = values.map((v) => v.expose().toString('base64'));
+        for (const v of values) v.wipe();
+        return { values: out };
       } finally {
         endSession(session);
       }
@@ -413,7 +440,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     };
     const fail = (err: unknown) => {
       if (err instanceof VaultError && isErrorCode(err.code)) {
-        reply(200, { ok: false, code: err.code, message: err.message });
+        const problems = err.problems.length > 0 ? { problems: err.problems } : {};
+        reply(200, { ok: false, code: err.code, message: err.message, ...problems });
         return;
       }
       // Log the kind of failure only: a message of a dependency could quote input.
