@@ -35,6 +35,14 @@ const START_WAIT_MS = 10_000;
 
 class Unreachable extends Error {}
 
+/** The request line and headers; `Connection: close` makes the host close after its reply. */
+function requestHead(op: Op, length: number): string {
+  return (
+    `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`
+  );
+}
+
 /**
  * One HTTP/1.1 exchange on a fresh connection, written by hand on node:net:
  * node:http costs `get` 5-30 ms of start-up (on Node 24 its ESM namespace even
@@ -44,9 +52,7 @@ class Unreachable extends Error {}
 function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
-    const head =
-      `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${payload.length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`;
+    const head = requestHead(op, payload.length);
     const chunks: Buffer[] = [];
     let connected = false;
     const sock = connect(socketPath, () => {
@@ -185,9 +191,7 @@ export function follow(
   const socketPath = join(opts.vaultDir, SOCKET_NAME);
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
-    const head =
-      `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${payload.length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`;
+    const head = requestHead(op, payload.length);
     let buffered = Buffer.alloc(0);
     let streaming = false;
     let pending = '';
