@@ -41,6 +41,28 @@ const MAX_REFS = 10_000;
 
 type Body = Record<string, unknown>;
 
+/**
+ * What the host log says of an unexpected error: its class, errno-style code
+ * and top stack frame. Never its message: a dependency's message could quote
+ * the input that failed, and the input may be a secret.
+ */
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return typeof err;
+  const code = (err as { code?: unknown }).code;
+  const frame =
+    err.stack
+      ?.split('\n')
+      .find((l) => l.trim().startsWith('at '))
+      ?.trim() ?? '';
+  return [
+    err.name,
+    typeof code === 'string' || typeof code === 'number' ? `code ${code}` : '',
+    frame,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
 function bad(what: string): VaultError {
   return new VaultError('VLT-1001', `Bad request: ${what}.`);
 }
@@ -445,7 +467,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         return;
       }
       // Log the kind of failure only: a message of a dependency could quote input.
-      log(`internal error in ${op}: ${err instanceof Error ? err.name : typeof err}`);
+      log(`internal error in ${op}: ${describe(err)}`);
       reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
     };
     if (req.method === 'POST' && op === 'audit.follow') {
