@@ -74,6 +74,23 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'totp',
   },
   {
+    path: ['render'],
+    summary:
+      'print a template with every vault:// reference replaced (all or nothing; - reads stdin into memory)',
+    side: 'agent',
+    args: [{ name: 'file', summary: 'template file, or - for stdin', complete: 'file' }],
+    flags: [
+      {
+        name: 'format',
+        value: 'string',
+        summary: 'escape values for json, yaml, toml, env or raw (default: by extension)',
+      },
+      { name: 'raw', summary: 'insert values as they are (same as --format raw)' },
+      { name: 'watch', summary: 'render again to stdout whenever the template changes' },
+    ],
+    module: 'render',
+  },
+  {
     path: ['vault', 'create'],
     summary: 'create a new vault (prints a recovery key once)',
     side: 'owner',

@@ -76,8 +76,8 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 const isControl = (b: number) => b < 0x20 || b === 0x7f;
 const isSpace = (b: number) => b === 0x20 || b === 0x09;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const loose = new TextDecoder('utf-8');
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const loose = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** `vault://` + the entry with `%` and `/` escaped + `/` + field. */
 export function formatReference(entry: string, field: string): string {

@@ -1,0 +1,204 @@
+/**
+ * `vault-cli render <file|->`: the template on stdout with every reference
+ * replaced. All or nothing: pass 1 scans (malformed references are reported
+ * without contacting the host), one `resolve` request releases every distinct
+ * reference at once, every value is checked against the places it goes, and
+ * only then does pass 2 stream the output. Output goes to stdout only, never
+ * to a file. A file is read twice through one descriptor (constant memory);
+ * stdin cannot be read twice, so `-` holds the template in memory.
+ */
+import { once } from 'node:events';
+import { open, type FileHandle } from 'node:fs/promises';
+import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
+import { Collector, Renderer, check, type Collected } from '../../render/render.js';
+import { chooseFormat, type Format } from '../../render/format.js';
+import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
+import { readAll } from '../io.js';
+import { loadToken } from '../token.js';
+
+const CHUNK = 256 * 1024;
+
+/** Feeds the template to `each`, chunk by chunk, from the start. */
+type Source = (each: (chunk: Buffer) => Promise<void> | void) => Promise<void>;
+
+function fromFile(fh: FileHandle): Source {
+  return async (each) => {
+    // Positional reads: both passes read the same open file from byte 0.
+    const buf = Buffer.allocUnsafe(CHUNK);
+    for (let at = 0; ;) {
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, at);
+      if (bytesRead === 0) return;
+      at += bytesRead;
+      await each(buf.subarray(0, bytesRead));
+    }
+  };
+}
+
+function fromMemory(all: Buffer): Source {
+  return async (each) => {
+    for (let at = 0; at < all.length; at += CHUNK) await each(all.subarray(at, at + CHUNK));
+  };
+}
+
+interface Bad {
+  readonly code: ErrorCode;
+  readonly written: string;
+  readonly reason: string;
+}
+
+/** One stderr line per bad reference; the exit status is the first one's. */
+function report(ctx: CliContext, bad: readonly Bad[]): number {
+  const seen = new Set<string>();
+  for (const b of bad) {
+    const line = `vault-cli: ${b.code}: ${oneLine(b.written)}: ${oneLine(b.reason)}`;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    ctx.stderr.write(line + '\n');
+  }
+  return ERRORS[(bad[0] as Bad).code].exit;
+}
+
+/** Resolves every distinct reference in one request; the values by reference key. */
+async function resolveAll(
+  ctx: CliContext,
+  collected: Collected,
+): Promise<Map<string, Buffer> | Bad[]> {
+  const keys = [...collected.refs.keys()];
+  const wanted = [...collected.refs.values()];
+  if (keys.length === 0) return new Map();
+  try {
+    const { values } = await ctx.call('resolve', {
+      token: loadToken(ctx),
+      refs: wanted.map((w) => ({ entry: w.entry, field: w.field })),
+    });
+    return new Map(keys.map((k, i) => [k, Buffer.from(values[i] ?? '', 'base64')]));
+  } catch (err) {
+    // A refusal of the whole request (token, lock, limit, host) is one ordinary error line.
+    if (!(err instanceof VaultError) || err.problems.length === 0) throw err;
+    return err.problems.map((p) => ({
+      code: p.code,
+      written: wanted[p.index]?.written ?? '',
+      reason: ERRORS[p.code].message,
+    }));
+  }
+}
+
+/** One whole render; returns its exit status (bad references are reported, not thrown). */
+async function renderOnce(ctx: CliContext, format: Format, source: Source): Promise<number> {
+  const collector = new Collector(format);
+  await source((c) => collector.write(c));
+  const collected = collector.end();
+  if (collected.malformed.length > 0) {
+    return report(
+      ctx,
+      collected.malformed.map((m) => ({
+        code: 'VLT-2046',
+        written: m.written,
+        reason: `malformed reference: ${m.reason}`,
+      })),
+    );
+  }
+  const values = await resolveAll(ctx, collected);
+  if (Array.isArray(values)) return report(ctx, values);
+  try {
+    const unwritable = check(collected, values);
+    if (unwritable.length > 0) {
+      return report(
+        ctx,
+        unwritable.map((u) => ({ code: 'VLT-1002', written: u.written, reason: u.reason })),
+      );
+    }
+    const renderer = new Renderer(format, values);
+    const put = async (out: Buffer) => {
+      if (out.length > 0 && !ctx.stdout.write(out)) await once(ctx.stdout, 'drain');
+    };
+    await source((c) => put(renderer.write(c)));
+    await put(renderer.end());
+    return 0;
+  } finally {
+    // Best-effort: the escaped copies and the strings of the reply are out of reach.
+    for (const v of values.values()) v.fill(0);
+  }
+}
+
+export const run: Command = async (ctx) => {
+  const path = arg(ctx, 'file');
+  const watching = flag(ctx, 'watch');
+  const format = chooseFormat(
+    path === '-' ? '' : path,
+    flagString(ctx, 'format'),
+    flag(ctx, 'raw'),
+  );
+  if (path === '-') {
+    if (watching) throw new VaultError('VLT-1001', '--watch needs a file, not stdin.');
+    return renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)));
+  }
+  const first = await withFile(path, (fh) => renderOnce(ctx, format, fromFile(fh)));
+  if (!watching) return first;
+  return watch(ctx, path, (fh) => renderOnce(ctx, format, fromFile(fh)));
+};
+
+async function withFile<T>(path: string, use: (fh: FileHandle) => Promise<T>): Promise<T> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'a directory' : e.code;
+    throw new VaultError('VLT-1002', `Cannot read the template ${quote(path)} (${why}).`, {
+      cause: err,
+    });
+  }
+  try {
+    return await use(fh);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * `--watch`: renders again each time the file changes, until SIGINT or
+ * SIGTERM. A render that fails says why on stderr and writes nothing; the next
+ * change tries again. chokidar is loaded only here, so `get` never pays for it.
+ */
+async function watch(
+  ctx: CliContext,
+  path: string,
+  render: (fh: FileHandle) => Promise<number>,
+): Promise<number> {
+  const { watch: chokidar } = await import('chokidar');
+  const watcher = chokidar(path, {
+    ignoreInitial: true,
+    awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 },
+  });
+  let busy = false;
+  let again = false;
+  const rerender = async (): Promise<void> => {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    try {
+      do {
+        again = false;
+        try {
+          await withFile(path, render);
+        } catch (err) {
+          const e =
+            err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
+          ctx.stderr.write(e.line() + '\n');
+        }
+      } while (again);
+    } finally {
+      busy = false;
+    }
+  };
+  watcher.on('add', () => void rerender());
+  watcher.on('change', () => void rerender());
+  return new Promise((resolve) => {
+    const stop = () => void watcher.close().then(() => resolve(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
