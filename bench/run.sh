@@ -4,3 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run build --silent
 node --import tsx bench/get.ts "$@"
+node --import tsx bench/render.ts

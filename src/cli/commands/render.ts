@@ -16,7 +16,7 @@ import { arg, flag, flagString, type CliContext, type Command } from '../context
 import { readAll } from '../io.js';
 import { loadToken } from '../token.js';
 
-const CHUNK = 256 * 1024;
+const CHUNK = 64 * 1024;
 
 /** Feeds the template to `each`, chunk by chunk, from the start. */
 type Source = (each: (chunk: Buffer) => Promise<void> | void) => Promise<void>;
