@@ -13,6 +13,7 @@ export const OWNER_ACTIONS = [
   'field_add',
   'rotate',
   'entry_rm',
+  'entry_hosts',
   'agent_add',
   'agent_scope',
   'agent_limits',

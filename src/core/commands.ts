@@ -142,6 +142,14 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'entry',
   },
   {
+    path: ['entry', 'hosts'],
+    summary: 'bind an entry to the hosts the proxy may send it to (--clear: any host)',
+    side: 'owner',
+    args: [entryArg, { name: 'host', summary: 'host name', optional: true, rest: true }],
+    flags: [{ name: 'clear', summary: 'remove the binding' }],
+    module: 'entry',
+  },
+  {
     path: ['agent', 'add'],
     summary: 'create an agent and print its token',
     side: 'owner',

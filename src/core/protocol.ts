@@ -90,6 +90,8 @@ export interface Ops {
   'entry.rm': { req: OwnerAuth & { entry: string }; res: Record<string, never> };
   'entry.show': { req: OwnerAuth & { entry: string }; res: EntrySummary };
   'entry.ls': { req: OwnerAuth; res: { entries: EntrySummary[] } };
+  /** Binds an entry to the hosts the proxy may send it to; an empty list lifts the binding. */
+  'entry.hosts': { req: OwnerAuth & { entry: string; hosts: string[] }; res: EntrySummary };
   'agent.add': {
     req: OwnerAuth & {
       name: string;

@@ -21,6 +21,7 @@ import { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
 import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
+import { boundHosts, normalHost } from './entries.js';
 import type { HostContext } from './context.js';
 import { slots } from './slots.js';
 import { parseSeed, totpCode } from './totp.js';
@@ -197,6 +198,9 @@ export function release(
             keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
           );
           if (record === null) code = 'VLT-2044';
+          else if (host !== null && !hostAllowed(session, header, entry, agent.tierKeys, host)) {
+            code = 'VLT-2045';
+          }
         }
         if (code !== null || entry === null || record === null) {
           audit('denied', code ?? 'VLT-2041', l);
@@ -276,6 +280,38 @@ export function release(
   } catch (err) {
     for (const v of values.values()) v.wipe();
     throw err;
+  }
+}
+
+/**
+ * Whether a proxy fill may send this entry to `host`. The binding lives in the
+ * entry's sealed meta, which only its data key opens, and the agent's data key
+ * is reachable only through its tier key: so the host unwraps them here,
+ * inside the transaction and before the charge, reads the hosts and wipes the
+ * keys. No field value is opened, and a refused fill costs nothing. (A keyed
+ * hash of the hosts beside the entry would avoid the unwrap, but would be a
+ * second copy of the binding to keep in step with the meta.)
+ * @throws VaultError VLT-3003 when a key or the meta does not open.
+ */
+function hostAllowed(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  tierKeys: AgentRecord['tierKeys'],
+  host: string,
+): boolean {
+  const box = tierKeys[entry.tier];
+  const tierKey = box === undefined ? null : openSealed(session.keys, box, true);
+  const dataKey =
+    tierKey &&
+    unwrapKey(tierKey, entry.dataKey, slots.dataKey(header.vaultId, entry.id, entry.tier));
+  wipe(tierKey);
+  if (!dataKey) throw new VaultError('VLT-3003');
+  try {
+    const hosts = boundHosts(header, dataKey, entry);
+    return hosts.length === 0 || hosts.includes(normalHost(host));
+  } finally {
+    wipe(dataKey);
   }
 }
 

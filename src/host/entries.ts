@@ -44,6 +44,64 @@ function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMe
   return JSON.parse(raw.toString('utf8')) as EntryMeta;
 }
 
+/**
+ * The hosts an entry may be sent to by the proxy (empty: any), for the access
+ * path: it has the data key only inside release(), unwrapped with the agent's
+ * tier key.
+ * @throws VaultError VLT-3003 when the meta does not open.
+ */
+export function boundHosts(header: VaultHeader, dataKey: Buffer, e: EntryRecord): string[] {
+  return readMeta(header, dataKey, e).hosts;
+}
+
+/** A host name as bindings compare them: lower case, no trailing dot. */
+export function normalHost(host: string): string {
+  return host.trim().toLowerCase().replace(/\.$/, '');
+}
+
+const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*)$/;
+
+/**
+ * Binds an entry to the hosts the proxy may send it to, or (`hosts` empty)
+ * lifts the binding. Names are compared exactly, lower case: `github.com` does
+ * not cover `api.github.com`.
+ * @throws VaultError VLT-4001 for an unknown entry, VLT-1002 for a bad host name.
+ */
+export function setHosts(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; hosts: readonly string[] },
+  source: string,
+): EntrySummary {
+  const hosts = [...new Set(req.hosts.map(normalHost))];
+  for (const h of hosts) {
+    if (!HOST_NAME.test(h) || h.length > 253) {
+      throw new VaultError('VLT-1002', `Not a host name: ${quote(h)}.`);
+    }
+  }
+  ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const entry = mustFindEntry(tx, s, req.entry);
+    const dataKey = s.dataKey(header, entry);
+    try {
+      const meta = { ...readMeta(header, dataKey, entry), hosts };
+      tx.putEntry({
+        ...entry,
+        meta: sealMeta(header, dataKey, entry.id, meta),
+        updated: ctx.now(),
+      });
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'entry_hosts', source, { entryId: entry.id, entry: req.entry }),
+      );
+    } finally {
+      wipe(dataKey);
+    }
+  });
+  return showEntry(ctx, s, req.entry);
+}
+
 function sealMeta(header: VaultHeader, dataKey: Buffer, id: string, meta: EntryMeta): Buffer {
   return seal(dataKey, Buffer.from(JSON.stringify(meta)), slots.meta(header.vaultId, id));
 }

@@ -25,7 +25,7 @@ import {
 import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
-import { listEntries, removeEntry, setEntry, showEntry } from './entries.js';
+import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
 import {
   checkNewPassphrase,
   createVault,
@@ -220,6 +220,10 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
       asOwner(ctx, b, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
     'entry.show': (b) => asOwner(ctx, b, (s) => showEntry(ctx, s, str(b, 'entry'))),
     'entry.ls': (b) => asOwner(ctx, b, (s) => ({ entries: listEntries(ctx, s) })),
+    'entry.hosts': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        setHosts(ctx, s, { entry: str(b, 'entry'), hosts: strList(b, 'hosts') }, source),
+      ),
     'agent.add': (b, source) =>
       asOwner(ctx, b, (s) => {
         const kind = str(b, 'kind');

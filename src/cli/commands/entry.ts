@@ -1,4 +1,4 @@
-/** `vault-cli entry set|rm|show|ls`: the owner's entries. Values never appear in output. */
+/** `vault-cli entry set|rm|show|ls|hosts`: the owner's entries. Values never appear in output. */
 import { VaultError } from '../../core/errors.js';
 import { DEFAULT_FIELD } from '../../core/names.js';
 import type { EntrySummary } from '../../core/protocol.js';
@@ -51,6 +51,23 @@ export const run: Command = async (ctx) => {
         ]),
       );
     }
+    return 0;
+  }
+  if (sub === 'hosts') {
+    const hosts = ctx.inv.args.host;
+    const list = Array.isArray(hosts) ? hosts : typeof hosts === 'string' ? [hosts] : [];
+    const clear = flag(ctx, 'clear');
+    if (clear === list.length > 0) {
+      throw new VaultError('VLT-1001', 'Name one or more hosts, or --clear (not both).');
+    }
+    const e = await ctx.call('entry.hosts', {
+      passphrase: await ownerPassphrase(ctx),
+      entry,
+      hosts: list,
+    });
+    ctx.stderr.write(
+      `vault-cli: ${JSON.stringify(entry)} may go to ${e.hosts.length === 0 ? 'any host' : e.hosts.join(' ')}\n`,
+    );
     return 0;
   }
   throw new VaultError('VLT-1001');
