@@ -11,6 +11,12 @@ export interface Paths {
   /** The agent's side: its token, proxy configuration, CA. */
   readonly configDir: string;
   readonly tokenFile: string;
+  /** The proxy's sealed configuration (its CA key), the CA certificate, and system roots + CA. */
+  readonly proxyConfig: string;
+  readonly proxyCa: string;
+  readonly proxyCaBundle: string;
+  /** The system's trusted roots, which the bundle starts with. */
+  readonly systemRoots: string;
   /** VAULT_PASSPHRASE_FILE, when set. */
   readonly passphraseFile: string | null;
   readonly newPassphraseFile: string | null;
@@ -31,6 +37,10 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     vaultDir: dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
     configDir,
     tokenFile: join(configDir, 'token'),
+    proxyConfig: join(configDir, 'proxy.sealed'),
+    proxyCa: join(configDir, 'proxy-ca.pem'),
+    proxyCaBundle: join(configDir, 'proxy-ca-bundle.pem'),
+    systemRoots: '/etc/ssl/certs/ca-certificates.crt',
     passphraseFile: file('VAULT_PASSPHRASE_FILE'),
     newPassphraseFile: file('VAULT_NEW_PASSPHRASE_FILE'),
   };

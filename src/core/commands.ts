@@ -43,6 +43,7 @@ const field: FlagDef = {
   summary: 'field name (default: password)',
   complete: 'field',
 };
+const proxyPort: FlagDef = { name: 'port', value: 'count', summary: 'port (default 1983)' };
 const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
 const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
 
@@ -72,6 +73,39 @@ export const COMMANDS: readonly CommandDef[] = [
     args: [{ ...entryArg, complete: 'none' }],
     flags: [],
     module: 'totp',
+  },
+  {
+    path: ['proxy'],
+    summary: 'run the reference-resolving HTTPS proxy on 127.0.0.1 (default port 1983)',
+    side: 'agent',
+    args: [],
+    flags: [
+      proxyPort,
+      {
+        name: 'upstream-ca',
+        value: 'string',
+        repeat: true,
+        summary: 'also trust this PEM file for upstream servers (tests, private CAs)',
+        complete: 'file',
+      },
+    ],
+    module: 'proxy',
+  },
+  {
+    path: ['proxy', 'env'],
+    summary: 'print the shell lines that route a tool through the proxy',
+    side: 'agent',
+    args: [],
+    flags: [proxyPort],
+    module: 'proxy',
+  },
+  {
+    path: ['proxy', 'ca'],
+    summary: 'print the path of the proxy’s CA certificate',
+    side: 'agent',
+    args: [],
+    flags: [],
+    module: 'proxy',
   },
   {
     path: ['render'],

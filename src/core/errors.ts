@@ -21,6 +21,15 @@ export const ERRORS = {
   'VLT-2044': { exit: 65, message: 'Field not found.' },
   'VLT-2045': { exit: 77, message: 'Destination host not allowed for this credential.' },
   'VLT-2046': { exit: 65, message: 'Malformed reference.' },
+  'VLT-2047': {
+    exit: 65,
+    message: 'Value cannot go in a header (it holds CR, LF or NUL); nothing was sent.',
+  },
+  'VLT-2048': {
+    exit: 65,
+    message: 'Malformed or ambiguous request; nothing was sent.',
+  },
+  'VLT-2049': { exit: 64, message: 'Not a proxy request: the proxy serves no API and no page.' },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
@@ -28,6 +37,7 @@ export const ERRORS = {
   'VLT-3005': { exit: 69, message: 'Vault host unreachable and could not be started.' },
   'VLT-3006': { exit: 73, message: 'A vault already exists at this location.' },
   'VLT-3007': { exit: 70, message: 'Internal error in the vault host.' },
+  'VLT-3008': { exit: 69, message: 'Upstream server unreachable or not trusted.' },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

@@ -1,0 +1,104 @@
+/**
+ * `vault-cli proxy [--port N]`, `proxy env`, `proxy ca`. The proxy acts for
+ * the agent that ran `init` (its token from VAULT_TOKEN or the token file) and
+ * reaches the vault host through the client, like every other command.
+ */
+import { readFileSync } from 'node:fs';
+import { VaultError } from '../../core/errors.js';
+import { flagCount, flagList, type CliContext, type Command } from '../context.js';
+import { loadToken } from '../token.js';
+
+export const DEFAULT_PORT = 1983;
+
+function port(ctx: CliContext): number {
+  const p = flagCount(ctx, 'port') ?? DEFAULT_PORT;
+  if (p > 65535) throw new VaultError('VLT-1001', 'Ports are 1 to 65535.');
+  return p;
+}
+
+async function authority(ctx: CliContext, token: string) {
+  const { Authority } = await import('../../proxy/ca.js');
+  const p = ctx.paths;
+  return Authority.loadOrCreate(
+    { config: p.proxyConfig, cert: p.proxyCa, bundle: p.proxyCaBundle, systemRoots: p.systemRoots },
+    token,
+  );
+}
+
+/** A value for a POSIX shell: single-quoted unless plainly safe. */
+const shq = (v: string) =>
+  /^[A-Za-z0-9_./:,=@+-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`;
+
+export const run: Command = async (ctx) => {
+  const sub = ctx.inv.command?.path[1];
+  const token = loadToken(ctx);
+  if (sub === 'ca') {
+    await authority(ctx, token);
+    ctx.stdout.write(ctx.paths.proxyCa + '\n');
+    return 0;
+  }
+  if (sub === 'env') {
+    await authority(ctx, token);
+    const url = `http://127.0.0.1:${port(ctx)}`;
+    const bundle = ctx.paths.proxyCaBundle;
+    const vars: [string, string][] = [
+      ['HTTPS_PROXY', url],
+      ['https_proxy', url],
+      ['HTTP_PROXY', url],
+      ['http_proxy', url],
+      ['NO_PROXY', 'localhost,127.0.0.1,::1'],
+      ['no_proxy', 'localhost,127.0.0.1,::1'],
+      ['NODE_USE_ENV_PROXY', '1'],
+      ['NODE_EXTRA_CA_CERTS', ctx.paths.proxyCa],
+      ['SSL_CERT_FILE', bundle],
+      ['REQUESTS_CA_BUNDLE', bundle],
+      ['CURL_CA_BUNDLE', bundle],
+      ['GIT_SSL_CAINFO', bundle],
+    ];
+    ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
+    return 0;
+  }
+
+  // The token is checked before anything listens: a proxy that cannot resolve is no use.
+  await ctx.call('whoami', { token });
+  const [{ startProxy }, { getCACertificates }] = await Promise.all([
+    import('../../proxy/server.js'),
+    import('node:tls'),
+  ]);
+  let roots: string[];
+  try {
+    roots = [readFileSync(ctx.paths.systemRoots, 'utf8')];
+  } catch {
+    roots = getCACertificates('system');
+  }
+  const extra = flagList(ctx, 'upstream-ca').map((f) => {
+    try {
+      return readFileSync(f, 'utf8');
+    } catch {
+      throw new VaultError('VLT-1002', `Cannot read the CA file ${JSON.stringify(f)}.`);
+    }
+  });
+  const proxy = await startProxy({
+    port: port(ctx),
+    authority: await authority(ctx, token),
+    upstreamCa: [...roots, ...extra],
+    resolve: async (refs, host) => {
+      const { values } = await ctx.call('resolve', { token, refs: [...refs], host });
+      return values.map((v) => Buffer.from(v, 'base64'));
+    },
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') {
+      throw new VaultError('VLT-1002', `Port ${port(ctx)} is in use: is a proxy already running?`);
+    }
+    throw err;
+  });
+  ctx.stderr.write(
+    `vault-cli: proxy on http://127.0.0.1:${proxy.port} (CA ${ctx.paths.proxyCa})\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => void proxy.close().then(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+};

@@ -1,0 +1,172 @@
+/**
+ * What the proxy does to header lists, as pure functions over Node's raw
+ * header arrays (`[name, value, name, value, ...]`, order, case and duplicates
+ * as received). Injected headers always win: the outgoing list is built from
+ * the raw list, hop-by-hop headers and those named in `Connection` are
+ * dropped, `Proxy-Authorization` is dropped, every other header keeps its
+ * order, case and duplicates, and a `vault://` reference in a value is
+ * replaced in place by the resolved value.
+ */
+import { ReferenceScanner, type ScanSink } from '../core/reference.js';
+
+/** RFC 9110 7.6.1 and the proxy-specific ones: never forwarded as received. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Names listed in every `Connection` header, lower case. */
+function connectionNamed(raw: readonly string[]): Set<string> {
+  const named = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== 'connection') continue;
+    for (const n of (raw[i + 1] as string).split(',')) {
+      const t = n.trim().toLowerCase();
+      if (t !== '') named.add(t);
+    }
+  }
+  return named;
+}
+
+/**
+ * The headers that go on to the next hop, from a raw list.
+ * `keepUpgrade` keeps `Upgrade` and sends `Connection: Upgrade` (a WebSocket handshake).
+ */
+export function forwardable(raw: readonly string[], keepUpgrade = false): string[] {
+  const named = connectionNamed(raw);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const lower = name.toLowerCase();
+    const keep = keepUpgrade && lower === 'upgrade';
+    if (!keep && (HOP_BY_HOP.has(lower) || named.has(lower))) continue;
+    out.push(name, raw[i + 1] as string);
+  }
+  if (keepUpgrade) out.push('Connection', 'Upgrade');
+  return out;
+}
+
+/**
+ * Why a request's framing is refused, or null: both Content-Length and
+ * Transfer-Encoding, more than one Content-Length (even equal), a length that
+ * is not digits, or a Transfer-Encoding that is not exactly `chunked`.
+ * Two readings of one request's length are how requests are smuggled.
+ */
+export function framingProblem(raw: readonly string[]): string | null {
+  const lengths: string[] = [];
+  const encodings: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const lower = (raw[i] as string).toLowerCase();
+    if (lower === 'content-length') lengths.push(raw[i + 1] as string);
+    if (lower === 'transfer-encoding') encodings.push(raw[i + 1] as string);
+  }
+  if (lengths.length > 0 && encodings.length > 0) {
+    return 'both Content-Length and Transfer-Encoding';
+  }
+  if (lengths.length > 1) return 'more than one Content-Length';
+  if (lengths.length === 1 && !/^[0-9]{1,15}$/.test((lengths[0] as string).trim())) {
+    return 'Content-Length is not a number';
+  }
+  if (encodings.length > 1) return 'more than one Transfer-Encoding';
+  if (encodings.length === 1 && (encodings[0] as string).trim().toLowerCase() !== 'chunked') {
+    return 'Transfer-Encoding other than chunked';
+  }
+  return null;
+}
+
+/** A reference found in a header value. */
+export interface HeaderRef {
+  readonly entry: string;
+  readonly field: string;
+  /** As written, for messages and for scrubbing echoes back. */
+  readonly written: string;
+}
+
+/** A header list with its references lifted out: each value is text parts and reference indexes. */
+export interface HeaderTemplate {
+  readonly headers: readonly { readonly name: string; readonly parts: (Buffer | number)[] }[];
+  /** Distinct references, in order of first appearance. */
+  readonly refs: readonly HeaderRef[];
+  /** Malformed references (VLT-2046), as written, with the header they are in. */
+  readonly malformed: readonly { readonly header: string; readonly written: string }[];
+}
+
+/** Lifts the references out of a (forwardable) raw header list. Values are latin1 on the wire. */
+export function template(raw: readonly string[]): HeaderTemplate {
+  const headers: { name: string; parts: (Buffer | number)[] }[] = [];
+  const refs: HeaderRef[] = [];
+  const byKey = new Map<string, number>();
+  const malformed: { header: string; written: string }[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    const parts: (Buffer | number)[] = [];
+    if (!value.includes('vault://')) {
+      headers.push({ name, parts: [Buffer.from(value, 'latin1')] });
+      continue;
+    }
+    const sink: ScanSink = {
+      text: (b) => parts.push(Buffer.from(b)),
+      reference: (r) => {
+        const key = JSON.stringify([r.entry, r.field]);
+        let index = byKey.get(key);
+        if (index === undefined) {
+          index = refs.length;
+          byKey.set(key, index);
+          refs.push({ entry: r.entry, field: r.field, written: r.written });
+        }
+        parts.push(index);
+      },
+      malformed: (m) => malformed.push({ header: name, written: m.written }),
+    };
+    const scanner = new ReferenceScanner();
+    scanner.write(Buffer.from(value, 'latin1'), sink);
+    scanner.end(sink);
+    headers.push({ name, parts });
+  }
+  return { headers, refs, malformed };
+}
+
+/** CR, LF or NUL: a value that would split or end a header line. */
+export function unsafeInHeader(value: Uint8Array): boolean {
+  return value.includes(0x0d) || value.includes(0x0a) || value.includes(0x00);
+}
+
+/** The raw header list with every reference replaced by its value (`values[i]` for `refs[i]`). */
+export function fill(t: HeaderTemplate, values: readonly Buffer[]): string[] {
+  const out: string[] = [];
+  for (const h of t.headers) {
+    const bytes = h.parts.map((p) => (typeof p === 'number' ? (values[p] as Buffer) : p));
+    out.push(h.name, Buffer.concat(bytes).toString('latin1'));
+  }
+  return out;
+}
+
+/** Whether a header list says the body may be decoded (an encoding the proxy can undo). */
+export function contentEncoding(raw: readonly string[]): string | null {
+  let enc: string | null = null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() === 'content-encoding') {
+      const v = (raw[i + 1] as string).trim().toLowerCase();
+      enc = enc === null ? v : `${enc}, ${v}`;
+    }
+  }
+  return enc === null || enc === 'identity' ? null : enc;
+}
+
+/** The list without the named headers (lower case). */
+export function without(raw: readonly string[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!names.includes((raw[i] as string).toLowerCase()))
+      out.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return out;
+}

@@ -1,0 +1,113 @@
+/**
+ * Puts references back where a response echoes an injected value: a server
+ * that reflects the Authorization header (httpbin's /headers, an error page,
+ * a debug endpoint) must not hand the secret to the client that only ever
+ * wrote `vault://...`. Streaming, in constant memory: each chunk is searched
+ * together with what was held back of the one before (at most the longest
+ * value - 1 bytes, and only a tail that could begin a value), so a value split
+ * across chunks is found too.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** Values shorter than this are not scrubbed: they would rewrite ordinary text. */
+export const MIN_SCRUB_BYTES = 4;
+
+export interface Replacement {
+  readonly value: Buffer;
+  readonly reference: Buffer;
+}
+
+/** The incremental search, apart from any stream, for tests and for headers. */
+export class Scrubber {
+  private carry = Buffer.alloc(0);
+  private readonly needles: Replacement[];
+  private readonly keep: number;
+
+  constructor(replacements: readonly Replacement[]) {
+    // Longest first: of two values matching at one place, the longer is replaced.
+    this.needles = replacements
+      .filter((r) => r.value.length >= MIN_SCRUB_BYTES)
+      .sort((a, b) => b.value.length - a.value.length);
+    this.keep = Math.max(0, ...this.needles.map((n) => n.value.length - 1));
+  }
+
+  get active(): boolean {
+    return this.needles.length > 0;
+  }
+
+  /** The bytes that can be given out now; up to (longest value - 1) bytes are held back. */
+  write(chunk: Buffer): Buffer {
+    const buf = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
+    const out: Buffer[] = [];
+    let from = 0;
+    for (;;) {
+      let at = -1;
+      let hit: Replacement | null = null;
+      for (const n of this.needles) {
+        const i = buf.indexOf(n.value, from);
+        if (i !== -1 && (at === -1 || i < at)) {
+          at = i;
+          hit = n;
+        }
+      }
+      if (hit === null) break;
+      out.push(buf.subarray(from, at), hit.reference);
+      from = at + hit.value.length;
+    }
+    const safe = this.holdFrom(buf, from);
+    out.push(buf.subarray(from, safe));
+    this.carry = Buffer.from(buf.subarray(safe));
+    return Buffer.concat(out);
+  }
+
+  /**
+   * Where the held-back tail starts: the earliest position in the last
+   * (longest value - 1) bytes from which the rest of `buf` is a prefix of some
+   * value. Anything before it cannot begin a value (one starting there would
+   * lie wholly inside `buf`, and none was found), so it goes out now: a server-
+   * sent event is held back only when its last bytes look like a value's start.
+   */
+  private holdFrom(buf: Buffer, from: number): number {
+    for (let p = Math.max(from, buf.length - this.keep); p < buf.length; p++) {
+      const tail = buf.subarray(p);
+      for (const n of this.needles) {
+        if (
+          n.value[0] === buf[p] &&
+          tail.length < n.value.length &&
+          n.value.subarray(0, tail.length).equals(tail)
+        ) {
+          return p;
+        }
+      }
+    }
+    return buf.length;
+  }
+
+  /** What is held back, at the end of the stream. */
+  end(): Buffer {
+    const rest = this.carry;
+    this.carry = Buffer.alloc(0);
+    return rest;
+  }
+
+  /** A whole string (a header value, latin1 on the wire). */
+  static text(replacements: readonly Replacement[], value: string): string {
+    const s = new Scrubber(replacements);
+    return Buffer.concat([s.write(Buffer.from(value, 'latin1')), s.end()]).toString('latin1');
+  }
+}
+
+/** The scrubber as a stream stage; back-pressure passes through it like any Transform. */
+export function scrubStream(replacements: readonly Replacement[]): Transform {
+  const s = new Scrubber(replacements);
+  return new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+      const out = s.write(chunk);
+      done(null, out.length > 0 ? out : undefined);
+    },
+    flush(done: TransformCallback) {
+      const rest = s.end();
+      done(null, rest.length > 0 ? rest : undefined);
+    },
+  });
+}

@@ -1,0 +1,497 @@
+/**
+ * The reference-resolving proxy: HTTPS by CONNECT (TLS terminated with a leaf
+ * from the local CA, re-originated to the real host with its certificate
+ * verified), plain HTTP by absolute-form requests, WebSocket upgrades.
+ *
+ * Invariants this file guards:
+ * - Nothing goes upstream before every reference in the request's headers has
+ *   been resolved by the host (one `resolve` per request, so a rotation is
+ *   seen on the next request) and every check has passed; a refusal is an
+ *   HTTP error whose body names the VLT code.
+ * - Injected headers always win (headers.ts); bodies stream both ways with
+ *   back-pressure; a response echoing an injected value gets the reference
+ *   back (scrub.ts).
+ * - It serves no API and no page: a request addressed to the proxy itself is
+ *   refused.
+ */
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import { pipeline, type Duplex, type Transform } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { VaultError, oneLine, type ErrorCode } from '../core/errors.js';
+import type { Authority } from './ca.js';
+import {
+  contentEncoding,
+  fill,
+  forwardable,
+  framingProblem,
+  template,
+  unsafeInHeader,
+  without,
+  type HeaderRef,
+} from './headers.js';
+import { Scrubber, scrubStream, type Replacement } from './scrub.js';
+
+/** Resolves references for one request through the vault host; throws its VaultError. */
+export type Resolver = (
+  refs: readonly { entry: string; field: string }[],
+  host: string,
+) => Promise<Buffer[]>;
+
+export interface ProxyOptions {
+  readonly port: number;
+  readonly authority: Authority;
+  readonly resolve: Resolver;
+  /** PEM certificates upstream servers are verified against (system roots, plus any extra). */
+  readonly upstreamCa: readonly string[];
+}
+
+export interface RunningProxy {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+interface Destination {
+  readonly tls: boolean;
+  /** Host name or IP address, without brackets, lower case. */
+  readonly host: string;
+  readonly port: number;
+}
+
+/** HTTP status of each refusal. */
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  'VLT-2040': 403,
+  'VLT-2041': 403,
+  'VLT-2042': 429,
+  'VLT-2043': 423,
+  'VLT-2044': 400,
+  'VLT-2045': 403,
+  'VLT-2046': 400,
+  'VLT-2047': 422,
+  'VLT-2048': 400,
+  'VLT-2049': 400,
+  'VLT-3008': 502,
+};
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1']);
+const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\./.test(host);
+
+const HOST_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+
+/**
+ * A CONNECT target or absolute-form authority, checked: a DNS name of valid
+ * labels or an IP address, and a port 1-65535. Anything else is refused, so
+ * nothing odd reaches DNS, SNI or a certificate.
+ */
+export function parseAuthority(
+  authority: string,
+  defaultPort: number | null,
+): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]/@]+))(?::([0-9]{1,5}))?$/.exec(authority);
+  if (m === null) return null;
+  const port = m[3] === undefined ? defaultPort : Number(m[3]);
+  if (port === null || !Number.isInteger(port) || port < 1 || port > 65535) return null;
+  if (m[1] !== undefined) return isIP(m[1]) === 6 ? { host: m[1].toLowerCase(), port } : null;
+  const host = (m[2] as string).toLowerCase().replace(/\.$/, '');
+  if (isIP(host) === 4) return { host, port };
+  if (host.length > 253 || /^[0-9.]+$/.test(host)) return null;
+  return host.split('.').every((l) => HOST_LABEL.test(l)) ? { host, port } : null;
+}
+
+function errorBody(err: VaultError, extra: string[] = []): string {
+  return [err.line(), ...extra.map(oneLine)].join('\n') + '\n';
+}
+
+function statusOf(err: VaultError): number {
+  return STATUS[err.code] ?? (err.code.startsWith('VLT-3') ? 502 : 403);
+}
+
+/** An error reply on a socket that is not (or no longer) an HTTP response object. */
+function rawError(socket: Duplex, err: VaultError, extra: string[] = []): void {
+  const body = Buffer.from(errorBody(err, extra));
+  socket.end(
+    `HTTP/1.1 ${statusOf(err)} Refused\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `X-Vault-Error: ${err.code}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+      body.toString('latin1'),
+  );
+}
+
+function reply(res: ServerResponse, err: VaultError, extra: string[] = []): void {
+  const body = Buffer.from(errorBody(err, extra));
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // Closed after a refusal: whatever the client pipelined behind it is never read as a request.
+  res.writeHead(statusOf(err), {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': body.length,
+    'X-Vault-Error': err.code,
+    Connection: 'close',
+  });
+  res.end(body);
+}
+
+function decoderFor(encoding: string): Transform | null {
+  if (encoding === 'gzip' || encoding === 'x-gzip') return createGunzip();
+  if (encoding === 'deflate') return createInflate();
+  if (encoding === 'br') return createBrotliDecompress();
+  return null;
+}
+
+/** What a request becomes once checked and filled: ready to go upstream. */
+interface Prepared {
+  readonly headers: string[];
+  readonly replacements: Replacement[];
+}
+
+export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  const ca = [...opts.upstreamCa];
+  const agents = {
+    https: new HttpsAgent({ keepAlive: true, ca, maxFreeSockets: 64 }),
+    http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
+  };
+  const destinations = new WeakMap<Socket, Destination>();
+  let ownPort = opts.port;
+
+  const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
+
+  /** Is this absolute-form authority or CONNECT target the proxy itself? */
+  const isSelf = (d: { host: string; port: number }) => isLoopback(d.host) && d.port === ownPort;
+
+  /**
+   * Checks a request and fills its references: framing, references well-formed,
+   * all resolved in one call with the destination host, values fit for a header.
+   * @throws VaultError the refusal to send back.
+   */
+  async function prepare(
+    req: IncomingMessage,
+    dest: Destination,
+    upgrade: boolean,
+  ): Promise<Prepared> {
+    const t = template(forwardable(req.rawHeaders, upgrade));
+    if (t.malformed.length > 0) {
+      const m = t.malformed[0];
+      throw refuse(
+        'VLT-2046',
+        `Malformed reference in header ${m?.header}: ${JSON.stringify(m?.written)}.`,
+      );
+    }
+    if (t.refs.length === 0) return { headers: fill(t, []), replacements: [] };
+    if (!dest.tls && !isLoopback(dest.host)) {
+      throw refuse(
+        'VLT-2045',
+        'Credentials go only over HTTPS (or plain HTTP to this machine); nothing was sent.',
+      );
+    }
+    let values: Buffer[];
+    try {
+      values = await opts.resolve(
+        t.refs.map((r) => ({ entry: r.entry, field: r.field })),
+        dest.host,
+      );
+    } catch (err) {
+      if (err instanceof VaultError) throw withRefs(err, t.refs);
+      throw err;
+    }
+    const bad = values.findIndex((v) => unsafeInHeader(v));
+    if (bad !== -1) {
+      for (const v of values) v.fill(0);
+      throw refuse(
+        'VLT-2047',
+        `The value of ${t.refs[bad]?.written} holds CR, LF or NUL and cannot go in a header; nothing was sent.`,
+      );
+    }
+    const headers = fill(t, values);
+    const replacements = t.refs.map((r, i) => ({
+      value: values[i] as Buffer,
+      reference: Buffer.from(r.written, 'latin1'),
+    }));
+    return { headers, replacements };
+  }
+
+  function upstreamRequest(
+    req: IncomingMessage,
+    dest: Destination,
+    path: string,
+    p: Prepared,
+    upgrade: boolean,
+  ) {
+    const headers = [...p.headers];
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    if (chunked) headers.push('Transfer-Encoding', 'chunked');
+    const common = {
+      host: dest.host,
+      port: dest.port,
+      method: req.method,
+      path,
+      headers,
+      setHost: false,
+    };
+    if (dest.tls) {
+      return httpsRequest({
+        ...common,
+        agent: upgrade ? false : agents.https,
+        ca,
+        servername: isIP(dest.host) === 0 ? dest.host : undefined,
+      });
+    }
+    return httpRequest({ ...common, agent: upgrade ? false : agents.http });
+  }
+
+  function responseHeaders(raw: readonly string[], p: Prepared, bodyChanges: boolean): string[] {
+    let h = forwardable(raw);
+    if (bodyChanges) h = without(h, ['content-length', 'content-encoding']);
+    return h.flatMap((v, i) => (i % 2 === 1 ? [Scrubber.text(p.replacements, v)] : [v]));
+  }
+
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    dest: Destination,
+    path: string,
+  ): Promise<void> {
+    let p: Prepared;
+    try {
+      p = await prepare(req, dest, false);
+    } catch (err) {
+      req.resume();
+      return reply(
+        res,
+        err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err }),
+      );
+    }
+    const up = upstreamRequest(req, dest, path, p, false);
+    up.on('response', (upRes) => {
+      const scrub = new Scrubber(p.replacements).active;
+      const noBody = req.method === 'HEAD' || upRes.statusCode === 204 || upRes.statusCode === 304;
+      const encoding = contentEncoding(upRes.rawHeaders);
+      const decoder = scrub && !noBody && encoding !== null ? decoderFor(encoding) : null;
+      if (scrub && !noBody && encoding !== null && decoder === null) {
+        upRes.resume();
+        return reply(
+          res,
+          refuse(
+            'VLT-3008',
+            `Response in an encoding the proxy cannot check for echoed values (${encoding}).`,
+          ),
+        );
+      }
+      const headers = responseHeaders(upRes.rawHeaders, p, scrub && !noBody);
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, headers);
+      // Without this Node holds the head until the first body chunk: events would arrive late.
+      res.flushHeaders();
+      const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [upRes];
+      if (decoder !== null) stages.push(decoder);
+      if (scrub && !noBody) stages.push(scrubStream(p.replacements));
+      stages.push(res);
+      pipeline(stages as [NodeJS.ReadableStream, ...NodeJS.WritableStream[]], (err) => {
+        if (err) res.destroy();
+      });
+    });
+    up.on('error', (err: NodeJS.ErrnoException) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      reply(
+        res,
+        refuse(
+          'VLT-3008',
+          `Upstream ${dest.host}:${dest.port}: ${err.code ?? 'connection failed'}.`,
+        ),
+      );
+    });
+    // The client gave up: so does the upstream request.
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    pipeline(req, up, (err) => {
+      if (err) up.destroy();
+    });
+  }
+
+  async function handleUpgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    dest: Destination,
+    path: string,
+  ): Promise<void> {
+    let p: Prepared;
+    try {
+      p = await prepare(req, dest, true);
+    } catch (err) {
+      return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
+    }
+    const up = upstreamRequest(req, dest, path, p, true);
+    up.on('upgrade', (upRes, upSocket, upHead) => {
+      const headers = forwardable(upRes.rawHeaders, true);
+      let text = `HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\n`;
+      for (let i = 0; i + 1 < headers.length; i += 2) {
+        text += `${headers[i]}: ${Scrubber.text(p.replacements, headers[i + 1] as string)}\r\n`;
+      }
+      socket.write(text + '\r\n', 'latin1');
+      if (upHead.length > 0) socket.write(upHead);
+      if (head.length > 0) upSocket.write(head);
+      upSocket.on('error', () => socket.destroy());
+      socket.on('error', () => upSocket.destroy());
+      upSocket.pipe(socket);
+      socket.pipe(upSocket);
+    });
+    up.on('response', (upRes) => {
+      // The server declined the upgrade: an ordinary response, then close.
+      const headers = forwardable(upRes.rawHeaders);
+      let text = `HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\n`;
+      for (let i = 0; i + 1 < headers.length; i += 2) {
+        if ((headers[i] as string).toLowerCase() === 'content-length') continue;
+        text += `${headers[i]}: ${Scrubber.text(p.replacements, headers[i + 1] as string)}\r\n`;
+      }
+      socket.write(text + 'Connection: close\r\n\r\n', 'latin1');
+      pipeline(upRes, scrubStream(p.replacements), socket, () => socket.destroy());
+    });
+    up.on('error', (err: NodeJS.ErrnoException) =>
+      rawError(
+        socket,
+        refuse(
+          'VLT-3008',
+          `Upstream ${dest.host}:${dest.port}: ${err.code ?? 'connection failed'}.`,
+        ),
+      ),
+    );
+    up.end();
+  }
+
+  /** Where a request goes: its CONNECT tunnel's target, or its absolute-form URL. */
+  function route(req: IncomingMessage): { dest: Destination; path: string } | VaultError {
+    const tunnel = destinations.get(req.socket);
+    const url = req.url ?? '';
+    if (tunnel !== undefined) {
+      if (url.startsWith('/') || url === '*') return { dest: tunnel, path: url };
+      return refuse('VLT-2048', 'Inside a tunnel, requests are in origin form.');
+    }
+    const m = /^(https?):\/\/([^/?#]*)(.*)$/i.exec(url);
+    if (m === null) return refuse('VLT-2049');
+    const tls = (m[1] as string).toLowerCase() === 'https';
+    const a = parseAuthority(m[2] as string, tls ? 443 : 80);
+    if (a === null) return refuse('VLT-2048', 'Invalid host in the request URL.');
+    if (isSelf(a)) return refuse('VLT-2049');
+    const rest = m[3] as string;
+    return {
+      dest: { tls, ...a },
+      path: rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`,
+    };
+  }
+
+  /**
+   * Connections whose framing was refused. Node parses requests pipelined
+   * behind the refused one and emits them at once; they are never forwarded
+   * (the connection closes after the refusal), since where they begin is
+   * exactly what the two readings disagree on.
+   */
+  const poisoned = new WeakSet<Socket>();
+
+  /** The checks that must run before any other request on the connection is looked at. */
+  const precheck = (req: IncomingMessage): { dest: Destination; path: string } | VaultError => {
+    if (poisoned.has(req.socket)) return refuse('VLT-2048');
+    const framing = framingProblem(req.rawHeaders);
+    if (framing !== null) {
+      poisoned.add(req.socket);
+      return refuse('VLT-2048', `Ambiguous request framing (${framing}); nothing was sent.`);
+    }
+    return route(req);
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const seenBad = poisoned.has(req.socket);
+    const r = precheck(req);
+    if (r instanceof VaultError) {
+      req.resume();
+      // Behind a refused request: no reply; the connection ends after the refusal.
+      if (!seenBad) reply(res, r);
+      return;
+    }
+    void handle(req, res, r.dest, r.path);
+  };
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const r = precheck(req);
+    if (r instanceof VaultError) return rawError(socket, r);
+    void handleUpgrade(req, socket, head, r.dest, r.path);
+  };
+  const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    rawError(
+      socket,
+      refuse('VLT-2048', `Malformed request (${err.code ?? 'parse error'}); nothing was sent.`),
+    );
+  };
+
+  const serverOptions = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 };
+  // The tunnels' decrypted connections: never listens, gets sockets handed over.
+  const inner: Server = createServer(serverOptions);
+  inner.on('request', onRequest);
+  inner.on('upgrade', onUpgrade);
+  inner.on('clientError', onClientError);
+
+  const outer: Server = createServer(serverOptions);
+  outer.on('request', onRequest);
+  outer.on('upgrade', onUpgrade);
+  outer.on('clientError', onClientError);
+  outer.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const a = parseAuthority(req.url ?? '', null);
+    if (a === null) return rawError(socket, refuse('VLT-2048', 'Invalid CONNECT target.'));
+    if (isSelf(a)) return rawError(socket, refuse('VLT-2049'));
+    if (head.length > 0) (socket as Socket).unshift(head);
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    const tls = new TLSSocket(socket as Socket, {
+      isServer: true,
+      secureContext: opts.authority.contextFor(a.host),
+      ALPNProtocols: ['http/1.1'],
+    });
+    tls.on('error', () => tls.destroy());
+    destinations.set(tls, { tls: true, ...a });
+    inner.emit('connection', tls);
+  });
+
+  return new Promise((resolve, reject) => {
+    outer.once('error', reject);
+    outer.listen(opts.port, '127.0.0.1', () => {
+      const addr = outer.address();
+      ownPort = typeof addr === 'object' && addr !== null ? addr.port : opts.port;
+      resolve({
+        port: ownPort,
+        close: () =>
+          new Promise<void>((done) => {
+            agents.https.destroy();
+            agents.http.destroy();
+            outer.closeAllConnections();
+            inner.closeAllConnections();
+            outer.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+/** A refusal of several references names each bad one by what the caller wrote, never a value. */
+function withRefs(err: VaultError, refs: readonly HeaderRef[]): VaultError {
+  if (err.problems.length === 0) return err;
+  const named = err.problems.map((p) => `${refs[p.index]?.written}: ${p.code}`).join('; ');
+  return new VaultError(err.code, `${err.message} ${named}`, {
+    cause: err,
+    problems: err.problems,
+  });
+}

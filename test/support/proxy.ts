@@ -1,0 +1,268 @@
+/**
+ * What the proxy tests share: a test CA and a local HTTPS upstream that
+ * records exactly what reached it, and the real `vault-cli proxy` process.
+ * The upstream's certificate comes from openssl, not from the proxy's own
+ * certificate code, so a bug there cannot cancel itself out.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { CLI, type Rig } from './rig.js';
+
+export interface TestCa {
+  readonly caFile: string;
+  readonly key: string;
+  readonly cert: string;
+}
+
+/** A CA and a server certificate for localhost and 127.0.0.1, made by openssl in `dir`. */
+export function makeTestCa(dir: string): TestCa {
+  const f = (n: string) => join(dir, n);
+  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  run(
+    ['req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2']
+      .concat(['-subj', '/CN=vault-cli test upstream CA'])
+      .concat([
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign',
+      ]),
+  );
+  run(['req', ...ec, '-keyout', f('srv.key'), '-out', f('srv.csr'), '-subj', '/CN=localhost']);
+  writeFileSync(
+    f('ext'),
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  );
+  run(
+    ['x509', '-req', '-in', f('srv.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key')].concat([
+      '-CAcreateserial',
+      '-out',
+      f('srv.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      f('ext'),
+    ]),
+  );
+  return {
+    caFile: f('ca.pem'),
+    key: readFileSync(f('srv.key'), 'utf8'),
+    cert: readFileSync(f('srv.pem'), 'utf8'),
+  };
+}
+
+/** One request as the upstream saw it. */
+export interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[];
+  readonly bodyBytes: number;
+  readonly body: Buffer;
+}
+
+export type Route = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+/**
+ * A local upstream (HTTPS, or plain HTTP with `tls: false`). Default route:
+ * 200 with the request's Authorization echoed in the body and a header, as
+ * a reflecting server would. Bodies beyond 1 MiB are counted, not kept.
+ */
+export class Upstream {
+  readonly seen: Seen[] = [];
+  readonly routes = new Map<string, Route>();
+  onUpgrade: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | null = null;
+  private server!: Server | ReturnType<typeof createHttpServer>;
+  port = 0;
+
+  static async start(ca: TestCa | null): Promise<Upstream> {
+    const u = new Upstream();
+    const handler = (req: IncomingMessage, res: ServerResponse) => u.handle(req, res);
+    u.server =
+      ca === null
+        ? createHttpServer(handler)
+        : createServer({ key: ca.key, cert: ca.cert }, handler);
+    u.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      u.seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        bodyBytes: 0,
+        body: Buffer.alloc(0),
+      });
+      if (u.onUpgrade) u.onUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+    await new Promise<void>((r) => u.server.listen(0, '127.0.0.1', r));
+    u.port = (u.server.address() as AddressInfo).port;
+    return u;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n <= 1 << 20) chunks.push(c);
+    });
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      this.seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        bodyBytes: n,
+        body,
+      });
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const route = [...this.routes].find(([p]) => path === p || path.startsWith(`${p}/`))?.[1];
+      if (route) return route(req, res, body);
+      const auth = req.headers.authorization ?? '';
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-echo': auth });
+      res.end(`you sent: ${auth}\n`);
+    });
+  }
+
+  /** Every value of header `name` (any case) the upstream received, in all requests. */
+  header(name: string): string[] {
+    const out: string[] = [];
+    for (const s of this.seen) {
+      for (let i = 0; i + 1 < s.rawHeaders.length; i += 2) {
+        if (s.rawHeaders[i]?.toLowerCase() === name.toLowerCase())
+          out.push(s.rawHeaders[i + 1] as string);
+      }
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+/** The `Sec-WebSocket-Accept` for a key (RFC 6455). */
+export function wsAccept(key: string): string {
+  return createHash('sha1')
+    .update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+    .digest('base64');
+}
+
+/** A running `vault-cli proxy`. */
+export interface ProxyProcess {
+  readonly port: number;
+  readonly url: string;
+  readonly proc: ChildProcess;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** A port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const { createServer: net } = await import('node:net');
+  const s = net();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Starts `vault-cli proxy` on a free port as the agent with `token`, trusting the test CA upstream. */
+export async function startProxy(
+  rig: Rig,
+  token: string,
+  ca: TestCa | null,
+  more: NodeJS.ProcessEnv = {},
+): Promise<ProxyProcess> {
+  const env: NodeJS.ProcessEnv = { ...rig.env, VAULT_TOKEN: token, ...more };
+  delete env.VAULT_PASSPHRASE_FILE;
+  const port = await freePort();
+  const args = [CLI, 'proxy', '--port', String(port), ...(ca ? ['--upstream-ca', ca.caFile] : [])];
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  return new Promise((resolve, reject) => {
+    proc.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+      const m = /proxy on http:\/\/127\.0\.0\.1:([0-9]+)/.exec(err);
+      if (m) {
+        const port = Number(m[1]);
+        resolve({
+          port,
+          url: `http://127.0.0.1:${port}`,
+          proc,
+          stderr: () => err,
+          stop: () =>
+            new Promise<void>((done) => {
+              if (proc.exitCode !== null) return done();
+              proc.once('exit', () => done());
+              proc.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`proxy exited ${code}: ${err}`)));
+  });
+}
+
+/** Peak resident set of a process (VmHWM), in bytes. */
+export function peakRss(pid: number): number {
+  const m = /VmHWM:\s+([0-9]+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** A raw CONNECT through the proxy; resolves with the socket once the tunnel is up. */
+export function connectTunnel(
+  proxyPort: number,
+  target: string,
+): Promise<{ socket: Socket; reply: string }> {
+  return new Promise((resolve, reject) => {
+    void import('node:net').then(({ connect }) => {
+      const s = connect(proxyPort, '127.0.0.1', () =>
+        s.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`),
+      );
+      let buf = '';
+      const onData = (c: Buffer) => {
+        buf += c.toString('latin1');
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        s.off('data', onData);
+        resolve({ socket: s, reply: buf.slice(0, end + 4) });
+      };
+      s.on('data', onData);
+      s.on('error', reject);
+    });
+  });
+}
+
+/**
+ * Raw bytes through a CONNECT tunnel and TLS to `host:port` (trusting `caPem`,
+ * the proxy's CA): everything the proxy sends back until it closes.
+ */
+export async function tunnelExchange(
+  proxyPort: number,
+  target: string,
+  caPem: string,
+  raw: string | Buffer,
+): Promise<string> {
+  const { socket } = await connectTunnel(proxyPort, target);
+  const { connect } = await import('node:tls');
+  const host = target.replace(/:[0-9]+$/, '');
+  return new Promise((resolve, reject) => {
+    const t = connect({ socket, servername: host, ca: caPem }, () => t.write(raw));
+    let out = '';
+    t.on('data', (c: Buffer) => (out += c.toString('latin1')));
+    t.on('end', () => resolve(out));
+    t.on('close', () => resolve(out));
+    t.on('error', reject);
+  });
+}
