@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 npm run build --silent
 node --import tsx bench/get.ts "$@"
 node --import tsx bench/render.ts
+node --import tsx bench/proxy.ts

@@ -1,0 +1,297 @@
+/**
+ * The proxy beside its floors, in one run: a direct HTTPS connection, a plain
+ * CONNECT tunnel without MITM, mitmproxy (when `mitmdump` is installed) and
+ * vault-cli proxy, with and without a reference in the request. Keep-alive
+ * requests/s and p50/p99 latency at concurrency 1, 8 and 32, and the latency
+ * of a request on a new connection. Prints a table; asserts nothing.
+ *
+ *   npm run bench            (or: node --import tsx bench/proxy.ts [seconds per cell])
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { Agent, request, type RequestOptions } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { connect as netConnect, type Socket } from 'node:net';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
+import { Rig, ok } from '../test/support/rig.js';
+
+const seconds = Number(process.argv[2] ?? 2);
+
+/** Opens a TLS connection to the upstream, through a CONNECT proxy when given. */
+function dial(
+  proxyPort: number | null,
+  upPort: number,
+  ca: string,
+  done: (err: Error | null, s?: Socket) => void,
+): void {
+  const tlsOpts: ConnectionOptions = { servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] };
+  if (proxyPort === null) {
+    const s = tlsConnect({ ...tlsOpts, host: '127.0.0.1', port: upPort }, () => done(null, s));
+    s.once('error', done);
+    return;
+  }
+  const raw = netConnect(proxyPort, '127.0.0.1', () =>
+    raw.write(`CONNECT localhost:${upPort} HTTP/1.1\r\nHost: localhost:${upPort}\r\n\r\n`),
+  );
+  raw.once('error', done);
+  let head = '';
+  const onData = (c: Buffer) => {
+    head += c.toString('latin1');
+    if (!head.includes('\r\n\r\n')) return;
+    raw.off('data', onData);
+    if (!/^HTTP\/1\.[01] 200/.test(head)) return done(new Error(head.split('\r\n')[0]));
+    const s = tlsConnect({ ...tlsOpts, socket: raw }, () => done(null, s));
+    s.once('error', done);
+  };
+  raw.on('data', onData);
+}
+
+class TunnelAgent extends Agent {
+  constructor(
+    private readonly proxyPort: number | null,
+    private readonly upPort: number,
+    private readonly ca: string,
+    maxSockets: number,
+  ) {
+    super({ keepAlive: true, maxSockets });
+  }
+  override createConnection(
+    _opts: RequestOptions,
+    cb?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
+    dial(this.proxyPort, this.upPort, this.ca, (err, s) => cb?.(err, s as Duplex));
+    return undefined;
+  }
+}
+
+function once(agent: Agent, upPort: number, headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request({ host: 'localhost', port: upPort, path: '/', agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () =>
+        res.statusCode === 200
+          ? resolve(performance.now() - t0)
+          : reject(new Error(`status ${res.statusCode}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+interface Cell {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+async function keepAlive(
+  proxyPort: number | null,
+  upPort: number,
+  ca: string,
+  conc: number,
+  headers: Record<string, string>,
+): Promise<Cell> {
+  const agent = new TunnelAgent(proxyPort, upPort, ca, conc);
+  // Warm: open every connection and let the proxy mint its leaf.
+  await Promise.all(Array.from({ length: conc }, () => once(agent, upPort, headers)));
+  const lat: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (performance.now() < end) lat.push(await once(agent, upPort, headers));
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return { rps: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+async function newConnection(
+  proxyPort: number | null,
+  upPort: number,
+  ca: string,
+  headers: Record<string, string>,
+  n = 100,
+): Promise<{ p50: number; p99: number }> {
+  const lat: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const agent = new TunnelAgent(proxyPort, upPort, ca, 1);
+    lat.push(await once(agent, upPort, headers));
+    agent.destroy();
+  }
+  return { p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/** A child Node process running `code`, ready when it prints a line. */
+function child(
+  code: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ proc: ChildProcess; line: string }> {
+  const proc = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.stdout?.once('data', (c: Buffer) => resolve({ proc, line: c.toString().trim() }));
+    proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
+  });
+}
+
+const UPSTREAM = `
+  const https = require('node:https');
+  const s = https.createServer({ key: process.env.KEY, cert: process.env.CERT, keepAliveTimeout: 60000 },
+    (req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); });
+  s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+`;
+
+/** The floor for any CONNECT proxy: parse CONNECT, reply 200, pipe bytes. */
+const TUNNEL = `
+  const net = require('node:net');
+  const s = net.createServer((c) => {
+    let head = '';
+    const onData = (d) => {
+      head += d.toString('latin1');
+      const end = head.indexOf('\\r\\n\\r\\n');
+      if (end < 0) return;
+      c.off('data', onData);
+      const [host, port] = head.split(' ')[1].split(':');
+      const u = net.connect(Number(port), host === 'localhost' ? '127.0.0.1' : host, () => {
+        c.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n');
+        const rest = Buffer.from(head.slice(end + 4), 'latin1');
+        if (rest.length) u.write(rest);
+        c.pipe(u); u.pipe(c);
+      });
+      u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+    };
+    c.on('data', onData);
+  });
+  s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+`;
+
+async function main(): Promise<void> {
+  const rig = new Rig();
+  const procs: ChildProcess[] = [];
+  let proxy: ProxyProcess | null = null;
+  try {
+    const ca = makeTestCa(rig.root);
+    const env = { ...process.env };
+    delete env.NODE_EXTRA_CA_CERTS;
+    const up = await child(UPSTREAM, { ...env, KEY: ca.key, CERT: ca.cert });
+    procs.push(up.proc);
+    const upPort = Number(up.line);
+    const tunnel = await child(TUNNEL, env);
+    procs.push(tunnel.proc);
+
+    await rig.create();
+    await rig.set('Bench', 'bench-secret-value', 'token');
+    const token = await rig.addAgent(
+      'bench',
+      ['Bench'],
+      ['--per-minute', '1000', '--per-hour', '1000'],
+    );
+    proxy = await startProxy(rig, token, ca);
+    const ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
+    const { readFileSync } = await import('node:fs');
+    const upCa = readFileSync(ca.caFile, 'utf8');
+    const ours = readFileSync(ourCa, 'utf8');
+
+    const rows: {
+      name: string;
+      port: number | null;
+      ca: string;
+      headers: Record<string, string>;
+    }[] = [
+      { name: 'direct', port: null, ca: upCa, headers: {} },
+      { name: 'CONNECT tunnel', port: Number(tunnel.line), ca: upCa, headers: {} },
+    ];
+    if (spawnSync('sh', ['-c', 'command -v mitmdump']).status === 0) {
+      const port = await freePort();
+      const confdir = join(rig.root, 'mitm');
+      const m = spawn(
+        'mitmdump',
+        [
+          '-q',
+          '--listen-host',
+          '127.0.0.1',
+          '--listen-port',
+          String(port),
+          '--set',
+          `confdir=${confdir}`,
+          '--ssl-insecure',
+        ],
+        { stdio: 'ignore' },
+      );
+      procs.push(m);
+      await new Promise((r) => setTimeout(r, 3000));
+      rows.push({
+        name: 'mitmproxy',
+        port,
+        ca: readFileSync(join(confdir, 'mitmproxy-ca-cert.pem'), 'utf8'),
+        headers: {},
+      });
+    }
+    rows.push(
+      { name: 'vault-cli proxy', port: proxy.port, ca: ours, headers: {} },
+      {
+        name: 'vault-cli proxy + ref',
+        port: proxy.port,
+        ca: ours,
+        headers: { authorization: 'Bearer vault://Bench/token' },
+      },
+    );
+
+    const [l1, l5, l15] = loadavg().map((x) => x.toFixed(2));
+    console.log(
+      `node ${process.version}, ${seconds} s per keep-alive cell, 100 new connections each; load average ${l1} ${l5} ${l15}`,
+    );
+    const head = [
+      '',
+      'c=1 req/s',
+      'p50',
+      'p99',
+      'c=8 req/s',
+      'p50',
+      'p99',
+      'c=32 req/s',
+      'p50',
+      'p99',
+      'new conn p50',
+      'p99',
+    ];
+    const widths = [22, 10, 6, 6, 10, 6, 6, 11, 6, 6, 13, 6];
+    const line = (cells: string[]) =>
+      console.log(
+        cells
+          .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 8) : c.padStart(widths[i] ?? 8)))
+          .join(''),
+      );
+    line(head);
+    for (const r of rows) {
+      const cells = [r.name];
+      for (const conc of [1, 8, 32]) {
+        const c = await keepAlive(r.port, upPort, r.ca, conc, r.headers);
+        cells.push(c.rps.toFixed(0), c.p50.toFixed(2), c.p99.toFixed(2));
+      }
+      const n = await newConnection(r.port, upPort, r.ca, r.headers);
+      cells.push(n.p50.toFixed(2), n.p99.toFixed(2));
+      line(cells);
+    }
+    console.log(
+      'latencies in ms; "+ ref" resolves a vault:// reference through the host on every request',
+    );
+    if (rows.every((r) => r.name !== 'mitmproxy')) console.log('mitmproxy: not installed, skipped');
+  } finally {
+    await proxy?.stop();
+    for (const p of procs) p.kill();
+    await rig.dispose();
+  }
+}
+
+await main();
