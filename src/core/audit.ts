@@ -20,6 +20,9 @@ export const OWNER_ACTIONS = [
   'agent_lock',
   'agent_revoke',
   'unlocked',
+  'unlock_failed',
+  'key_add',
+  'key_rm',
 ] as const;
 export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
 

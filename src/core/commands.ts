@@ -43,6 +43,10 @@ const field: FlagDef = {
   summary: 'field name (default: password)',
   complete: 'field',
 };
+const noBrowser: FlagDef = {
+  name: 'no-browser',
+  summary: 'print the ceremony page’s URL only; do not open a browser',
+};
 const proxyPort: FlagDef = { name: 'port', value: 'count', summary: 'port (default 1983)' };
 const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
 const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
@@ -253,12 +257,47 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'agent',
   },
   {
+    path: ['agent', 'unlock'],
+    summary: 'lift an agent’s lockdown with an enrolled hardware key (WebAuthn, in a browser)',
+    side: 'owner',
+    args: [agentArg],
+    flags: [noBrowser],
+    module: 'agent',
+  },
+  {
     path: ['agent', 'revoke'],
     summary: 'revoke an agent’s token for good',
     side: 'owner',
     args: [agentArg],
     flags: [],
     module: 'agent',
+  },
+  {
+    path: ['key', 'add'],
+    summary: 'enrol a hardware key (FIDO2, in a browser); enrol two',
+    side: 'owner',
+    args: [],
+    flags: [
+      { name: 'name', value: 'string', summary: 'name of the key (default: key-<n>)' },
+      noBrowser,
+    ],
+    module: 'key',
+  },
+  {
+    path: ['key', 'ls'],
+    summary: 'list enrolled hardware keys',
+    side: 'owner',
+    args: [],
+    flags: [json],
+    module: 'key',
+  },
+  {
+    path: ['key', 'rm'],
+    summary: 'remove an enrolled hardware key',
+    side: 'owner',
+    args: [{ name: 'name', summary: 'key name' }],
+    flags: [],
+    module: 'key',
   },
   {
     path: ['audit'],

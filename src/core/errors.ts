@@ -41,6 +41,17 @@ export const ERRORS = {
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },
+  'VLT-4004': {
+    exit: 78,
+    message: 'No hardware key is enrolled; enrol one with `vault-cli key add`.',
+  },
+  'VLT-4005': { exit: 66, message: 'No such hardware key.' },
+  'VLT-4006': { exit: 73, message: 'A hardware key with this name already exists.' },
+  'VLT-4007': { exit: 77, message: 'Hardware key not accepted; nothing was changed.' },
+  'VLT-4008': {
+    exit: 77,
+    message: 'Hardware key signature counter did not increase (possible clone); refused.',
+  },
 } as const satisfies Record<string, { exit: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -163,6 +163,15 @@ export function lockByHand(state: RateState, now: number): RateState {
   return { ...state, lock: { at: now, reason: 'manual' } };
 }
 
+/**
+ * The owner lifts a lock with the hardware key: the violations that led to it
+ * are forgiven too, so the next one is a first violation again. Reads stay in
+ * their windows.
+ */
+export function unlock(state: RateState): RateState {
+  return { ...state, lock: null, violations: [], quietUntil: null };
+}
+
 /** Distinct reads in the current minute and hour, for `agent show` and the dashboard. */
 export function usage(state: RateState, now: number): { minute: number; hour: number } {
   const none = new Set<string>();

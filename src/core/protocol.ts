@@ -6,6 +6,7 @@
  */
 import type { Limits } from './policy.js';
 import type { AuditFilter, AuditView } from './audit.js';
+import type { CreationOptionsJSON, KeySummary, RequestOptionsJSON } from './webauthn.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
@@ -113,6 +114,26 @@ export interface Ops {
   };
   'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
   'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  /** Hardware keys: enrolment runs begin -> the browser's create() -> finish. */
+  'key.begin': {
+    req: OwnerAuth & { name?: string; origin: string };
+    res: { challengeId: string; options: CreationOptionsJSON };
+  };
+  'key.finish': {
+    req: OwnerAuth & { challengeId: string; result: unknown };
+    res: KeySummary;
+  };
+  'key.ls': { req: OwnerAuth; res: { keys: KeySummary[] } };
+  'key.rm': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  /** Lifting a lockdown: begin -> the browser's get() -> finish. The key is the owner's proof. */
+  'unlock.begin': {
+    req: { name: string; origin: string };
+    res: { challengeId: string; options: RequestOptionsJSON } | { notLocked: true };
+  };
+  'unlock.finish': {
+    req: { challengeId: string; result: unknown };
+    res: { name: string };
+  };
   'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };

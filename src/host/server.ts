@@ -27,6 +27,14 @@ import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
 import {
+  beginEnrol,
+  beginUnlock,
+  finishEnrol,
+  finishUnlock,
+  listKeys,
+  removeKey,
+} from './hardware-keys.js';
+import {
   checkNewPassphrase,
   createVault,
   ownerEvent,
@@ -272,6 +280,18 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
     'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
       asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+    'key.begin': (b) =>
+      asOwner(ctx, b, () => beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') })),
+    'key.finish': async (b, source) => {
+      await asOwner(ctx, b, () => null);
+      return finishEnrol(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source);
+    },
+    'key.ls': (b) => asOwner(ctx, b, () => ({ keys: listKeys(ctx) })),
+    'key.rm': (b, source) => asOwner(ctx, b, () => (removeKey(ctx, str(b, 'name'), source), {})),
+    'unlock.begin': async (b) =>
+      beginUnlock(ctx, { name: str(b, 'name'), origin: str(b, 'origin') }),
+    'unlock.finish': (b, source) =>
+      finishUnlock(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source),
     'audit.list': (b) =>
       asOwner(ctx, b, (s) => {
         const filter = auditFilter(b);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { Limits, RateState } from '../core/policy.js';
 import type { AuditAction } from '../core/audit.js';
+import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
 
 export const SCHEMA_VERSION = 1;
@@ -78,6 +79,35 @@ export interface AgentRecord {
   readonly revoked: number | null;
 }
 
+/** An enrolled hardware key (WebAuthn credential). Public material only. */
+export interface KeyRecord {
+  /** The credential id, base64url. */
+  readonly id: string;
+  readonly name: string;
+  /** The credential public key, PEM (SPKI). */
+  readonly publicKey: string;
+  /** The last signature counter accepted. */
+  readonly counter: number;
+  readonly created: number;
+  readonly lastUsed: number | null;
+}
+
+/** A WebAuthn challenge the host issued: single use, until `expires`, for one purpose. */
+export interface ChallengeRecord {
+  /** Hex; names the challenge in the finishing request. */
+  readonly id: string;
+  /** The challenge bytes, base64url, as the browser echoes them in clientDataJSON. */
+  readonly challenge: string;
+  readonly purpose: ChallengePurpose;
+  /** `http://localhost:<port>` of the page the ceremony runs on. */
+  readonly origin: string;
+  /** The WebAuthn user handle of an enrolment, base64url. */
+  readonly userId: string | null;
+  readonly name: string | null;
+  readonly created: number;
+  readonly expires: number;
+}
+
 export interface AuditRecord {
   readonly seq: number;
   readonly at: number;
@@ -108,6 +138,8 @@ const K = {
   name: (hash: string) => `name/${hash}`,
   agent: (id: string) => `agent/${id}`,
   agentName: (name: string) => `agent-name/${name}`,
+  key: (id: string) => `key/${id}`,
+  challenge: (id: string) => `challenge/${id}`,
   audit: (seq: number) => `audit/${String(seq).padStart(12, '0')}`,
 };
 
@@ -176,6 +208,34 @@ export class Tx {
   }
   removeAgentName(name: string): void {
     void this.db.remove(K.agentName(name));
+  }
+
+  keys(): KeyRecord[] {
+    return [...this.db.getRange({ start: 'key/', end: 'key0' })].map((r) => r.value as KeyRecord);
+  }
+  key(id: string): KeyRecord | null {
+    return (this.db.get(K.key(id)) as KeyRecord | undefined) ?? null;
+  }
+  putKey(k: KeyRecord): void {
+    void this.db.put(K.key(k.id), k);
+  }
+  removeKey(id: string): void {
+    void this.db.remove(K.key(id));
+  }
+
+  challenges(): ChallengeRecord[] {
+    return [...this.db.getRange({ start: 'challenge/', end: 'challenge0' })].map(
+      (r) => r.value as ChallengeRecord,
+    );
+  }
+  challenge(id: string): ChallengeRecord | null {
+    return (this.db.get(K.challenge(id)) as ChallengeRecord | undefined) ?? null;
+  }
+  putChallenge(c: ChallengeRecord): void {
+    void this.db.put(K.challenge(c.id), c);
+  }
+  removeChallenge(id: string): void {
+    void this.db.remove(K.challenge(id));
   }
 
   auditHead(): AuditHead | null {

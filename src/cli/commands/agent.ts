@@ -1,4 +1,4 @@
-/** `vault-cli agent add|ls|show|scope|limits|lock|revoke`: the owner's agents. */
+/** `vault-cli agent add|ls|show|scope|limits|lock|unlock|revoke`: the owner's agents. */
 import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import type { AgentSummary } from '../../core/protocol.js';
@@ -21,6 +21,8 @@ function print(ctx: CliContext, a: AgentSummary): number {
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
   const name = arg(ctx, 'name');
+  // The hardware key is the owner's proof for an unlock: no passphrase.
+  if (sub === 'unlock') return unlock(ctx, name);
   const passphrase = await ownerPassphrase(ctx);
   switch (sub) {
     case 'add': {
@@ -91,6 +93,20 @@ export const run: Command = async (ctx) => {
       throw new VaultError('VLT-1001');
   }
 };
+
+async function unlock(ctx: CliContext, name: string): Promise<number> {
+  const [{ unlockWithKey }, { ceremonyHooks }] = await Promise.all([
+    import('../../webauthn/ceremony.js'),
+    import('../ceremony.js'),
+  ]);
+  const out = await unlockWithKey(name, ceremonyHooks(ctx, `unlock agent ${name}`));
+  ctx.stderr.write(
+    out.status === 'unlocked'
+      ? `vault-cli: unlocked agent ${name}\n`
+      : `vault-cli: agent ${name} is not locked\n`,
+  );
+  return 0;
+}
 
 function showText(a: AgentSummary): string {
   return (

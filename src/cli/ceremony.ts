@@ -1,0 +1,29 @@
+/**
+ * The CLI's side of a hardware-key ceremony: where the page's URL goes
+ * (stderr, and a browser unless --no-browser) and the way to the host. The
+ * WebAuthn modules are loaded only here, only by the commands that run one.
+ */
+import { spawn } from 'node:child_process';
+import type { CeremonyHooks } from '../webauthn/ceremony.js';
+import { flag, type CliContext } from './context.js';
+
+/** Tries xdg-open; a machine without one still has the URL on stderr. */
+function openBrowser(url: string): void {
+  try {
+    const child = spawn('xdg-open', [url], { detached: true, stdio: 'ignore' });
+    child.on('error', () => {});
+    child.unref();
+  } catch {
+    // no browser opener: the URL is on stderr
+  }
+}
+
+export function ceremonyHooks(ctx: CliContext, what: string): CeremonyHooks {
+  return {
+    call: (op, body) => ctx.call(op, body),
+    onUrl: (url) => {
+      ctx.stderr.write(`vault-cli: ${what}: open ${url} and touch your security key\n`);
+      if (!flag(ctx, 'no-browser')) openBrowser(url);
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Hardware-key ceremonies as data: the relying party, how long a challenge
+ * lives, what a challenge is bound to, and the JSON shapes that travel
+ * between the browser, the CLI and the host (every binary field base64url).
+ * The host decides with `challengeRefusal`; nothing here does I/O.
+ */
+import { VaultError, quote } from './errors.js';
+
+/** An IP address is not a valid RP id; `localhost` is, over plain http. */
+export const RP_ID = 'localhost';
+export const RP_NAME = 'vault-cli';
+export const CHALLENGE_TTL_MS = 5 * 60_000;
+export const CHALLENGE_BYTES = 32;
+/** Pending challenges kept at once; the oldest give way (anyone on the socket may ask for one). */
+export const MAX_PENDING_CHALLENGES = 32;
+
+/** What a challenge was issued for. An unlock is bound to one agent and one lockdown. */
+export type ChallengePurpose =
+  | { readonly kind: 'enrol' }
+  | { readonly kind: 'unlock'; readonly agentId: string; readonly lockAt: number };
+
+/** The browser's answer to `navigator.credentials.create()`. */
+export interface RegistrationJSON {
+  readonly id: string;
+  readonly rawId: string;
+  readonly type: string;
+  readonly response: {
+    readonly clientDataJSON: string;
+    readonly attestationObject: string;
+    readonly transports?: readonly string[];
+  };
+}
+
+/** The browser's answer to `navigator.credentials.get()`. */
+export interface AssertionJSON {
+  readonly id: string;
+  readonly rawId: string;
+  readonly type: string;
+  readonly response: {
+    readonly clientDataJSON: string;
+    readonly authenticatorData: string;
+    readonly signature: string;
+    readonly userHandle?: string | null;
+  };
+}
+
+/** What the page posts back: a credential, or the name of the DOMException that ended it. */
+export type CeremonyResult<T> = { readonly credential: T } | { readonly error: string };
+
+export interface CreationOptionsJSON {
+  readonly rp: { readonly id: string; readonly name: string };
+  readonly user: { readonly id: string; readonly name: string; readonly displayName: string };
+  readonly challenge: string;
+  readonly pubKeyCredParams: readonly { readonly type: 'public-key'; readonly alg: number }[];
+  readonly timeout: number;
+  readonly attestation: 'none';
+  readonly excludeCredentials: readonly { readonly type: 'public-key'; readonly id: string }[];
+  readonly authenticatorSelection: {
+    readonly userVerification: 'discouraged';
+    readonly residentKey: 'discouraged';
+  };
+}
+
+export interface RequestOptionsJSON {
+  readonly rpId: string;
+  readonly challenge: string;
+  readonly timeout: number;
+  readonly userVerification: 'discouraged';
+  readonly allowCredentials: readonly { readonly type: 'public-key'; readonly id: string }[];
+}
+
+/** An enrolled key as `key ls` shows it. */
+export interface KeySummary {
+  readonly name: string;
+  readonly credentialId: string;
+  readonly counter: number;
+  readonly created: number;
+  readonly lastUsed: number | null;
+}
+
+/** Why a stored challenge does not fit a request, or null when it does. */
+export function challengeRefusal(
+  stored: { readonly purpose: ChallengePurpose; readonly expires: number },
+  wanted: ChallengePurpose,
+  now: number,
+): 'expired' | 'wrong purpose' | null {
+  if (now >= stored.expires) return 'expired';
+  const p = stored.purpose;
+  if (p.kind !== wanted.kind) return 'wrong purpose';
+  if (p.kind === 'unlock' && wanted.kind === 'unlock') {
+    if (p.agentId !== wanted.agentId || p.lockAt !== wanted.lockAt) return 'wrong purpose';
+  }
+  return null;
+}
+
+/**
+ * The origin of a one-shot ceremony page: `http://localhost:<port>`, nothing else.
+ * @throws VaultError VLT-1001 for anything else.
+ */
+export function checkCeremonyOrigin(origin: string): string {
+  const m = /^http:\/\/localhost:([0-9]{1,5})$/.exec(origin);
+  const port = Number(m?.[1]);
+  if (m === null || port < 1 || port > 65535) {
+    throw new VaultError('VLT-1001', 'Bad request: origin must be http://localhost:<port>.');
+  }
+  return origin;
+}
+
+const KEY_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** @throws VaultError VLT-1002 unless 1-64 of a-z 0-9 _ -. */
+export function checkKeyName(name: string): string {
+  if (!KEY_NAME.test(name)) {
+    throw new VaultError('VLT-1002', `Key names are 1-64 of a-z 0-9 _ - (got ${quote(name)}).`);
+  }
+  return name;
+}
+
+/** `key-1`, `key-2`, ...: the first not taken. */
+export function nextKeyName(taken: readonly string[]): string {
+  const used = new Set(taken);
+  for (let i = 1; ; i++) if (!used.has(`key-${i}`)) return `key-${i}`;
+}
+
+/** Whether a signature counter moved forward; 0 then 0 is a key without a counter. */
+export function counterAdvanced(prev: number, next: number): boolean {
+  return next > prev || (prev === 0 && next === 0);
+}

@@ -1,0 +1,228 @@
+/**
+ * WebAuthn verification with fido2-lib, for the vault host. The only importer
+ * of fido2-lib; the host loads this module lazily (it is heavy, and `get` must
+ * never pay for it).
+ *
+ * Invariant: every failure, whatever the input (a browser's answer, or bytes
+ * an attacker wrote), is a `WebauthnRefused` and never a success. Inputs are
+ * decoded strictly here before fido2-lib sees them, and every error fido2-lib
+ * throws is folded into one terse reason.
+ */
+import { Fido2Lib } from 'fido2-lib';
+import { RP_ID, RP_NAME } from '../core/webauthn.js';
+
+export type RefusalReason =
+  | 'malformed'
+  | 'challenge'
+  | 'origin'
+  | 'rp'
+  | 'presence'
+  | 'signature'
+  | 'counter'
+  | 'type'
+  | 'attestation';
+
+/** The one error this module throws: the credential was not accepted, and why in a word. */
+export class WebauthnRefused extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    options?: { cause?: unknown },
+  ) {
+    super(`WebAuthn response refused: ${reason}`, options);
+    this.name = 'WebauthnRefused';
+  }
+}
+
+const B64URL = /^[A-Za-z0-9_-]*$/;
+const MAX_FIELD_CHARS = 64 * 1024;
+
+/** Strict base64url to a fresh ArrayBuffer. @throws WebauthnRefused malformed */
+export function fromB64url(text: unknown): ArrayBuffer {
+  if (typeof text !== 'string' || text.length > MAX_FIELD_CHARS || !B64URL.test(text)) {
+    throw new WebauthnRefused('malformed');
+  }
+  const buf = Buffer.from(text, 'base64url');
+  if (buf.toString('base64url') !== text) throw new WebauthnRefused('malformed');
+  return new Uint8Array(buf).buffer;
+}
+
+function object(v: unknown): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new WebauthnRefused('malformed');
+  return v as Record<string, unknown>;
+}
+
+/**
+ * Our own first look at clientDataJSON, before fido2-lib's: the type, then the
+ * challenge, then the origin, so a refusal names the first thing that is wrong
+ * (a replay is a challenge refusal, whatever else differs).
+ */
+function checkClientData(
+  raw: ArrayBuffer,
+  type: 'webauthn.create' | 'webauthn.get',
+  expected: { readonly challenge: string; readonly origin: string },
+): void {
+  let data: Record<string, unknown>;
+  try {
+    data = object(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)));
+  } catch {
+    throw new WebauthnRefused('malformed');
+  }
+  if (data.type !== type) throw new WebauthnRefused('type');
+  if (data.challenge !== expected.challenge) throw new WebauthnRefused('challenge');
+  if (data.origin !== expected.origin) throw new WebauthnRefused('origin');
+}
+
+/** Which check a fido2-lib error message is about. */
+function reasonOf(err: unknown): RefusalReason {
+  const m = err instanceof Error ? err.message : '';
+  if (/counter/i.test(m)) return 'counter';
+  if (/challenge/i.test(m)) return 'challenge';
+  if (/origin/i.test(m)) return 'origin';
+  if (/rpIdHash/i.test(m)) return 'rp';
+  if (/User Presence|\bUP\b/.test(m)) return 'presence';
+  if (/signature/i.test(m)) return 'signature';
+  if (/clientData type/i.test(m)) return 'type';
+  if (/attestation|fmt/i.test(m)) return 'attestation';
+  return 'malformed';
+}
+
+function lib(): Fido2Lib {
+  return new Fido2Lib({
+    rpId: RP_ID,
+    rpName: RP_NAME,
+    attestation: 'none',
+    // ES256 and EdDSA would do; fido2-lib verifies ES256 and RS256.
+    cryptoParams: [-7, -257],
+  });
+}
+
+export interface VerifiedRegistration {
+  /** base64url */
+  readonly credentialId: string;
+  readonly publicKeyPem: string;
+  readonly counter: number;
+}
+
+/**
+ * Verifies `navigator.credentials.create()`'s answer against the challenge the
+ * host issued and the page's origin; user presence required.
+ * @throws WebauthnRefused
+ */
+export async function verifyRegistration(
+  raw: unknown,
+  expected: { readonly challenge: string; readonly origin: string },
+): Promise<VerifiedRegistration> {
+  let rawId: ArrayBuffer;
+  let res: Record<string, unknown>;
+  try {
+    const o = object(raw);
+    res = object(o.response);
+    rawId = fromB64url(o.rawId);
+    if (rawId.byteLength === 0 || rawId.byteLength > 1023) throw new WebauthnRefused('malformed');
+  } catch (err) {
+    throw err instanceof WebauthnRefused ? err : new WebauthnRefused('malformed', { cause: err });
+  }
+  let clientDataJSON: ArrayBuffer;
+  let attestationObject: ArrayBuffer;
+  try {
+    clientDataJSON = fromB64url(res.clientDataJSON);
+    attestationObject = fromB64url(res.attestationObject);
+  } catch (err) {
+    throw err instanceof WebauthnRefused ? err : new WebauthnRefused('malformed', { cause: err });
+  }
+  checkClientData(clientDataJSON, 'webauthn.create', expected);
+  try {
+    const out = await lib().attestationResult(
+      {
+        rawId,
+        response: {
+          clientDataJSON: clientDataJSON as unknown as string,
+          attestationObject: attestationObject as unknown as string,
+        },
+      },
+      { rpId: RP_ID, origin: expected.origin, challenge: expected.challenge, factor: 'second' },
+    );
+    const pem: unknown = out.authnrData.get('credentialPublicKeyPem');
+    const counter: unknown = out.authnrData.get('counter');
+    const credId: unknown = out.authnrData.get('credId');
+    if (
+      typeof pem !== 'string' ||
+      typeof counter !== 'number' ||
+      !(credId instanceof ArrayBuffer)
+    ) {
+      throw new WebauthnRefused('malformed');
+    }
+    const id = Buffer.from(credId).toString('base64url');
+    if (id !== Buffer.from(rawId).toString('base64url')) throw new WebauthnRefused('malformed');
+    return { credentialId: id, publicKeyPem: pem, counter };
+  } catch (err) {
+    if (err instanceof WebauthnRefused) throw err;
+    throw new WebauthnRefused(reasonOf(err), { cause: err });
+  }
+}
+
+/** The credential id an assertion claims to come from (not yet verified). @throws WebauthnRefused */
+export function assertionCredentialId(raw: unknown): string {
+  const id = fromB64url(object(raw).rawId);
+  if (id.byteLength === 0 || id.byteLength > 1023) throw new WebauthnRefused('malformed');
+  return Buffer.from(id).toString('base64url');
+}
+
+/**
+ * Verifies `navigator.credentials.get()`'s answer with the enrolled key's
+ * public key: challenge, origin, RP id hash, user presence, signature, and a
+ * counter above `prevCounter` (0 then 0 means a key without a counter).
+ * @returns the new signature counter.
+ * @throws WebauthnRefused
+ */
+export async function verifyAssertion(
+  raw: unknown,
+  expected: {
+    readonly challenge: string;
+    readonly origin: string;
+    readonly publicKeyPem: string;
+    readonly prevCounter: number;
+  },
+): Promise<{ readonly counter: number }> {
+  let request: Parameters<Fido2Lib['assertionResult']>[0];
+  try {
+    const o = object(raw);
+    const res = object(o.response);
+    request = {
+      rawId: fromB64url(o.rawId),
+      response: {
+        clientDataJSON: fromB64url(res.clientDataJSON) as unknown as string,
+        authenticatorData: fromB64url(res.authenticatorData),
+        signature: fromB64url(res.signature) as unknown as string,
+      },
+    };
+  } catch (err) {
+    throw err instanceof WebauthnRefused ? err : new WebauthnRefused('malformed', { cause: err });
+  }
+  checkClientData(
+    request.response.clientDataJSON as unknown as ArrayBuffer,
+    'webauthn.get',
+    expected,
+  );
+  try {
+    const out = await lib().assertionResult(request, {
+      rpId: RP_ID,
+      origin: expected.origin,
+      challenge: expected.challenge,
+      factor: 'second',
+      publicKey: expected.publicKeyPem,
+      prevCounter: expected.prevCounter,
+      userHandle: null,
+    });
+    const counter: unknown = out.authnrData.get('counter');
+    const flags: unknown = out.authnrData.get('flags');
+    // fido2-lib checks presence for factor 'second'; the check is ours too.
+    if (!(flags instanceof Set) || !flags.has('UP')) throw new WebauthnRefused('presence');
+    if (typeof counter !== 'number') throw new WebauthnRefused('malformed');
+    return { counter };
+  } catch (err) {
+    if (err instanceof WebauthnRefused) throw err;
+    throw new WebauthnRefused(reasonOf(err), { cause: err });
+  }
+}
