@@ -147,10 +147,7 @@ export function beginEnrol(
       rp: { id: RP_ID, name: RP_NAME },
       user: { id: userId, name: `vault-cli ${name}`, displayName: `vault-cli owner (${name})` },
       challenge: c.challenge,
-      pubKeyCredParams: [
-        { type: 'public-key', alg: -7 },
-        { type: 'public-key', alg: -257 },
-      ],
+      pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
       timeout: CHALLENGE_TTL_MS,
       attestation: 'none',
       excludeCredentials: keys.map((k) => ({ type: 'public-key', id: k.id })),

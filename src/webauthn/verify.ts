@@ -73,6 +73,28 @@ function checkClientData(
   if (data.origin !== expected.origin) throw new WebauthnRefused('origin');
 }
 
+/**
+ * An ES256 signature in strict DER: SEQUENCE of two minimal positive INTEGERs,
+ * nothing around it. The crypto underneath accepts some other encodings of the
+ * same (r, s); one accepted form per signature leaves no malleability.
+ */
+function strictDerSignature(sig: ArrayBuffer): void {
+  const b = Buffer.from(sig);
+  const int = (at: number): number => {
+    const len = b[at + 1] ?? 0;
+    if (b[at] !== 0x02 || len < 1 || len > 33) throw new WebauthnRefused('signature');
+    const first = b[at + 2] ?? 0;
+    if (first & 0x80) throw new WebauthnRefused('signature');
+    if (first === 0 && len > 1 && ((b[at + 3] ?? 0) & 0x80) === 0) {
+      throw new WebauthnRefused('signature');
+    }
+    return at + 2 + len;
+  };
+  if (b.length < 8 || b[0] !== 0x30 || b[1] !== b.length - 2)
+    throw new WebauthnRefused('signature');
+  if (int(int(2)) !== b.length) throw new WebauthnRefused('signature');
+}
+
 /** Which check a fido2-lib error message is about. */
 function reasonOf(err: unknown): RefusalReason {
   const m = err instanceof Error ? err.message : '';
@@ -92,8 +114,8 @@ function lib(): Fido2Lib {
     rpId: RP_ID,
     rpName: RP_NAME,
     attestation: 'none',
-    // ES256 and EdDSA would do; fido2-lib verifies ES256 and RS256.
-    cryptoParams: [-7, -257],
+    // ES256 only: what security keys use, and its signatures are checked as strict DER below.
+    cryptoParams: [-7],
   });
 }
 
@@ -205,6 +227,7 @@ export async function verifyAssertion(
     'webauthn.get',
     expected,
   );
+  strictDerSignature(request.response.signature as unknown as ArrayBuffer);
   try {
     const out = await lib().assertionResult(request, {
       rpId: RP_ID,
