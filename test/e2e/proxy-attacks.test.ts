@@ -375,6 +375,19 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     assert.ok(delay < 50, `first event took ${delay.toFixed(1)} ms`);
   });
 
+  test('the value is in no audit record, host log, proxy output or config file', async () => {
+    const audit = ok(await rig.owner(['audit', '--json']));
+    assert.ok(audit.includes('"fill"'));
+    assert.ok(!audit.includes(secret));
+    assert.ok(!readFileSync(join(rig.vaultDir, 'host.log'), 'utf8').includes(secret));
+    assert.ok(!proxy.stderr().includes(secret));
+    for (const f of ['proxy.sealed', 'proxy-ca.pem', 'proxy-ca-bundle.pem']) {
+      const bytes = readFileSync(join(rig.configDir, f));
+      assert.ok(!bytes.includes(secret), f);
+      assert.ok(!bytes.includes('PRIVATE KEY'), `${f} holds no key in clear`);
+    }
+  });
+
   test(
     'a 1 GB upload streams through with the proxy under 150 MB peak RSS',
     { timeout: 180_000 },
