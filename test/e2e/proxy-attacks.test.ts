@@ -343,7 +343,7 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     }
   });
 
-  test('server-sent events: the first event arrives within 50 ms of being sent', async () => {
+  test('server-sent events: the first event arrives within 50 ms of being sent', async (ctx) => {
     let sentAt = 0;
     up.routes.set('/sse', (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -372,7 +372,53 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     t.destroy();
     assert.ok(headAt > 0 && headAt < sentAt, 'the response head came before the first event');
     const delay = arrivedAt - sentAt;
+    ctx.diagnostic(`first event arrived ${delay.toFixed(2)} ms after it was sent`);
     assert.ok(delay < 50, `first event took ${delay.toFixed(1)} ms`);
+  });
+
+  test('an upstream whose certificate the system roots do not vouch for: 502 VLT-3008, no request sent', async () => {
+    // The same upstream, but this proxy is not told about the test CA.
+    const strict = await startProxy(rig, token, null);
+    try {
+      const n = up.seen.length;
+      const r = await curl(
+        ['-H', 'Authorization: Bearer vault://API/token', url('/untrusted')],
+        strict.url,
+        ourCa,
+      );
+      const f = refusal(r.out);
+      assert.equal(f.status, 502, r.out);
+      assert.equal(f.code, 'VLT-3008');
+      assert.equal(up.seen.length, n);
+      assert.ok(!r.out.includes(secret));
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  test('plain HTTP in absolute form: filled to this machine, refused to any other', async () => {
+    const plain = await Upstream.start(null);
+    try {
+      const r = await curl(
+        ['-H', 'Authorization: Bearer vault://API/token', `http://127.0.0.1:${plain.port}/plain`],
+        proxy.url,
+        ourCa,
+      );
+      assert.match(r.out, /^HTTP\/1\.1 200 /);
+      assert.deepEqual(plain.header('authorization'), [`Bearer ${secret}`]);
+      assert.ok(r.out.endsWith('you sent: Bearer vault://API/token\n'), r.out);
+      const away = await curl(
+        ['-H', 'Authorization: Bearer vault://API/token', 'http://example.invalid/'],
+        proxy.url,
+        ourCa,
+      );
+      const f = refusal(away.out);
+      assert.equal(f.status, 403);
+      assert.equal(f.code, 'VLT-2045');
+      assert.match(f.body, /only over HTTPS/);
+    } finally {
+      await plain.close();
+    }
   });
 
   test('the value is in no audit record, host log, proxy output or config file', async () => {
@@ -391,7 +437,7 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
   test(
     'a 1 GB upload streams through with the proxy under 150 MB peak RSS',
     { timeout: 180_000 },
-    async () => {
+    async (ctx) => {
       const GB = 1024 ** 3;
       up.routes.set('/upload', (req, res, body) => {
         void body;
@@ -419,6 +465,7 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
       assert.match(reply, /^HTTP\/1\.1 200 /);
       assert.equal(up.seen.at(-1)?.bodyBytes, GB);
       const peak = peakRss(proxy.proc.pid as number);
+      ctx.diagnostic(`proxy peak RSS ${(peak / 1024 / 1024).toFixed(1)} MB`);
       assert.ok(peak < 150 * 1024 * 1024, `proxy peak RSS ${(peak / 1024 / 1024).toFixed(1)} MB`);
     },
   );
