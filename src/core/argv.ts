@@ -140,7 +140,8 @@ export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocat
 
 function flagLine(f: FlagDef): string {
   const v = f.value === undefined ? '' : f.value === 'count' ? ' <n>' : ` <${f.name}>`;
-  return `  --${f.name}${v}`.padEnd(28) + f.summary + (f.repeat === true ? ' (repeatable)' : '');
+  // Two spaces at least before the summary, however long the flag.
+  return `  --${f.name}${v}  `.padEnd(28) + f.summary + (f.repeat === true ? ' (repeatable)' : '');
 }
 
 function commandLine(c: CommandDef): string {
