@@ -273,6 +273,9 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       );
     }
     const up = upstreamRequest(req, dest, path, p, false);
+    // The values stay for scrubbing until the exchange ends; then they are zeroed
+    // (best effort: the header strings built from them are JavaScript strings).
+    res.once('close', () => wipeValues(p));
     up.on('response', (upRes) => {
       const scrub = new Scrubber(p.replacements).active;
       const noBody = req.method === 'HEAD' || upRes.statusCode === 204 || upRes.statusCode === 304;
@@ -355,6 +358,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
     }
     const up = upstreamRequest(req, dest, path, p, true);
+    socket.once('close', () => wipeValues(p));
     up.on('upgrade', (upRes, upSocket, upHead) => {
       const headers = forwardable(upRes.rawHeaders, true);
       let text = `HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\n`;
@@ -506,6 +510,10 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       });
     });
   });
+}
+
+function wipeValues(p: Prepared): void {
+  for (const r of p.replacements) r.value.fill(0);
 }
 
 /** A refusal of several references names each bad one by what the caller wrote, never a value. */
