@@ -19,6 +19,11 @@ import {
 import { Rig, ok } from '../support/rig.js';
 
 const roomy = ['--per-minute', '1000', '--per-hour', '1000'];
+/** NODE_USE_ENV_PROXY (fetch and WebSocket through HTTPS_PROXY) arrived in Node 24. */
+const envProxy =
+  Number(process.versions.node.split('.')[0]) >= 24
+    ? {}
+    : { skip: 'NODE_USE_ENV_PROXY needs Node 24' };
 
 interface Out {
   code: number | null;
@@ -132,7 +137,7 @@ describe('proxy: real clients through the real proxy', () => {
     assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
   });
 
-  test('Node fetch with NODE_USE_ENV_PROXY=1 and NODE_EXTRA_CA_CERTS', async () => {
+  test('Node fetch with NODE_USE_ENV_PROXY=1 and NODE_EXTRA_CA_CERTS', envProxy, async () => {
     const script = `
       const r = await fetch(process.argv[1], { headers: { authorization: 'Bearer ${ref}' } });
       process.stdout.write(r.status + ' ' + r.headers.get('x-echo') + ' ' + (await r.text()));
@@ -237,7 +242,7 @@ describe('proxy: real clients through the real proxy', () => {
     assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
   });
 
-  test('a WebSocket client: handshake headers filled, frames both ways', async () => {
+  test('a WebSocket client: handshake headers filled, frames both ways', envProxy, async () => {
     up.onUpgrade = (req, socket) => {
       socket.write(
         'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
