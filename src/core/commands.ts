@@ -13,6 +13,8 @@ export interface FlagDef {
   readonly value?: 'string' | 'count';
   readonly repeat?: boolean;
   readonly complete?: Completion;
+  /** The only values a shell completes for it. */
+  readonly choices?: readonly string[];
 }
 
 export interface ArgDef {
@@ -22,6 +24,7 @@ export interface ArgDef {
   /** Collects every remaining word. */
   readonly rest?: boolean;
   readonly complete?: Completion;
+  readonly choices?: readonly string[];
 }
 
 export interface CommandDef {
@@ -53,13 +56,27 @@ const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent
 
 export const COMMON_FIELDS = ['password', 'key', 'private_key', 'secret_key', 'token', 'totp'];
 
+/** Coding agents `init` can leave the guardrail skill for (src/cli/skill.ts). */
+export const SKILL_AGENTS = ['claude', 'codex', 'cursor', 'gemini', 'agents'] as const;
+
+/** Shells `vault-cli completion` writes scripts for. */
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+
 export const COMMANDS: readonly CommandDef[] = [
   {
     path: ['init'],
     summary: 'store this agent’s token (read from stdin or a prompt)',
     side: 'agent',
     args: [],
-    flags: [],
+    flags: [
+      {
+        name: 'skill',
+        value: 'string',
+        summary: 'install the guardrail skill for this agent only (created if absent)',
+        choices: SKILL_AGENTS,
+      },
+      { name: 'no-skill', summary: 'do not install the guardrail skill for coding agents' },
+    ],
     module: 'init',
   },
   {
@@ -325,6 +342,14 @@ export const COMMANDS: readonly CommandDef[] = [
       },
     ],
     module: 'audit',
+  },
+  {
+    path: ['completion'],
+    summary: 'print the shell completion script for bash, zsh or fish',
+    side: 'local',
+    args: [{ name: 'shell', summary: 'bash, zsh or fish', choices: SHELLS }],
+    flags: [],
+    module: 'completion',
   },
   {
     path: ['daemon'],

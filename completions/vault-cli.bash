@@ -1,0 +1,208 @@
+# Generated from src/core/commands.ts by `vault-cli completion`; do not edit.
+# bash: source it, or install it as vault-cli in bash-completion's completions directory.
+__vault_cli_words() {
+  local w
+  while IFS= read -r w; do COMPREPLY+=("$w"); done < <(compgen -W "$1" -- "$cur")
+}
+__vault_cli_files() {
+  compopt -o filenames 2>/dev/null
+  local IFS=$'\n'
+  COMPREPLY+=($(compgen -f -- "$cur"))
+}
+# Names only for the owner with a passphrase file: an agent never lists entries.
+__vault_cli_names() {
+  [[ -n "${VAULT_PASSPHRASE_FILE:-}" ]] || return 0
+  local IFS=$'\n' names
+  names=$(command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
+  COMPREPLY+=($(compgen -W "$names" -- "$cur"))
+}
+# The command a line names: the longest path of the table its leading words match.
+__vault_cli_command() {
+  case "$1 $2" in
+    'proxy env') echo 'proxy env'; return ;;
+    'proxy ca') echo 'proxy ca'; return ;;
+    'vault create') echo 'vault create'; return ;;
+    'vault passwd') echo 'vault passwd'; return ;;
+    'entry set') echo 'entry set'; return ;;
+    'entry rm') echo 'entry rm'; return ;;
+    'entry show') echo 'entry show'; return ;;
+    'entry ls') echo 'entry ls'; return ;;
+    'entry hosts') echo 'entry hosts'; return ;;
+    'agent add') echo 'agent add'; return ;;
+    'agent ls') echo 'agent ls'; return ;;
+    'agent show') echo 'agent show'; return ;;
+    'agent scope') echo 'agent scope'; return ;;
+    'agent limits') echo 'agent limits'; return ;;
+    'agent lock') echo 'agent lock'; return ;;
+    'agent unlock') echo 'agent unlock'; return ;;
+    'agent revoke') echo 'agent revoke'; return ;;
+    'key add') echo 'key add'; return ;;
+    'key ls') echo 'key ls'; return ;;
+    'key rm') echo 'key rm'; return ;;
+    'daemon stop') echo 'daemon stop'; return ;;
+    'daemon status') echo 'daemon status'; return ;;
+  esac
+  case "$1" in
+    'init') echo 'init' ;;
+    'get') echo 'get' ;;
+    'totp') echo 'totp' ;;
+    'proxy') echo 'proxy' ;;
+    'render') echo 'render' ;;
+    'audit') echo 'audit' ;;
+    'completion') echo 'completion' ;;
+    'daemon') echo 'daemon' ;;
+  esac
+}
+_vault_cli() {
+  # Under zsh (bashcompinit), arrays count from 0 as in bash.
+  [[ -n "${ZSH_VERSION:-}" ]] && setopt localoptions ksharrays
+  COMPREPLY=()
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+  local -a lead=()
+  local i w
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w="${COMP_WORDS[i]}"
+    [[ "$w" == -* ]] && break
+    lead+=("$w")
+  done
+  if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
+    case ${#lead[@]} in
+      0) __vault_cli_words 'init get totp proxy render vault entry agent key audit completion daemon'; return 0 ;;
+      1)
+        case "${lead[0]}" in
+          'proxy') __vault_cli_words 'env ca'; return 0 ;;
+          'vault') __vault_cli_words 'create passwd'; return 0 ;;
+          'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
+          'agent') __vault_cli_words 'add ls show scope limits lock unlock revoke'; return 0 ;;
+          'key') __vault_cli_words 'add ls rm'; return 0 ;;
+          'daemon') __vault_cli_words 'stop status'; return 0 ;;
+        esac ;;
+    esac
+  fi
+  local cmd
+  cmd=$(__vault_cli_command "${lead[@]:0:2}")
+  [[ -n "$cmd" ]] || return 0
+  local -a words=(${cmd})
+  local n=${#words[@]}
+  # A flag waiting for its value.
+  if [[ "$prev" == --* && $COMP_CWORD -gt $n ]]; then
+    case "$cmd $prev" in
+      'init --skill') __vault_cli_words 'claude codex cursor gemini agents'; return 0 ;;
+      'get --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'proxy --port') :; return 0 ;;
+      'proxy --upstream-ca') __vault_cli_files; return 0 ;;
+      'proxy env --port') :; return 0 ;;
+      'render --format') :; return 0 ;;
+      'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'entry set --tier') :; return 0 ;;
+      'agent add --scope') __vault_cli_names entry; return 0 ;;
+      'agent add --kind') :; return 0 ;;
+      'agent add --per-minute') :; return 0 ;;
+      'agent add --per-hour') :; return 0 ;;
+      'agent scope --add') __vault_cli_names entry; return 0 ;;
+      'agent scope --rm') __vault_cli_names entry; return 0 ;;
+      'agent limits --per-minute') :; return 0 ;;
+      'agent limits --per-hour') :; return 0 ;;
+      'key add --name') :; return 0 ;;
+      'audit --agent') __vault_cli_names agent; return 0 ;;
+      'audit --since') :; return 0 ;;
+    esac
+  fi
+  if [[ "$cur" == -* ]]; then
+    case "$cmd" in
+      'init') __vault_cli_words '--skill --no-skill --help' ;;
+      'get') __vault_cli_words '--field --help' ;;
+      'totp') __vault_cli_words '--help' ;;
+      'proxy') __vault_cli_words '--port --upstream-ca --help' ;;
+      'proxy env') __vault_cli_words '--port --help' ;;
+      'proxy ca') __vault_cli_words '--help' ;;
+      'render') __vault_cli_words '--format --raw --watch --help' ;;
+      'vault create') __vault_cli_words '--help' ;;
+      'vault passwd') __vault_cli_words '--recovery --help' ;;
+      'entry set') __vault_cli_words '--field --tier --help' ;;
+      'entry rm') __vault_cli_words '--help' ;;
+      'entry show') __vault_cli_words '--json --help' ;;
+      'entry ls') __vault_cli_words '--json --help' ;;
+      'entry hosts') __vault_cli_words '--clear --help' ;;
+      'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
+      'agent ls') __vault_cli_words '--json --help' ;;
+      'agent show') __vault_cli_words '--json --help' ;;
+      'agent scope') __vault_cli_words '--add --rm --help' ;;
+      'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
+      'agent lock') __vault_cli_words '--help' ;;
+      'agent unlock') __vault_cli_words '--no-browser --help' ;;
+      'agent revoke') __vault_cli_words '--help' ;;
+      'key add') __vault_cli_words '--name --no-browser --help' ;;
+      'key ls') __vault_cli_words '--json --help' ;;
+      'key rm') __vault_cli_words '--help' ;;
+      'audit') __vault_cli_words '--json --agent --since --follow --verify --help' ;;
+      'completion') __vault_cli_words '--help' ;;
+      'daemon') __vault_cli_words '--help' ;;
+      'daemon stop') __vault_cli_words '--help' ;;
+      'daemon status') __vault_cli_words '--json --help' ;;
+    esac
+    return 0
+  fi
+  # Which argument this word is: words after the command, less flags and their values.
+  local pos=0 valued
+  case "$cmd" in
+    'init') valued=' --skill ' ;;
+    'get') valued=' --field ' ;;
+    'totp') valued='  ' ;;
+    'proxy') valued=' --port --upstream-ca ' ;;
+    'proxy env') valued=' --port ' ;;
+    'proxy ca') valued='  ' ;;
+    'render') valued=' --format ' ;;
+    'vault create') valued='  ' ;;
+    'vault passwd') valued='  ' ;;
+    'entry set') valued=' --field --tier ' ;;
+    'entry rm') valued='  ' ;;
+    'entry show') valued='  ' ;;
+    'entry ls') valued='  ' ;;
+    'entry hosts') valued='  ' ;;
+    'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;
+    'agent ls') valued='  ' ;;
+    'agent show') valued='  ' ;;
+    'agent scope') valued=' --add --rm ' ;;
+    'agent limits') valued=' --per-minute --per-hour ' ;;
+    'agent lock') valued='  ' ;;
+    'agent unlock') valued='  ' ;;
+    'agent revoke') valued='  ' ;;
+    'key add') valued=' --name ' ;;
+    'key ls') valued='  ' ;;
+    'key rm') valued='  ' ;;
+    'audit') valued=' --agent --since ' ;;
+    'completion') valued='  ' ;;
+    'daemon') valued='  ' ;;
+    'daemon stop') valued='  ' ;;
+    'daemon status') valued='  ' ;;
+  esac
+  for ((i = n + 1; i < COMP_CWORD; i++)); do
+    w="${COMP_WORDS[i]}"
+    if [[ "$w" == --* ]]; then
+      [[ "$valued" == *" $w "* ]] && ((i++))
+    else
+      ((pos++))
+    fi
+  done
+  case "$cmd $pos" in
+    'get 0') : ;;
+    'totp 0') : ;;
+    'render 0') __vault_cli_files ;;
+    'entry set 0') __vault_cli_names entry ;;
+    'entry rm 0') __vault_cli_names entry ;;
+    'entry show 0') __vault_cli_names entry ;;
+    'entry hosts 0') __vault_cli_names entry ;;
+    'agent add 0') : ;;
+    'agent show 0') __vault_cli_names agent ;;
+    'agent scope 0') __vault_cli_names agent ;;
+    'agent limits 0') __vault_cli_names agent ;;
+    'agent lock 0') __vault_cli_names agent ;;
+    'agent unlock 0') __vault_cli_names agent ;;
+    'agent revoke 0') __vault_cli_names agent ;;
+    'key rm 0') : ;;
+    'completion 0') __vault_cli_words 'bash zsh fish' ;;
+  esac
+  return 0
+}
+complete -F _vault_cli vault-cli
