@@ -20,6 +20,22 @@ export interface Paths {
   /** VAULT_PASSPHRASE_FILE, when set. */
   readonly passphraseFile: string | null;
   readonly newPassphraseFile: string | null;
+  /** Where each coding agent keeps its configuration, for the guardrail skill. */
+  readonly agentDirs: AgentDirs;
+}
+
+/** Configuration directories of the coding agents `init` writes guardrails for. */
+export interface AgentDirs {
+  /** Claude Code: ~/.claude. */
+  readonly claude: string;
+  /** Codex: $CODEX_HOME, else ~/.codex. */
+  readonly codex: string;
+  /** Cursor: ~/.cursor. */
+  readonly cursor: string;
+  /** Gemini CLI: ~/.gemini. */
+  readonly gemini: string;
+  /** Generic AGENTS.md readers: ~/.agents. */
+  readonly agents: string;
 }
 
 function dirFrom(env: NodeJS.ProcessEnv, override: string, xdg: string, fallback: string): string {
@@ -28,6 +44,18 @@ function dirFrom(env: NodeJS.ProcessEnv, override: string, xdg: string, fallback
   const x = env[xdg];
   const base = x !== undefined && x !== '' && isAbsolute(x) ? x : join(homedir(), fallback);
   return join(base, 'vault-cli');
+}
+
+function agentDirs(env: NodeJS.ProcessEnv): AgentDirs {
+  const home = homedir();
+  const codexHome = env.CODEX_HOME;
+  return {
+    claude: join(home, '.claude'),
+    codex: codexHome !== undefined && isAbsolute(codexHome) ? codexHome : join(home, '.codex'),
+    cursor: join(home, '.cursor'),
+    gemini: join(home, '.gemini'),
+    agents: join(home, '.agents'),
+  };
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
@@ -43,6 +71,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     systemRoots: '/etc/ssl/certs/ca-certificates.crt',
     passphraseFile: file('VAULT_PASSPHRASE_FILE'),
     newPassphraseFile: file('VAULT_NEW_PASSPHRASE_FILE'),
+    agentDirs: agentDirs(env),
   };
 }
 
