@@ -23,6 +23,8 @@ export const OWNER_ACTIONS = [
   'unlock_failed',
   'key_add',
   'key_rm',
+  'session_start',
+  'session_end',
 ] as const;
 export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
 

@@ -114,6 +114,13 @@ export interface Ops {
   };
   'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
   'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  /** `run`: a session token for an agent, equal or narrower scope, at most 12 hours. */
+  'session.start': {
+    req: OwnerAuth & { agent: string; scope: string[]; ttlMs?: number };
+    res: { token: string; expires: number };
+  };
+  /** Revokes the session token presented; an agent's own token is left alone. */
+  'session.end': { req: AgentAuth; res: Record<string, never> };
   /** Hardware keys: enrolment runs begin -> the browser's create() -> finish. */
   'key.begin': {
     req: OwnerAuth & { name?: string; origin: string };

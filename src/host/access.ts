@@ -23,6 +23,7 @@ import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../
 import { appendAudit } from './audit-log.js';
 import { boundHosts, normalHost } from './entries.js';
 import type { HostContext } from './context.js';
+import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 import { parseSeed, totpCode } from './totp.js';
 
@@ -31,6 +32,70 @@ export interface AgentSession {
   readonly agent: AgentRecord;
   readonly keys: KeyPair;
   readonly indexKey: Buffer;
+  /** Set when the token is a `run` session token: its id, checked again in each transaction. */
+  readonly sessionId?: string;
+}
+
+/**
+ * What the caller may see right now, read inside the transaction: the agent as
+ * stored (for its rate state and lock), and the scope and sealed tier keys of
+ * the token — the agent's own, or its session's (narrower, sealed to the
+ * session's key pair). A session that was revoked or has expired sees nothing.
+ */
+function view(
+  tx: Tx,
+  ctx: HostContext,
+  s: AgentSession,
+): {
+  agent: AgentRecord;
+  scope: readonly string[];
+  tierKeys: AgentRecord['tierKeys'];
+  dead: boolean;
+} {
+  const agent = tx.agent(s.agent.id) ?? s.agent;
+  if (s.sessionId === undefined)
+    return { agent, scope: agent.scope, tierKeys: agent.tierKeys, dead: false };
+  const r = tx.session(s.sessionId);
+  if (r === null || !sessionLive(r, ctx.now()))
+    return { agent, scope: [], tierKeys: {}, dead: true };
+  return {
+    agent,
+    scope: r.scope.filter((id) => agent.scope.includes(id)),
+    tierKeys: r.tierKeys,
+    dead: false,
+  };
+}
+
+/** A session token: its record and the agent it acts for, or null when the id names no session. */
+function sessionAuth(
+  ctx: HostContext,
+  header: VaultHeader,
+  id: string,
+  secret: Buffer,
+  denied: (actor: string, message?: string) => never,
+): AgentSession | null {
+  const found = ctx.store().read((tx) => {
+    const r = tx.session(id);
+    return r === null ? null : { r, agent: tx.agent(r.agentId) };
+  });
+  if (found === null) return null;
+  const { r, agent } = found;
+  if (agent === null) return denied(UNKNOWN_ACTOR);
+  const actor = agentActor(agent.name);
+  if (agent.revoked !== null || r.revoked !== null) return denied(actor, 'Token revoked.');
+  if (ctx.now() >= r.expires) return denied(actor, 'Token expired.');
+  const { verifier, wrapKey } = tokenKeys(secret);
+  try {
+    if (!equal(verifier, r.verifier)) return denied(UNKNOWN_ACTOR);
+    const secretKey = unwrapKey(wrapKey, r.secretKey, slots.sessionSecretKey(header.vaultId, r.id));
+    if (secretKey === null) throw new VaultError('VLT-3003');
+    const keys = { publicKey: r.publicKey, secretKey };
+    const indexKey = openSealed(keys, r.indexKey, true);
+    if (indexKey === null) throw new VaultError('VLT-3003');
+    return { agent, keys, indexKey, sessionId: r.id };
+  } finally {
+    wipe(wrapKey);
+  }
 }
 
 function event(
@@ -77,6 +142,10 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
       event(ctx, 'denied', 'VLT-2040', actor, source),
       new VaultError('VLT-2040', message),
     );
+  if (parsed !== null && agent === null) {
+    const session = sessionAuth(ctx, header, parsed.agentId, parsed.secret, denied);
+    if (session !== null) return session;
+  }
   if (parsed === null || agent === null) return denied(UNKNOWN_ACTOR);
   if (agent.revoked !== null) return denied(agentActor(agent.name), 'Token revoked.');
   const { verifier, wrapKey } = tokenKeys(parsed.secret);
@@ -154,7 +223,7 @@ export function release(
   const decided = ctx.commit(
     (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
       const header = ctx.header(tx);
-      const agent = tx.agent(session.agent.id) ?? session.agent;
+      const { agent, scope, tierKeys, dead } = view(tx, ctx, session);
       const looked = distinct.map((ref) => {
         const entryId = tx.entryIdByName(
           keyedHash(session.indexKey, 'entry', ref.entry).toString('hex'),
@@ -177,7 +246,7 @@ export function release(
         for (const l of looked) audit(action, code, l);
         return { ok: false as const, err: new VaultError(code, message) };
       };
-      if (agent.revoked !== null) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
+      if (agent.revoked !== null || dead) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
       if (agent.rate.lock !== null) return refuseAll('locked', 'VLT-2043');
 
       const targets: Target[] = [];
@@ -186,11 +255,7 @@ export function release(
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
         let record: FieldRecord | null = null;
-        if (
-          entry === null ||
-          !inScope(agent.scope, l.entryId) ||
-          agent.tierKeys[entry.tier] === undefined
-        ) {
+        if (entry === null || !inScope(scope, l.entryId) || tierKeys[entry.tier] === undefined) {
           code = 'VLT-2041';
         } else {
           record = tx.field(
@@ -198,7 +263,7 @@ export function release(
             keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
           );
           if (record === null) code = 'VLT-2044';
-          else if (host !== null && !hostAllowed(session, header, entry, agent.tierKeys, host)) {
+          else if (host !== null && !hostAllowed(session, header, entry, tierKeys, host)) {
             code = 'VLT-2045';
           }
         }
@@ -215,7 +280,7 @@ export function release(
           entry,
           field: ref.field,
           record,
-          tierBox: agent.tierKeys[entry.tier] ?? Buffer.alloc(0),
+          tierBox: tierKeys[entry.tier] ?? Buffer.alloc(0),
         });
       }
       if (problems.length > 0) {

@@ -25,6 +25,7 @@ import {
 import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
+import { mintSession, revokeSession } from './sessions.js';
 import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
 import {
   beginEnrol,
@@ -280,6 +281,24 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
     'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
       asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+    'session.start': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        mintSession(
+          ctx,
+          s,
+          { agent: str(b, 'agent'), scope: strList(b, 'scope'), ttlMs: optCount(b, 'ttlMs') },
+          source,
+        ),
+      ),
+    'session.end': async (b, source) => {
+      const session = authenticate(ctx, secret(b, 'token'), source);
+      try {
+        if (session.sessionId !== undefined) revokeSession(ctx, session.sessionId, source);
+        return {};
+      } finally {
+        endSession(session);
+      }
+    },
     'key.begin': (b) =>
       asOwner(ctx, b, () => beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') })),
     'key.finish': async (b, source) => {

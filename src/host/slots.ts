@@ -17,4 +17,5 @@ export const slots = {
   field: (vaultId: Buffer, entryId: string, field: string, version: number) =>
     slot('field', vaultId, entryId, field, version),
   agentSecretKey: (vaultId: Buffer, agentId: string) => slot('agent-sk', vaultId, agentId),
+  sessionSecretKey: (vaultId: Buffer, sessionId: string) => slot('session-sk', vaultId, sessionId),
 };

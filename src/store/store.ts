@@ -79,6 +79,30 @@ export interface AgentRecord {
   readonly revoked: number | null;
 }
 
+/**
+ * A session token `run` minted for an agent: the same identity, limits and rate
+ * state (those stay on the AgentRecord), a scope equal to or narrower than the
+ * agent's, its own verifier and its own key pair, so neither the agent's token
+ * nor the store alone opens it. Revoked when the supervised process exits,
+ * refused after `expires` in any case.
+ */
+export interface SessionRecord {
+  readonly id: string;
+  readonly agentId: string;
+  /** Entry ids; a subset of the agent's scope when minted. */
+  readonly scope: readonly string[];
+  readonly verifier: Buffer;
+  readonly publicKey: Buffer;
+  /** The session's box secret key, wrapped by a key derived from the session token. */
+  readonly secretKey: Buffer;
+  /** Tier name -> tier key sealed to the session's public key. */
+  readonly tierKeys: Readonly<Record<string, Buffer>>;
+  readonly indexKey: Buffer;
+  readonly created: number;
+  readonly expires: number;
+  readonly revoked: number | null;
+}
+
 /** An enrolled hardware key (WebAuthn credential). Public material only. */
 export interface KeyRecord {
   /** The credential id, base64url. */
@@ -138,6 +162,7 @@ const K = {
   name: (hash: string) => `name/${hash}`,
   agent: (id: string) => `agent/${id}`,
   agentName: (name: string) => `agent-name/${name}`,
+  session: (id: string) => `session/${id}`,
   key: (id: string) => `key/${id}`,
   challenge: (id: string) => `challenge/${id}`,
   audit: (seq: number) => `audit/${String(seq).padStart(12, '0')}`,
@@ -208,6 +233,13 @@ export class Tx {
   }
   removeAgentName(name: string): void {
     void this.db.remove(K.agentName(name));
+  }
+
+  session(id: string): SessionRecord | null {
+    return (this.db.get(K.session(id)) as SessionRecord | undefined) ?? null;
+  }
+  putSession(r: SessionRecord): void {
+    void this.db.put(K.session(r.id), r);
   }
 
   keys(): KeyRecord[] {
