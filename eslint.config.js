@@ -32,12 +32,20 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // node-pty is loaded lazily (so `get` never loads it): catch import('node-pty') too.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportExpression[source.value='node-pty']",
+          message: 'only src/shell may import node-pty (one importer per dangerous dependency)',
+        },
+      ],
       ...restrict(
         [],
         [
           native('sodium-native', 'src/crypto'),
           native('lmdb', 'src/store'),
-          native('node-pty', 'shell/'),
+          native('node-pty', 'src/shell'),
           native('fido2-lib', 'src/webauthn'),
         ],
       ),
@@ -123,6 +131,26 @@ export default tseslint.config(
       ],
       [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
     ),
+  },
+  {
+    // The supervisor: the only importer of node-pty, which it loads lazily.
+    files: ['src/shell/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': 'off',
+      ...restrict(
+        [
+          {
+            group: ours(['store', 'cli']),
+            message: 'the supervisor sits below cli, beside the host',
+          },
+        ],
+        [
+          native('sodium-native', 'src/crypto'),
+          native('lmdb', 'src/store'),
+          native('fido2-lib', 'src/webauthn'),
+        ],
+      ),
+    },
   },
   {
     files: ['src/cli/**/*.ts'],

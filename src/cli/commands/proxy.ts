@@ -25,6 +25,31 @@ async function authority(ctx: CliContext, token: string) {
   );
 }
 
+/**
+ * The proxy and CA block of a tool's environment (DESIGN §8): `proxy env`
+ * prints it, `run` puts it into the child's environment.
+ */
+export function proxyEnv(
+  url: string,
+  paths: { readonly proxyCa: string; readonly proxyCaBundle: string },
+): [string, string][] {
+  const bundle = paths.proxyCaBundle;
+  return [
+    ['HTTPS_PROXY', url],
+    ['https_proxy', url],
+    ['HTTP_PROXY', url],
+    ['http_proxy', url],
+    ['NO_PROXY', 'localhost,127.0.0.1,::1'],
+    ['no_proxy', 'localhost,127.0.0.1,::1'],
+    ['NODE_USE_ENV_PROXY', '1'],
+    ['NODE_EXTRA_CA_CERTS', paths.proxyCa],
+    ['SSL_CERT_FILE', bundle],
+    ['REQUESTS_CA_BUNDLE', bundle],
+    ['CURL_CA_BUNDLE', bundle],
+    ['GIT_SSL_CAINFO', bundle],
+  ];
+}
+
 /** A value for a POSIX shell: single-quoted unless plainly safe. */
 const shq = (v: string) =>
   /^[A-Za-z0-9_./:,=@+-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`;
@@ -39,22 +64,7 @@ export const run: Command = async (ctx) => {
   }
   if (sub === 'env') {
     await authority(ctx, token);
-    const url = `http://127.0.0.1:${port(ctx)}`;
-    const bundle = ctx.paths.proxyCaBundle;
-    const vars: [string, string][] = [
-      ['HTTPS_PROXY', url],
-      ['https_proxy', url],
-      ['HTTP_PROXY', url],
-      ['http_proxy', url],
-      ['NO_PROXY', 'localhost,127.0.0.1,::1'],
-      ['no_proxy', 'localhost,127.0.0.1,::1'],
-      ['NODE_USE_ENV_PROXY', '1'],
-      ['NODE_EXTRA_CA_CERTS', ctx.paths.proxyCa],
-      ['SSL_CERT_FILE', bundle],
-      ['REQUESTS_CA_BUNDLE', bundle],
-      ['CURL_CA_BUNDLE', bundle],
-      ['GIT_SSL_CAINFO', bundle],
-    ];
+    const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths);
     ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
     return 0;
   }

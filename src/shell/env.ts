@@ -1,0 +1,112 @@
+/**
+ * The supervised child's environment, built by one pure function (STYLE rule
+ * 9, DESIGN §9): ordinary variables pass through; variables that look like
+ * secrets, by name or by value, are stripped unless the owner keeps them by
+ * name; the owner's vault variables and any long-lived token never pass; the
+ * session token goes into VAULT_TOKEN and the proxy/CA block is set last, so
+ * it always wins over whatever the parent had.
+ */
+
+/** Never passed, even with --keep-env: the owner's passphrase and vault, and token files. */
+const NEVER = new Set([
+  'VAULT_PASSPHRASE_FILE',
+  'VAULT_NEW_PASSPHRASE_FILE',
+  'VAULT_CONFIG_DIR',
+  'VAULT_TOKEN',
+  'VAULT_TOKEN_FILE',
+]);
+
+/** Names that say "secret": matched on the upper-cased name, as whole words or word parts. */
+const SECRET_NAME =
+  /(^|_)(TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|PWD_SECRET|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET_?KEY|CREDENTIAL|CREDENTIALS|CREDS|AUTH|SESSION_?KEY|SIGNING_?KEY|CLIENT_?SECRET|DSN|CONNECTION_?STRING)($|_)/;
+/** Well-known names that carry a secret without saying so. */
+const SECRET_NAMES = new Set([
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'NPM_TOKEN',
+  'NODE_AUTH_TOKEN',
+  'DATABASE_URL',
+  'SSH_AUTH_SOCK',
+]);
+/** Ordinary variables whose names happen to match the pattern above. */
+const ORDINARY = new Set(['PWD', 'OLDPWD', 'XAUTHORITY']);
+
+function secretName(name: string): boolean {
+  const n = name.toUpperCase();
+  if (ORDINARY.has(n)) return false;
+  return SECRET_NAMES.has(n) || SECRET_NAME.test(n);
+}
+
+/** Shannon entropy in bits per character. */
+function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  for (const c of counts.values()) {
+    const p = c / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/**
+ * Values that look like secrets: a vault token, a PEM block, a URL with a
+ * password, a known key prefix, or one long high-entropy word (paths and lists
+ * of paths excepted).
+ */
+export function secretValue(value: string): boolean {
+  if (/\bvltr?_[0-9A-Za-z]{20,}/.test(value)) return true;
+  if (/-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)?-----/.test(value)) return true;
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i.test(value)) return true;
+  if (/^(sk-|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|glpat-)[A-Za-z0-9_-]{12,}/.test(value))
+    return true;
+  const word = value.trim();
+  if (word.length >= 32 && /^[A-Za-z0-9+/=_-]+$/.test(word) && !word.includes('/')) {
+    return entropy(word) >= 4;
+  }
+  return false;
+}
+
+export interface ChildEnvInput {
+  /** The supervisor's own environment. */
+  readonly parent: Readonly<Record<string, string | undefined>>;
+  /** The session token, set as VAULT_TOKEN. */
+  readonly sessionToken: string;
+  /** The proxy and CA block (`proxy env`), set last. */
+  readonly proxy: readonly (readonly [string, string])[];
+  /** Names the owner keeps even though they look like secrets (--keep-env). */
+  readonly keep?: readonly string[];
+  /** Values never to pass under any name: the agent's long-lived token, for one. */
+  readonly forbiddenValues?: readonly string[];
+}
+
+export interface ChildEnv {
+  readonly env: Record<string, string>;
+  /** Names stripped because they looked like secrets (never their values). */
+  readonly stripped: readonly string[];
+}
+
+/** Builds the child's environment. Pure: same input, same output. */
+export function childEnv(input: ChildEnvInput): ChildEnv {
+  const keep = new Set(input.keep ?? []);
+  const forbidden = (input.forbiddenValues ?? []).filter((v) => v.length > 0);
+  const env: Record<string, string> = {};
+  const stripped: string[] = [];
+  for (const [name, value] of Object.entries(input.parent)) {
+    if (value === undefined || NEVER.has(name)) continue;
+    if (forbidden.some((f) => value.includes(f))) {
+      stripped.push(name);
+      continue;
+    }
+    if (!keep.has(name) && (secretName(name) || secretValue(value))) {
+      stripped.push(name);
+      continue;
+    }
+    env[name] = value;
+  }
+  env.VAULT_TOKEN = input.sessionToken;
+  for (const [name, value] of input.proxy) env[name] = value;
+  return { env, stripped: stripped.sort() };
+}

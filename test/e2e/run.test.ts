@@ -1,0 +1,195 @@
+// `vault-cli run`: real processes under a real pty. The supervisor itself is
+// driven from a pty (node-pty spawning the built CLI), so it sees a terminal.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+// eslint-disable-next-line no-restricted-imports -- the rig is the user's terminal: it drives the CLI under a pty
+import { spawn, type IPty } from 'node-pty';
+import { CLI, Rig } from '../support/rig.js';
+
+const rig = new Rig();
+const bin = join(rig.root, 'bin');
+let token = '';
+
+before(async () => {
+  await rig.create();
+  await rig.set('X', 'hunter2');
+  await rig.set('Y', 'other');
+  token = await rig.addAgent('a', ['X', 'Y']);
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, 'vault-cli'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+  );
+  chmodSync(join(bin, 'vault-cli'), 0o755);
+});
+after(() => rig.dispose());
+
+interface Fate {
+  readonly output: string;
+  readonly exitCode: number;
+  readonly signal: number;
+  readonly pty: IPty;
+}
+
+/** Starts `vault-cli args` under a pty; `exited` resolves with everything it printed. */
+function underPty(args: readonly string[], env: Record<string, string | undefined> = {}) {
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...rig.env, PATH: `${bin}:${process.env.PATH}`, ...env }))
+    if (v !== undefined) merged[k] = v;
+  const pty = spawn(process.execPath, [CLI, ...args], {
+    cols: 100,
+    rows: 30,
+    cwd: rig.root,
+    env: merged,
+  });
+  let output = '';
+  pty.onData((d) => (output += d));
+  const exited = new Promise<Fate>((resolve) =>
+    pty.onExit(({ exitCode, signal }) => resolve({ output, exitCode, signal: signal ?? 0, pty })),
+  );
+  return { pty, exited, output: () => output };
+}
+
+async function until(what: () => boolean, label: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (what()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${label}`);
+}
+
+test('the child gets a session token, reads in scope, and its exit status comes back', async () => {
+  const r = await underPty([
+    'run',
+    '--agent',
+    'a',
+    '--',
+    'sh',
+    '-c',
+    'echo "prefix=$(echo $VAULT_TOKEN | cut -c1-4)"; vault-cli get X; exit 3',
+  ]).exited;
+  assert.match(r.output, /prefix=vlt_/);
+  assert.match(r.output, /hunter2/);
+  assert.equal(r.exitCode, 3, r.output);
+});
+
+test('the environment holds no owner variable and no long-lived token; secrets are stripped unless kept', async () => {
+  const script =
+    'echo "pp=[$VAULT_PASSPHRASE_FILE] cfg=[$VAULT_CONFIG_DIR] planted=[$MY_API_TOKEN] plain=[$PLAIN]"; env | grep -c "' +
+    token +
+    '" || true';
+  const plain = await underPty(['run', '--agent', 'a', '--', 'sh', '-c', script], {
+    MY_API_TOKEN: 'planted-secret',
+    PLAIN: 'hello',
+    VAULT_TOKEN: token,
+  }).exited;
+  assert.match(plain.output, /pp=\[\] cfg=\[\] planted=\[\] plain=\[hello\]/);
+  assert.match(plain.output, /^0\r?$/m);
+  assert.equal(plain.exitCode, 0, plain.output);
+
+  const kept = await underPty(
+    ['run', '--agent', 'a', '--keep-env', 'MY_API_TOKEN', '--', 'sh', '-c', script],
+    { MY_API_TOKEN: 'planted-secret' },
+  ).exited;
+  assert.match(kept.output, /planted=\[planted-secret\]/);
+});
+
+test('--scope narrows the session: an entry of the agent outside it is refused', async () => {
+  const r = await underPty([
+    'run',
+    '--agent',
+    'a',
+    '--scope',
+    'X',
+    '--',
+    'sh',
+    '-c',
+    'vault-cli get X; vault-cli get Y; echo "status=$?"',
+  ]).exited;
+  assert.match(r.output, /hunter2/);
+  assert.match(r.output, /VLT-2041/);
+  assert.match(r.output, /status=77/);
+});
+
+test('a session token is refused with VLT-2040 once the child has exited', async () => {
+  const dir = join(rig.root, 'leak');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'token');
+  const r = await underPty([
+    'run',
+    '--agent',
+    'a',
+    '--',
+    'sh',
+    '-c',
+    `printf %s "$VAULT_TOKEN" > ${JSON.stringify(file)}`,
+  ]).exited;
+  assert.equal(r.exitCode, 0, r.output);
+  const session = readFileSync(file, 'utf8');
+  assert.match(session, /^vlt_/);
+  assert.notEqual(session, token);
+  const after = await rig.agent(['get', 'X'], session);
+  assert.equal(after.code, 77);
+  assert.match(after.stderr, /^vault-cli: VLT-2040: /);
+  // The agent's own token is untouched.
+  assert.equal((await rig.agent(['get', 'X'], token)).stdout, 'hunter2\n');
+});
+
+test('a child killed by SIGTERM gives 143', async () => {
+  const r = await underPty(['run', '--agent', 'a', '--', 'sh', '-c', 'kill -TERM $$']).exited;
+  assert.equal(r.exitCode, 143, r.output);
+});
+
+test('input reaches the child through the supervisor', async () => {
+  const run = underPty([
+    'run',
+    '--agent',
+    'a',
+    '--',
+    'sh',
+    '-c',
+    'echo ready; read line; echo "got=$line"',
+  ]);
+  await until(() => run.output().includes('ready'), 'the child');
+  // Keys typed one at a time, as a user would.
+  for (const ch of 'ping\r') run.pty.write(ch);
+  const r = await run.exited;
+  assert.match(r.output, /got=ping/);
+});
+
+function pidsWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^[0-9]+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test('killing the supervisor with SIGKILL leaves no child behind', async () => {
+  // A number no other process carries: in the shell's command line and the sleep's.
+  const marker = String(900_000 + Math.floor(Math.random() * 90_000));
+  const run = underPty(['run', '--agent', 'a', '--', 'sh', '-c', `echo started; sleep ${marker}`]);
+  await until(() => run.output().includes('started') && pidsWith(marker).length >= 2, 'the child');
+  process.kill(run.pty.pid, 'SIGKILL');
+  await run.exited;
+  await until(() => pidsWith(marker).every(zombie), 'the child to go');
+  assert.deepEqual(
+    pidsWith(marker).filter((p) => !zombie(p)),
+    [],
+  );
+});
+
+function zombie(pid: number): boolean {
+  try {
+    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
