@@ -196,7 +196,7 @@ function bashScript(commands: readonly CommandDef[]): string {
 }
 
 function zshScript(commands: readonly CommandDef[]): string {
-  return `#compdef vault-cli\n${HEADER}\n# zsh: put this file, named _vault-cli, in a directory of $fpath before compinit,\n# or source it. It runs the bash completion function through bashcompinit.\nautoload -U +X bashcompinit && bashcompinit\n${bashBody(commands)}complete -F _vault_cli vault-cli\n`;
+  return `#compdef vault-cli\n${HEADER}\n# zsh: put this file, named _vault-cli, in a directory of $fpath before compinit,\n# or source it. It runs the bash completion function through bashcompinit.\nautoload -U +X bashcompinit && bashcompinit\n${bashBody(commands)}complete -F _vault_cli vault-cli\n# Autoloaded from $fpath, this file runs on the first TAB: answer that one too.\nif [[ "\${funcstack[1]:-}" == _vault-cli ]]; then _bash_complete -F _vault_cli; fi\n`;
 }
 
 function fishScript(commands: readonly CommandDef[]): string {

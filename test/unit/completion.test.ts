@@ -148,3 +148,26 @@ test(
     assert.deepEqual(run('vault-cli entry sh'), ['show']);
   },
 );
+
+test(
+  'zsh: autoloaded from $fpath by compinit, the first TAB in an interactive shell completes',
+  { skip: !has('zsh') && 'zsh is not installed (apt-get install zsh)' },
+  () => {
+    // An interactive zsh on a pseudo-terminal (zsh/zpty), typing a line and TAB.
+    const fp = mkdtempSync(join(tmpdir(), 'vault-cli-zfunc-'));
+    after(() => rmSync(fp, { recursive: true, force: true }));
+    writeFileSync(join(fp, '_vault-cli'), readFileSync(join(dir, '_vault-cli')));
+    const driver = `zmodload zsh/zpty
+zpty -b z 'zsh -fi'
+zpty -w z "PS1='> '; fpath=(${fp} \\$fpath); autoload -U compinit; compinit -u; vault-cli() { :; }"
+sleep 1
+zpty -w -n z $'vault-cli get X --fi\\t'
+sleep 1.5
+all=''
+while zpty -r -t z chunk; do all+=$chunk; done
+zpty -d z
+print -r -- "$all"`;
+    const out = sh('zsh', ['-fc'], driver);
+    assert.match(out, /vault-cli get X --field/);
+  },
+);
