@@ -146,6 +146,30 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'render',
   },
   {
+    path: ['run'],
+    summary: 'run a command as an agent under a session token that dies with it',
+    side: 'owner',
+    args: [{ name: 'command', summary: 'the command and its arguments, after --', rest: true }],
+    flags: [
+      { name: 'agent', value: 'string', summary: 'agent to act as', complete: 'agent' },
+      {
+        name: 'scope',
+        value: 'string',
+        repeat: true,
+        summary: 'narrow the session to this entry (repeatable)',
+        complete: 'entry',
+      },
+      {
+        name: 'keep-env',
+        value: 'string',
+        repeat: true,
+        summary: 'pass this secret-looking variable through (repeatable)',
+        complete: 'none',
+      },
+    ],
+    module: 'run',
+  },
+  {
     path: ['vault', 'create'],
     summary: 'create a new vault (prints a recovery key once)',
     side: 'owner',
