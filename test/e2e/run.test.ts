@@ -1,64 +1,28 @@
 // `vault-cli run`: real processes under a real pty. The supervisor itself is
 // driven from a pty (node-pty spawning the built CLI), so it sees a terminal.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-// eslint-disable-next-line no-restricted-imports -- the rig is the user's terminal: it drives the CLI under a pty
-import { spawn, type IPty } from 'node-pty';
-import { CLI, Rig } from '../support/rig.js';
+import { installBin, underPty as ptyRun, until } from '../support/pty.js';
+import { Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
-const bin = join(rig.root, 'bin');
 let token = '';
+let slow = '';
 
 before(async () => {
   await rig.create();
   await rig.set('X', 'hunter2');
   await rig.set('Y', 'other');
   token = await rig.addAgent('a', ['X', 'Y']);
-  mkdirSync(bin);
-  writeFileSync(
-    join(bin, 'vault-cli'),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
-  );
-  chmodSync(join(bin, 'vault-cli'), 0o755);
+  slow = await rig.addAgent('slow', ['X', 'Y'], ['--per-minute', '1']);
+  installBin(rig);
 });
 after(() => rig.dispose());
 
-interface Fate {
-  readonly output: string;
-  readonly exitCode: number;
-  readonly signal: number;
-  readonly pty: IPty;
-}
-
-/** Starts `vault-cli args` under a pty; `exited` resolves with everything it printed. */
-function underPty(args: readonly string[], env: Record<string, string | undefined> = {}) {
-  const merged: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...rig.env, PATH: `${bin}:${process.env.PATH}`, ...env }))
-    if (v !== undefined) merged[k] = v;
-  const pty = spawn(process.execPath, [CLI, ...args], {
-    cols: 100,
-    rows: 30,
-    cwd: rig.root,
-    env: merged,
-  });
-  let output = '';
-  pty.onData((d) => (output += d));
-  const exited = new Promise<Fate>((resolve) =>
-    pty.onExit(({ exitCode, signal }) => resolve({ output, exitCode, signal: signal ?? 0, pty })),
-  );
-  return { pty, exited, output: () => output };
-}
-
-async function until(what: () => boolean, label: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (what()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${label}`);
-}
+const underPty = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
+  ptyRun(rig, args, env);
 
 test('the child gets a session token, reads in scope, and its exit status comes back', async () => {
   const r = await underPty([
@@ -193,3 +157,34 @@ function zombie(pid: number): boolean {
     return true;
   }
 }
+
+test('a session shares the agent’s rate state: its read counts against the agent’s token', async () => {
+  const r = await underPty(['run', '--agent', 'slow', '--', 'vault-cli', 'get', 'X']).exited;
+  assert.match(r.output, /hunter2/);
+  assert.match(ok(await rig.owner(['agent', 'show', 'slow'])), /this minute: 1 of 1 /);
+  const own = await rig.agent(['get', 'Y'], slow);
+  assert.equal(own.code, 75, own.stderr);
+  assert.match(own.stderr, /^vault-cli: VLT-2042: /);
+});
+
+test('SIGTERM to the supervisor reaches the child: 143', async () => {
+  const run = underPty(['run', '--agent', 'a', '--', 'sh', '-c', 'echo ready; sleep 100']);
+  await until(() => run.output().includes('ready'), 'the child');
+  run.pty.kill('SIGTERM');
+  assert.equal((await run.exited).exitCode, 143);
+});
+
+test('a child that ignores SIGTERM is killed when the supervisor is told to stop: 137', async () => {
+  const run = underPty([
+    'run',
+    '--agent',
+    'a',
+    '--',
+    'sh',
+    '-c',
+    "trap '' TERM; echo ready; while :; do sleep 1; done",
+  ]);
+  await until(() => run.output().includes('ready'), 'the child');
+  run.pty.kill('SIGTERM');
+  assert.equal((await run.exited).exitCode, 137);
+});

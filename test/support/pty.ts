@@ -1,0 +1,66 @@
+/**
+ * Drives the built CLI under a pseudo-terminal, as a user's terminal would
+ * (ink and gemini-cli test rigs), with a `vault-cli` on PATH for the child.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+// eslint-disable-next-line no-restricted-imports -- the rig is the user's terminal: it drives the CLI under a pty
+import { spawn, type IPty } from 'node-pty';
+import { CLI, type Rig } from './rig.js';
+
+export interface PtyFate {
+  readonly output: string;
+  readonly exitCode: number;
+  readonly signal: number;
+}
+
+export interface PtyRun {
+  readonly pty: IPty;
+  readonly exited: Promise<PtyFate>;
+  output(): string;
+}
+
+/** Puts a `vault-cli` script running the built CLI in `<rig>/bin` and returns that directory. */
+export function installBin(rig: Rig): string {
+  const bin = join(rig.root, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(
+    join(bin, 'vault-cli'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+  );
+  chmodSync(join(bin, 'vault-cli'), 0o755);
+  return bin;
+}
+
+/** Starts `vault-cli args` under a pty as the owner; `exited` resolves with all it printed. */
+export function underPty(
+  rig: Rig,
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+): PtyRun {
+  const merged: Record<string, string> = {};
+  const bin = join(rig.root, 'bin');
+  for (const [k, v] of Object.entries({ ...rig.env, PATH: `${bin}:${process.env.PATH}`, ...env }))
+    if (v !== undefined) merged[k] = v;
+  const pty = spawn(process.execPath, [CLI, ...args], {
+    cols: 100,
+    rows: 30,
+    cwd: rig.root,
+    env: merged,
+  });
+  let output = '';
+  pty.onData((d) => (output += d));
+  const exited = new Promise<PtyFate>((resolve) =>
+    pty.onExit(({ exitCode, signal }) => resolve({ output, exitCode, signal: signal ?? 0 })),
+  );
+  return { pty, exited, output: () => output };
+}
+
+/** Polls `what` until it holds (30 s at most). A wait, never a timing assertion. */
+export async function until(what: () => boolean, label: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (what()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${label}`);
+}
