@@ -31,6 +31,7 @@ __vault_cli_command() {
     'agent add') echo 'agent add'; return ;;
     'agent ls') echo 'agent ls'; return ;;
     'agent show') echo 'agent show'; return ;;
+    'agent wrap') echo 'agent wrap'; return ;;
     'agent scope') echo 'agent scope'; return ;;
     'agent limits') echo 'agent limits'; return ;;
     'agent lock') echo 'agent lock'; return ;;
@@ -50,6 +51,7 @@ __vault_cli_command() {
     'render') echo 'render' ;;
     'run') echo 'run' ;;
     'audit') echo 'audit' ;;
+    'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
     'daemon') echo 'daemon' ;;
   esac
@@ -68,13 +70,13 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run vault entry agent key audit completion daemon'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render run vault entry agent key audit shell-init completion daemon'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
           'vault') __vault_cli_words 'create passwd'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
-          'agent') __vault_cli_words 'add ls show scope limits lock unlock revoke'; return 0 ;;
+          'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
         esac ;;
@@ -103,6 +105,7 @@ _vault_cli() {
       'agent add --kind') :; return 0 ;;
       'agent add --per-minute') :; return 0 ;;
       'agent add --per-hour') :; return 0 ;;
+      'agent wrap --command') :; return 0 ;;
       'agent scope --add') __vault_cli_names entry; return 0 ;;
       'agent scope --rm') __vault_cli_names entry; return 0 ;;
       'agent limits --per-minute') :; return 0 ;;
@@ -132,6 +135,7 @@ _vault_cli() {
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
       'agent ls') __vault_cli_words '--json --help' ;;
       'agent show') __vault_cli_words '--json --help' ;;
+      'agent wrap') __vault_cli_words '--command --rm --help' ;;
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
@@ -141,6 +145,7 @@ _vault_cli() {
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --help' ;;
+      'shell-init') __vault_cli_words '--help' ;;
       'completion') __vault_cli_words '--help' ;;
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
@@ -169,6 +174,7 @@ _vault_cli() {
     'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;
     'agent ls') valued='  ' ;;
     'agent show') valued='  ' ;;
+    'agent wrap') valued=' --command ' ;;
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
@@ -178,6 +184,7 @@ _vault_cli() {
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
     'audit') valued=' --agent --since ' ;;
+    'shell-init') valued='  ' ;;
     'completion') valued='  ' ;;
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
@@ -201,12 +208,14 @@ _vault_cli() {
     'entry hosts 0') __vault_cli_names entry ;;
     'agent add 0') : ;;
     'agent show 0') __vault_cli_names agent ;;
+    'agent wrap 0') __vault_cli_names agent ;;
     'agent scope 0') __vault_cli_names agent ;;
     'agent limits 0') __vault_cli_names agent ;;
     'agent lock 0') __vault_cli_names agent ;;
     'agent unlock 0') __vault_cli_names agent ;;
     'agent revoke 0') __vault_cli_names agent ;;
     'key rm 0') : ;;
+    'shell-init 0') __vault_cli_words 'bash zsh fish' ;;
     'completion 0') __vault_cli_words 'bash zsh fish' ;;
   esac
   return 0

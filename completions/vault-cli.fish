@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'completion' 'daemon' 'daemon stop' 'daemon status'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -59,6 +59,7 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'agent' -d 'agent commands'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'add' -d 'create an agent and print its token'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'ls' -d 'list agents'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'show' -d 'show an agent’s scope, limits, state and current reads'
+complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'wrap' -d 'make shell-init wrap a command so it runs under run --agent <name>'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'scope' -d 'add entries to or remove them from an agent’s scope'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'limits' -d 'change an agent’s rate limits'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'lock' -d 'lock an agent now'
@@ -69,6 +70,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'add' -d 'enrol a hardware 
 complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'ls' -d 'list enrolled hardware keys'
 complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'rm' -d 'remove an enrolled hardware key'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'audit' -d 'print the audit log'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'shell-init' -d 'print the lines to eval in a shell: completion and the agent wrappers'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'daemon' -d 'run the vault host in the foreground'
 complete -c vault-cli -n '__vault_cli_lead 1 daemon' -a 'stop' -d 'stop the running vault host'
@@ -121,6 +123,10 @@ complete -c vault-cli -n '__vault_cli_is agent ls' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is agent show' -l json -d 'machine-readable output'
 complete -c vault-cli -n '__vault_cli_is agent show' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is agent show' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent wrap' -l command -x -d 'the command to wrap (default: the agent name)'
+complete -c vault-cli -n '__vault_cli_is agent wrap' -l rm -d 'stop wrapping it'
+complete -c vault-cli -n '__vault_cli_is agent wrap' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is agent wrap' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent scope' -l add -x -a '(__vault_cli_names entry)' -d 'entry to add'
 complete -c vault-cli -n '__vault_cli_is agent scope' -l rm -x -a '(__vault_cli_names entry)' -d 'entry to remove'
 complete -c vault-cli -n '__vault_cli_is agent scope' -l help -d 'show help'
@@ -148,6 +154,8 @@ complete -c vault-cli -n '__vault_cli_is audit' -l since -x -d 'from a time (202
 complete -c vault-cli -n '__vault_cli_is audit' -l follow -d 'keep printing records as they are written'
 complete -c vault-cli -n '__vault_cli_is audit' -l verify -d 'check the hash chain; exit 74 (VLT-3003) if a record was changed, removed or reordered'
 complete -c vault-cli -n '__vault_cli_is audit' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is shell-init' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is shell-init' -a 'bash zsh fish'
 complete -c vault-cli -n '__vault_cli_is completion' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is completion' -a 'bash zsh fish'
 complete -c vault-cli -n '__vault_cli_is daemon' -l help -d 'show help'

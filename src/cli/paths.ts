@@ -11,6 +11,8 @@ export interface Paths {
   /** The agent's side: its token, proxy configuration, CA. */
   readonly configDir: string;
   readonly tokenFile: string;
+  /** The commands shell-init wraps (`agent wrap`), as JSON. */
+  readonly wrapsFile: string;
   /** The proxy's sealed configuration (its CA key), the CA certificate, and system roots + CA. */
   readonly proxyConfig: string;
   readonly proxyCa: string;
@@ -65,6 +67,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     vaultDir: dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
     configDir,
     tokenFile: join(configDir, 'token'),
+    wrapsFile: join(configDir, 'wraps.json'),
     proxyConfig: join(configDir, 'proxy.sealed'),
     proxyCa: join(configDir, 'proxy-ca.pem'),
     proxyCaBundle: join(configDir, 'proxy-ca-bundle.pem'),

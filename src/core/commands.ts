@@ -268,6 +268,21 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'agent',
   },
   {
+    path: ['agent', 'wrap'],
+    summary: 'make shell-init wrap a command so it runs under run --agent <name>',
+    side: 'local',
+    args: [agentArg],
+    flags: [
+      {
+        name: 'command',
+        value: 'string',
+        summary: 'the command to wrap (default: the agent name)',
+      },
+      { name: 'rm', summary: 'stop wrapping it' },
+    ],
+    module: 'wrap',
+  },
+  {
     path: ['agent', 'scope'],
     summary: 'add entries to or remove them from an agent’s scope',
     side: 'owner',
@@ -366,6 +381,14 @@ export const COMMANDS: readonly CommandDef[] = [
       },
     ],
     module: 'audit',
+  },
+  {
+    path: ['shell-init'],
+    summary: 'print the lines to eval in a shell: completion and the agent wrappers',
+    side: 'local',
+    args: [{ name: 'shell', summary: 'bash, zsh or fish', choices: SHELLS }],
+    flags: [],
+    module: 'shell-init',
   },
   {
     path: ['completion'],

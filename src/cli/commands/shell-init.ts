@@ -1,0 +1,19 @@
+/** `vault-cli shell-init bash|zsh|fish`: completion and the agent wrappers, to eval. */
+import { SHELLS } from '../../core/commands.js';
+import type { Shell } from '../../core/completion.js';
+import { VaultError, quote } from '../../core/errors.js';
+import { shellInit } from '../../core/shell-init.js';
+import { arg, type Command } from '../context.js';
+import { readWraps } from '../wraps.js';
+
+export const run: Command = async (ctx) => {
+  const shell = arg(ctx, 'shell');
+  if (!(SHELLS as readonly string[]).includes(shell)) {
+    throw new VaultError(
+      'VLT-1001',
+      `unknown shell ${quote(shell)}: use bash, zsh or fish (see vault-cli --help)`,
+    );
+  }
+  ctx.stdout.write(shellInit(shell as Shell, readWraps(ctx.paths.wrapsFile)));
+  return Promise.resolve(0);
+};
