@@ -11,6 +11,8 @@ export const ERRORS = {
   'VLT-1001': { exit: 64, message: 'Usage error.' },
   'VLT-1002': { exit: 65, message: 'Invalid input.' },
   'VLT-1003': { exit: 64, message: 'A terminal is needed for this prompt.' },
+  /** `run`: the command is not an executable file, or not on PATH. 127, as a shell says. */
+  'VLT-1004': { exit: 127, message: 'Command not found.' },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },

@@ -188,3 +188,9 @@ test('a child that ignores SIGTERM is killed when the supervisor is told to stop
   run.pty.kill('SIGTERM');
   assert.equal((await run.exited).exitCode, 137);
 });
+
+test('a command that does not exist is refused before any session is minted: 127', async () => {
+  const r = await rig.owner(['run', '--agent', 'a', '--', 'no-such-command-here']);
+  assert.equal(r.code, 127);
+  assert.equal(r.stderr, 'vault-cli: VLT-1004: Command not found: "no-such-command-here".\n');
+});

@@ -5,12 +5,30 @@
  * in a scrubbed environment, revokes the token when the command ends, and
  * exits with the command's status.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import { flagList, flagString, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 import { DEFAULT_PORT, proxyEnv } from './proxy.js';
+
+/** The command as the child would find it: a path, or the first executable on PATH. */
+function findCommand(file: string, path: string | undefined): string | null {
+  const executable = (f: string) => {
+    try {
+      accessSync(f, constants.X_OK);
+      return statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (file.includes('/')) return executable(file) ? file : null;
+  for (const dir of (path ?? '').split(':')) {
+    const f = join(dir === '' ? '.' : dir, file);
+    if (executable(f)) return f;
+  }
+  return null;
+}
 
 function longLivedToken(path: string): string[] {
   try {
@@ -26,6 +44,9 @@ export const run: Command = async (ctx) => {
   const file = command[0];
   if (file === undefined || file === '')
     throw new VaultError('VLT-1001', 'Give the command to run after --.');
+  // Checked before a session is minted, so a typo costs no token.
+  if (findCommand(file, ctx.env.PATH) === null)
+    throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
   const agent = flagString(ctx, 'agent') ?? basename(file);
   const passphrase = await ownerPassphrase(ctx);
   const { token } = await ctx.call('session.start', {
