@@ -37,7 +37,7 @@ export default tseslint.config(
         'error',
         {
           selector: "ImportExpression[source.value='node-pty']",
-          message: 'only src/shell may import node-pty (one importer per dangerous dependency)',
+          message: 'only shell/ may import node-pty (one importer per dangerous dependency)',
         },
       ],
       ...restrict(
@@ -45,7 +45,7 @@ export default tseslint.config(
         [
           native('sodium-native', 'src/crypto'),
           native('lmdb', 'src/store'),
-          native('node-pty', 'src/shell'),
+          native('node-pty', 'shell/'),
           native('fido2-lib', 'src/webauthn'),
         ],
       ),
@@ -134,7 +134,7 @@ export default tseslint.config(
   },
   {
     // The supervisor: the only importer of node-pty, which it loads lazily.
-    files: ['src/shell/**/*.ts'],
+    files: ['shell/**/*.ts'],
     rules: {
       'no-restricted-syntax': 'off',
       ...restrict(

@@ -36,7 +36,7 @@ try {
   };
   delete env.NODE_EXTRA_CA_CERTS;
   delete env.VAULT_PASSPHRASE_FILE;
-  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+  const cli = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
   time(process.execPath, [cli, 'get', 'Bench'], env); // warm the host and the page cache
 
   const bare: number[] = [];

@@ -95,7 +95,7 @@ try {
   delete env.NODE_EXTRA_CA_CERTS;
   delete env.VAULT_PASSPHRASE_FILE;
   for (const [i, e] of ENTRIES.entries()) env[`BENCH_${i}`] = `value-of-${e.replace(' ', '-')}`;
-  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+  const cli = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
 
   console.log(`node ${process.version}; best of 3; MB/s of template input; peak RSS of the child`);
   console.log(

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const PASSPHRASE = 'correct horse battery staple';
 
 export interface Result {
@@ -28,7 +28,7 @@ export interface RunOptions {
   readonly env?: Record<string, string | undefined>;
 }
 
-/** Runs `node dist/cli/main.js ...args` with `env` and returns its fate as data. */
+/** Runs `node dist/src/cli/main.js ...args` with `env` and returns its fate as data. */
 export function runCli(
   args: readonly string[],
   env: NodeJS.ProcessEnv,

@@ -1,7 +1,7 @@
 // The supervised child's environment: one pure function, what passes, what is stripped, what is set.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { childEnv, secretValue } from '../../src/shell/env.js';
+import { childEnv, secretValue } from '../../shell/env.js';
 
 const SESSION = 'vlt_' + 'S'.repeat(71);
 const PROXY: [string, string][] = [

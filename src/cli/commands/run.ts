@@ -58,7 +58,7 @@ export const run: Command = async (ctx) => {
     // The proxy cannot yet tell callers apart by the URL's user-info, so the
     // block carries none. It is set only once the proxy's CA exists (a proxy
     // was set up on this machine): pointing tools at a missing CA breaks them.
-    const { env } = (await import('../../shell/env.js')).childEnv({
+    const { env } = (await import('../../../shell/env.js')).childEnv({
       parent: ctx.env,
       sessionToken: token,
       proxy: existsSync(ctx.paths.proxyCa)
@@ -70,7 +70,7 @@ export const run: Command = async (ctx) => {
         ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
       ],
     });
-    const { supervise } = await import('../../shell/supervisor.js');
+    const { supervise } = await import('../../../shell/supervisor.js');
     const result = await supervise({
       file,
       args: command.slice(1),
