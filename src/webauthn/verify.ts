@@ -73,6 +73,9 @@ function checkClientData(
   if (data.origin !== expected.origin) throw new WebauthnRefused('origin');
 }
 
+/** The order n of the P-256 group. */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
 /**
  * An ES256 signature in strict DER: SEQUENCE of two minimal positive INTEGERs,
  * nothing around it. The crypto underneath accepts some other encodings of the
@@ -86,6 +89,13 @@ function strictDerSignature(sig: ArrayBuffer): void {
     const first = b[at + 2] ?? 0;
     if (first & 0x80) throw new WebauthnRefused('signature');
     if (first === 0 && len > 1 && ((b[at + 3] ?? 0) & 0x80) === 0) {
+      throw new WebauthnRefused('signature');
+    }
+    // r and s lie in [1, n-1]. A 33-byte integer is only a sign byte before a
+    // 32-byte value: the crypto underneath keeps the last 32 bytes, so any other
+    // first byte (above the order) would verify as the same signature.
+    const value = BigInt(`0x${b.subarray(at + 2, at + 2 + len).toString('hex') || '0'}`);
+    if ((len === 33 && first !== 0) || value === 0n || value >= P256_ORDER) {
       throw new WebauthnRefused('signature');
     }
     return at + 2 + len;

@@ -202,3 +202,30 @@ test('fuzz: arbitrary JSON is refused with WebauthnRefused only', async () => {
     { numRuns: RUNS },
   );
 });
+
+test('a 33-byte INTEGER in the signature must be a sign byte: 0x01 in its place is refused', async () => {
+  const { key, reg } = await enrolled();
+  // Half of all signatures have r or s with its high bit set, so a 0x00 sign byte: find one.
+  for (let tries = 0; tries < 64; tries++) {
+    const parts = key.assertionParts(CHALLENGE);
+    const sig = parts.signature;
+    const rLen = sig[3] ?? 0;
+    const at = rLen === 33 ? 4 : sig[4 + rLen + 1] === 33 ? 4 + rLen + 2 : -1;
+    if (at < 0) continue;
+    const verify = (signature: Buffer) =>
+      outcome(
+        verifyAssertion(SoftKey.assertionJSON(key.id, { ...parts, signature }), {
+          challenge: CHALLENGE,
+          origin: key.origin,
+          publicKeyPem: reg.publicKeyPem,
+          prevCounter: key.counter - 1,
+        }),
+      );
+    assert.equal(await verify(sig), 'accepted');
+    const bumped = Buffer.from(sig);
+    bumped[at] = 0x01;
+    assert.equal(await verify(bumped), 'refused');
+    return;
+  }
+  assert.fail('no signature with a 33-byte integer in 64 tries');
+});
