@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
   PID_HEADER,
+  PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
   STORE_FILE,
@@ -38,7 +39,7 @@ class Unreachable extends Error {}
 /** The request line and headers; `Connection: close` makes the host close after its reply. */
 function requestHead(op: Op, length: number): string {
   return (
-    `POST /v1/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
+    `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`
   );
 }

@@ -19,32 +19,11 @@ export type ChallengePurpose =
   | { readonly kind: 'enrol' }
   | { readonly kind: 'unlock'; readonly agentId: string; readonly lockAt: number };
 
-/** The browser's answer to `navigator.credentials.create()`. */
-export interface RegistrationJSON {
-  readonly id: string;
-  readonly rawId: string;
-  readonly type: string;
-  readonly response: {
-    readonly clientDataJSON: string;
-    readonly attestationObject: string;
-    readonly transports?: readonly string[];
-  };
-}
-
-/** The browser's answer to `navigator.credentials.get()`. */
-export interface AssertionJSON {
-  readonly id: string;
-  readonly rawId: string;
-  readonly type: string;
-  readonly response: {
-    readonly clientDataJSON: string;
-    readonly authenticatorData: string;
-    readonly signature: string;
-    readonly userHandle?: string | null;
-  };
-}
-
-/** What the page posts back: a credential, or the name of the DOMException that ended it. */
+/**
+ * What the page posts back: a credential (checked field by field by the
+ * verifier, so it stays `unknown` until then), or the name of the DOMException
+ * that ended it.
+ */
 export type CeremonyResult<T> = { readonly credential: T } | { readonly error: string };
 
 export interface CreationOptionsJSON {

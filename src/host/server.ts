@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
-import { PID_HEADER, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import { PID_HEADER, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
 import { Secret } from '../crypto/secret.js';
 import {
   addAgent,
@@ -493,7 +493,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     touch();
-    const op = (req.url ?? '').replace(/^\/v1\//, '') as Op;
+    const prefix = `/${PROTOCOL_VERSION}/`;
+    const url = req.url ?? '';
+    const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
     const reply = (status: number, body: unknown) => {
       const bytes = Buffer.from(JSON.stringify(body));
       res.writeHead(status, {
