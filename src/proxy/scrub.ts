@@ -37,27 +37,40 @@ export class Scrubber {
 
   /** The bytes that can be given out now; up to (longest value - 1) bytes are held back. */
   write(chunk: Buffer): Buffer {
-    const buf = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
+    return this.scan(this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]), false);
+  }
+
+  /**
+   * Replaces as the whole body would be replaced (leftmost match, the longest
+   * at one place), whatever the chunking: a match is taken only when no value
+   * that could still begin at or before it is waiting for more bytes, so
+   * "abba" is not replaced while "abbab" may yet arrive. At the end of the
+   * stream nothing more can arrive and the held-back tail is searched as is.
+   */
+  private scan(buf: Buffer, final: boolean): Buffer {
     const out: Buffer[] = [];
     let from = 0;
     for (;;) {
-      let at = -1;
-      let hit: Replacement | null = null;
-      for (const n of this.needles) {
-        const i = buf.indexOf(n.value, from);
-        if (i !== -1 && (at === -1 || i < at)) {
-          at = i;
-          hit = n;
-        }
+      const hit = this.leftmost(buf, from);
+      const hold = final ? buf.length : this.holdFrom(buf, from);
+      if (hit === null || hold <= hit.at) {
+        out.push(buf.subarray(from, hold));
+        this.carry = Buffer.from(buf.subarray(hold));
+        return Buffer.concat(out);
       }
-      if (hit === null) break;
-      out.push(buf.subarray(from, at), hit.reference);
-      from = at + hit.value.length;
+      out.push(buf.subarray(from, hit.at), hit.needle.reference);
+      from = hit.at + hit.needle.value.length;
     }
-    const safe = this.holdFrom(buf, from);
-    out.push(buf.subarray(from, safe));
-    this.carry = Buffer.from(buf.subarray(safe));
-    return Buffer.concat(out);
+  }
+
+  /** The leftmost whole value in `buf` from `from`, the longest of those starting there. */
+  private leftmost(buf: Buffer, from: number): { at: number; needle: Replacement } | null {
+    let best: { at: number; needle: Replacement } | null = null;
+    for (const n of this.needles) {
+      const i = buf.indexOf(n.value, from);
+      if (i !== -1 && (best === null || i < best.at)) best = { at: i, needle: n };
+    }
+    return best;
   }
 
   /**
@@ -85,9 +98,7 @@ export class Scrubber {
 
   /** What is held back, at the end of the stream. */
   end(): Buffer {
-    const rest = this.carry;
-    this.carry = Buffer.alloc(0);
-    return rest;
+    return this.scan(this.carry, true);
   }
 
   /** A whole string (a header value, latin1 on the wire). */

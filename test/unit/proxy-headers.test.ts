@@ -240,6 +240,25 @@ describe('Scrubber: echoed values back to references', () => {
     );
   });
 
+  test('a shorter value is not replaced while a longer one may still begin at or before it', () => {
+    // Found by the property below (seed 1142907587): "abba" was replaced byte
+    // by byte although the whole body held "abbab".
+    const cases: [string[], string][] = [
+      [['abbab', 'abba'], 'abbab'],
+      [['xabcd', 'abcd'], 'xabcd'],
+      [['abcdef', 'cdef'], 'abcdeX cdef'],
+    ];
+    for (const [values, text] of cases) {
+      const reps = values.map((v, i) => replacement(v, `<${i}>`));
+      const body = Buffer.from(text);
+      const whole = chunked(new Scrubber(reps), body, []).toString('latin1');
+      const bytewise = chunked(new Scrubber(reps), body, [...Array(body.length).keys()]);
+      assert.equal(bytewise.toString('latin1'), whole, text);
+    }
+    const reps = [replacement('abbab', '<0>'), replacement('abba', '<1>')];
+    assert.equal(Scrubber.text(reps, 'abbab abba abbaX'), '<0> <1> <1>X');
+  });
+
   test('several values: chunking never changes the output', () => {
     fc.assert(
       fc.property(
