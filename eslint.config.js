@@ -3,12 +3,14 @@
 import tseslint from 'typescript-eslint';
 
 const ours = (dirs) => dirs.map((d) => `**/${d}/**`);
-const restrict = (patterns, paths = []) => ({
-  'no-restricted-imports': ['error', { patterns, paths }],
-});
 const native = (name, home) => ({
   name,
   message: `only ${home} may import ${name} (one importer per dangerous dependency)`,
+});
+// Ink and react cost 0.4-0.9 s to load: only the dashboard imports them.
+const uiOnly = [native('ink', 'tui/'), native('react', 'tui/')];
+const restrict = (patterns, paths = [], ui = uiOnly) => ({
+  'no-restricted-imports': ['error', { patterns, paths: [...paths, ...ui] }],
 });
 
 export default tseslint.config(
@@ -50,6 +52,25 @@ export default tseslint.config(
         ],
       ),
     },
+  },
+  {
+    // The dashboard: the only importer of ink and react, loaded only by run and dashboard.
+    files: ['tui/**/*.ts', 'tui/**/*.tsx', 'test/**/*.tsx'],
+    rules: restrict(
+      [
+        {
+          group: ours(['store', 'cli']),
+          message: 'the dashboard reaches the vault through its api',
+        },
+      ],
+      [
+        native('sodium-native', 'src/crypto'),
+        native('lmdb', 'src/store'),
+        native('fido2-lib', 'src/webauthn'),
+        native('node-pty', 'shell/'),
+      ],
+      [],
+    ),
   },
   {
     // core is pure: no I/O, no native dependencies, nothing of ours.

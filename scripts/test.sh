@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
-files=(test/**/*.test.ts)
+files=(test/**/*.test.ts test/**/*.test.tsx)
 if [ "$#" -gt 0 ]; then files=("$@"); fi
 exec node --import tsx --test \
   --test-concurrency="${TEST_CONCURRENCY:-2}" \
