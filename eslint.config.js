@@ -14,7 +14,7 @@ const restrict = (patterns, paths = [], ui = uiOnly) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'completions/**'] },
+  { ignores: ['dist/**', '.dist-*/**', 'node_modules/**', 'completions/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx'],

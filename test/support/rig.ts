@@ -10,7 +10,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+/** The built CLI; VAULT_TEST_DIST names another build of this tree (parallel work on one checkout). */
+export const CLI = join(ROOT, process.env.VAULT_TEST_DIST ?? 'dist', 'src', 'cli', 'main.js');
 export const PASSPHRASE = 'correct horse battery staple';
 
 export interface Result {
