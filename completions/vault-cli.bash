@@ -50,6 +50,7 @@ __vault_cli_command() {
     'proxy') echo 'proxy' ;;
     'render') echo 'render' ;;
     'run') echo 'run' ;;
+    'dashboard') echo 'dashboard' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
@@ -70,7 +71,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run vault entry agent key audit shell-init completion daemon'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -99,6 +100,7 @@ _vault_cli() {
       'run --agent') __vault_cli_names agent; return 0 ;;
       'run --scope') __vault_cli_names entry; return 0 ;;
       'run --keep-env') :; return 0 ;;
+      'run --upstream-ca') __vault_cli_files; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'agent add --scope') __vault_cli_names entry; return 0 ;;
@@ -124,7 +126,8 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --no-browser --help' ;;
+      'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
       'entry set') __vault_cli_words '--field --tier --help' ;;
@@ -163,7 +166,8 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
-    'run') valued=' --agent --scope --keep-env ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca ' ;;
+    'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;
     'entry set') valued=' --field --tier ' ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -46,6 +46,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'env' -d 'print the shell
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'ca' -d 'print the path of the proxy’s CA certificate'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced (all or nothing; - reads stdin into memory)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'passwd' -d 'change the owner passphrase'
@@ -95,7 +96,11 @@ complete -c vault-cli -n '__vault_cli_is render' -F
 complete -c vault-cli -n '__vault_cli_is run' -l agent -x -a '(__vault_cli_names agent)' -d 'agent to act as'
 complete -c vault-cli -n '__vault_cli_is run' -l scope -x -a '(__vault_cli_names entry)' -d 'narrow the session to this entry (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l keep-env -x -d 'pass this secret-looking variable through (repeatable)'
+complete -c vault-cli -n '__vault_cli_is run' -l upstream-ca -r -F -d 'also trust this PEM file for upstream servers in the proxy (tests, private CAs)'
+complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
+complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l recovery -d 'authenticate with the recovery key instead'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l help -d 'show help'
