@@ -12,7 +12,7 @@ import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../crypto/token.js';
-import type { SessionRecord } from '../store/store.js';
+import type { SessionRecord, Tx } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
@@ -21,6 +21,20 @@ import { slots } from './slots.js';
 
 /** The longest a session token lives, whatever the caller asks. */
 export const SESSION_MAX_MS = 12 * 3_600_000;
+/**
+ * How long an ended session's record is kept, so its token reads "revoked" or
+ * "expired" rather than "invalid"; after that it is removed when the next
+ * session is minted, and the store does not grow with every `run`.
+ */
+export const SESSION_KEEP_MS = 24 * 3_600_000;
+
+/** Removes the records of sessions that ended more than SESSION_KEEP_MS before `now`. */
+function pruneSessions(tx: Tx, now: number): void {
+  for (const r of tx.sessions()) {
+    const ended = r.revoked ?? r.expires;
+    if (ended + SESSION_KEEP_MS < now) tx.removeSession(r.id);
+  }
+}
 
 /**
  * Mints a session token for agent `req.agent`, scoped to `req.scope` (entry
@@ -62,6 +76,7 @@ export function mintSession(
       }
       const id = sessionId.toString('hex');
       const now = ctx.now();
+      pruneSessions(tx, now);
       const record: SessionRecord = {
         id,
         agentId: agent.id,

@@ -241,6 +241,14 @@ export class Tx {
   putSession(r: SessionRecord): void {
     void this.db.put(K.session(r.id), r);
   }
+  sessions(): SessionRecord[] {
+    return [...this.db.getRange({ start: 'session/', end: 'session0' })].map(
+      (r) => r.value as SessionRecord,
+    );
+  }
+  removeSession(id: string): void {
+    void this.db.remove(K.session(id));
+  }
 
   keys(): KeyRecord[] {
     return [...this.db.getRange({ start: 'key/', end: 'key0' })].map((r) => r.value as KeyRecord);

@@ -53,3 +53,32 @@ test(
     assert.equal((await run.exited).exitCode, 0);
   },
 );
+
+test(
+  'an ended session is forgotten a day later, when the next session is minted',
+  { skip },
+  async () => {
+    const file = join(rig.root, 'session-2');
+    const script = `printf %s "$VAULT_TOKEN" > ${JSON.stringify(file)}`;
+    clock.set(20 * 3600);
+    assert.equal(
+      (await underPty(rig, ['run', '--agent', 'a', '--', 'sh', '-c', script]).exited).exitCode,
+      0,
+    );
+    const session = readFileSync(file, 'utf8');
+    const revoked = await rig.agent(['get', 'X'], session);
+    assert.equal(revoked.stderr, 'vault-cli: VLT-2040: Token revoked.\n');
+
+    // Within a day the record is kept (the token still reads "revoked").
+    clock.set(20 * 3600 + 23 * 3600);
+    assert.equal((await underPty(rig, ['run', '--agent', 'a', '--', 'true']).exited).exitCode, 0);
+    assert.equal((await rig.agent(['get', 'X'], session)).stderr, revoked.stderr);
+
+    // A day on, minting a session removes it: the token no longer names anything.
+    clock.set(20 * 3600 + 25 * 3600);
+    assert.equal((await underPty(rig, ['run', '--agent', 'a', '--', 'true']).exited).exitCode, 0);
+    const gone = await rig.agent(['get', 'X'], session);
+    assert.equal(gone.code, 77);
+    assert.equal(gone.stderr, 'vault-cli: VLT-2040: Invalid token.\n');
+  },
+);
