@@ -10,9 +10,16 @@
  * stop (SIGTERM, SIGHUP) it passes the signal on and, if the child is still
  * there after `killAfterMs`, kills its process group.
  *
+ * Hand-over (DESIGN §9): with `handOver`, the hand-over key (Ctrl-]) gives the
+ * terminal to the dashboard. From that key on, nothing typed reaches the agent
+ * and nothing it writes reaches the screen; its output goes on feeding a
+ * mirror of its screen, which repaints the screen when the dashboard is left.
+ * Resizes reach the agent and the mirror throughout.
+ *
  * The only importer of node-pty, loaded lazily so `get` never loads it.
  */
 import { constants } from 'node:os';
+import type { ScreenMirror } from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
 export interface ChildResult {
@@ -29,6 +36,7 @@ export interface SuperviseIo {
   readonly stdin: NodeJS.ReadableStream & {
     isTTY?: boolean;
     setRawMode?: (raw: boolean) => unknown;
+    ref?: () => unknown;
   };
   readonly stdout: NodeJS.WritableStream & {
     isTTY?: boolean;
@@ -41,6 +49,42 @@ export interface SuperviseIo {
   readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
 }
 
+/** The agent's screen as its mirror holds it; the dashboard's glimpse of the agent. */
+export interface AgentScreen {
+  /** The last `n` non-empty lines, plain text, every terminal control removed. */
+  lastLines(n: number): string[];
+}
+
+/** What the dashboard is given while it holds the terminal. */
+export interface HandOverIo {
+  readonly stdin: SuperviseIo['stdin'];
+  readonly stdout: SuperviseIo['stdout'];
+  /** The agent's screen, still following its output while the dashboard is shown. */
+  readonly agent: AgentScreen;
+  /**
+   * Aborted when the supervisor is told to stop (SIGTERM, SIGHUP): leave the
+   * terminal at once; the supervisor no longer waits for `show`.
+   */
+  readonly signal: AbortSignal;
+  /** The child's fate, once it has ended; it may end while the dashboard is shown. */
+  readonly exited: Promise<ChildResult>;
+}
+
+/** The terminal hand-over between the agent and the dashboard. */
+export interface HandOver {
+  /** The byte that hands the terminal over, Ctrl-] (0x1d); it never reaches the agent. */
+  readonly key: number;
+  /**
+   * Shows the dashboard on `io.stdin` and `io.stdout`, resolving when the user
+   * leaves it. Input left unread when it resolves is dropped, never sent to
+   * the agent. If the child exits meanwhile, the supervisor still waits for it,
+   * repaints the agent's last screen, and then returns the child's fate.
+   */
+  readonly show: (io: HandOverIo) => Promise<void>;
+  /** `show` rejected: the error is passed here, and the agent gets its terminal back anyway. */
+  readonly onError?: (err: unknown) => void;
+}
+
 export interface SuperviseOptions {
   readonly file: string;
   readonly args: readonly string[];
@@ -51,6 +95,8 @@ export interface SuperviseOptions {
   readonly killAfterMs?: number;
   /** Called once the child is running, with its pid. */
   readonly onSpawn?: (pid: number) => void;
+  /** Ctrl-] to the dashboard and back. Without it the key is the agent's, like any other. */
+  readonly handOver?: HandOver;
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
@@ -71,31 +117,121 @@ export function exitStatus(exitCode: number, signal: number): number {
 export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   const pty = await import('node-pty');
   const { stdin, stdout, signals } = o.io;
+  const cols = stdout.columns ?? 80;
+  const rows = stdout.rows ?? 24;
+  // Only a supervisor that can hand the terminal over needs to remember the screen.
+  const handOver =
+    o.handOver === undefined
+      ? null
+      : { ...o.handOver, mirror: new (await import('./mirror.js')).ScreenMirror(cols, rows) };
+  const mirror = handOver?.mirror;
   const child = pty.spawn(o.file, [...o.args], {
     name: process.env.TERM ?? 'xterm-256color',
-    cols: stdout.columns ?? 80,
-    rows: stdout.rows ?? 24,
+    cols,
+    rows,
     cwd: o.cwd,
     env: o.env,
     encoding: null,
   } as Parameters<typeof pty.spawn>[2]);
   o.onSpawn?.(child.pid);
 
+  let killed = false;
+  let gone = false;
+  const exited = new Promise<ChildResult>((resolve) => {
+    child.onExit((fate: { exitCode: number; signal?: number }) => {
+      gone = true;
+      const signal = fate.signal !== undefined && fate.signal > 0 ? fate.signal : 0;
+      resolve({
+        command: [o.file, ...o.args].join(' '),
+        exitCode: signal > 0 ? null : fate.exitCode,
+        signal: signal > 0 ? signalName(signal) : null,
+        status: exitStatus(fate.exitCode, signal),
+        killed,
+      });
+    });
+  });
+
   const raw = stdin.isTTY === true && typeof stdin.setRawMode === 'function';
   if (raw) stdin.setRawMode?.(true);
-  const onInput = (d: Buffer | string) => child.write(d as Buffer);
+
+  // While the dashboard is shown the agent's output only feeds the mirror;
+  // while the repaint is being made, what arrives is held and written after it.
+  let showing = false;
+  let held: Buffer[] | null = null;
+  const onOutput = child.onData((d: unknown) => {
+    mirror?.write(d as Buffer);
+    if (!showing) stdout.write(d as Buffer);
+    else held?.push(d as Buffer);
+  });
+
+  const stopping = new AbortController();
+  let shown: Promise<void> | null = null;
+  const onInput = (d: Buffer | string) => {
+    const chunk = handOver === null || gone ? null : Buffer.from(d);
+    const at = handOver === null || chunk === null ? -1 : chunk.indexOf(handOver.key);
+    if (handOver === null || chunk === null || at < 0) {
+      child.write(d as Buffer);
+      return;
+    }
+    if (at > 0) child.write(chunk.subarray(0, at));
+    shown = handTo(handOver, chunk.subarray(at + 1)).catch((err: unknown) => {
+      // Writing the repaint failed: the terminal is going, the agent's exit will follow.
+      handOver.onError?.(err);
+    });
+  };
+
+  /** Gives the terminal to the dashboard, and back to the agent when it is left. */
+  const handTo = async (h: HandOver & { mirror: ScreenMirror }, after: Buffer) => {
+    showing = true;
+    stdin.off('data', onInput);
+    stdin.pause();
+    // What was typed after the key, in the same read, is the dashboard's.
+    if (after.length > 0) stdin.unshift(after);
+    try {
+      await h.show({
+        stdin,
+        stdout,
+        agent: h.mirror,
+        signal: stopping.signal,
+        exited,
+      });
+    } catch (err) {
+      h.onError?.(err);
+    }
+    if (stopping.signal.aborted) return;
+    // A dashboard may leave the terminal cooked and stdin unreferenced.
+    if (raw) stdin.setRawMode?.(true);
+    stdin.ref?.();
+    held = [];
+    const picture = await h.mirror.repaint();
+    stdout.write(picture);
+    for (const d of held) stdout.write(d);
+    held = null;
+    showing = false;
+    shown = null;
+    if (!gone) {
+      // Keys the dashboard left unread were typed at the dashboard: never the
+      // agent's. (Only here: read() restarts reading, which resume and the
+      // final pause then own; with the child gone it would keep us alive.)
+      while (stdin.read() !== null);
+      stdin.on('data', onInput);
+      stdin.resume();
+    }
+  };
+
   stdin.on('data', onInput);
   stdin.resume();
-  const onOutput = child.onData((d: unknown) => {
-    stdout.write(d as Buffer);
-  });
   const onResize = () => {
-    if (stdout.columns !== undefined && stdout.rows !== undefined)
+    if (stdout.columns === undefined || stdout.rows === undefined) return;
+    try {
       child.resize(stdout.columns, stdout.rows);
+    } catch {
+      // The child is gone; its exit is on its way.
+    }
+    mirror?.resize(stdout.columns, stdout.rows);
   };
   stdout.on('resize', onResize);
 
-  let killed = false;
   let escalation: NodeJS.Timeout | undefined;
   const handlers = FORWARDED.map((sig) => {
     const h = () => {
@@ -104,6 +240,7 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
       } catch {
         // Already gone: its exit is on its way.
       }
+      if (STOPPING.has(sig)) stopping.abort();
       if (STOPPING.has(sig) && escalation === undefined) {
         escalation = setTimeout(() => {
           killed = true;
@@ -124,17 +261,14 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   });
 
   try {
-    const fate = await new Promise<{ exitCode: number; signal?: number }>((resolve) => {
-      child.onExit(resolve);
-    });
-    const signal = fate.signal !== undefined && fate.signal > 0 ? fate.signal : 0;
-    return {
-      command: [o.file, ...o.args].join(' '),
-      exitCode: signal > 0 ? null : fate.exitCode,
-      signal: signal > 0 ? signalName(signal) : null,
-      status: exitStatus(fate.exitCode, signal),
-      killed,
-    };
+    const result = await exited;
+    // The child ended under the dashboard: the user leaves it first, then sees the agent's last screen.
+    if (shown !== null && !stopping.signal.aborted)
+      await Promise.race([
+        shown,
+        new Promise((resolve) => stopping.signal.addEventListener('abort', resolve)),
+      ]);
+    return result;
   } finally {
     clearTimeout(escalation);
     for (const [sig, h] of handlers) signals.off(sig, h);
@@ -143,5 +277,6 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     stdin.off('data', onInput);
     stdin.pause();
     if (raw) stdin.setRawMode?.(false);
+    mirror?.dispose();
   }
 }
