@@ -102,6 +102,11 @@ export class ScreenMirror {
     });
   }
 
+  /** Resolves once everything written before the call is parsed. */
+  settled(): Promise<void> {
+    return new Promise((resolve) => this.term.write('', resolve));
+  }
+
   private picture(): string {
     const term = this.term;
     const { top, bottom, cursorHidden } = hidden(term);

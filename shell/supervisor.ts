@@ -66,7 +66,10 @@ export interface HandOverIo {
    * terminal at once; the supervisor no longer waits for `show`.
    */
   readonly signal: AbortSignal;
-  /** The child's fate, once it has ended; it may end while the dashboard is shown. */
+  /**
+   * The child's fate, once it has ended (it may end while the dashboard is
+   * shown) and what it wrote before is in `agent`'s lines.
+   */
   readonly exited: Promise<ChildResult>;
 }
 
@@ -193,7 +196,11 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
         stdout,
         agent: h.mirror,
         signal: stopping.signal,
-        exited,
+        // Once the agent's last output is in its lines.
+        exited: exited.then(async (r) => {
+          await h.mirror.settled();
+          return r;
+        }),
       });
     } catch (err) {
       h.onError?.(err);

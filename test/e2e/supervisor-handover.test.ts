@@ -245,13 +245,33 @@ test(
       p.press('C-]');
       await onDashboard(p);
       writeFileSync(join(p.dir, 'go'), '');
-      await p.waitFor(/agent exited 9/, 'the dashboard to see the exit');
+      const board = await p.waitFor(
+        (s) => /agent exited 9/.test(s) && /agent leaving/.test(s),
+        'the dashboard to see the exit',
+      );
+      // What the agent wrote meanwhile went to the mirror, not over the dashboard.
+      assert.match(board, /^agent\| agent leaving$/m);
+      assert.doesNotMatch(board, /^agent leaving$/m);
       assert.equal(p.status(), null);
       p.press('q');
       const { status, result } = await p.exited();
       assert.equal(status, 9);
       assert.equal(result.status, 9);
       assert.match(p.screen(), /agent leaving\n(.*\n)*harness: status=9/);
+    }),
+);
+
+test(
+  'SIGTERM to the supervisor under the dashboard: the agent gets it, the dashboard is told to leave, and 143 comes back',
+  { skip },
+  () =>
+    withPane(async (p) => {
+      p.press('C-]');
+      await onDashboard(p);
+      process.kill(Number(readFileSync(join(p.dir, 'pid'), 'utf8')), 'SIGTERM');
+      const { status, result } = await p.exited();
+      assert.equal(status, 143);
+      assert.equal(result.status, 143);
     }),
 );
 

@@ -10,9 +10,9 @@
  *
  * The dashboard takes the alternate screen, shows DASHBOARD, the agent's last
  * lines and the keys it read (logged to `<dir>/dashboard.log`), and leaves on
- * 'q' or Ctrl-]. With "plain" there is no hand-over: Ctrl-] is the agent's.
- * The harness exits with the child's status and writes its fate to
- * `<dir>/result.json`.
+ * 'q' or Ctrl-], or when the supervisor is told to stop. With "plain" there is no hand-over: Ctrl-] is the agent's.
+ * The harness writes its pid to `<dir>/pid`, exits with the child's status
+ * and writes its fate to `<dir>/result.json`.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ while true; do
 done
 `;
 
-async function dashboard({ stdin, stdout, agent, exited }: HandOverIo): Promise<void> {
+async function dashboard({ stdin, stdout, agent, exited, signal }: HandOverIo): Promise<void> {
   let keys = '';
   let fate = '';
   let open = true;
@@ -72,10 +72,16 @@ async function dashboard({ stdin, stdout, agent, exited }: HandOverIo): Promise<
         draw();
         return;
       }
+      leave();
+    };
+    // The supervisor is told to stop: a dashboard leaves at once.
+    const leave = () => {
+      signal.removeEventListener('abort', leave);
       stdin.off('data', onData);
       stdin.pause();
       resolve();
     };
+    signal.addEventListener('abort', leave);
     stdin.on('data', onData);
     stdin.resume();
   });
@@ -83,6 +89,7 @@ async function dashboard({ stdin, stdout, agent, exited }: HandOverIo): Promise<
   stdout.write('\x1b[?25h\x1b[?1049l');
 }
 
+writeFileSync(join(dir, 'pid'), String(process.pid));
 const env: Record<string, string> = {};
 for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
 const result = await supervise({
