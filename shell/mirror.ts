@@ -24,15 +24,18 @@ type Term = InstanceType<typeof Terminal>;
 const CSI = '\x1b[';
 
 /**
- * Modes put back to their defaults before the agent's own are restored, in
- * case the dashboard left one set: application cursor and keypad, bracketed
- * paste, insert, origin, reverse wrap, focus reports, autowrap, mouse
- * reporting. The mouse encoding (1006, 1015) is left alone: a dashboard has
- * no reason to touch it and resetting it would garble an agent's mouse reports.
+ * The terminal modes a program may change, at their defaults: application
+ * cursor and keypad, bracketed paste, insert, origin, reverse wrap, focus
+ * reports, autowrap, mouse reporting, and the pen. Written before the
+ * dashboard takes the terminal, so it gets plain keys and no mouse reports
+ * whatever the agent had set, and before the repaint restores the agent's
+ * own, in case the dashboard left one set. The mouse encoding (1006, 1015) is
+ * left alone: no dashboard needs it changed, and resetting it would garble an
+ * agent's mouse reports.
  */
-const DEFAULT_MODES =
+export const DEFAULT_MODES =
   `${CSI}?1l\x1b>${CSI}?2004l${CSI}4l${CSI}?6l${CSI}?45l${CSI}?1004l${CSI}?7h` +
-  `${CSI}?9l${CSI}?1000l${CSI}?1002l${CSI}?1003l`;
+  `${CSI}?9l${CSI}?1000l${CSI}?1002l${CSI}?1003l${CSI}0m`;
 
 /** The modes the agent set that differ from the defaults, as xterm's serialize addon writes them. */
 function agentModes(term: Term): string {
@@ -115,7 +118,7 @@ export class ScreenMirror {
     return (
       // Leave any alternate screen (the dashboard's, or a stale one), clear
       // attributes, scroll region and modes, then clear the screen.
-      `${CSI}?1049l${CSI}0m${CSI}r${DEFAULT_MODES}${CSI}H${CSI}2J` +
+      `${CSI}?1049l${CSI}r${DEFAULT_MODES}${CSI}H${CSI}2J` +
       // The visible normal screen, then the alternate screen over it when the
       // agent is in one, with the pen as the agent left it.
       this.serializer.serialize({ scrollback: 0, excludeModes: true }) +

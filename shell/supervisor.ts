@@ -19,7 +19,7 @@
  * The only importer of node-pty, loaded lazily so `get` never loads it.
  */
 import { constants } from 'node:os';
-import type { ScreenMirror } from './mirror.js';
+import type * as Mirror from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
 export interface ChildResult {
@@ -123,10 +123,16 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   const cols = stdout.columns ?? 80;
   const rows = stdout.rows ?? 24;
   // Only a supervisor that can hand the terminal over needs to remember the screen.
+  const mirrors: typeof Mirror | null =
+    o.handOver === undefined ? null : await import('./mirror.js');
   const handOver =
-    o.handOver === undefined
+    o.handOver === undefined || mirrors === null
       ? null
-      : { ...o.handOver, mirror: new (await import('./mirror.js')).ScreenMirror(cols, rows) };
+      : {
+          ...o.handOver,
+          mirror: new mirrors.ScreenMirror(cols, rows),
+          defaults: mirrors.DEFAULT_MODES,
+        };
   const mirror = handOver?.mirror;
   const child = pty.spawn(o.file, [...o.args], {
     name: process.env.TERM ?? 'xterm-256color',
@@ -184,8 +190,13 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   };
 
   /** Gives the terminal to the dashboard, and back to the agent when it is left. */
-  const handTo = async (h: HandOver & { mirror: ScreenMirror }, after: Buffer) => {
+  const handTo = async (
+    h: HandOver & { mirror: Mirror.ScreenMirror; defaults: string },
+    after: Buffer,
+  ) => {
     showing = true;
+    // The dashboard gets plain keys and no mouse reports, whatever modes the agent set.
+    stdout.write(h.defaults);
     stdin.off('data', onInput);
     stdin.pause();
     // What was typed after the key, in the same read, is the dashboard's.

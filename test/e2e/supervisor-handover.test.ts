@@ -78,6 +78,17 @@ class Pane {
     throw new Error(`timed out waiting for ${label}; the screen:\n${last}`);
   }
 
+  /** The pane's mouse reporting and cursor-key modes, as tmux holds them. */
+  modes(): string {
+    return this.tmux(
+      'display-message',
+      '-p',
+      '-t',
+      'main',
+      'mouse=#{mouse_standard_flag} cursorkeys=#{keypad_cursor_flag}',
+    ).trim();
+  }
+
   /** The lines the agent read, in order. */
   agentLog(): string[] {
     const f = join(this.dir, 'agent.log');
@@ -233,6 +244,23 @@ test('an agent on the alternate screen gets it back, and its own screen below it
     const below = await p.waitFor(/back from full screen/, 'the normal screen');
     assert.match(below, /^agent ready\nhello\ngot=hello\nfullscreen\nback from full screen/);
   }),
+);
+
+test(
+  'the dashboard gets the terminal without the agent’s mouse reports and key modes, and the agent gets them back',
+  { skip },
+  () =>
+    withPane(async (p) => {
+      p.line('modes');
+      await p.waitFor(/modes set/, 'the agent’s modes');
+      await until(() => p.modes() === 'mouse=1 cursorkeys=1', 'the modes on the terminal');
+      p.press('C-]');
+      await onDashboard(p);
+      assert.equal(p.modes(), 'mouse=0 cursorkeys=0');
+      p.press('q');
+      await backFromDashboard(p, /modes set/);
+      await until(() => p.modes() === 'mouse=1 cursorkeys=1', 'the agent’s modes back');
+    }),
 );
 
 test(

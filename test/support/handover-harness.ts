@@ -5,7 +5,8 @@
  * The agent is a bash loop that logs every line it reads to `<dir>/agent.log`
  * (the record of what reached it) and answers on screen: `got=<line>`,
  * `size=<rows> <cols>` for "size", INT-CAUGHT for Ctrl-C; "fullscreen" and
- * "leavefull" enter and leave the alternate screen; "exit N" ends it
+ * "leavefull" enter and leave the alternate screen; "modes" turns on mouse
+ * reports and application cursor keys; "exit N" ends it
  * with N, and "exitwhen N" ends it with N once `<dir>/go` exists.
  *
  * The dashboard takes the alternate screen, shows DASHBOARD, the agent's last
@@ -32,6 +33,7 @@ while true; do
       size) echo "size=$(stty size)" ;;
       fullscreen) printf '\033[?1049h\033[H\033[2JFULL SCREEN APP\r\n' ;;
       leavefull) printf '\033[?1049l'; echo "back from full screen" ;;
+      modes) printf '\033[?1000h\033[?1h'; echo "modes set" ;;
       "exit "*) set -- $line; exit "$2" ;;
       "exitwhen "*)
         while [ ! -e "$DIR/go" ]; do sleep 0.05; done
