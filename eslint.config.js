@@ -7,8 +7,14 @@ const native = (name, home) => ({
   name,
   message: `only ${home} may import ${name} (one importer per dangerous dependency)`,
 });
-// Ink and react cost 0.4-0.9 s to load: only the dashboard imports them.
-const uiOnly = [native('ink', 'tui/'), native('react', 'tui/')];
+// Ink and react cost 0.4-0.9 s to load: only the dashboard imports them; the
+// terminal emulator that mirrors the agent's screen belongs to the supervisor.
+const uiOnly = [
+  native('ink', 'tui/'),
+  native('react', 'tui/'),
+  native('@xterm/headless', 'shell/'),
+  native('@xterm/addon-serialize', 'shell/'),
+];
 const restrict = (patterns, paths = [], ui = uiOnly) => ({
   'no-restricted-imports': ['error', { patterns, paths: [...paths, ...ui] }],
 });
@@ -170,6 +176,7 @@ export default tseslint.config(
           native('lmdb', 'src/store'),
           native('fido2-lib', 'src/webauthn'),
         ],
+        uiOnly.filter((r) => !r.name.startsWith('@xterm/')),
       ),
     },
   },

@@ -3,7 +3,9 @@
 // agent's screen: text, colours, cursor, alternate screen and modes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+// eslint-disable-next-line no-restricted-imports -- a second terminal stands in for the user's
 import xtermHeadless from '@xterm/headless';
+// eslint-disable-next-line no-restricted-imports -- a second terminal stands in for the user's
 import xtermSerialize from '@xterm/addon-serialize';
 import { ScreenMirror } from '../../shell/mirror.js';
 
