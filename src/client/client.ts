@@ -180,16 +180,20 @@ export async function call<O extends Op>(
 
 /**
  * `audit --follow`: sends the request and hands every line of the streamed
- * reply to `onLine` until the host closes the connection. An error reply (a
- * normal JSON reply with a Content-Length) is thrown as its VaultError.
+ * reply to `onLine` until the host closes the connection, or until `signal`
+ * aborts: then the socket is destroyed and the promise resolves (the
+ * dashboard stops its feed this way). An error reply (a normal JSON reply with
+ * a Content-Length) is thrown as its VaultError.
  */
 export function follow(
   opts: ClientOptions,
   op: 'audit.follow',
   body: Ops['audit.follow']['req'],
   onLine: (line: string) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
     const head = requestHead(op, payload.length);
@@ -199,10 +203,18 @@ export function follow(
     const sock = connect(socketPath, () => {
       sock.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0));
     });
+    const stop = () => {
+      payload.fill(0);
+      sock.destroy();
+      resolve();
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+    sock.on('close', () => signal?.removeEventListener('abort', stop));
     sock.on('error', (err: NodeJS.ErrnoException) => {
       reject(new VaultError('VLT-3005', undefined, { cause: err }));
     });
     sock.on('data', (c: Buffer) => {
+      if (signal?.aborted === true) return;
       if (!streaming) {
         buffered = Buffer.concat([buffered, c]);
         const split = buffered.indexOf('\r\n\r\n');
