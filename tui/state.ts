@@ -1,0 +1,618 @@
+/**
+ * The dashboard's state and the one pure function that changes it: no I/O,
+ * the clock passed in. What the vault says arrives as actions (snapshots,
+ * audit records, api results); what the owner asks for leaves as a `request`
+ * the app carries out against its DashboardApi.
+ *
+ * Invariant: a value typed into a secret field lives in its form (and in the
+ * request made from it) and nowhere else; when the form closes, both go.
+ * JavaScript strings cannot be wiped, so "goes" means no longer referenced.
+ */
+import { VaultError } from '../src/core/errors.js';
+import {
+  DEFAULT_FIELD,
+  checkEntryName,
+  checkFieldName,
+  checkSimpleName,
+} from '../src/core/names.js';
+import { DEFAULT_LIMITS } from '../src/core/policy.js';
+import type { AgentSummary, AuditView, EntrySummary, Limits } from './api.js';
+import { VIEWS, bindingFor, type KeyPress, type Mode, type View } from './keys.js';
+
+/** How many audit records the dashboard keeps. */
+export const AUDIT_RING = 200;
+/** How long a notice stays, in ms: information briefly, errors longer. */
+export const NOTICE_MS = { info: 8_000, error: 30_000 } as const;
+
+export type FieldKind = 'text' | 'secret' | 'number' | 'choice' | 'list';
+
+export interface FormField {
+  readonly id: string;
+  readonly label: string;
+  readonly kind: FieldKind;
+  readonly value: string;
+  /** For a choice field: what it can be. */
+  readonly choices?: readonly string[];
+}
+
+export type FormKind = 'addEntry' | 'rotate' | 'addAgent' | 'scope' | 'limits';
+
+export interface Form {
+  readonly kind: FormKind;
+  readonly title: string;
+  /** The agent a scope or limits form is about. */
+  readonly subject: string | null;
+  readonly fields: readonly FormField[];
+  readonly focus: number;
+  /** Submitted, waiting for the vault. */
+  readonly busy: boolean;
+}
+
+export interface Confirm {
+  readonly kind: 'removeEntry' | 'revokeAgent';
+  readonly target: string;
+  readonly busy: boolean;
+}
+
+export interface UnlockPanel {
+  readonly id: number;
+  readonly agent: string;
+  /** The ceremony page, once it is up. */
+  readonly url: string | null;
+  readonly status: 'starting' | 'waiting' | 'unlocked' | 'not-locked' | 'failed';
+  /** The error line when it failed. */
+  readonly error: string | null;
+}
+
+export interface Notice {
+  readonly kind: 'info' | 'error';
+  readonly text: string;
+  readonly at: number;
+}
+
+/** An owner call the app is to make. */
+export type ApiCall =
+  | {
+      readonly op: 'setField';
+      readonly entry: string;
+      readonly field: string;
+      readonly value: string;
+    }
+  | { readonly op: 'removeEntry'; readonly entry: string }
+  | {
+      readonly op: 'addAgent';
+      readonly name: string;
+      readonly kind: 'ai' | 'script';
+      readonly scope: readonly string[];
+      readonly limits: Limits;
+    }
+  | { readonly op: 'revokeAgent'; readonly name: string }
+  | {
+      readonly op: 'changeScope';
+      readonly name: string;
+      readonly add: readonly string[];
+      readonly rm: readonly string[];
+    }
+  | {
+      readonly op: 'changeLimits';
+      readonly name: string;
+      readonly perMinute?: number;
+      readonly perHour?: number;
+    };
+
+export interface Request {
+  readonly id: number;
+  readonly call: ApiCall;
+}
+
+export interface State {
+  readonly now: number;
+  readonly agents: readonly AgentSummary[];
+  readonly entries: readonly EntrySummary[];
+  /** The latest audit records by sequence number, oldest first, at most AUDIT_RING. */
+  readonly audit: readonly AuditView[];
+  readonly view: View;
+  /** Selected row per view; for audit, how many records the list is scrolled back. */
+  readonly selected: { readonly agents: number; readonly entries: number; readonly audit: number };
+  readonly form: Form | null;
+  readonly confirm: Confirm | null;
+  readonly unlock: UnlockPanel | null;
+  readonly help: boolean;
+  /** A new agent's token, shown once: the next key press drops it. */
+  readonly token: { readonly agent: string; readonly token: string } | null;
+  readonly notice: Notice | null;
+  readonly request: Request | null;
+  readonly nextId: number;
+  readonly leaving: boolean;
+}
+
+export type Action =
+  | {
+      readonly type: 'snapshot';
+      readonly agents?: readonly AgentSummary[];
+      readonly entries?: readonly EntrySummary[];
+      readonly audit?: readonly AuditView[];
+    }
+  | { readonly type: 'audit'; readonly record: AuditView }
+  | { readonly type: 'key'; readonly key: KeyPress }
+  | { readonly type: 'leave' }
+  | { readonly type: 'tick' }
+  | {
+      readonly type: 'result';
+      readonly id: number;
+      readonly token?: string;
+      readonly version?: number;
+    }
+  /** A call failed; `id` null for a background one (refresh, audit feed). */
+  | { readonly type: 'failed'; readonly id: number | null; readonly line: string }
+  | { readonly type: 'unlockUrl'; readonly id: number; readonly url: string }
+  | {
+      readonly type: 'unlockDone';
+      readonly id: number;
+      readonly agent: string;
+      readonly outcome: 'unlocked' | 'not-locked';
+    }
+  | {
+      readonly type: 'unlockFailed';
+      readonly id: number;
+      readonly agent: string;
+      readonly line: string;
+    };
+
+export function initialState(now: number): State {
+  return {
+    now,
+    agents: [],
+    entries: [],
+    audit: [],
+    view: 'agents',
+    selected: { agents: 0, entries: 0, audit: 0 },
+    form: null,
+    confirm: null,
+    unlock: null,
+    help: false,
+    token: null,
+    notice: null,
+    request: null,
+    nextId: 1,
+    leaving: false,
+  };
+}
+
+/** Which part of the key table applies now. */
+export function modeOf(s: State): Mode {
+  if (s.token !== null || s.help || s.unlock !== null) return 'panel';
+  if (s.confirm !== null) return 'confirm';
+  if (s.form !== null) return 'form';
+  return s.view;
+}
+
+/** The one line an error shows as: `vault-cli: VLT-XXXX: message`. */
+export function errorLine(err: unknown): string {
+  if (err instanceof VaultError) return err.line();
+  const message = err instanceof Error ? err.message : String(err);
+  return `vault-cli: ${message.replace(/[\u0000-\u001f\u007f]/g, ' ')}`;
+}
+
+export function reduce(s: State, a: Action, now: number): State {
+  const t = { ...s, now };
+  switch (a.type) {
+    case 'snapshot':
+      return snapshot(t, a);
+    case 'audit':
+      return { ...t, audit: mergeAudit(t.audit, [a.record]) };
+    case 'tick':
+      return expireNotice(t);
+    case 'leave':
+      return leave(t);
+    case 'key':
+      return key(t, a.key);
+    case 'result':
+      return result(t, a);
+    case 'failed':
+      return failed(t, a.id, a.line);
+    case 'unlockUrl':
+      return t.unlock?.id === a.id
+        ? { ...t, unlock: { ...t.unlock, url: a.url, status: 'waiting' } }
+        : t;
+    case 'unlockDone': {
+      const text =
+        a.outcome === 'unlocked'
+          ? `Agent ${a.agent} is unlocked.`
+          : `Agent ${a.agent} was not locked.`;
+      const n = notice(t, 'info', text);
+      return t.unlock?.id === a.id ? { ...n, unlock: { ...t.unlock, status: a.outcome } } : n;
+    }
+    case 'unlockFailed': {
+      const n = notice(t, 'error', a.line);
+      return t.unlock?.id === a.id
+        ? { ...n, unlock: { ...t.unlock, status: 'failed', error: a.line } }
+        : n;
+    }
+  }
+}
+
+function notice(s: State, kind: Notice['kind'], text: string): State {
+  return { ...s, notice: { kind, text, at: s.now } };
+}
+
+function expireNotice(s: State): State {
+  const n = s.notice;
+  if (n === null || s.now - n.at < NOTICE_MS[n.kind]) return s;
+  return { ...s, notice: null };
+}
+
+/** Leaving drops whatever was typed: an open form, a pending request, a token on show. */
+function leave(s: State): State {
+  return {
+    ...s,
+    leaving: true,
+    form: null,
+    request: null,
+    token: null,
+    confirm: null,
+    help: false,
+  };
+}
+
+// --- what the vault says -------------------------------------------------
+
+function snapshot(s: State, a: Extract<Action, { type: 'snapshot' }>): State {
+  let next = s;
+  if (a.agents !== undefined) {
+    const agents = a.agents;
+    const index = follow(s.agents, agents, s.selected.agents, (x) => x.name);
+    next = { ...next, agents, selected: { ...next.selected, agents: index } };
+  }
+  if (a.entries !== undefined) {
+    const entries = a.entries;
+    const index = follow(s.entries, entries, s.selected.entries, (x) => x.name);
+    next = { ...next, entries, selected: { ...next.selected, entries: index } };
+  }
+  if (a.audit !== undefined) next = { ...next, audit: mergeAudit(next.audit, a.audit) };
+  return next;
+}
+
+/** The selection stays on the same name when a list is refreshed; otherwise in range. */
+function follow<T>(
+  before: readonly T[],
+  after: readonly T[],
+  index: number,
+  name: (x: T) => string,
+): number {
+  const was = before[index];
+  if (was !== undefined) {
+    const found = after.findIndex((x) => name(x) === name(was));
+    if (found >= 0) return found;
+  }
+  return clamp(index, after.length);
+}
+
+function clamp(i: number, length: number): number {
+  return Math.max(0, Math.min(i, length - 1));
+}
+
+/** Records by sequence number, each once, the latest AUDIT_RING kept. */
+export function mergeAudit(
+  ring: readonly AuditView[],
+  fresh: readonly AuditView[],
+): readonly AuditView[] {
+  let out = ring;
+  for (const r of fresh) {
+    const last = out[out.length - 1];
+    if (last === undefined || r.seq > last.seq) {
+      out = [...out, r];
+      continue;
+    }
+    if (out.some((x) => x.seq === r.seq)) continue;
+    const at = out.findIndex((x) => x.seq > r.seq);
+    out = [...out.slice(0, at), r, ...out.slice(at)];
+  }
+  return out.length > AUDIT_RING ? out.slice(out.length - AUDIT_RING) : out;
+}
+
+// --- keys ----------------------------------------------------------------
+
+function key(s: State, k: KeyPress): State {
+  const mode = modeOf(s);
+  const binding = bindingFor(k.name, mode);
+  if (binding?.action === 'leave') return leave(s);
+  // The token is shown until the next key, whatever it is; so is the help screen.
+  if (s.token !== null) return { ...s, token: null };
+  if (s.help) return { ...s, help: false };
+  if (mode === 'panel') {
+    // The unlock panel closes; a ceremony under way still reports in the notice line.
+    return binding?.action === 'cancel' ? { ...s, unlock: null } : s;
+  }
+  if (mode === 'confirm') return confirmKey(s, binding?.action ?? null);
+  if (mode === 'form') return formKey(s, binding?.action ?? null, k.text);
+  return browseKey(s, binding?.action ?? null);
+}
+
+function selectedAgent(s: State): AgentSummary | undefined {
+  return s.agents[s.selected.agents];
+}
+
+function selectedEntry(s: State): EntrySummary | undefined {
+  return s.entries[s.selected.entries];
+}
+
+function browseKey(s: State, action: string | null): State {
+  const agent = selectedAgent(s);
+  const entry = selectedEntry(s);
+  switch (action) {
+    case 'up':
+    case 'down':
+      return move(s, action === 'up' ? -1 : 1);
+    case 'nextView': {
+      const view = VIEWS[(VIEWS.indexOf(s.view) + 1) % VIEWS.length] ?? 'agents';
+      return { ...s, view };
+    }
+    case 'help':
+      return { ...s, help: true };
+    case 'unlock':
+      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+      if (agent.state !== 'locked') return notice(s, 'info', `Agent ${agent.name} is not locked.`);
+      return {
+        ...s,
+        nextId: s.nextId + 1,
+        unlock: { id: s.nextId, agent: agent.name, url: null, status: 'starting', error: null },
+      };
+    case 'addAgent':
+      return openForm(s, 'addAgent', 'New agent', null, [
+        field('name', 'name', 'text'),
+        { ...field('kind', 'kind', 'choice', 'ai'), choices: ['ai', 'script'] },
+        field('scope', 'scope (entries, comma-separated)', 'list'),
+        field('perMinute', 'reads per minute', 'number', String(DEFAULT_LIMITS.perMinute)),
+        field('perHour', 'reads per hour', 'number', String(DEFAULT_LIMITS.perHour)),
+      ]);
+    case 'revokeAgent':
+      if (agent === undefined || agent.state === 'revoked') {
+        return notice(s, 'info', 'No agent to revoke selected.');
+      }
+      return { ...s, confirm: { kind: 'revokeAgent', target: agent.name, busy: false } };
+    case 'scope':
+      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+      return openForm(s, 'scope', `Scope of ${agent.name}`, agent.name, [
+        field('add', 'add entries (comma-separated)', 'list'),
+        field('rm', 'remove entries (comma-separated)', 'list'),
+      ]);
+    case 'limits':
+      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+      return openForm(s, 'limits', `Limits of ${agent.name}`, agent.name, [
+        field('perMinute', 'reads per minute', 'number', String(agent.limits.perMinute)),
+        field('perHour', 'reads per hour', 'number', String(agent.limits.perHour)),
+      ]);
+    case 'addEntry':
+      return openForm(s, 'addEntry', 'Add an entry or a field', null, [
+        field('entry', 'entry', 'text'),
+        field('field', 'field', 'text', DEFAULT_FIELD),
+        field('value', 'value', 'secret'),
+      ]);
+    case 'rotate': {
+      if (entry === undefined) return notice(s, 'info', 'No entry selected.');
+      const form = openForm(s, 'rotate', `Rotate a field of ${entry.name}`, null, [
+        field('entry', 'entry', 'text', entry.name),
+        field('field', 'field', 'text', entry.fields[0]?.name ?? DEFAULT_FIELD),
+        field('value', 'new value', 'secret'),
+      ]);
+      return form.form === null ? form : { ...form, form: { ...form.form, focus: 2 } };
+    }
+    case 'removeEntry':
+      if (entry === undefined) return notice(s, 'info', 'No entry selected.');
+      return { ...s, confirm: { kind: 'removeEntry', target: entry.name, busy: false } };
+    default:
+      return s;
+  }
+}
+
+function move(s: State, by: number): State {
+  const sel = s.selected;
+  if (s.view === 'agents') {
+    return { ...s, selected: { ...sel, agents: clamp(sel.agents + by, s.agents.length) } };
+  }
+  if (s.view === 'entries') {
+    return { ...s, selected: { ...sel, entries: clamp(sel.entries + by, s.entries.length) } };
+  }
+  // The audit list scrolls: up goes back in time.
+  return { ...s, selected: { ...sel, audit: clamp(sel.audit - by, s.audit.length) } };
+}
+
+function field(id: string, label: string, kind: FieldKind, value = ''): FormField {
+  return { id, label, kind, value };
+}
+
+function openForm(
+  s: State,
+  kind: FormKind,
+  title: string,
+  subject: string | null,
+  fields: FormField[],
+): State {
+  return { ...s, form: { kind, title, subject, fields, focus: 0, busy: false } };
+}
+
+function confirmKey(s: State, action: string | null): State {
+  const c = s.confirm;
+  if (c === null || c.busy) return s;
+  if (action === 'cancel') return { ...s, confirm: null };
+  if (action !== 'confirm') return s;
+  const call: ApiCall =
+    c.kind === 'removeEntry'
+      ? { op: 'removeEntry', entry: c.target }
+      : { op: 'revokeAgent', name: c.target };
+  return { ...s, confirm: { ...c, busy: true }, ...request(s, call) };
+}
+
+function request(s: State, call: ApiCall): Pick<State, 'request' | 'nextId'> {
+  return { request: { id: s.nextId, call }, nextId: s.nextId + 1 };
+}
+
+/** Printable text only: a pasted control character never reaches a field. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+}
+
+function formKey(s: State, action: string | null, text: string): State {
+  const f = s.form;
+  if (f === null || f.busy) return s;
+  const current = f.fields[f.focus];
+  if (current === undefined) return s;
+  const setValue = (value: string): State => ({
+    ...s,
+    form: { ...f, fields: f.fields.map((x, i) => (i === f.focus ? { ...x, value } : x)) },
+  });
+  const focus = (by: number): State => ({
+    ...s,
+    form: { ...f, focus: (f.focus + by + f.fields.length) % f.fields.length },
+  });
+  switch (action) {
+    case 'cancel':
+      return { ...s, form: null };
+    case 'nextField':
+      return focus(1);
+    case 'prevField':
+      return focus(-1);
+    case 'submit':
+      return f.focus < f.fields.length - 1 ? focus(1) : submit(s, f);
+    case 'erase':
+      return setValue(Array.from(current.value).slice(0, -1).join(''));
+    case 'clearField':
+      return setValue('');
+    case 'cycle': {
+      const choices = current.choices ?? [];
+      if (choices.length === 0) return s;
+      return setValue(choices[(choices.indexOf(current.value) + 1) % choices.length] ?? '');
+    }
+    case null:
+      break;
+    default:
+      return s;
+  }
+  const typed = printable(text);
+  if (typed === '') return s;
+  switch (current.kind) {
+    case 'number':
+      return /^[0-9]+$/.test(typed) ? setValue((current.value + typed).slice(0, 9)) : s;
+    case 'choice': {
+      const pick = (current.choices ?? []).find((c) => c.startsWith(typed.toLowerCase()));
+      return pick === undefined ? s : setValue(pick);
+    }
+    default:
+      return setValue(current.value + typed);
+  }
+}
+
+function values(f: Form): Readonly<Record<string, string>> {
+  return Object.fromEntries(f.fields.map((x) => [x.id, x.value]));
+}
+
+function list(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
+class Invalid extends Error {}
+
+function count(text: string | undefined, what: string, optional: boolean): number | undefined {
+  if ((text ?? '') === '' && optional) return undefined;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text ?? '') || !Number.isSafeInteger(n) || n < 1) {
+    throw new Invalid(`The ${what} limit is a whole number from 1.`);
+  }
+  return n;
+}
+
+/** The call a completed form asks for; throws VaultError or Invalid when the input is not valid. */
+function callOf(f: Form): ApiCall {
+  const v = values(f);
+  switch (f.kind) {
+    case 'addEntry':
+    case 'rotate': {
+      const entry = checkEntryName(v.entry ?? '');
+      const fieldName = checkFieldName(v.field ?? '');
+      const value = v.value ?? '';
+      if (value === '') throw new Invalid('Type the value first.');
+      return { op: 'setField', entry, field: fieldName, value };
+    }
+    case 'addAgent': {
+      const name = checkSimpleName('agent', v.name ?? '');
+      const kind = v.kind === 'script' ? 'script' : 'ai';
+      const perMinute = count(v.perMinute, 'per-minute', false) ?? DEFAULT_LIMITS.perMinute;
+      const perHour = count(v.perHour, 'per-hour', false) ?? DEFAULT_LIMITS.perHour;
+      return { op: 'addAgent', name, kind, scope: list(v.scope), limits: { perMinute, perHour } };
+    }
+    case 'scope': {
+      const add = list(v.add);
+      const rm = list(v.rm);
+      if (add.length + rm.length === 0) throw new Invalid('Name an entry to add or remove.');
+      return { op: 'changeScope', name: f.subject ?? '', add, rm };
+    }
+    case 'limits': {
+      const perMinute = count(v.perMinute, 'per-minute', true);
+      const perHour = count(v.perHour, 'per-hour', true);
+      return {
+        op: 'changeLimits',
+        name: f.subject ?? '',
+        ...(perMinute === undefined ? {} : { perMinute }),
+        ...(perHour === undefined ? {} : { perHour }),
+      };
+    }
+  }
+}
+
+function submit(s: State, f: Form): State {
+  let call: ApiCall;
+  try {
+    call = callOf(f);
+  } catch (err) {
+    const line =
+      err instanceof Invalid ? new VaultError('VLT-1002', err.message).line() : errorLine(err);
+    return notice(s, 'error', line);
+  }
+  return { ...s, form: { ...f, busy: true }, ...request(s, call) };
+}
+
+// --- what the vault answered ---------------------------------------------
+
+function done(call: ApiCall, version: number | undefined): string {
+  switch (call.op) {
+    case 'setField':
+      return `Set ${call.entry} field ${call.field}${version === undefined ? '' : ` (version ${version})`}; agents see it on their next read.`;
+    case 'removeEntry':
+      return `Removed ${call.entry}.`;
+    case 'addAgent':
+      return `Added agent ${call.name}.`;
+    case 'revokeAgent':
+      return `Revoked agent ${call.name}.`;
+    case 'changeScope':
+      return `Changed the scope of ${call.name}.`;
+    case 'changeLimits':
+      return `Changed the limits of ${call.name}.`;
+  }
+}
+
+function result(s: State, a: Extract<Action, { type: 'result' }>): State {
+  const r = s.request;
+  if (r === null || r.id !== a.id) return s;
+  const closed = notice(
+    { ...s, request: null, form: null, confirm: null },
+    'info',
+    done(r.call, a.version),
+  );
+  if (r.call.op === 'addAgent' && a.token !== undefined) {
+    return { ...closed, token: { agent: r.call.name, token: a.token } };
+  }
+  return closed;
+}
+
+function failed(s: State, id: number | null, line: string): State {
+  if (id === null) return notice(s, 'error', line);
+  const r = s.request;
+  if (r === null || r.id !== id) return s;
+  // A form stays open to be corrected; a confirmation has nothing to correct.
+  const form = s.form === null ? null : { ...s.form, busy: false };
+  return notice({ ...s, request: null, form, confirm: null }, 'error', line);
+}
