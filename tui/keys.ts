@@ -122,7 +122,7 @@ export const KEY_TABLE: readonly KeyBinding[] = [
     keys: ['ctrl+]', 'ctrl+c'],
     label: 'Ctrl-]',
     action: 'leave',
-    help: 'leave from anywhere, a form included (back to the agent under run)',
+    help: 'leave from anywhere, forms too (back to the agent under run)',
     modes: EVERYWHERE,
     footer: false,
   },

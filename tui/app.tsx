@@ -1,0 +1,285 @@
+/**
+ * The dashboard: state from the reducer, data from the DashboardApi. It loads
+ * a snapshot on mount, follows the audit feed (each record also refreshes the
+ * agents, so counts and states follow within a second) and refreshes the
+ * agents every second (windows roll without events). Every api failure ends
+ * in the notice line as `vault-cli: VLT-XXXX: message`; none ends the app.
+ */
+import { Box, useInput, useWindowSize } from 'ink';
+import { useEffect, useReducer, useRef } from 'react';
+import type { DashboardApi } from './api.js';
+import { keyName, rawKeyName } from './keys.js';
+import {
+  errorLine,
+  initialState,
+  modeOf,
+  reduce,
+  type Action,
+  type ApiCall,
+  type State,
+} from './state.js';
+import { AgentsTable } from './components/AgentsTable.js';
+import { AuditFeed } from './components/AuditFeed.js';
+import { EntriesView } from './components/EntriesView.js';
+import { Footer, NoticeLine } from './components/Footer.js';
+import { Header } from './components/Header.js';
+import {
+  ConfirmPanel,
+  FormPanel,
+  HelpPanel,
+  TokenPanel,
+  UnlockPanel,
+} from './components/Panels.js';
+
+export interface DashboardProps {
+  readonly api: DashboardApi;
+  readonly now: () => number;
+  /** Called once when the user leaves; the host decides what leaving means. */
+  readonly onLeave: () => void;
+  /** Shown in the header. */
+  readonly vault?: string;
+  /** Keys (as a terminal sends them, e.g. `\x1d`) that leave from anywhere. */
+  readonly leaveKeys?: readonly string[];
+  /** Audit records loaded at start. */
+  readonly recent?: number;
+  /** How often the agents are refreshed, in ms. */
+  readonly refreshMs?: number;
+}
+
+/** Carries out one owner call; its result as the reducer wants it. */
+async function perform(
+  api: DashboardApi,
+  call: ApiCall,
+): Promise<{ token?: string; version?: number }> {
+  switch (call.op) {
+    case 'setField':
+      return { version: (await api.setField(call.entry, call.field, call.value)).version };
+    case 'removeEntry':
+      await api.removeEntry(call.entry);
+      return {};
+    case 'addAgent':
+      return {
+        token: (await api.addAgent(call.name, call.kind, [...call.scope], call.limits)).token,
+      };
+    case 'revokeAgent':
+      await api.revokeAgent(call.name);
+      return {};
+    case 'changeScope':
+      await api.changeScope(call.name, [...call.add], [...call.rm]);
+      return {};
+    case 'changeLimits':
+      await api.changeLimits(call.name, call.perMinute, call.perHour);
+      return {};
+  }
+}
+
+export function Dashboard({
+  api,
+  now,
+  onLeave,
+  vault = 'vault',
+  leaveKeys = [],
+  recent = 50,
+  refreshMs = 1000,
+}: DashboardProps) {
+  const [state, dispatch] = useReducer(
+    (s: State, a: Action) => reduce(s, a, now()),
+    null,
+    () => initialState(now()),
+  );
+  const { rows } = useWindowSize();
+  const live = useRef(true);
+  const refreshAgents = useRef<() => void>(() => {});
+  const refreshEntries = useRef<() => void>(() => {});
+
+  // Mount: snapshot, then the audit feed, and the per-second refresh.
+  useEffect(() => {
+    live.current = true;
+    const fail = (err: unknown) => {
+      if (live.current) dispatch({ type: 'failed', id: null, line: errorLine(err) });
+    };
+    // One agents refresh at a time; a request during one asks for one more after it.
+    let busy = false;
+    let again = false;
+    const agents = () => {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      api
+        .agents()
+        .then((list) => live.current && dispatch({ type: 'snapshot', agents: list }), fail)
+        .finally(() => {
+          busy = false;
+          if (again && live.current) {
+            again = false;
+            agents();
+          }
+        });
+    };
+    refreshAgents.current = agents;
+    refreshEntries.current = () => {
+      api
+        .entries()
+        .then((list) => live.current && dispatch({ type: 'snapshot', entries: list }), fail);
+    };
+    let stop: (() => void) | null = null;
+    void (async () => {
+      busy = true;
+      const [a, e, r] = await Promise.allSettled([
+        api.agents(),
+        api.entries(),
+        api.recentAudit(recent),
+      ]);
+      busy = false;
+      if (!live.current) return;
+      dispatch({
+        type: 'snapshot',
+        ...(a.status === 'fulfilled' ? { agents: a.value } : {}),
+        ...(e.status === 'fulfilled' ? { entries: e.value } : {}),
+        ...(r.status === 'fulfilled' ? { audit: r.value } : {}),
+      });
+      for (const x of [a, e, r]) if (x.status === 'rejected') fail(x.reason);
+      stop = api.followAudit((record) => {
+        if (!live.current) return;
+        dispatch({ type: 'audit', record });
+        agents();
+        // Owner actions change entries too (add, rotate, remove).
+        if (record.actor === 'owner' && record.entry !== null) refreshEntries.current();
+      }, fail);
+    })();
+    const timer = setInterval(() => {
+      dispatch({ type: 'tick' });
+      agents();
+    }, refreshMs);
+    return () => {
+      live.current = false;
+      clearInterval(timer);
+      stop?.();
+    };
+  }, [api, recent, refreshMs]);
+
+  // An owner call asked for by the reducer, carried out once per request.
+  const request = state.request;
+  useEffect(() => {
+    if (request === null) return;
+    perform(api, request.call).then(
+      (r) => {
+        if (!live.current) return;
+        dispatch({ type: 'result', id: request.id, ...r });
+        refreshAgents.current();
+        refreshEntries.current();
+      },
+      (err: unknown) =>
+        live.current && dispatch({ type: 'failed', id: request.id, line: errorLine(err) }),
+    );
+    // Only a new request id starts a call.
+  }, [request?.id]);
+
+  // The hardware-key unlock of a locked agent.
+  const unlock = state.unlock;
+  const unlockId = unlock?.status === 'starting' ? unlock.id : null;
+  useEffect(() => {
+    if (unlock === null || unlockId === null) return;
+    const { id, agent } = unlock;
+    api
+      .unlock(agent, (url) => live.current && dispatch({ type: 'unlockUrl', id, url }))
+      .then(
+        (outcome) => {
+          if (!live.current) return;
+          dispatch({ type: 'unlockDone', id, agent, outcome });
+          refreshAgents.current();
+        },
+        (err: unknown) =>
+          live.current && dispatch({ type: 'unlockFailed', id, agent, line: errorLine(err) }),
+      );
+  }, [unlockId]);
+
+  const leaving = state.leaving;
+  const left = useRef(false);
+  useEffect(() => {
+    if (!leaving || left.current) return;
+    left.current = true;
+    onLeave();
+  }, [leaving, onLeave]);
+
+  const leaveNames = leaveKeys.map(rawKeyName);
+  useInput((input, key) => {
+    const press = keyName(input, key);
+    if (leaveNames.includes(press.name)) dispatch({ type: 'leave' });
+    else dispatch({ type: 'key', key: press });
+  });
+
+  return <Screen state={state} rows={rows} vault={vault} />;
+}
+
+/** The whole screen for a state: what the dashboard shows, with no behaviour of its own. */
+export function Screen({
+  state,
+  rows,
+  vault,
+}: {
+  readonly state: State;
+  readonly rows: number;
+  readonly vault: string;
+}) {
+  const mode = modeOf(state);
+  // Header, tabs, notice and a two-line footer; one row spare so a frame never fills the screen.
+  const body = Math.max(6, rows - 6);
+  const panel =
+    state.token !== null ? (
+      <TokenPanel agent={state.token.agent} token={state.token.token} />
+    ) : state.help ? (
+      <HelpPanel />
+    ) : state.unlock !== null ? (
+      <UnlockPanel unlock={state.unlock} />
+    ) : state.confirm !== null ? (
+      <ConfirmPanel confirm={state.confirm} />
+    ) : state.form !== null ? (
+      <FormPanel form={state.form} />
+    ) : null;
+
+  let view;
+  if (state.view === 'agents') {
+    const agentRows = Math.min(state.agents.length || 1, Math.max(2, Math.floor(body / 2) - 1));
+    view = (
+      <Box flexDirection="column">
+        <AgentsTable
+          agents={state.agents}
+          selected={state.selected.agents}
+          rows={agentRows}
+          active
+        />
+        <Box marginTop={1} flexShrink={0}>
+          <AuditFeed records={state.audit} rows={body - agentRows - 3} />
+        </Box>
+      </Box>
+    );
+  } else if (state.view === 'entries') {
+    view = (
+      <EntriesView entries={state.entries} selected={state.selected.entries} rows={body - 1} />
+    );
+  } else {
+    view = <AuditFeed records={state.audit} rows={body - 1} scroll={state.selected.audit} />;
+  }
+
+  return (
+    <Box flexDirection="column" height={rows - 1}>
+      <Header
+        vault={vault}
+        now={state.now}
+        view={state.view}
+        agents={state.agents}
+        entries={state.entries}
+      />
+      <Box flexDirection="column" flexGrow={1} overflow="hidden">
+        {panel ?? view}
+      </Box>
+      <Box flexShrink={0}>
+        <NoticeLine notice={state.notice} />
+      </Box>
+      <Footer mode={mode} tokenShown={state.token !== null || state.help} />
+    </Box>
+  );
+}

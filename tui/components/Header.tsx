@@ -1,0 +1,53 @@
+/** The top two lines: vault and time; the views (the current one marked) and the counts. */
+import { Box, Text } from 'ink';
+import { formatTime } from '../../src/core/audit.js';
+import type { AgentSummary, EntrySummary } from '../api.js';
+import { cell, plain } from '../format.js';
+import { VIEWS, type View } from '../keys.js';
+
+export interface HeaderProps {
+  readonly vault: string;
+  readonly now: number;
+  readonly view: View;
+  readonly agents: readonly AgentSummary[];
+  readonly entries: readonly EntrySummary[];
+}
+
+const TITLES: Readonly<Record<View, string>> = {
+  agents: 'Agents',
+  entries: 'Entries',
+  audit: 'Audit',
+};
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+export function Header({ vault, now, view, agents, entries }: HeaderProps) {
+  const locked = agents.filter((a) => a.state === 'locked').length;
+  const violation = agents.filter((a) => a.state === 'violation').length;
+  const live = agents.filter((a) => a.state !== 'revoked').length;
+  return (
+    <Box flexDirection="column" flexShrink={0}>
+      <Box justifyContent="space-between">
+        <Text bold>{cell(`vault-cli · ${plain(vault)}`, 58).trimEnd()}</Text>
+        <Text>{formatTime(now)}</Text>
+      </Box>
+      <Box justifyContent="space-between">
+        <Box>
+          {VIEWS.map((v) => (
+            <Text key={v} inverse={v === view} bold={v === view}>
+              {v === view ? `[${TITLES[v]}]` : ` ${TITLES[v]} `}
+            </Text>
+          ))}
+        </Box>
+        <Text>
+          {plural(live, 'agent', 'agents')} ·{' '}
+          <Text color={locked > 0 ? 'red' : undefined}>{locked} locked</Text> ·{' '}
+          <Text color={violation > 0 ? 'yellow' : undefined}>
+            {plural(violation, 'violation', 'violations')}
+          </Text>{' '}
+          · {plural(entries.length, 'entry', 'entries')}
+        </Text>
+      </Box>
+    </Box>
+  );
+}
