@@ -260,7 +260,10 @@ function leave(s: State): State {
 function snapshot(s: State, a: Extract<Action, { type: 'snapshot' }>): State {
   let next = s;
   if (a.agents !== undefined) {
-    const agents = a.agents;
+    // Revoked agents stay visible (their reads are in the feed) but below the live ones.
+    const agents = [...a.agents].sort(
+      (x, y) => Number(x.state === 'revoked') - Number(y.state === 'revoked'),
+    );
     const index = follow(s.agents, agents, s.selected.agents, (x) => x.name);
     next = { ...next, agents, selected: { ...next.selected, agents: index } };
   }

@@ -236,19 +236,20 @@ for (const [how, key] of [
   });
 }
 
-test('showDashboard: a host key in leaveKeys and an aborted signal leave too', async () => {
+test('showDashboard: a host key in leaveKeys and an aborted signal leave too, and it shows again on the same terminal', async () => {
   const t = fakeTerminal();
   const shown = showDashboard({ api, stdin: t.stdin, stdout: t.stdout, leaveKeys: ['\x07'] });
   await until(() => strip(t.written()).includes('standing'), 'the dashboard drawn');
   t.stdin.write('\x07');
   await shown;
-  const u = fakeTerminal();
+  // run's Ctrl-] toggles: the same terminal gets the dashboard again.
+  const from = t.written().length;
   const stop = new AbortController();
-  const again = showDashboard({ api, stdin: u.stdin, stdout: u.stdout, signal: stop.signal });
-  await until(() => strip(u.written()).includes('standing'), 'the dashboard drawn');
+  const again = showDashboard({ api, stdin: t.stdin, stdout: t.stdout, signal: stop.signal });
+  await until(() => strip(t.written().slice(from)).includes('standing'), 'drawn again');
   stop.abort();
   await again;
-  assert.ok(u.written().includes('\x1b[?1049l'));
+  assert.ok(t.written().slice(from).includes('\x1b[?1049l'));
 });
 
 // --- lockdown, on a host whose clock the test moves ---------------------------

@@ -111,6 +111,17 @@ test('selection moves within the list and follows the name across refreshes', ()
   assert.equal(s.selected.agents, 0);
 });
 
+test('revoked agents are listed after the live ones', () => {
+  const s = run(loaded, {
+    type: 'snapshot',
+    agents: [agent('old', 'revoked'), agent('new'), agent('locked', 'locked')],
+  });
+  assert.deepEqual(
+    s.agents.map((a) => a.name),
+    ['new', 'locked', 'old'],
+  );
+});
+
 test('Tab cycles agents, entries, audit; q, Esc and Ctrl-] leave', () => {
   const s = run(loaded, press('tab'));
   assert.equal(s.view, 'entries');
