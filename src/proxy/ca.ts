@@ -8,6 +8,10 @@
  * not open for this token (another agent ran `init` here) is replaced by a new
  * CA: clients then need the new certificate, which `proxy env` points at.
  *
+ * A session's CA (`Authority.ephemeral`, for `vault-cli run`) keeps its key
+ * in memory only, never on disk, not even sealed: the child trusts a CA that
+ * dies with its session. Only its certificate and bundle are written, 0600.
+ *
  * Leaves: one ECDSA P-256 key and certificate per host, for exactly that name
  * (never a wildcard), valid 24 hours, cached in memory only.
  */
@@ -37,6 +41,9 @@ export interface CaFiles {
   /** Where the system roots are read from. */
   readonly systemRoots: string;
 }
+
+/** The files of a CA whose key lives in memory only: nothing sealed, nothing secret. */
+export type PublicCaFiles = Omit<CaFiles, 'config'>;
 
 const PURPOSE = 'proxy-ca';
 const HOUR = 3_600_000;
@@ -112,7 +119,37 @@ export class Authority {
     return auth;
   }
 
+  /**
+   * A new CA whose private key is never written anywhere; its certificate and
+   * the bundle (system roots plus it) go to `files`, mode 0600, in a directory
+   * created 0700 (an existing directory is left as it is: the caller made it).
+   */
+  static ephemeral(files: PublicCaFiles, now: () => number = Date.now): Authority {
+    const auth = Authority.mint(now);
+    auth.writePublic(files, 0o600);
+    return auth;
+  }
+
   private static create(files: CaFiles, token: string, now: () => number): Authority {
+    const auth = Authority.mint(now);
+    const pkcs8 = auth.key.export({ type: 'pkcs8', format: 'der' });
+    const plain = Buffer.from(
+      JSON.stringify({
+        key: pkcs8.toString('base64'),
+        cert: auth.certDer.toString('base64'),
+        subject: auth.subject.toString('base64'),
+      } satisfies StoredCa),
+    );
+    pkcs8.fill(0);
+    const sealed = sealConfig(token, PURPOSE, plain);
+    plain.fill(0);
+    if (sealed === null) throw new VaultError('VLT-2040');
+    writePrivate(files.config, sealed);
+    return auth;
+  }
+
+  /** A fresh self-signed CA, in memory. */
+  private static mint(now: () => number): Authority {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const spki = publicKey.export({ type: 'spki', format: 'der' });
     const t = now();
@@ -129,25 +166,12 @@ export class Authority {
       role: { ca: true },
     });
     const der = certificate(tbs, sign('sha256', tbs, privateKey));
-    const pkcs8 = privateKey.export({ type: 'pkcs8', format: 'der' });
-    const plain = Buffer.from(
-      JSON.stringify({
-        key: pkcs8.toString('base64'),
-        cert: der.toString('base64'),
-        subject: subject.toString('base64'),
-      } satisfies StoredCa),
-    );
-    pkcs8.fill(0);
-    const sealed = sealConfig(token, PURPOSE, plain);
-    plain.fill(0);
-    if (sealed === null) throw new VaultError('VLT-2040');
-    writePrivate(files.config, sealed);
     return new Authority(privateKey, der, subject, keyId(spki), now);
   }
 
-  private writePublic(files: CaFiles): void {
+  private writePublic(files: PublicCaFiles, mode = 0o644): void {
     const caPem = pem(this.certDer);
-    writePrivate(files.cert, caPem, 0o644);
+    writePrivate(files.cert, caPem, mode);
     let roots = '';
     try {
       roots = readFileSync(files.systemRoots, 'utf8');
@@ -157,7 +181,7 @@ export class Authority {
     writePrivate(
       files.bundle,
       roots + (roots.endsWith('\n') || roots === '' ? '' : '\n') + caPem,
-      0o644,
+      mode,
     );
   }
 

@@ -39,12 +39,20 @@ import {
   without,
   type HeaderRef,
 } from './headers.js';
+import { credentials } from './caller.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 
-/** Resolves references for one request through the vault host; throws its VaultError. */
+export { proxyUrl } from './caller.js';
+
+/**
+ * Resolves references for one request through the vault host; throws its
+ * VaultError. `caller` is the token from the request's (or its tunnel's)
+ * Proxy-Authorization, null when none was given.
+ */
 export type Resolver = (
   refs: readonly { entry: string; field: string }[],
   host: string,
+  caller: string | null,
 ) => Promise<Buffer[]>;
 
 export interface ProxyOptions {
@@ -53,6 +61,12 @@ export interface ProxyOptions {
   readonly resolve: Resolver;
   /** PEM certificates upstream servers are verified against (system roots, plus any extra). */
   readonly upstreamCa: readonly string[];
+  /**
+   * Refuse (407, VLT-2040) a CONNECT or absolute-form request that carries no
+   * caller token, before anything goes upstream. A malformed
+   * Proxy-Authorization is refused either way.
+   */
+  readonly requireCaller?: boolean;
 }
 
 export interface RunningProxy {
@@ -66,6 +80,30 @@ interface Destination {
   readonly host: string;
   readonly port: number;
 }
+
+/** A CONNECT tunnel: where it goes and who opened it, for every request inside it. */
+interface Tunnel extends Destination {
+  readonly caller: string | null;
+}
+
+/** Where a request goes, and for whom. */
+interface Routed {
+  readonly dest: Destination;
+  readonly path: string;
+  readonly caller: string | null;
+}
+
+/** No usable caller token: answered 407 with a challenge, so clients know to send one. */
+class Unauthenticated extends VaultError {
+  constructor() {
+    super(
+      'VLT-2040',
+      "The proxy needs a token as the proxy URL's user-info (http://vault:<token>@127.0.0.1:<port>); nothing was sent.",
+    );
+  }
+}
+
+const CHALLENGE = 'Basic realm="vault-cli"';
 
 /** HTTP status of each refusal. */
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -112,14 +150,16 @@ function errorBody(err: VaultError, extra: string[] = []): string {
 }
 
 function statusOf(err: VaultError): number {
+  if (err instanceof Unauthenticated) return 407;
   return STATUS[err.code] ?? (err.code.startsWith('VLT-3') ? 502 : 403);
 }
 
 /** An error reply on a socket that is not (or no longer) an HTTP response object. */
 function rawError(socket: Duplex, err: VaultError, extra: string[] = []): void {
   const body = Buffer.from(errorBody(err, extra));
+  const challenge = err instanceof Unauthenticated ? `Proxy-Authenticate: ${CHALLENGE}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${statusOf(err)} Refused\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `HTTP/1.1 ${statusOf(err)} Refused\r\nContent-Type: text/plain; charset=utf-8\r\n${challenge}` +
       `X-Vault-Error: ${err.code}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
       body.toString('latin1'),
   );
@@ -137,6 +177,7 @@ function reply(res: ServerResponse, err: VaultError, extra: string[] = []): void
     'Content-Length': body.length,
     'X-Vault-Error': err.code,
     Connection: 'close',
+    ...(err instanceof Unauthenticated ? { 'Proxy-Authenticate': CHALLENGE } : {}),
   });
   res.end(body);
 }
@@ -163,7 +204,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     https: new HttpsAgent({ keepAlive: true, secureContext: upstreamTrust, maxFreeSockets: 64 }),
     http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
   };
-  const destinations = new WeakMap<Socket, Destination>();
+  const tunnels = new WeakMap<Socket, Tunnel>();
   let ownPort = opts.port;
 
   const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
@@ -178,7 +219,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
    */
   async function prepare(
     req: IncomingMessage,
-    dest: Destination,
+    { dest, caller }: Routed,
     upgrade: boolean,
   ): Promise<Prepared> {
     const t = template(forwardable(req.rawHeaders, upgrade));
@@ -201,6 +242,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       values = await opts.resolve(
         t.refs.map((r) => ({ entry: r.entry, field: r.field })),
         dest.host,
+        caller,
       );
     } catch (err) {
       if (err instanceof VaultError) throw withRefs(err, t.refs);
@@ -256,15 +298,11 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     return h.flatMap((v, i) => (i % 2 === 1 ? [Scrubber.text(p.replacements, v)] : [v]));
   }
 
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    dest: Destination,
-    path: string,
-  ): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, r: Routed): Promise<void> {
+    const { dest, path } = r;
     let p: Prepared;
     try {
-      p = await prepare(req, dest, false);
+      p = await prepare(req, r, false);
     } catch (err) {
       req.resume();
       return reply(
@@ -348,12 +386,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
-    dest: Destination,
-    path: string,
+    r: Routed,
   ): Promise<void> {
+    const { dest, path } = r;
     let p: Prepared;
     try {
-      p = await prepare(req, dest, true);
+      p = await prepare(req, r, true);
     } catch (err) {
       return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
     }
@@ -396,12 +434,29 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     up.end();
   }
 
-  /** Where a request goes: its CONNECT tunnel's target, or its absolute-form URL. */
-  function route(req: IncomingMessage): { dest: Destination; path: string } | VaultError {
-    const tunnel = destinations.get(req.socket);
+  /**
+   * The caller a CONNECT or absolute-form request names, or the refusal:
+   * credentials that cannot be read are never taken for "none", so a caller
+   * who meant to be someone is not quietly served as the default identity.
+   */
+  function callerOf(req: IncomingMessage): string | null | VaultError {
+    const c = credentials(req.rawHeaders);
+    if (c.kind === 'token') return c.token;
+    if (c.kind === 'malformed' || opts.requireCaller === true) return new Unauthenticated();
+    return null;
+  }
+
+  /**
+   * Where a request goes and for whom: its CONNECT tunnel's target and caller,
+   * or its absolute-form URL and its own Proxy-Authorization.
+   */
+  function route(req: IncomingMessage): Routed | VaultError {
+    const tunnel = tunnels.get(req.socket);
     const url = req.url ?? '';
     if (tunnel !== undefined) {
-      if (url.startsWith('/') || url === '*') return { dest: tunnel, path: url };
+      if (url.startsWith('/') || url === '*') {
+        return { dest: tunnel, path: url, caller: tunnel.caller };
+      }
       return refuse('VLT-2048', 'Inside a tunnel, requests are in origin form.');
     }
     const m = /^(https?):\/\/([^/?#]*)(.*)$/i.exec(url);
@@ -410,10 +465,13 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const a = parseAuthority(m[2] as string, tls ? 443 : 80);
     if (a === null) return refuse('VLT-2048', 'Invalid host in the request URL.');
     if (isSelf(a)) return refuse('VLT-2049');
+    const caller = callerOf(req);
+    if (caller instanceof VaultError) return caller;
     const rest = m[3] as string;
     return {
       dest: { tls, ...a },
       path: rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`,
+      caller,
     };
   }
 
@@ -426,7 +484,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const poisoned = new WeakSet<Socket>();
 
   /** The checks that must run before any other request on the connection is looked at. */
-  const precheck = (req: IncomingMessage): { dest: Destination; path: string } | VaultError => {
+  const precheck = (req: IncomingMessage): Routed | VaultError => {
     if (poisoned.has(req.socket)) return refuse('VLT-2048');
     const framing = framingProblem(req.rawHeaders);
     if (framing !== null) {
@@ -445,12 +503,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       if (!seenBad) reply(res, r);
       return;
     }
-    void handle(req, res, r.dest, r.path);
+    void handle(req, res, r);
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const r = precheck(req);
     if (r instanceof VaultError) return rawError(socket, r);
-    void handleUpgrade(req, socket, head, r.dest, r.path);
+    void handleUpgrade(req, socket, head, r);
   };
   const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) {
@@ -479,6 +537,8 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const a = parseAuthority(req.url ?? '', null);
     if (a === null) return rawError(socket, refuse('VLT-2048', 'Invalid CONNECT target.'));
     if (isSelf(a)) return rawError(socket, refuse('VLT-2049'));
+    const caller = callerOf(req);
+    if (caller instanceof VaultError) return rawError(socket, caller);
     if (head.length > 0) (socket as Socket).unshift(head);
     (socket as Socket).setNoDelay(true);
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -488,7 +548,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ALPNProtocols: ['http/1.1'],
     });
     tls.on('error', () => tls.destroy());
-    destinations.set(tls, { tls: true, ...a });
+    tunnels.set(tls, { tls: true, ...a, caller });
     inner.emit('connection', tls);
   });
 

@@ -1,9 +1,12 @@
 /**
  * `vault-cli proxy [--port N]`, `proxy env`, `proxy ca`. The proxy acts for
  * the agent that ran `init` (its token from VAULT_TOKEN or the token file) and
- * reaches the vault host through the client, like every other command.
+ * reaches the vault host through the client, like every other command. A
+ * request whose proxy URL carries a token as user-info acts for that token
+ * instead (docs/decisions.md: Proxy).
  */
 import { readFileSync } from 'node:fs';
+import { getCACertificates } from 'node:tls';
 import { VaultError } from '../../core/errors.js';
 import { flagCount, flagList, type CliContext, type Command } from '../context.js';
 import { loadToken } from '../token.js';
@@ -50,6 +53,28 @@ export function proxyEnv(
   ];
 }
 
+/**
+ * What upstream servers are verified against: the system roots (the bundle
+ * file, or Node's copy of the system store), plus each `--upstream-ca` file.
+ * @throws VaultError VLT-1002 when an `--upstream-ca` file cannot be read.
+ */
+export function upstreamRoots(ctx: CliContext): string[] {
+  let roots: string[];
+  try {
+    roots = [readFileSync(ctx.paths.systemRoots, 'utf8')];
+  } catch {
+    roots = getCACertificates('system');
+  }
+  const extra = flagList(ctx, 'upstream-ca').map((f) => {
+    try {
+      return readFileSync(f, 'utf8');
+    } catch {
+      throw new VaultError('VLT-1002', `Cannot read the CA file ${JSON.stringify(f)}.`);
+    }
+  });
+  return [...roots, ...extra];
+}
+
 /** A value for a POSIX shell: single-quoted unless plainly safe. */
 const shq = (v: string) =>
   /^[A-Za-z0-9_./:,=@+-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`;
@@ -71,29 +96,19 @@ export const run: Command = async (ctx) => {
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.
   await ctx.call('whoami', { token });
-  const [{ startProxy }, { getCACertificates }] = await Promise.all([
-    import('../../proxy/server.js'),
-    import('node:tls'),
-  ]);
-  let roots: string[];
-  try {
-    roots = [readFileSync(ctx.paths.systemRoots, 'utf8')];
-  } catch {
-    roots = getCACertificates('system');
-  }
-  const extra = flagList(ctx, 'upstream-ca').map((f) => {
-    try {
-      return readFileSync(f, 'utf8');
-    } catch {
-      throw new VaultError('VLT-1002', `Cannot read the CA file ${JSON.stringify(f)}.`);
-    }
-  });
+  const { startProxy } = await import('../../proxy/server.js');
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
-    upstreamCa: [...roots, ...extra],
-    resolve: async (refs, host) => {
-      const { values } = await ctx.call('resolve', { token, refs: [...refs], host });
+    upstreamCa: upstreamRoots(ctx),
+    // A caller's own token, when its proxy URL carries one, else the init agent's.
+    // A caller token the host refuses is refused: never retried as the init agent.
+    resolve: async (refs, host, caller) => {
+      const { values } = await ctx.call('resolve', {
+        token: caller ?? token,
+        refs: [...refs],
+        host,
+      });
       return values.map((v) => Buffer.from(v, 'base64'));
     },
   }).catch((err: NodeJS.ErrnoException) => {
