@@ -103,8 +103,13 @@ export class Scrubber {
 
   /** A whole string (a header value, latin1 on the wire). */
   static text(replacements: readonly Replacement[], value: string): string {
+    return Scrubber.bytes(replacements, Buffer.from(value, 'latin1')).toString('latin1');
+  }
+
+  /** Whole bytes (a WebSocket control frame's payload). */
+  static bytes(replacements: readonly Replacement[], value: Buffer): Buffer {
     const s = new Scrubber(replacements);
-    return Buffer.concat([s.write(Buffer.from(value, 'latin1')), s.end()]).toString('latin1');
+    return Buffer.concat([s.write(value), s.end()]);
   }
 }
 

@@ -41,6 +41,7 @@ import {
 } from './headers.js';
 import { credentials } from './caller.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
+import { ServerFrameScrubber } from './websocket.js';
 
 export { proxyUrl } from './caller.js';
 
@@ -395,7 +396,11 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     } catch (err) {
       return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
     }
-    const up = upstreamRequest(req, dest, path, p, true);
+    // With a value injected, the server's frames are read and scrubbed
+    // (websocket.ts): no extension is offered, so none can compress them.
+    const scrub = new Scrubber(p.replacements).active;
+    const sent = scrub ? { ...p, headers: without(p.headers, ['sec-websocket-extensions']) } : p;
+    const up = upstreamRequest(req, dest, path, sent, true);
     socket.once('close', () => wipeValues(p));
     up.on('upgrade', (upRes, upSocket, upHead) => {
       const headers = forwardable(upRes.rawHeaders, true);
@@ -404,12 +409,21 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         text += `${headers[i]}: ${Scrubber.text(p.replacements, headers[i + 1] as string)}\r\n`;
       }
       socket.write(text + '\r\n', 'latin1');
-      if (upHead.length > 0) socket.write(upHead);
       if (head.length > 0) upSocket.write(head);
       upSocket.on('error', () => socket.destroy());
       socket.on('error', () => upSocket.destroy());
-      upSocket.pipe(socket);
       socket.pipe(upSocket);
+      if (!scrub) {
+        if (upHead.length > 0) socket.write(upHead);
+        upSocket.pipe(socket);
+        return;
+      }
+      const frames = new ServerFrameScrubber(p.replacements);
+      // A frame it cannot read or hold: the client got a close frame; the server is dropped.
+      frames.once('refused', () => upSocket.destroy());
+      frames.on('error', () => socket.destroy());
+      if (upHead.length > 0) frames.write(upHead);
+      upSocket.pipe(frames).pipe(socket);
     });
     up.on('response', (upRes) => {
       // The server declined the upgrade: an ordinary response, then close.

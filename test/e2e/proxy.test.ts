@@ -281,4 +281,72 @@ describe('proxy: real clients through the real proxy', () => {
     assert.ok(hs?.rawHeaders.includes(`Bearer ${secret}`));
     assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
   });
+
+  test(
+    'a WebSocket server echoing the injected value: the client gets the reference back',
+    envProxy,
+    async () => {
+      const frame = (b0: number, payload: Buffer) => {
+        const n = payload.length;
+        const len = n < 126 ? Buffer.from([n]) : Buffer.from([126, n >> 8, n & 0xff]);
+        return Buffer.concat([Buffer.from([b0]), len, payload]);
+      };
+      let offered: string | undefined;
+      up.onUpgrade = (req, socket) => {
+        offered = req.headers['sec-websocket-extensions'];
+        socket.write(
+          'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+            `Sec-WebSocket-Accept: ${wsAccept(req.headers['sec-websocket-key'] ?? '')}\r\n\r\n`,
+        );
+        const auth = Buffer.from(req.headers.authorization ?? '');
+        // Whole in one frame; then split across two fragments, a ping between them, and
+        // the bytes across separate writes; then a long (16-bit length) binary message.
+        const whole = frame(0x81, Buffer.concat([Buffer.from('one: '), auth]));
+        const cut = 12;
+        const first = frame(0x01, Buffer.concat([Buffer.from('two: '), auth.subarray(0, cut)]));
+        const ping = frame(0x89, Buffer.from('ping'));
+        const second = frame(0x80, auth.subarray(cut));
+        const long = frame(
+          0x82,
+          Buffer.concat([Buffer.alloc(300, 'x'), auth, Buffer.alloc(300, 'y')]),
+        );
+        const wire = Buffer.concat([whole, first, ping, second, long]);
+        let at = 0;
+        const drip = () => {
+          if (at >= wire.length) return socket.end(Buffer.from([0x88, 0]));
+          socket.write(wire.subarray(at, at + 7));
+          at += 7;
+          setImmediate(drip);
+        };
+        drip();
+      };
+      const script = `
+      const ws = new WebSocket(process.argv[1], { headers: { authorization: 'Bearer ${ref}' } });
+      ws.binaryType = 'arraybuffer';
+      ws.onmessage = (e) => {
+        const text = typeof e.data === 'string' ? e.data : Buffer.from(e.data).toString();
+        console.log('message: ' + text.replace(/^x+/, 'x*').replace(/y+$/, 'y*'));
+      };
+      ws.onerror = (e) => console.log('error: ' + (e.message ?? e.type));
+      ws.onclose = () => console.log('closed');
+    `;
+      const r = await run(
+        process.execPath,
+        ['--input-type=module', '-e', script, `wss://localhost:${up.port}/ws-echo`],
+        toolEnv,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(
+        r.stdout,
+        `message: one: Bearer ${ref}\nmessage: two: Bearer ${ref}\n` +
+          `message: x*Bearer ${ref}y*\nclosed\n`,
+      );
+      const hs = up.seen.at(-1);
+      assert.equal(hs?.url, '/ws-echo');
+      assert.ok(hs?.rawHeaders.includes(`Bearer ${secret}`));
+      // No extension offered upstream: permessage-deflate would hide an echo from the scrubber.
+      assert.equal(offered, undefined);
+      assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
+    },
+  );
 });
