@@ -313,7 +313,10 @@ describe('proxy: real clients through the real proxy', () => {
         const wire = Buffer.concat([whole, first, ping, second, long]);
         let at = 0;
         const drip = () => {
-          if (at >= wire.length) return socket.end(Buffer.from([0x88, 0]));
+          if (at >= wire.length) {
+          socket.end(Buffer.from([0x88, 0]));
+          return;
+        }
           socket.write(wire.subarray(at, at + 7));
           at += 7;
           setImmediate(drip);
