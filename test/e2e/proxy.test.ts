@@ -314,9 +314,9 @@ describe('proxy: real clients through the real proxy', () => {
         let at = 0;
         const drip = () => {
           if (at >= wire.length) {
-          socket.end(Buffer.from([0x88, 0]));
-          return;
-        }
+            socket.end(Buffer.from([0x88, 0]));
+            return;
+          }
           socket.write(wire.subarray(at, at + 7));
           at += 7;
           setImmediate(drip);
