@@ -8,7 +8,7 @@ import type { CeremonyHooks } from '../webauthn/ceremony.js';
 import { flag, type CliContext } from './context.js';
 
 /** Tries xdg-open; a machine without one still has the URL on stderr. */
-function openBrowser(url: string): void {
+export function openBrowser(url: string): void {
   try {
     const child = spawn('xdg-open', [url], { detached: true, stdio: 'ignore' });
     child.on('error', () => {});

@@ -1,16 +1,19 @@
 /**
  * `vault-cli run [--agent <name>] [--scope <entry>]... [--keep-env NAME]... -- <command> [args...]`.
  * An owner command: with the owner's passphrase it asks the host for a session
- * token for the agent, runs the command under the supervisor with that token
- * in a scrubbed environment, revokes the token when the command ends, and
- * exits with the command's status.
+ * token for the agent, serves a proxy that knows the session by the URL's
+ * user-info (with a CA that lives in memory only), runs the command under the
+ * supervisor in a scrubbed environment, shows the dashboard on Ctrl-], revokes
+ * the token when the command ends, and exits with the command's status.
+ * The vault host stays a process of its own (docs/decisions.md: Supervisor).
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
-import { flagList, flagString, type Command } from '../context.js';
+import { flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
-import { DEFAULT_PORT, proxyEnv } from './proxy.js';
+import { DEFAULT_PORT, proxyEnv, upstreamRoots } from './proxy.js';
 
 /** The command as the child would find it: a path, or the first executable on PATH. */
 function findCommand(file: string, path: string | undefined): string | null {
@@ -38,6 +41,47 @@ function longLivedToken(path: string): string[] {
   }
 }
 
+/** Ctrl-]: hands the terminal to the dashboard and back, as telnet and docker attach use it. */
+const HAND_OVER_KEY = 0x1d;
+
+/**
+ * The session's proxy: 1983 when free, any free port otherwise; its CA is made
+ * for this session and its certificate lives in `dir` until the session ends.
+ */
+async function sessionProxy(ctx: CliContext, dir: string) {
+  const [{ startProxy, proxyUrl }, { Authority }] = await Promise.all([
+    import('../../proxy/server.js'),
+    import('../../proxy/ca.js'),
+  ]);
+  const files = {
+    cert: join(dir, 'ca.pem'),
+    bundle: join(dir, 'ca-bundle.pem'),
+    systemRoots: ctx.paths.systemRoots,
+  };
+  const authority = Authority.ephemeral(files);
+  const options = {
+    authority,
+    upstreamCa: upstreamRoots(ctx),
+    requireCaller: true,
+    resolve: async (
+      refs: readonly { entry: string; field: string }[],
+      host: string,
+      caller: string | null,
+    ) => {
+      if (caller === null) throw new VaultError('VLT-2040');
+      const { values } = await ctx.call('resolve', { token: caller, refs: [...refs], host });
+      return values.map((v) => Buffer.from(v, 'base64'));
+    },
+  };
+  const proxy = await startProxy({ ...options, port: DEFAULT_PORT }).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      return startProxy({ ...options, port: 0 });
+    },
+  );
+  return { proxy, files, url: (token: string) => proxyUrl(proxy.port, token) };
+}
+
 export const run: Command = async (ctx) => {
   const words = ctx.inv.args.command;
   const command = Array.isArray(words) ? words : [];
@@ -48,38 +92,64 @@ export const run: Command = async (ctx) => {
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
   const agent = flagString(ctx, 'agent') ?? basename(file);
+  // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
   const passphrase = await ownerPassphrase(ctx);
   const { token } = await ctx.call('session.start', {
     passphrase,
     agent,
     scope: flagList(ctx, 'scope'),
   });
+  const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
+  let proxy: Awaited<ReturnType<typeof sessionProxy>> | undefined;
   try {
-    // The proxy cannot yet tell callers apart by the URL's user-info, so the
-    // block carries none. It is set only once the proxy's CA exists (a proxy
-    // was set up on this machine): pointing tools at a missing CA breaks them.
+    proxy = await sessionProxy(ctx, dir);
     const { env } = (await import('../../../shell/env.js')).childEnv({
       parent: ctx.env,
       sessionToken: token,
-      proxy: existsSync(ctx.paths.proxyCa)
-        ? proxyEnv(`http://127.0.0.1:${DEFAULT_PORT}`, ctx.paths)
-        : [],
+      proxy: proxyEnv(proxy.url(token), {
+        proxyCa: proxy.files.cert,
+        proxyCaBundle: proxy.files.bundle,
+      }),
       keep: flagList(ctx, 'keep-env'),
       forbiddenValues: [
         ...longLivedToken(ctx.paths.tokenFile),
         ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
       ],
     });
-    const { supervise } = await import('../../../shell/supervisor.js');
+    const [{ supervise }, { dashboardApi }] = await Promise.all([
+      import('../../../shell/supervisor.js'),
+      import('./dashboard.js'),
+    ]);
+    const api = await dashboardApi(ctx, passphrase);
     const result = await supervise({
       file,
       args: command.slice(1),
       env,
       cwd: process.cwd(),
       io: { stdin: ctx.stdin, stdout: ctx.stdout, signals: process },
+      handOver: {
+        key: HAND_OVER_KEY,
+        show: async (io) => {
+          const { showDashboard } = await import('../../../tui/index.js');
+          await showDashboard({
+            api,
+            stdin: io.stdin,
+            stdout: io.stdout,
+            signal: io.signal,
+            vault: ctx.paths.vaultDir,
+          });
+        },
+        onError: (err) => {
+          ctx.stderr.write(
+            `vault-cli: ${err instanceof VaultError ? `${err.code}: ${err.message}` : 'the dashboard failed'}\r\n`,
+          );
+        },
+      },
     });
     return result.status;
   } finally {
+    await proxy?.proxy.close();
+    rmSync(dir, { recursive: true, force: true });
     await ctx.call('session.end', { token }).catch(() => {
       ctx.stderr.write('vault-cli: the session token could not be revoked; it expires anyway.\n');
     });

@@ -1,0 +1,176 @@
+// `vault-cli run` as a user meets it, in a tmux pane: a shell as the agent,
+// its proxy and its session token, Ctrl-] to the dashboard and back, a
+// rotation made in the dashboard, a lockdown seen live, resize, Ctrl-C, exit.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { alive } from '../support/e2e-helpers.js';
+import { Upstream, makeTestCa } from '../support/proxy.js';
+import { installBin } from '../support/pty.js';
+import { Rig, ok } from '../support/rig.js';
+import { Tmux } from '../support/tmux.js';
+
+let hasTmux = true;
+try {
+  execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+} catch {
+  hasTmux = false;
+}
+const skip = hasTmux ? false : 'needs tmux (.ci/run installs it)';
+
+const rig = new Rig();
+const ROTATED = 'rotated-S3cret-5e7f';
+let upstream: Upstream;
+let caFile = '';
+let t: Tmux;
+const file = (name: string) => join(rig.root, name);
+
+before(async () => {
+  if (skip) return;
+  await rig.create();
+  await rig.set('X', 'hunter2');
+  for (const e of ['Y', 'Z', 'W']) await rig.set(e, `value-${e}`);
+  await rig.addAgent('a', ['X', 'Y', 'Z', 'W']);
+  installBin(rig);
+  const ca = makeTestCa(rig.root);
+  caFile = ca.caFile;
+  upstream = await Upstream.start(ca);
+  t = Tmux.start(
+    rig,
+    ['run', '--agent', 'a', '--upstream-ca', caFile, '--', 'bash', '--norc', '--noprofile', '-i'],
+    { HISTFILE: '/dev/null' },
+    { cols: 110, rows: 32 },
+  );
+  await t.waitFor(/[$#]\s*$/m, 'the agent shell');
+  t.line(`PS1='agent$ '`);
+  await t.waitFor(/^agent\$\s*$/m, 'the agent shell');
+});
+
+after(async () => {
+  if (skip) return;
+  t.kill();
+  await upstream.close();
+  await rig.dispose();
+});
+
+/** Runs a line in the agent's shell and waits for `marker` on the screen. */
+async function shell(line: string, marker: RegExp, label = line): Promise<string> {
+  t.line(line);
+  return t.waitFor(marker, label);
+}
+
+const curl = (path: string) =>
+  `env -u no_proxy -u NO_PROXY curl -s -H 'Authorization: Bearer vault://X/password' https://localhost:${upstream.port}${path}; echo`;
+
+test(
+  'the agent gets a session token, the proxy URL carries it, and a get and a proxied request work',
+  { skip },
+  async () => {
+    await shell(
+      `printf %s "$VAULT_TOKEN" > ${file('token')}; echo $$ > ${file('pid')}; case "$HTTPS_PROXY" in "http://vault:$VAULT_TOKEN@127.0.0.1:"*) echo URL-CARRIES-SESSION;; esac`,
+      /^URL-CARRIES-SESSION/m,
+    );
+    assert.match(readFileSync(file('token'), 'utf8'), /^vlt_/);
+    await shell('vault-cli get X', /^hunter2/m);
+    const screen = await shell(curl('/first'), /you sent: Bearer vault:\/\/X\/password/);
+    assert.ok(!/you sent: Bearer hunter2/.test(screen), 'the echoed value was scrubbed');
+    assert.deepEqual(upstream.header('authorization').slice(-1), ['Bearer hunter2']);
+  },
+);
+
+test(
+  'Ctrl-] shows the dashboard with the read counted; keys typed there never reach the agent; the screen comes back',
+  { skip },
+  async () => {
+    t.press('C-]');
+    await t.waitFor(/a\s+ai\s+● active\s+1\/3\s+1\/10/, 'the dashboard with the read counted');
+    t.type('Z9Z9Z9');
+    t.press('C-]');
+    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+    const back = await shell('echo came-back', /^came-back/m);
+    // The agent's screen was repainted: what it printed before is there again.
+    assert.match(back, /^hunter2/m);
+    assert.ok(!back.includes('Z9Z9Z9'), back);
+  },
+);
+
+test(
+  'a rotation typed in the dashboard is what the agent gets next, in get, render and the proxy',
+  { skip },
+  async () => {
+    t.press('C-]');
+    await t.waitFor(/a\s+ai\s+● active/, 'the dashboard');
+    t.press('Tab');
+    await t.waitFor(/^\s*> W\b/m, 'the entries view');
+    t.press('j');
+    await t.waitFor(/^\s*> X\b/m, 'X selected');
+    t.press('r');
+    await t.waitFor(/Rotate a field of X/, 'the rotate form');
+    t.press('Enter');
+    t.press('Enter');
+    t.type(ROTATED);
+    const typing = t.screen();
+    assert.ok(!typing.includes(ROTATED), 'the value is typed without echo');
+    t.press('Enter');
+    await t.waitFor(/password\D*2/, 'version 2 of X/password');
+    assert.ok(!t.screen().includes(ROTATED));
+    t.press('C-]');
+    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+
+    await shell(
+      'vault-cli get X; echo got-it',
+      new RegExp(`^${ROTATED}\\s*\\n(.*\\n)?got-it`, 'm'),
+    );
+    await shell(
+      `echo 'v=vault://X/password' | vault-cli render -`,
+      new RegExp(`^v=${ROTATED}`, 'm'),
+    );
+    await shell(
+      curl('/second'),
+      /you sent: Bearer vault:\/\/X\/password[\s\S]*you sent: Bearer vault:\/\/X\/password/,
+    );
+    assert.deepEqual(upstream.header('authorization').slice(-1), [`Bearer ${ROTATED}`]);
+  },
+);
+
+test(
+  'over the limit: the violation and then the lockdown show in the dashboard live',
+  { skip },
+  async () => {
+    await shell(
+      'vault-cli get Y; vault-cli get Z; vault-cli get W; echo "status=$?"',
+      /^status=75/m,
+    );
+    t.press('C-]');
+    await t.waitFor(/a\s+ai\s+▲ violation recorded\s+3\/3/, 'the violation');
+    // The owner locks the agent from another terminal; the open dashboard shows it.
+    ok(await rig.owner(['agent', 'lock', 'a']));
+    await t.waitFor(/a\s+ai\s+■ LOCKED/, 'the lockdown');
+    t.press('C-]');
+    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+    await shell('vault-cli get X; echo "status=$?"', /^status=77/m);
+  },
+);
+
+test(
+  "resize and Ctrl-C reach the agent; its exit status is run's; nothing outlives it",
+  { skip },
+  async () => {
+    t.resize(90, 28);
+    await shell('stty size', /^28 90/m);
+    t.line('sleep 100');
+    await t.waitFor(/sleep 100\s*$/m, 'sleep');
+    t.press('C-c');
+    await shell('echo after-interrupt', /^after-interrupt/m);
+    const pid = Number(readFileSync(file('pid'), 'utf8'));
+    t.line('exit 7');
+    assert.equal(await t.exited(), 7);
+    assert.equal(alive(pid), false);
+    const token = readFileSync(file('token'), 'utf8');
+    const r = await rig.agent(['get', 'X'], token);
+    assert.equal(r.code, 77);
+    assert.match(r.stderr, /^vault-cli: VLT-2040: /);
+  },
+);

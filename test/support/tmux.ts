@@ -1,0 +1,125 @@
+/**
+ * A user's terminal, as tmux gives one: the built CLI runs in a tmux pane of a
+ * private tmux server, keys go in with send-keys and the screen comes back as
+ * text with capture-pane, so a test sees what a person would see (Ink's
+ * redraws and the supervisor's repaint resolved into one screen).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, type Rig } from './rig.js';
+
+const sh = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+export class Tmux {
+  private constructor(
+    private readonly socket: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly statusFile: string,
+  ) {}
+
+  /**
+   * Starts `vault-cli args` in a `cols` x `rows` pane, with the rig's owner
+   * environment plus `env` (undefined removes a variable) and `<rig>/bin` on
+   * PATH.
+   */
+  static start(
+    rig: Rig,
+    args: readonly string[],
+    env: Record<string, string | undefined> = {},
+    size = { cols: 100, rows: 30 },
+  ): Tmux {
+    const merged: NodeJS.ProcessEnv = {
+      ...rig.env,
+      PATH: `${join(rig.root, 'bin')}:${process.env.PATH}`,
+      TERM: 'xterm-256color',
+    };
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete merged[k];
+      else merged[k] = v;
+    }
+    const name = `tmux-${process.pid}-${Date.now()}`;
+    const t = new Tmux(join(rig.root, `${name}.sock`), merged, join(rig.root, `${name}.status`));
+    // tmux 3.3 sometimes leaves #{pane_dead_status} empty: the shell writes the status down.
+    const command =
+      [process.execPath, CLI, ...args].map(sh).join(' ') + `; echo $? > ${sh(t.statusFile)}`;
+    t.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'main',
+      '-x',
+      String(size.cols),
+      '-y',
+      String(size.rows),
+      command,
+    );
+    // The last screen stays readable after the program ends.
+    t.tmux('set-option', '-t', 'main', 'remain-on-exit', 'on');
+    return t;
+  }
+
+  private tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-S', this.socket, '-f', '/dev/null', ...args], {
+      env: this.env,
+      encoding: 'utf8',
+    });
+  }
+
+  /** The visible screen, as text. */
+  screen(): string {
+    return this.tmux('capture-pane', '-p', '-t', 'main');
+  }
+
+  /** Types `text` literally. */
+  type(text: string): void {
+    this.tmux('send-keys', '-t', 'main', '-l', text);
+  }
+
+  /** Presses keys by tmux name: Enter, C-c, C-], Escape, Tab, Down... */
+  press(...keys: string[]): void {
+    this.tmux('send-keys', '-t', 'main', ...keys);
+  }
+
+  /** Types a line and presses Enter. */
+  line(text: string): void {
+    this.type(text);
+    this.press('Enter');
+  }
+
+  resize(cols: number, rows: number): void {
+    this.tmux('resize-window', '-t', 'main', '-x', String(cols), '-y', String(rows));
+  }
+
+  /** Waits until the program in the pane has ended; returns its exit status. */
+  async exited(): Promise<number> {
+    for (let i = 0; i < 600; i++) {
+      if (existsSync(this.statusFile)) {
+        const text = readFileSync(this.statusFile, 'utf8');
+        if (text.endsWith('\n')) return Number(text.trim());
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`the pane's program did not end; the screen:\n${this.screen()}`);
+  }
+
+  /** Waits (30 s at most) until the screen satisfies `what`; returns that screen. */
+  async waitFor(what: RegExp | ((screen: string) => boolean), label: string): Promise<string> {
+    const test = typeof what === 'function' ? what : (s: string) => what.test(s);
+    let last = '';
+    for (let i = 0; i < 600; i++) {
+      last = this.screen();
+      if (test(last)) return last;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${label}; the screen:\n${last}`);
+  }
+
+  kill(): void {
+    try {
+      this.tmux('kill-server');
+    } catch {
+      // already gone
+    }
+  }
+}
