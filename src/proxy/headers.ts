@@ -26,7 +26,9 @@ const HOP_BY_HOP = new Set([
 function connectionNamed(raw: readonly string[]): Set<string> {
   const named = new Set<string>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() !== 'connection') continue;
+    const name = raw[i] as string;
+    // Length first: lower-casing every header name of every request showed in profiles.
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
     for (const n of (raw[i + 1] as string).split(',')) {
       const t = n.trim().toLowerCase();
       if (t !== '') named.add(t);

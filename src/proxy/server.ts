@@ -223,7 +223,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     { dest, caller }: Routed,
     upgrade: boolean,
   ): Promise<Prepared> {
-    const t = template(forwardable(req.rawHeaders, upgrade));
+    const forward = forwardable(req.rawHeaders, upgrade);
+    // Most requests hold no reference: their headers go on as they are, unsplit.
+    if (!forward.some((v, i) => i % 2 === 1 && v.includes('vault://'))) {
+      return { headers: forward, replacements: [] };
+    }
+    const t = template(forward);
     if (t.malformed.length > 0) {
       const m = t.malformed[0];
       throw refuse(
@@ -296,6 +301,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   function responseHeaders(raw: readonly string[], p: Prepared, bodyChanges: boolean): string[] {
     let h = forwardable(raw);
     if (bodyChanges) h = without(h, ['content-length', 'content-encoding']);
+    if (p.replacements.length === 0) return h;
     return h.flatMap((v, i) => (i % 2 === 1 ? [Scrubber.text(p.replacements, v)] : [v]));
   }
 
@@ -314,7 +320,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const up = upstreamRequest(req, dest, path, p, false);
     // The values stay for scrubbing until the exchange ends; then they are zeroed
     // (best effort: the header strings built from them are JavaScript strings).
-    res.once('close', () => wipeValues(p));
+    if (p.replacements.length > 0) res.once('close', () => wipeValues(p));
     up.on('response', (upRes) => {
       const scrub = new Scrubber(p.replacements).active;
       const noBody = req.method === 'HEAD' || upRes.statusCode === 204 || upRes.statusCode === 304;
@@ -333,9 +339,18 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       const headers = responseHeaders(upRes.rawHeaders, p, scrub && !noBody);
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, headers);
       // Node holds the head until the first body chunk. A body of unknown length
-      // may be a stream of events: its head goes now, or the first event arrives
-      // late. A body with a length follows at once and goes out with its head.
-      if (upRes.headers['content-length'] === undefined || scrub) res.flushHeaders();
+      // may be a stream of events: its head goes at the latest once this turn of
+      // the event loop is over, or the first event arrives late. Whatever of the
+      // body came in the same read goes with it: the socket is corked until then,
+      // so head, body and end leave as one TLS record rather than three.
+      const socket = res.socket;
+      socket?.cork();
+      let flowed = false;
+      upRes.once('data', () => (flowed = true));
+      setImmediate(() => {
+        if (!flowed && !res.writableEnded && !res.destroyed) res.flushHeaders();
+        socket?.uncork();
+      });
       const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [upRes];
       if (decoder !== null) stages.push(decoder);
       if (scrub && !noBody) stages.push(scrubStream(p.replacements));

@@ -96,7 +96,13 @@ export const run: Command = async (ctx) => {
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.
   await ctx.call('whoami', { token });
-  const { startProxy } = await import('../../proxy/server.js');
+  const [{ startProxy }, { call }] = await Promise.all([
+    import('../../proxy/server.js'),
+    import('../../client/client.js'),
+  ]);
+  // The client's call itself, not ctx.call: that one imports the client module on
+  // every call, a module-loader lookup the proxy would pay on every request.
+  const client = { ...ctx.client, autoStart: true };
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
@@ -104,7 +110,7 @@ export const run: Command = async (ctx) => {
     // A caller's own token, when its proxy URL carries one, else the init agent's.
     // A caller token the host refuses is refused: never retried as the init agent.
     resolve: async (refs, host, caller) => {
-      const { values } = await ctx.call('resolve', {
+      const { values } = await call(client, 'resolve', {
         token: caller ?? token,
         refs: [...refs],
         host,
