@@ -55,6 +55,27 @@ after(async () => {
   await rig.dispose();
 });
 
+/**
+ * Leaves the dashboard and waits until the agent has its keys again: keys typed
+ * while the dashboard is still closing are dropped (never the agent's), so a
+ * probe line is typed until the shell answers it.
+ */
+let probes = 0;
+async function backToAgent(): Promise<void> {
+  t.press('C-]');
+  await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+  for (;;) {
+    const probe = `probe-${++probes}`;
+    t.line(`echo ${probe}`);
+    try {
+      await t.waitFor(new RegExp(`^${probe}\\s*$`, 'm'), probe, 2_000);
+      return;
+    } catch (err) {
+      if (probes > 20) throw err;
+    }
+  }
+}
+
 /** Runs a line in the agent's shell and waits for `marker` on the screen. */
 async function shell(line: string, marker: RegExp, label = line): Promise<string> {
   t.line(line);
@@ -87,8 +108,7 @@ test(
     t.press('C-]');
     await t.waitFor(/a\s+ai\s+● active\s+1\/3\s+1\/10/, 'the dashboard with the read counted');
     t.type('Z9Z9Z9');
-    t.press('C-]');
-    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+    await backToAgent();
     const back = await shell('echo came-back', /^came-back/m);
     // The agent's screen was repainted: what it printed before is there again.
     assert.match(back, /^hunter2/m);
@@ -116,8 +136,7 @@ test(
     t.press('Enter');
     await t.waitFor(/password\D*2/, 'version 2 of X/password');
     assert.ok(!t.screen().includes(ROTATED));
-    t.press('C-]');
-    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+    await backToAgent();
 
     await shell(
       'vault-cli get X; echo got-it',
@@ -148,8 +167,7 @@ test(
     // The owner locks the agent from another terminal; the open dashboard shows it.
     ok(await rig.owner(['agent', 'lock', 'a']));
     await t.waitFor(/a\s+ai\s+■ LOCKED/, 'the lockdown');
-    t.press('C-]');
-    await t.waitFor((s) => !/AGENT\s+KIND\s+STATE/.test(s), 'the agent screen');
+    await backToAgent();
     await shell('vault-cli get X; echo "status=$?"', /^status=77/m);
   },
 );

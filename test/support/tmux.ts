@@ -104,10 +104,14 @@ export class Tmux {
   }
 
   /** Waits (30 s at most) until the screen satisfies `what`; returns that screen. */
-  async waitFor(what: RegExp | ((screen: string) => boolean), label: string): Promise<string> {
+  async waitFor(
+    what: RegExp | ((screen: string) => boolean),
+    label: string,
+    maxMs = 30_000,
+  ): Promise<string> {
     const test = typeof what === 'function' ? what : (s: string) => what.test(s);
     let last = '';
-    for (let i = 0; i < 600; i++) {
+    for (let i = 0; i < maxMs / 50; i++) {
       last = this.screen();
       if (test(last)) return last;
       await new Promise((r) => setTimeout(r, 50));
