@@ -4,7 +4,7 @@
 // what a person would. What reached the agent is read from the log it keeps of
 // every line it read, not from the screen.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,81 +12,35 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { until } from '../support/pty.js';
+import { Tmux } from '../support/tmux.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HARNESS = join(ROOT, 'test/support/handover-harness.ts');
 const skip = spawnSync('tmux', ['-V']).status === 0 ? false : 'tmux is not installed';
 
-/** One harness in a private tmux server's pane. */
-class Pane {
-  readonly dir = mkdtempSync(join(tmpdir(), 'handover-'));
-  private readonly socket = join(this.dir, 'tmux.sock');
-
-  constructor(mode: 'hand-over' | 'plain' = 'hand-over', cols = 80, rows = 20) {
-    const node = [process.execPath, '--import', 'tsx', HARNESS, this.dir];
+/** One harness in a private tmux server's pane, with the logs it keeps. */
+class Pane extends Tmux {
+  constructor(
+    mode: 'hand-over' | 'plain' = 'hand-over',
+    cols = 80,
+    rows = 20,
+    readonly dir = mkdtempSync(join(tmpdir(), 'handover-')),
+  ) {
+    const node = [process.execPath, '--import', 'tsx', HARNESS, dir];
     if (mode === 'plain') node.push('plain');
-    this.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'main',
-      '-c',
-      ROOT,
-      '-x',
-      String(cols),
-      '-y',
-      String(rows),
-      // The status through a file: tmux 3.3 does not always report a dead pane's.
-      `${node.map((w) => `'${w}'`).join(' ')}; echo $? > '${join(this.dir, 'status')}'`,
-    );
-    this.tmux('set-option', '-t', 'main', 'remain-on-exit', 'on');
-  }
-
-  private tmux(...args: string[]): string {
-    return execFileSync('tmux', ['-S', this.socket, '-f', '/dev/null', ...args], {
+    super({
+      dir,
+      command: node,
       env: { ...process.env, TERM: 'xterm-256color' },
-      encoding: 'utf8',
+      cwd: ROOT,
+      cols,
+      rows,
     });
-  }
-
-  screen(): string {
-    return this.tmux('capture-pane', '-p', '-t', 'main');
-  }
-  type(text: string): void {
-    this.tmux('send-keys', '-t', 'main', '-l', text);
-  }
-  press(...keys: string[]): void {
-    this.tmux('send-keys', '-t', 'main', ...keys);
-  }
-  line(text: string): void {
-    this.type(text);
-    this.press('Enter');
-  }
-  resize(cols: number, rows: number): void {
-    this.tmux('resize-window', '-t', 'main', '-x', String(cols), '-y', String(rows));
-  }
-
-  /** Waits (30 s at most) until the screen satisfies `what`; returns that screen. */
-  async waitFor(what: RegExp | ((screen: string) => boolean), label: string): Promise<string> {
-    const holds = typeof what === 'function' ? what : (s: string) => what.test(s);
-    let last = '';
-    for (let i = 0; i < 600; i++) {
-      last = this.screen();
-      if (holds(last)) return last;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`timed out waiting for ${label}; the screen:\n${last}`);
   }
 
   /** The pane's mouse reporting and cursor-key modes, as tmux holds them. */
   modes(): string {
-    return this.tmux(
-      'display-message',
-      '-p',
-      '-t',
-      'main',
-      'mouse=#{mouse_standard_flag} cursorkeys=#{keypad_cursor_flag}',
-    ).trim();
+    return this.display('mouse=#{mouse_standard_flag} cursorkeys=#{keypad_cursor_flag}');
   }
 
   /** The lines the agent read, in order. */
@@ -100,29 +54,21 @@ class Pane {
     return existsSync(f) ? readFileSync(f, 'latin1') : '';
   }
 
-  /** The harness's exit status once it has ended, else null. */
-  status(): number | null {
-    const f = join(this.dir, 'status');
-    const text = existsSync(f) ? readFileSync(f, 'utf8') : '';
-    return text.endsWith('\n') ? Number(text) : null;
-  }
-
   /** Waits until the harness has ended; returns its exit status and the fate it recorded. */
-  async exited(): Promise<{ status: number; result: { status: number; exitCode: number | null } }> {
-    await until(() => this.status() !== null, 'the harness to end');
+  async finished(): Promise<{
+    status: number;
+    result: { status: number; exitCode: number | null };
+  }> {
+    const status = await this.exited();
     const result = JSON.parse(readFileSync(join(this.dir, 'result.json'), 'utf8')) as {
       status: number;
       exitCode: number | null;
     };
-    return { status: this.status() ?? -1, result };
+    return { status, result };
   }
 
   dispose(): void {
-    try {
-      this.tmux('kill-server');
-    } catch {
-      // already gone
-    }
+    this.kill();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -173,7 +119,7 @@ test(
       assert.match(p.dashboardLog(), new RegExp(`${sentinel}\r`));
 
       p.line('exit 5');
-      const { status, result } = await p.exited();
+      const { status, result } = await p.finished();
       assert.equal(status, 5);
       assert.equal(result.exitCode, 5);
       assert.doesNotMatch(p.screen(), new RegExp(sentinel));
@@ -282,7 +228,7 @@ test(
       assert.doesNotMatch(board, /^agent leaving$/m);
       assert.equal(p.status(), null);
       p.press('q');
-      const { status, result } = await p.exited();
+      const { status, result } = await p.finished();
       assert.equal(status, 9);
       assert.equal(result.status, 9);
       assert.match(p.screen(), /agent leaving\n(.*\n)*harness: status=9/);
@@ -297,7 +243,7 @@ test(
       p.press('C-]');
       await onDashboard(p);
       process.kill(Number(readFileSync(join(p.dir, 'pid'), 'utf8')), 'SIGTERM');
-      const { status, result } = await p.exited();
+      const { status, result } = await p.finished();
       assert.equal(status, 143);
       assert.equal(result.status, 143);
     }),
@@ -311,6 +257,6 @@ test('without a hand-over, Ctrl-] is the agent’s like any other key', { skip }
     assert.deepEqual(p.agentLog(), ['a\x1db']);
     assert.doesNotMatch(p.screen(), /DASHBOARD/);
     p.line('exit 0');
-    assert.equal((await p.exited()).status, 0);
+    assert.equal((await p.finished()).status, 0);
   }, 'plain'),
 );

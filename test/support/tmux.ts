@@ -5,23 +5,55 @@
  * redraws and the supervisor's repaint resolved into one screen).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, type Rig } from './rig.js';
 
 const sh = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
+export interface PaneOptions {
+  /** Where the tmux socket and the status file go (a fresh directory is made in it). */
+  readonly dir: string;
+  /** The program and its arguments. */
+  readonly command: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  readonly cols?: number;
+  readonly rows?: number;
+}
+
 export class Tmux {
-  private constructor(
-    private readonly socket: string,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly statusFile: string,
-  ) {}
+  private readonly socket: string;
+  private readonly statusFile: string;
+  private readonly env: NodeJS.ProcessEnv;
+
+  /** Runs `command` in a pane of a private tmux server; the pane stays after it ends. */
+  constructor(o: PaneOptions) {
+    const dir = mkdtempSync(join(o.dir, 'tmux-'));
+    this.socket = join(dir, 'tmux.sock');
+    this.statusFile = join(dir, 'status');
+    this.env = o.env;
+    // tmux 3.3 sometimes leaves #{pane_dead_status} empty: the shell writes the status down.
+    const command = o.command.map(sh).join(' ') + `; echo $? > ${sh(this.statusFile)}`;
+    this.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'main',
+      ...(o.cwd === undefined ? [] : ['-c', o.cwd]),
+      '-x',
+      String(o.cols ?? 100),
+      '-y',
+      String(o.rows ?? 30),
+      command,
+    );
+    // The last screen stays readable after the program ends.
+    this.tmux('set-option', '-t', 'main', 'remain-on-exit', 'on');
+  }
 
   /**
-   * Starts `vault-cli args` in a `cols` x `rows` pane, with the rig's owner
-   * environment plus `env` (undefined removes a variable) and `<rig>/bin` on
-   * PATH.
+   * Starts `vault-cli args` with the rig's owner environment plus `env`
+   * (undefined removes a variable) and `<rig>/bin` on PATH.
    */
   static start(
     rig: Rig,
@@ -38,25 +70,12 @@ export class Tmux {
       if (v === undefined) delete merged[k];
       else merged[k] = v;
     }
-    const name = `tmux-${process.pid}-${Date.now()}`;
-    const t = new Tmux(join(rig.root, `${name}.sock`), merged, join(rig.root, `${name}.status`));
-    // tmux 3.3 sometimes leaves #{pane_dead_status} empty: the shell writes the status down.
-    const command =
-      [process.execPath, CLI, ...args].map(sh).join(' ') + `; echo $? > ${sh(t.statusFile)}`;
-    t.tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'main',
-      '-x',
-      String(size.cols),
-      '-y',
-      String(size.rows),
-      command,
-    );
-    // The last screen stays readable after the program ends.
-    t.tmux('set-option', '-t', 'main', 'remain-on-exit', 'on');
-    return t;
+    return new Tmux({
+      dir: rig.root,
+      command: [process.execPath, CLI, ...args],
+      env: merged,
+      ...size,
+    });
   }
 
   private tmux(...args: string[]): string {
@@ -64,6 +83,17 @@ export class Tmux {
       env: this.env,
       encoding: 'utf8',
     });
+  }
+
+  /** A tmux format expanded for the pane: `#{pane_pid}`, `#{mouse_standard_flag}`... */
+  display(format: string): string {
+    return this.tmux('display-message', '-p', '-t', 'main', format).trim();
+  }
+
+  /** The program's exit status once it has ended, else null. */
+  status(): number | null {
+    const text = existsSync(this.statusFile) ? readFileSync(this.statusFile, 'utf8') : '';
+    return text.endsWith('\n') ? Number(text.trim()) : null;
   }
 
   /** The visible screen, as text. */
@@ -94,10 +124,8 @@ export class Tmux {
   /** Waits until the program in the pane has ended; returns its exit status. */
   async exited(): Promise<number> {
     for (let i = 0; i < 600; i++) {
-      if (existsSync(this.statusFile)) {
-        const text = readFileSync(this.statusFile, 'utf8');
-        if (text.endsWith('\n')) return Number(text.trim());
-      }
+      const status = this.status();
+      if (status !== null) return status;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`the pane's program did not end; the screen:\n${this.screen()}`);
