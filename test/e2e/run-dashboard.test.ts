@@ -3,7 +3,7 @@
 // rotation made in the dashboard, a lockdown seen live, resize, Ctrl-C, exit.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { alive } from '../support/e2e-helpers.js';
@@ -190,5 +190,40 @@ test(
     const r = await rig.agent(['get', 'X'], token);
     assert.equal(r.code, 77);
     assert.match(r.stderr, /^vault-cli: VLT-2040: /);
+  },
+);
+
+test(
+  'vault-cli dashboard from another terminal: the same agents, q leaves with status 0',
+  { skip },
+  async () => {
+    const d = Tmux.start(rig, ['dashboard', '--no-browser'], {}, { cols: 100, rows: 24 });
+    try {
+      await d.waitFor(/a\s+ai\s+■ LOCKED/, 'the locked agent');
+      d.press('q');
+      assert.equal(await d.exited(), 0);
+    } finally {
+      d.kill();
+    }
+  },
+);
+
+test(
+  'vault-cli dashboard refuses without a terminal, and a wrong passphrase before the screen changes',
+  { skip },
+  async () => {
+    const piped = await rig.owner(['dashboard']);
+    assert.equal(piped.code, 64);
+    assert.equal(piped.stderr, 'vault-cli: VLT-1001: The dashboard needs a terminal.\n');
+
+    writeFileSync(file('wrong'), 'not the passphrase\n', { mode: 0o600 });
+    const d = Tmux.start(rig, ['dashboard'], { VAULT_PASSPHRASE_FILE: file('wrong') });
+    try {
+      assert.equal(await d.exited(), 77);
+      // On the plain screen: an error inside the dashboard's alternate screen would vanish with it.
+    assert.match(d.screen(), /vault-cli: VLT-3002: /);
+    } finally {
+      d.kill();
+    }
   },
 );
