@@ -221,7 +221,7 @@ test(
     try {
       assert.equal(await d.exited(), 77);
       // On the plain screen: an error inside the dashboard's alternate screen would vanish with it.
-    assert.match(d.screen(), /vault-cli: VLT-3002: /);
+      assert.match(d.screen(), /vault-cli: VLT-3002: /);
     } finally {
       d.kill();
     }
