@@ -8,7 +8,7 @@
 import { Box, useInput, useWindowSize } from 'ink';
 import { useEffect, useReducer, useRef } from 'react';
 import type { DashboardApi } from './api.js';
-import { keyName, rawKeyName } from './keys.js';
+import { keyPresses, rawKeyName } from './keys.js';
 import {
   errorLine,
   initialState,
@@ -206,9 +206,10 @@ export function Dashboard({
 
   const leaveNames = leaveKeys.map(rawKeyName);
   useInput((input, key) => {
-    const press = keyName(input, key);
-    if (leaveNames.includes(press.name)) dispatch({ type: 'leave' });
-    else dispatch({ type: 'key', key: press });
+    for (const press of keyPresses(input, key)) {
+      if (leaveNames.includes(press.name)) return dispatch({ type: 'leave' });
+      dispatch({ type: 'key', key: press });
+    }
   });
 
   return <Screen state={state} rows={rows} vault={vault} />;

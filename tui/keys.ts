@@ -254,6 +254,25 @@ export function keyName(input: string, key: KeyFacts): KeyPress {
 }
 
 /**
+ * The key presses in one read of the terminal. Keys typed fast, or pasted,
+ * arrive together (`value\r`), and ink hands them over as one string: each
+ * control character in it is a key of its own (Enter, Tab, Ctrl-]...), the
+ * text between them is typed text, so a form is filled and then submitted.
+ */
+export function keyPresses(input: string, key: KeyFacts): KeyPress[] {
+  const one = keyName(input, key);
+  const controls = /[\x00-\x1f\x7f]/;
+  if (one.text.length <= 1 || !controls.test(one.text)) return [one];
+  const presses: KeyPress[] = [];
+  for (const part of one.text.match(/[\x00-\x1f\x7f]|[^\x00-\x1f\x7f]+/g) ?? []) {
+    presses.push(
+      controls.test(part) ? { name: rawKeyName(part), text: '' } : { name: part, text: part },
+    );
+  }
+  return presses;
+}
+
+/**
  * The canonical name of a key given as the bytes a terminal sends (`\x1d` for
  * Ctrl-], `\x1b` for Esc, `q`), for hosts that name their own leave keys.
  */

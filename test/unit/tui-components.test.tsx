@@ -11,7 +11,7 @@ import type { AgentSummary, AuditView, EntrySummary } from '../../tui/api.js';
 import { Screen } from '../../tui/app.js';
 import { AgentsTable } from '../../tui/components/AgentsTable.js';
 import { AuditFeed } from '../../tui/components/AuditFeed.js';
-import { KEY_TABLE, bindingsFor, keyName, shortHelp } from '../../tui/keys.js';
+import { KEY_TABLE, bindingsFor, keyPresses, shortHelp } from '../../tui/keys.js';
 import { initialState, reduce, type Action, type State } from '../../tui/state.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -93,7 +93,9 @@ function harness(initial: State) {
     const [state, dispatch] = useReducer((s: State, a: Action) => reduce(s, a, T0), initial);
     seen.state = state;
     seen.dispatch = dispatch;
-    useInput((input, key) => dispatch({ type: 'key', key: keyName(input, key) }));
+    useInput((input, key) => {
+      for (const press of keyPresses(input, key)) dispatch({ type: 'key', key: press });
+    });
     return <Screen state={state} rows={24} vault="test" />;
   }
   return { ...render(<Harness />), seen };
@@ -148,6 +150,23 @@ test('the audit feed marks violations and lockdowns, and nothing else', () => {
   assert.match(row('entry2/'), /▲ limited.*VLT-2042/);
   assert.match(row('entry3/'), /■ locked.*VLT-2043/);
   assert.match(row('entry4/'), /■ agent_lock/);
+});
+
+test('a value pasted with its Enter in one read fills the form and submits it', async () => {
+  const { stdin, lastFrame, seen } = harness(loaded);
+  stdin.write('\t');
+  await until(() => seen.state.view === 'entries', 'the entries view');
+  stdin.write('r');
+  await until(() => strip(lastFrame()).includes('Rotate a field of github'), 'the rotate form');
+  stdin.write('\r\r');
+  stdin.write('pasted-value\r');
+  await until(() => seen.state.request !== null, 'the request');
+  assert.deepEqual(seen.state.request?.call, {
+    op: 'setField',
+    entry: 'github',
+    field: 'password',
+    value: 'pasted-value',
+  });
 });
 
 test('a rotated value typed one key at a time appears in no frame', async () => {

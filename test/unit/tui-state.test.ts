@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { AgentSummary, AuditView, EntrySummary } from '../../tui/api.js';
-import { KEY_TABLE, bindingFor, footerText, keyName, rawKeyName } from '../../tui/keys.js';
+import {
+  KEY_TABLE,
+  bindingFor,
+  footerText,
+  keyName,
+  keyPresses,
+  rawKeyName,
+} from '../../tui/keys.js';
 import {
   AUDIT_RING,
   NOTICE_MS,
@@ -99,6 +106,18 @@ test('key names: ink key facts and raw terminal bytes agree', () => {
   assert.equal(rawKeyName('\x03'), 'ctrl+c');
   assert.equal(rawKeyName('\x1b'), 'escape');
   assert.deepEqual(keyName('q', {}), { name: 'q', text: 'q' });
+  // Keys that arrive in one read (fast typing, a paste) are pressed one by one.
+  assert.deepEqual(keyPresses('s3cret\r', {}), [
+    { name: 's3cret', text: 's3cret' },
+    { name: 'return', text: '' },
+  ]);
+  assert.deepEqual(keyPresses('a\tb\x1d', {}), [
+    { name: 'a', text: 'a' },
+    { name: 'tab', text: '' },
+    { name: 'b', text: 'b' },
+    { name: 'ctrl+]', text: '' },
+  ]);
+  assert.deepEqual(keyPresses('abc', {}), [{ name: 'abc', text: 'abc' }]);
   assert.deepEqual(keyName('', { tab: true, shift: true }), { name: 'shift+tab', text: '' });
 });
 
