@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { alive } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa } from '../support/proxy.js';
-import { installBin } from '../support/pty.js';
+import { installBin, underPty } from '../support/pty.js';
 import { Rig, ok } from '../support/rig.js';
 import { Tmux } from '../support/tmux.js';
 
@@ -217,13 +217,11 @@ test(
     assert.equal(piped.stderr, 'vault-cli: VLT-1001: The dashboard needs a terminal.\n');
 
     writeFileSync(file('wrong'), 'not the passphrase\n', { mode: 0o600 });
-    const d = Tmux.start(rig, ['dashboard'], { VAULT_PASSPHRASE_FILE: file('wrong') });
-    try {
-      assert.equal(await d.exited(), 77);
-      // On the plain screen: an error inside the dashboard's alternate screen would vanish with it.
-      assert.match(d.screen(), /vault-cli: VLT-3002: /);
-    } finally {
-      d.kill();
-    }
+    const wrong = await underPty(rig, ['dashboard'], { VAULT_PASSPHRASE_FILE: file('wrong') })
+      .exited;
+    assert.equal(wrong.exitCode, 77);
+    assert.match(wrong.output, /vault-cli: VLT-3002: /);
+    // Refused on the plain screen: the dashboard's alternate screen was never entered.
+    assert.ok(!wrong.output.includes('\x1b[?1049h'), JSON.stringify(wrong.output));
   },
 );
