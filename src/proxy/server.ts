@@ -41,6 +41,7 @@ import {
 } from './headers.js';
 import { credentials } from './caller.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
+import { Scavenger } from './scavenge.js';
 import { ServerFrameScrubber } from './websocket.js';
 
 export { proxyUrl } from './caller.js';
@@ -206,6 +207,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
   };
   const tunnels = new WeakMap<Socket, Tunnel>();
+  const scavenger = new Scavenger();
   let ownPort = opts.port;
 
   const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
@@ -351,6 +353,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         if (!flowed && !res.writableEnded && !res.destroyed) res.flushHeaders();
         socket?.uncork();
       });
+      upRes.on('data', scavenger.count);
       const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [upRes];
       if (decoder !== null) stages.push(decoder);
       if (scrub && !noBody) stages.push(scrubStream(p.replacements));
@@ -395,6 +398,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     req.on('close', () => {
       if (!req.complete) up.destroy();
     });
+    req.on('data', scavenger.count);
     req.pipe(up);
   }
 
@@ -427,6 +431,8 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       if (head.length > 0) upSocket.write(head);
       upSocket.on('error', () => socket.destroy());
       socket.on('error', () => upSocket.destroy());
+      socket.on('data', scavenger.count);
+      upSocket.on('data', scavenger.count);
       socket.pipe(upSocket);
       if (!scrub) {
         if (upHead.length > 0) socket.write(upHead);

@@ -214,6 +214,12 @@ export async function startProxy(
   });
 }
 
+/** Resident set of a process now (VmRSS), in bytes. */
+export function rss(pid: number): number {
+  const m = /VmRSS:\s+([0-9]+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
 /** Peak resident set of a process (VmHWM), in bytes. */
 export function peakRss(pid: number): number {
   const m = /VmHWM:\s+([0-9]+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
