@@ -58,6 +58,18 @@ function keyEvent(
   };
 }
 
+/** What `issueChallenge` makes an id of: 16 random bytes, hex. */
+const CHALLENGE_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * The pending challenge `id` names, or null. An id we never issue is not looked
+ * up: the store's keys are bounded (a 1 MB id failed inside LMDB as an internal
+ * error instead of an audited refusal).
+ */
+function pendingChallenge(tx: Tx, id: string): ChallengeRecord | null {
+  return CHALLENGE_ID.test(id) ? tx.challenge(id) : null;
+}
+
 /** Stores a fresh challenge, dropping expired ones and the oldest beyond the cap. */
 function issueChallenge(
   ctx: HostContext,
@@ -171,13 +183,18 @@ function refuse(
   throw new VaultError(code, message);
 }
 
-function ceremonyResult(raw: unknown): CeremonyResult<unknown> {
+/**
+ * The page's result, or null when it holds neither a credential nor an error.
+ * Whatever was posted to the page arrives here, so a malformed result is a
+ * refused attempt like any other: audited, its challenge used up.
+ */
+function ceremonyResult(raw: unknown): CeremonyResult<unknown> | null {
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
     if (typeof o.error === 'string') return { error: o.error.slice(0, 64) };
     if (o.credential !== undefined) return { credential: o.credential };
   }
-  throw new VaultError('VLT-1001', 'Bad request: result must hold a credential or an error.');
+  return null;
 }
 
 /** The browser's own reason, when it gave up (NotAllowedError: cancelled or timed out). */
@@ -195,7 +212,7 @@ export async function finishEnrol(
   source: string,
 ): Promise<KeySummary> {
   const result = ceremonyResult(req.result);
-  const c = ctx.store().read((tx) => tx.challenge(req.challengeId));
+  const c = ctx.store().read((tx) => pendingChallenge(tx, req.challengeId));
   const fail = (reason: string, key: string | null): never =>
     refuse(
       ctx,
@@ -206,6 +223,7 @@ export async function finishEnrol(
     );
   if (c === null || c.purpose.kind !== 'enrol') return fail('unknown or used challenge', null);
   const name = c.name ?? 'key';
+  if (result === null) return fail('malformed', name);
   if ('error' in result) return fail(browserReason(result.error), name);
   if (challengeRefusal(c, { kind: 'enrol' }, ctx.now()) !== null) return fail('expired', name);
   const { verifyRegistration, WebauthnRefused } = await verifier();
@@ -314,7 +332,7 @@ export async function finishUnlock(
 ): Promise<{ name: string }> {
   const result = ceremonyResult(req.result);
   const found = ctx.store().read((tx) => {
-    const c = tx.challenge(req.challengeId);
+    const c = pendingChallenge(tx, req.challengeId);
     if (c === null || c.purpose.kind !== 'unlock') return null;
     return { c, agent: tx.agent(c.purpose.agentId) };
   });
@@ -342,6 +360,7 @@ export async function finishUnlock(
   const { c, agent } = found;
   if (c.purpose.kind !== 'unlock') return fail('unknown or used challenge', null);
   const purpose = c.purpose;
+  if (result === null) return fail('malformed', null);
   if ('error' in result) return fail(browserReason(result.error), null);
   const now = ctx.now();
   const early = challengeRefusal(
