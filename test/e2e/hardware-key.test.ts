@@ -3,6 +3,8 @@
 // virtual authenticator, and fido2-lib verifying in the host. Nothing stubbed.
 import assert from 'node:assert/strict';
 import { createHash, sign } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { auditRecords, assertRefused } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
@@ -136,6 +138,33 @@ test('enrol two keys in the browser; key ls lists them', { skip, timeout: 20_000
     ],
   );
 });
+
+test(
+  'key add, ls and rm with a wrong owner passphrase are refused and change nothing',
+  { skip, timeout: 20_000 },
+  async () => {
+    const wrong = join(rig.root, 'wrong-passphrase');
+    writeFileSync(wrong, 'not the owner passphrase\n', { mode: 0o600 });
+    const env = { VAULT_PASSPHRASE_FILE: wrong };
+    const keysBefore = ok(await rig.owner(['key', 'ls', '--json']));
+    const seqBefore = (await lastAudit()).seq;
+    // Refused before any page is served: no URL, just the error line.
+    assertRefused(
+      await rig.owner(['key', 'add', '--name', 'intruder', '--no-browser'], { env }),
+      'VLT-3002',
+    );
+    assertRefused(await rig.owner(['key', 'ls'], { env }), 'VLT-3002');
+    assertRefused(await rig.owner(['key', 'ls', '--json'], { env }), 'VLT-3002');
+    assertRefused(await rig.owner(['key', 'rm', 'spare'], { env }), 'VLT-3002');
+    assert.equal(ok(await rig.owner(['key', 'ls', '--json'])), keysBefore);
+    const since = (await auditRecords(rig)).filter((r) => r.seq > seqBefore);
+    assert.deepEqual(
+      since.filter((r) => r.action.startsWith('key_')),
+      [],
+      'no key record was written',
+    );
+  },
+);
 
 test('the same key cannot be enrolled twice', { skip, timeout: 20_000 }, async () => {
   const r = await runInBrowser(keyA, await ceremony(rig, ['key', 'add', '--name', 'again']));
@@ -297,6 +326,25 @@ test(
   },
 );
 
+test(
+  'a challenge bound to an earlier lockdown is refused once the agent is locked again',
+  { skip, timeout: 20_000 },
+  async () => {
+    assert.equal(await state('bot'), 'locked');
+    const earlier = await ceremony(rig, ['agent', 'unlock', 'bot']);
+    const r = await runInBrowser(keyA, await ceremony(rig, ['agent', 'unlock', 'bot']));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(ok(await rig.agent(['get', 'e1'], botToken)), 'value of e1\n');
+    await lock('bot');
+    // A fresh, genuine assertion over the earlier challenge, on its own page:
+    // only the lockdown it was issued for differs.
+    const signed = await signFor(keyA, earlier);
+    assert.equal((await postResult(earlier, signed)).ok, false);
+    await assertUnlockRefused(earlier, 'bot', /^not this lockdown$/);
+    assertRefused(await rig.agent(['get', 'e1'], botToken), 'VLT-2043');
+  },
+);
+
 test('a removed key no longer unlocks', { skip, timeout: 20_000 }, async () => {
   const keys = JSON.parse(ok(await rig.owner(['key', 'ls', '--json']))) as {
     name: string;
@@ -305,7 +353,13 @@ test('a removed key no longer unlocks', { skip, timeout: 20_000 }, async () => {
   const spare = keys.find((k) => k.name === 'spare');
   assert.ok(spare !== undefined);
   ok(await rig.owner(['key', 'rm', 'spare']));
+  const removed = await lastAudit();
+  assert.deepEqual(
+    [removed.action, removed.entry, removed.outcome, removed.actor],
+    ['key_rm', 'spare', 'ok', 'owner'],
+  );
   assertRefused(await rig.owner(['key', 'rm', 'spare']), 'VLT-4005');
+  assert.equal((await lastAudit()).seq, removed.seq, 'a refused removal writes no key_rm');
   const c = await ceremony(rig, ['agent', 'unlock', 'bot']);
   const options = await pageOptions(c);
   assert.deepEqual(
