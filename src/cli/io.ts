@@ -33,10 +33,13 @@ export function chompOne(b: Buffer): Buffer {
 }
 
 /**
- * Asks on the controlling terminal with echo off.
+ * Asks each of `questions` in turn on the controlling terminal, with echo off
+ * from the first question to the last answer. Keys typed ahead or pasted in
+ * one go ("secret<Enter>secret<Enter>") answer the next question: the terminal
+ * stays raw between questions, so nothing typed early is echoed or dropped.
  * @throws VaultError VLT-1003 when there is no terminal, VLT-1002 when cancelled.
  */
-export async function promptHidden(question: string): Promise<Secret> {
+export async function promptHidden(questions: readonly string[]): Promise<Secret[]> {
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r+');
@@ -49,17 +52,41 @@ export async function promptHidden(question: string): Promise<Secret> {
   const input = new ReadStream(fd);
   const output = new WriteStream(fd);
   input.setRawMode(true);
-  output.write(question);
-  const bytes: number[] = [];
+  const answers: Secret[] = [];
+  let bytes: number[] = [];
   try {
+    output.write(questions[0] ?? '');
     await new Promise<void>((resolve, reject) => {
+      // A terminal that sends CR LF for Enter gives one answer, not an empty second one.
+      let afterCr = false;
       const onData = (chunk: Buffer) => {
-        for (const b of chunk) {
-          if (b === 0x0d || b === 0x0a) return finish(resolve);
-          if (b === 0x03 || b === 0x04)
-            return finish(() => reject(new VaultError('VLT-1002', 'Cancelled.')));
-          if (b === 0x7f || b === 0x08) bytes.pop();
-          else bytes.push(b);
+        try {
+          for (const b of chunk) {
+            if (afterCr && b === 0x0a) {
+              afterCr = false;
+              continue;
+            }
+            afterCr = b === 0x0d;
+            if (b === 0x0d || b === 0x0a) {
+              answers.push(new Secret(Buffer.from(bytes)));
+              bytes.fill(0);
+              bytes = [];
+              output.write('\n');
+              const next = questions[answers.length];
+              if (next === undefined) return finish(resolve);
+              output.write(next);
+            } else if (b === 0x03 || b === 0x04) {
+              output.write('\n');
+              return finish(() => reject(new VaultError('VLT-1002', 'Cancelled.')));
+            } else if (b === 0x7f || b === 0x08) {
+              bytes.pop();
+            } else {
+              bytes.push(b);
+            }
+          }
+        } finally {
+          // Best effort: JavaScript gives no guarantee that no other copy exists.
+          chunk.fill(0);
         }
       };
       const finish = (done: () => void) => {
@@ -68,9 +95,12 @@ export async function promptHidden(question: string): Promise<Secret> {
       };
       input.on('data', onData);
     });
+  } catch (err) {
+    for (const a of answers) a.wipe();
+    throw err;
   } finally {
+    bytes.fill(0);
     input.setRawMode(false);
-    output.write('\n');
     input.destroy();
     try {
       closeSync(fd);
@@ -78,9 +108,7 @@ export async function promptHidden(question: string): Promise<Secret> {
       // already closed by the stream
     }
   }
-  const secret = new Secret(Buffer.from(bytes));
-  bytes.fill(0);
-  return secret;
+  return answers;
 }
 
 /** A passphrase from `file` (one trailing newline dropped), else a prompt (twice when `confirm`). */
@@ -98,9 +126,11 @@ export async function passphrase(
     }
     return new Secret(Buffer.from(chompOne(raw)));
   }
-  const first = await promptHidden(`${what}: `);
-  if (!confirm) return first;
-  const again = await promptHidden(`${what} (again): `);
+  const [first, again] = await promptHidden(
+    confirm ? [`${what}: `, `${what} (again): `] : [`${what}: `],
+  );
+  if (first === undefined) throw new VaultError('VLT-1002', 'Cancelled.');
+  if (again === undefined) return first;
   if (!first.expose().equals(again.expose())) {
     first.wipe();
     again.wipe();
