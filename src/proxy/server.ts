@@ -431,8 +431,6 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       if (head.length > 0) upSocket.write(head);
       upSocket.on('error', () => socket.destroy());
       socket.on('error', () => upSocket.destroy());
-      socket.on('data', scavenger.count);
-      upSocket.on('data', scavenger.count);
       socket.pipe(upSocket);
       if (!scrub) {
         if (upHead.length > 0) socket.write(upHead);
