@@ -42,6 +42,7 @@ import {
 import { credentials } from './caller.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 import { Scavenger } from './scavenge.js';
+import { Upstreams, type TunnelUpstream } from './upstream.js';
 import { ServerFrameScrubber } from './websocket.js';
 
 export { proxyUrl } from './caller.js';
@@ -208,6 +209,21 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   };
   const tunnels = new WeakMap<Socket, Tunnel>();
   const scavenger = new Scavenger();
+  const upstreams = new Upstreams(upstreamTrust);
+  const held = new WeakMap<Socket, TunnelUpstream>();
+
+  /** The tunnel's hold on upstream connections (upstream.ts); null outside a tunnel. */
+  function tunnelUpstream(client: Socket, dest: Destination): TunnelUpstream | null {
+    if (!tunnels.has(client)) return null;
+    let u = held.get(client);
+    if (u === undefined) {
+      const made = upstreams.forTunnel(dest.host, dest.port);
+      client.once('close', () => made.end());
+      held.set(client, made);
+      u = made;
+    }
+    return u;
+  }
   let ownPort = opts.port;
 
   const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
@@ -290,6 +306,15 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       headers,
       setHost: false,
     };
+    const own = !upgrade && dest.tls ? tunnelUpstream(req.socket, dest) : null;
+    if (own !== null) {
+      headers.push('Connection', 'keep-alive');
+      const r = httpsRequest({ ...common, createConnection: () => own.take() });
+      // Without an agent Node closes the connection after the response unless
+      // told otherwise; with this it hands it back (`free`) for the next request.
+      r.shouldKeepAlive = true;
+      return r;
+    }
     if (dest.tls) {
       return httpsRequest({
         ...common,
@@ -595,6 +620,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         close: () =>
           new Promise<void>((done) => {
             agents.https.destroy();
+            upstreams.close();
             agents.http.destroy();
             outer.closeAllConnections();
             inner.closeAllConnections();

@@ -69,6 +69,8 @@ export interface Seen {
   readonly rawHeaders: string[];
   readonly bodyBytes: number;
   readonly body: Buffer;
+  /** Which connection it came on: 1 for the upstream's first, and so on. */
+  readonly connection: number;
 }
 
 export type Route = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
@@ -84,6 +86,10 @@ export class Upstream {
   onUpgrade: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | null = null;
   private server!: Server | ReturnType<typeof createHttpServer>;
   port = 0;
+  /** Connections accepted so far; the numbers of those closed. */
+  connections = 0;
+  readonly closed = new Set<number>();
+  private readonly ids = new WeakMap<object, number>();
 
   static async start(ca: TestCa | null): Promise<Upstream> {
     const u = new Upstream();
@@ -92,8 +98,14 @@ export class Upstream {
       ca === null
         ? createHttpServer(handler)
         : createServer({ key: ca.key, cert: ca.cert }, handler);
+    u.server.on(ca === null ? 'connection' : 'secureConnection', (socket: Duplex) => {
+      const id = ++u.connections;
+      u.ids.set(socket, id);
+      socket.once('close', () => u.closed.add(id));
+    });
     u.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       u.seen.push({
+        connection: u.ids.get(req.socket) ?? 0,
         method: req.method ?? '',
         url: req.url ?? '',
         rawHeaders: req.rawHeaders,
@@ -118,6 +130,7 @@ export class Upstream {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       this.seen.push({
+        connection: this.ids.get(req.socket) ?? 0,
         method: req.method ?? '',
         url: req.url ?? '',
         rawHeaders: req.rawHeaders,
@@ -131,6 +144,11 @@ export class Upstream {
       res.writeHead(200, { 'content-type': 'text/plain', 'x-echo': auth });
       res.end(`you sent: ${auth}\n`);
     });
+  }
+
+  /** Idle connections close after `ms` (Node's default is 5 s). */
+  set keepAliveTimeout(ms: number) {
+    this.server.keepAliveTimeout = ms;
   }
 
   /** Every value of header `name` (any case) the upstream received, in all requests. */

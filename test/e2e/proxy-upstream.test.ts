@@ -1,0 +1,223 @@
+// How the proxy reuses upstream connections: a tunnel's keep-alive requests
+// share one, a later tunnel to the same host picks up an idle one, and a
+// connection the upstream closed is never used again. Each request still has
+// its references resolved by the host, charged and audited on its own.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { auditRecords, hex } from '../support/e2e-helpers.js';
+import {
+  Upstream,
+  connectTunnel,
+  makeTestCa,
+  startProxy,
+  type ProxyProcess,
+  type TestCa,
+} from '../support/proxy.js';
+import { Rig, ok } from '../support/rig.js';
+
+interface Reply {
+  readonly status: number;
+  readonly head: string;
+  readonly body: string;
+}
+
+/** A client connection through a CONNECT tunnel, reading responses one by one (Content-Length framed). */
+class Tunnel {
+  private buf = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  closed = false;
+
+  private constructor(private readonly t: TLSSocket) {
+    t.on('data', (c: Buffer) => {
+      this.buf = Buffer.concat([this.buf, c]);
+      this.waiting?.();
+    });
+    t.on('close', () => {
+      this.closed = true;
+      this.waiting?.();
+    });
+  }
+
+  static async open(proxyPort: number, target: string, ca: string): Promise<Tunnel> {
+    const { socket } = await connectTunnel(proxyPort, target);
+    const t = tlsConnect({ socket, servername: 'localhost', ca });
+    await new Promise((r, j) => {
+      t.once('secureConnect', r);
+      t.once('error', j);
+    });
+    return new Tunnel(t);
+  }
+
+  send(raw: string): void {
+    this.t.write(raw);
+  }
+
+  /** The next whole response. */
+  async reply(): Promise<Reply> {
+    for (;;) {
+      const r = this.parse();
+      if (r !== null) return r;
+      if (this.closed) throw new Error(`closed with ${JSON.stringify(this.buf.toString())}`);
+      await new Promise<void>((r) => (this.waiting = r));
+      this.waiting = null;
+    }
+  }
+
+  /** A whole response at the front of the buffer, taken off it; null while incomplete. */
+  private parse(): Reply | null {
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0) return null;
+    const head = this.buf.subarray(0, end).toString('latin1');
+    let at = end + 4;
+    let body = '';
+    const length = /\r\ncontent-length: *([0-9]+)/i.exec(head);
+    if (length !== null) {
+      const n = Number(length[1]);
+      if (this.buf.length < at + n) return null;
+      body = this.buf.subarray(at, at + n).toString();
+      at += n;
+    } else if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      for (;;) {
+        const line = this.buf.indexOf('\r\n', at);
+        if (line < 0) return null;
+        const n = parseInt(this.buf.subarray(at, line).toString(), 16);
+        if (this.buf.length < line + 2 + n + 2) return null;
+        body += this.buf.subarray(line + 2, line + 2 + n).toString();
+        at = line + 2 + n + 2;
+        if (n === 0) break;
+      }
+    }
+    this.buf = this.buf.subarray(at);
+    return { status: Number(head.split(' ')[1]), head, body };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const done = new Promise((r) => this.t.once('close', r));
+    this.t.end();
+    await done;
+  }
+}
+
+describe('proxy: upstream connections', () => {
+  const rig = new Rig();
+  const secret = `upstream-secret-${hex(8)}`;
+  let ca: TestCa;
+  let up: Upstream;
+  let proxy: ProxyProcess;
+  let ourCa: string;
+  const target = () => `localhost:${up.port}`;
+  const get = (path: string, auth = 'Bearer vault://API/token') =>
+    `GET ${path} HTTP/1.1\r\nHost: ${target()}\r\nAuthorization: ${auth}\r\n\r\n`;
+
+  before(async () => {
+    ca = makeTestCa(rig.root);
+    up = await Upstream.start(ca);
+    await rig.create();
+    await rig.set('API', secret, 'token');
+    const token = await rig.addAgent(
+      'web',
+      ['API'],
+      ['--per-minute', '1000', '--per-hour', '1000'],
+    );
+    proxy = await startProxy(rig, token, ca);
+    ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
+  });
+  after(async () => {
+    if (process.env.DEBUG_PROXY) console.error(proxy?.stderr());
+    await proxy?.stop();
+    await up?.close();
+    await rig.dispose();
+  });
+
+  test('a tunnel sends its requests over one upstream connection, each filled and audited', async () => {
+    const seen = up.seen.length;
+    const fills = (await auditRecords(rig)).filter((r) => r.action === 'fill').length;
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    for (let i = 0; i < 5; i++) {
+      t.send(get(`/one/${i}`));
+      const r = await t.reply();
+      assert.equal(r.status, 200);
+      assert.equal(r.body, 'you sent: Bearer vault://API/token\n');
+    }
+    await t.close();
+    const mine = up.seen.slice(seen);
+    assert.deepEqual(
+      mine.map((s) => s.url),
+      [0, 1, 2, 3, 4].map((i) => `/one/${i}`),
+    );
+    assert.equal(new Set(mine.map((s) => s.connection)).size, 1, 'one upstream connection');
+    for (const s of mine) assert.ok(s.rawHeaders.includes(`Bearer ${secret}`));
+    const after = (await auditRecords(rig)).filter((r) => r.action === 'fill').length;
+    assert.equal(after - fills, 5, 'each request resolved through the host');
+  });
+
+  test('a later tunnel to the same host picks up the idle connection of an ended one', async () => {
+    const first = await Tunnel.open(proxy.port, target(), ourCa);
+    first.send(get('/first'));
+    assert.equal((await first.reply()).status, 200);
+    await first.close();
+    const second = await Tunnel.open(proxy.port, target(), ourCa);
+    second.send(get('/second'));
+    assert.equal((await second.reply()).status, 200);
+    await second.close();
+    const [a, b] = [up.seen.at(-2), up.seen.at(-1)];
+    assert.equal(a?.url, '/first');
+    assert.equal(b?.url, '/second');
+    assert.equal(a?.connection, b?.connection);
+  });
+
+  test('two tunnels at once each get their own connection', async () => {
+    const a = await Tunnel.open(proxy.port, target(), ourCa);
+    const b = await Tunnel.open(proxy.port, target(), ourCa);
+    a.send(get('/a/1'));
+    b.send(get('/b/1'));
+    await Promise.all([a.reply(), b.reply()]);
+    a.send(get('/a/2'));
+    b.send(get('/b/2'));
+    await Promise.all([a.reply(), b.reply()]);
+    await Promise.all([a.close(), b.close()]);
+    const conn = (url: string) => up.seen.find((s) => s.url === url)?.connection;
+    assert.equal(conn('/a/1'), conn('/a/2'));
+    assert.equal(conn('/b/1'), conn('/b/2'));
+    assert.notEqual(conn('/a/1'), conn('/b/1'));
+  });
+
+  test('pipelined requests in one tunnel are all answered, in order', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/pipe/1') + get('/pipe/2') + get('/pipe/3'));
+    const replies = [await t.reply(), await t.reply(), await t.reply()];
+    await t.close();
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200, 200],
+    );
+    const urls = up.seen.map((s) => s.url).filter((u) => u.startsWith('/pipe/'));
+    assert.deepEqual(urls.sort(), ['/pipe/1', '/pipe/2', '/pipe/3']);
+  });
+
+  test('a connection the upstream closed is not used again: the next request gets a new one', async () => {
+    const conn = (url: string) => up.seen.find((s) => s.url === url)?.connection;
+    up.routes.set('/bye', (_req, res) => {
+      res.writeHead(200, { connection: 'close', 'content-type': 'text/plain' });
+      res.end('bye\n');
+    });
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/bye'));
+    assert.equal((await t.reply()).body, 'bye\n');
+    // Idle connections the upstream times out: the tunnel's next request still goes through.
+    up.keepAliveTimeout = 100;
+    t.send(get('/after-bye'));
+    assert.equal((await t.reply()).status, 200);
+    const idle = conn('/after-bye') ?? 0;
+    while (!up.closed.has(idle)) await new Promise((r) => setTimeout(r, 50));
+    t.send(get('/after-timeout'));
+    assert.equal((await t.reply()).status, 200);
+    await t.close();
+    up.keepAliveTimeout = 5000;
+    assert.notEqual(conn('/bye'), conn('/after-bye'));
+    assert.notEqual(conn('/after-bye'), conn('/after-timeout'));
+  });
+});
