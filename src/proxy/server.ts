@@ -70,6 +70,13 @@ export interface ProxyOptions {
    * Proxy-Authorization is refused either way.
    */
   readonly requireCaller?: boolean;
+  /**
+   * Checks a caller token with the host before its tunnel opens or its
+   * request goes on, references or not; throws the host's VaultError
+   * (VLT-2040 unknown or revoked, VLT-2043 locked). A token admitted is not
+   * asked about again for ADMIT_FOR_MS: each fill is checked by the host anyway.
+   */
+  readonly admit?: (caller: string) => Promise<void>;
 }
 
 export interface RunningProxy {
@@ -107,6 +114,10 @@ class Unauthenticated extends VaultError {
 }
 
 const CHALLENGE = 'Basic realm="vault-cli"';
+
+/** How long a caller token the host accepted opens tunnels without asking again. */
+export const ADMIT_FOR_MS = 30_000;
+const ADMITTED_MAX = 1024;
 
 /** HTTP status of each refusal. */
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -228,6 +239,17 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
 
+  /** Caller tokens the host accepted, until when. */
+  const admitted = new Map<string, number>();
+  async function admit(caller: string | null): Promise<void> {
+    if (caller === null || opts.admit === undefined) return;
+    const now = Date.now();
+    if ((admitted.get(caller) ?? 0) > now) return;
+    await opts.admit(caller);
+    if (admitted.size >= ADMITTED_MAX) admitted.clear();
+    admitted.set(caller, now + ADMIT_FOR_MS);
+  }
+
   /** Is this absolute-form authority or CONNECT target the proxy itself? */
   const isSelf = (d: { host: string; port: number }) => isLoopback(d.host) && d.port === ownPort;
 
@@ -241,6 +263,8 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     { dest, caller }: Routed,
     upgrade: boolean,
   ): Promise<Prepared> {
+    // A tunnel's caller was admitted when the tunnel opened.
+    if (!tunnels.has(req.socket)) await admit(caller);
     const forward = forwardable(req.rawHeaders, upgrade);
     // Most requests hold no reference: their headers go on as they are, unsplit.
     if (!forward.some((v, i) => i % 2 === 1 && v.includes('vault://'))) {
@@ -597,10 +621,25 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (isSelf(a)) return rawError(socket, refuse('VLT-2049'));
     const caller = callerOf(req);
     if (caller instanceof VaultError) return rawError(socket, caller);
-    if (head.length > 0) (socket as Socket).unshift(head);
-    (socket as Socket).setNoDelay(true);
+    void admit(caller).then(
+      () => openTunnel(socket as Socket, head, a, caller),
+      (err: unknown) =>
+        rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
+    );
+  });
+
+  /** Answers a CONNECT and serves what comes through it, decrypted, as requests. */
+  function openTunnel(
+    socket: Socket,
+    head: Buffer,
+    a: { host: string; port: number },
+    caller: string | null,
+  ): void {
+    if (socket.destroyed) return;
+    if (head.length > 0) socket.unshift(head);
+    socket.setNoDelay(true);
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    const tls = new TLSSocket(socket as Socket, {
+    const tls = new TLSSocket(socket, {
       isServer: true,
       secureContext: opts.authority.contextFor(a.host),
       ALPNProtocols: ['http/1.1'],
@@ -608,7 +647,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     tls.on('error', () => tls.destroy());
     tunnels.set(tls, { tls: true, ...a, caller });
     inner.emit('connection', tls);
-  });
+  }
 
   return new Promise((resolve, reject) => {
     outer.once('error', reject);

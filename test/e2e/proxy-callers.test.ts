@@ -200,15 +200,61 @@ describe('proxy: callers by the proxy URL user-info', () => {
     assert.ok(fills.every((f) => f.host === 'localhost'));
   });
 
-  test('a revoked session token: 403 VLT-2040 from the host, never retried as the init agent', async () => {
+  test('a revoked session token: 403 VLT-2040 at CONNECT, never retried as the init agent', async () => {
     const gone = await session('alpha');
     await call(client(), 'session.end', { token: gone });
     const n = up.seen.length;
     const r = await curl(gone, '/revoked', 'vault://Alpha/token');
-    assert.match(r.stdout, /\r\nHTTP\/1\.1 403 /);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stdout, /^HTTP\/1\.1 403 /);
     assert.match(r.stdout, /\r\nx-vault-error: VLT-2040\r\n/i);
     assert.equal(up.seen.length, n);
     assertNoTrace(r.stdout + r.stderr, gone, 'the refusal');
+  });
+
+  test('a token the host does not know opens no tunnel, even for a request without a reference; audited', async () => {
+    const bogus = `vlt_${hex(20)}`;
+    const denied = async () =>
+      (await auditRecords(rig)).filter((r) => r.action === 'denied' && r.outcome === 'VLT-2040')
+        .length;
+    const before = await denied();
+    const n = up.seen.length;
+    const connect = (token: string) =>
+      new Promise<string>((resolve, reject) => {
+        void import('node:net').then(({ connect }) => {
+          const basic = Buffer.from(`vault:${token}`).toString('base64');
+          const s = connect(proxy.port, '127.0.0.1', () =>
+            s.write(
+              `CONNECT localhost:${up.port} HTTP/1.1\r\nHost: localhost:${up.port}\r\n` +
+                `Proxy-Authorization: Basic ${basic}\r\n\r\n`,
+            ),
+          );
+          let out = '';
+          s.on('data', (c: Buffer) => {
+            out += c.toString('latin1');
+            if (out.includes('\r\n\r\n') && out.startsWith('HTTP/1.1 200')) s.destroy();
+          });
+          s.on('close', () => resolve(out));
+          s.on('error', reject);
+        });
+      });
+    const refused = await connect(bogus);
+    assert.match(refused, /^HTTP\/1\.1 403 /);
+    assert.match(refused, /\r\nX-Vault-Error: VLT-2040\r\n/);
+    assert.equal(await denied(), before + 1);
+    // The same CONNECT with a token the host knows opens the tunnel.
+    assert.match(await connect(alpha), /^HTTP\/1\.1 200 /);
+    const plain = await run(
+      'curl',
+      ['-sS', '-D', '-', '--proxy', proxyUrl(proxy.port, bogus), '--noproxy', ''].concat(
+        `http://localhost:${up.port}/no-reference`,
+      ),
+      env,
+    );
+    assert.match(plain.stdout, /^HTTP\/1\.1 403 /);
+    assert.match(plain.stdout, /\r\n\r\nvault-cli: VLT-2040: /);
+    assert.equal(up.seen.length, n);
+    assertNoTrace(refused + plain.stdout + plain.stderr, bogus, 'the refusal');
   });
 
   test('Proxy-Authorization that is not Basic user:token: 407 with a challenge, nothing upstream', async () => {

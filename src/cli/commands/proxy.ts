@@ -117,6 +117,9 @@ export const run: Command = async (ctx) => {
       });
       return values.map((v) => Buffer.from(v, 'base64'));
     },
+    admit: async (caller) => {
+      await call(client, 'whoami', { token: caller });
+    },
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') {
       throw new VaultError('VLT-1002', `Port ${port(ctx)} is in use: is a proxy already running?`);

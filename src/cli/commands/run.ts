@@ -72,6 +72,10 @@ async function sessionProxy(ctx: CliContext, dir: string) {
       const { values } = await ctx.call('resolve', { token: caller, refs: [...refs], host });
       return values.map((v) => Buffer.from(v, 'base64'));
     },
+    // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
+    admit: async (caller: string) => {
+      await ctx.call('whoami', { token: caller });
+    },
   };
   const proxy = await startProxy({ ...options, port: DEFAULT_PORT }).catch(
     (err: NodeJS.ErrnoException) => {
