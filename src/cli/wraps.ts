@@ -16,7 +16,12 @@ export function readWraps(file: string): Wrap[] {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  const data: unknown = JSON.parse(text);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = null;
+  }
   if (
     !Array.isArray(data) ||
     !data.every(

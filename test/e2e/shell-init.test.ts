@@ -2,7 +2,7 @@
 // and typing the wrapped command runs it under the supervisor (`run --agent`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CLI, Rig, ok } from '../support/rig.js';
@@ -88,4 +88,22 @@ test('agent wrap --rm drops the wrapper; a command name that is not one is refus
   const bad = await rig.owner(['agent', 'wrap', 'claude', '--command', 'x; rm -rf ~']);
   assert.equal(bad.code, 64);
   assert.match(bad.stderr, /^vault-cli: VLT-1001: cannot wrap/);
+});
+
+test('a wraps.json that is not JSON: one VLT-3007 line naming the file, and agent wrap leaves it alone', async () => {
+  const file = join(rig.configDir, 'wraps.json');
+  writeFileSync(file, '[{"agent": "claude", "command": ');
+  try {
+    for (const args of [
+      ['shell-init', 'bash'],
+      ['agent', 'wrap', 'claude', '--command', 'other'],
+    ]) {
+      const r = await rig.owner(args);
+      assert.equal(r.code, 70, args.join(' '));
+      assert.equal(r.stderr, `vault-cli: VLT-3007: ${file} is not a list of wraps.\n`);
+    }
+    assert.equal(readFileSync(file, 'utf8'), '[{"agent": "claude", "command": ');
+  } finally {
+    rmSync(file);
+  }
 });
