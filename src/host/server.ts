@@ -138,9 +138,23 @@ async function asOwner<T>(ctx: HostContext, b: Body, fn: (s: OwnerSession) => T)
   }
 }
 
+/**
+ * Whether a vault exists, for `status`. A store the host cannot open for
+ * writing (read-only file system, permission error) is still a vault: status
+ * must answer then, or `daemon stop`, which asks it first, could not stop the host.
+ */
+function vaultHere(ctx: HostContext): boolean {
+  try {
+    return ctx.hasVault();
+  } catch (err) {
+    if (err instanceof VaultError && err.code === 'VLT-3004') return true;
+    throw err;
+  }
+}
+
 function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record<Op, Handler> {
   const h: { [O in Op]: (b: Body, source: string) => Promise<Ops[O]['res']> } = {
-    status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: ctx.hasVault() }),
+    status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: vaultHere(ctx) }),
     shutdown: async () => {
       setImmediate(stop);
       return {};
