@@ -3,6 +3,7 @@
 // test/unit/policy.test.ts; here each step is a second or more from a boundary.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { assertRefused, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
 import { Rig } from '../support/rig.js';
 
@@ -138,5 +139,85 @@ test(
     await expectCode(token, 'e3', 'VLT-2042', 75); // a violation, the first within two hours
     const show = await rig.owner(['agent', 'show', 'spaced', '--json']);
     assert.equal(JSON.parse(show.stdout).state, 'violation');
+  },
+);
+
+test(
+  'totp reads are charged too: 3 distinct a minute, the 4th refused, a re-read free',
+  { skip },
+  async () => {
+    const seeds = ['t1', 't2', 't3', 't4'];
+    for (const e of seeds) await rig.set(e, 'JBSWY3DPEHPK3PXP', 'totp');
+    const token = await rig.addAgent('totp', seeds);
+    clock.set(60_000);
+    const code = async (entry: string) => rig.agent(['totp', entry], token);
+    for (const e of ['t1', 't2', 't3']) {
+      const r = await code(e);
+      assert.equal(r.code, 0, `${e}: ${r.stderr}`);
+      assert.match(r.stdout, /^\d{6}\n$/);
+    }
+    clock.set(60_010);
+    const again = await code('t1'); // already counted: free
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^\d{6}\n$/);
+    const refused = await code('t4');
+    assert.equal(refused.code, 75, refused.stderr);
+    assert.equal(refused.stdout, '');
+    assert.match(refused.stderr, /^vault-cli: VLT-2042: [^\n]*retry after [^\n]*\n$/);
+    const show = JSON.parse((await rig.owner(['agent', 'show', 'totp', '--json'])).stdout) as {
+      state: string;
+      usage: { minute: number; hour: number };
+    };
+    assert.equal(show.state, 'violation');
+    assert.deepEqual(show.usage, { minute: 3, hour: 3 });
+  },
+);
+
+test(
+  'a lock survives kill -9 of the host: get, totp and render are VLT-2043, also for entries read before',
+  { skip },
+  async () => {
+    await rig.set('e1', 'JBSWY3DPEHPK3PXP', 'totp');
+    // One agent locked by a second violation, one by hand.
+    const greedy = await rig.addAgent('killed-greedy', entries, ['--per-minute', '1']);
+    const handy = await rig.addAgent('killed-handy', entries);
+    clock.set(200_000);
+    await expectRead(greedy, 'e1');
+    await expectRead(handy, 'e1');
+    await expectCode(greedy, 'e2', 'VLT-2042', 75);
+    clock.set(200_070);
+    await expectRead(greedy, 'e2');
+    await expectCode(greedy, 'e3', 'VLT-2043', 77);
+    const lock = await rig.owner(['agent', 'lock', 'killed-handy']);
+    assert.equal(lock.code, 0, lock.stderr);
+    await expectCode(handy, 'e1', 'VLT-2043', 77);
+
+    // No graceful stop: the host dies at once, and the next request starts a new one.
+    const pid = await hostPid(rig);
+    process.kill(pid, 'SIGKILL');
+    assert.ok(await waitGone(pid), 'the host survived SIGKILL');
+
+    const template = 'a=vault://e1/password b=vault://e2/password\n';
+    for (const [name, token] of [
+      ['killed-greedy', greedy],
+      ['killed-handy', handy],
+    ] as const) {
+      await expectCode(token, 'e1', 'VLT-2043', 77); // read before the lock
+      await expectCode(token, 'e4', 'VLT-2043', 77); // never read
+      assertRefused(await rig.agent(['totp', 'e1'], token), 'VLT-2043', `${name} totp`);
+      assertRefused(
+        await rig.agent(['render', '-'], token, { input: template }),
+        'VLT-2043',
+        `${name} render`,
+      );
+      const show = JSON.parse((await rig.owner(['agent', 'show', name, '--json'])).stdout) as {
+        state: string;
+      };
+      assert.equal(show.state, 'locked', name);
+    }
+    assert.notEqual(await hostPid(rig), pid, 'a new host answered');
+    // Back to a host on the moved clock, for any test after this one.
+    await rig.stop();
+    await clock.start();
   },
 );
