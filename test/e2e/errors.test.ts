@@ -313,6 +313,13 @@ describe('VLT-2042 and VLT-2043: rate limit, lockdown, lock by hand', () => {
       ]) {
         assertRefused(await timed.agent(argv, t), 'VLT-2043', argv.join(' '));
       }
+      // render too, with nothing on stdout: of Two alone, which the minute's limit
+      // would allow (it was read in this minute), so only the lock refuses it.
+      assertRefused(
+        await timed.agent(['render', '-'], t, { input: 'two=vault://Two/password\n' }),
+        'VLT-2043',
+        'render',
+      );
       // Out of scope and missing entries: locked comes first.
       assertRefused(await timed.agent(['get', 'Outside'], t), 'VLT-2043', 'out of scope');
       assertRefused(await timed.agent(['get', 'Nope'], t), 'VLT-2043', 'missing');
@@ -356,6 +363,26 @@ describe('VLT-2042 and VLT-2043: rate limit, lockdown, lock by hand', () => {
     assert.match(lock.stdout, /^state:\s+locked\b/m);
     assertRefused(await rig.agent(['get', 'GitHub'], t), 'VLT-2043');
     assertRefused(await rig.agent(['get', 'Payroll'], t), 'VLT-2043', 'out of scope');
+    assertRefused(await rig.agent(['totp', 'GitHub'], t), 'VLT-2043', 'totp');
+    assertRefused(
+      await rig.agent(['render', '-'], t, { input: 'token: vault://GitHub/password\n' }),
+      'VLT-2043',
+      'render',
+    );
+    const file = join(rig.root, 'handy.tmpl');
+    writeFileSync(file, '{{ vault://GitHub/password }}');
+    assertRefused(await rig.agent(['render', file], t), 'VLT-2043', 'render <file>');
+    // Each refusal has its record; nothing was released after the lock.
+    const handy = (await auditRecords(rig))
+      .filter((r) => r.actor === 'cli:handy')
+      .map((r) => `${r.action} ${r.entry ?? '-'} ${r.outcome}`);
+    assert.deepEqual(handy.slice(-5), [
+      'locked GitHub VLT-2043',
+      'locked Payroll VLT-2043',
+      'locked GitHub VLT-2043',
+      'locked GitHub VLT-2043',
+      'locked GitHub VLT-2043',
+    ]);
     const shown = JSON.parse(ok(await rig.owner(['agent', 'show', 'handy', '--json']))) as {
       state: string;
     };
