@@ -8,7 +8,14 @@ import { after, before, test } from 'node:test';
 import { Rig, type Result } from '../support/rig.js';
 
 const TRIALS = Number(process.env.CONCURRENCY_TRIALS ?? 50);
-const FRESH_TRIALS = Number(process.env.CONCURRENCY_FRESH_TRIALS ?? 5);
+// The issue asks for 50 trials of each kind. A fresh trial creates a vault and
+// fills 20 entries through 20 owner processes first: about 5.4 s a trial on the
+// 2-core development machine, so 50 take 270-340 s (measured; 339 s while other
+// work shared the machine). CI (CI=true) runs all 50; a local run does 5 unless
+// CONCURRENCY_FRESH_TRIALS says otherwise.
+const FRESH_TRIALS = Number(
+  process.env.CONCURRENCY_FRESH_TRIALS ?? (process.env.CI === 'true' ? 50 : 5),
+);
 const PROCESSES = 20;
 const entries = Array.from({ length: PROCESSES }, (_, i) => `entry ${i}`);
 
