@@ -312,7 +312,16 @@ export function release(
       }
       if (d.kind === 'limited') return refuseAll('limited', 'VLT-2042', retryText(d));
       const action = purpose.kind === 'fill' ? 'fill' : agent.kind === 'ai' ? 'ai_read' : 'read';
-      for (const l of looked) audit(action, 'ok', l);
+      // One record per credential released (an entry: DESIGN section 6), naming
+      // its fields, as the limits charged it.
+      const byEntry = new Map<string, (typeof looked)[number][]>();
+      for (const l of looked)
+        byEntry.set(l.entryId ?? '', [...(byEntry.get(l.entryId ?? '') ?? []), l]);
+      for (const [first, ...more] of byEntry.values()) {
+        if (first === undefined) continue;
+        const fields = [first, ...more].map((l) => l.ref.field).join(', ');
+        audit(action, 'ok', { ...first, ref: { ...first.ref, field: fields } });
+      }
       return { ok: true, targets, header };
     },
   );
