@@ -108,6 +108,7 @@ export class Upstreams {
       session: this.#sessions.get(key),
       ALPNProtocols: ['http/1.1'],
     });
+    s.setNoDelay(true);
     s.on('session', (session: Buffer) => {
       this.#sessions.delete(key);
       this.#sessions.set(key, session);
