@@ -331,14 +331,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       setHost: false,
     };
     const own = !upgrade && dest.tls ? tunnelUpstream(req.socket, dest) : null;
-    if (own !== null) {
-      headers.push('Connection', 'keep-alive');
-      const r = httpsRequest({ ...common, createConnection: () => own.take() });
-      // Without an agent Node closes the connection after the response unless
-      // told otherwise; with this it hands it back (`free`) for the next request.
-      r.shouldKeepAlive = true;
-      return r;
-    }
+    if (own !== null) return httpsRequest({ ...common, agent: own as unknown as HttpsAgent });
     if (dest.tls) {
       return httpsRequest({
         ...common,

@@ -11,10 +11,11 @@
  * session with that target when one is known. A request that finds its
  * tunnel's connection busy (a client pipelining) takes another.
  *
- * Node's `ClientRequest` still writes each request and parses its response:
- * given a connection by `createConnection` and told to keep it alive, it hands
- * it back with a `free` event when the exchange is complete.
+ * Node's `ClientRequest` still writes each request and parses its response,
+ * and hands the connection back with a `free` event when the exchange is
+ * complete.
  */
+import type { ClientRequest } from 'node:http';
 import { isIP } from 'node:net';
 import { connect, type SecureContext, type TLSSocket } from 'node:tls';
 
@@ -135,8 +136,15 @@ export class Upstreams {
   }
 }
 
-/** One tunnel's hold on upstream connections. */
+/**
+ * One tunnel's hold on upstream connections. To Node's `ClientRequest` it is
+ * the request's agent: a keep-alive one whose `addRequest` hands over the
+ * tunnel's connection (Node asks an agent for no more than these members).
+ */
 export class TunnelUpstream {
+  readonly keepAlive = true;
+  readonly protocol = 'https:';
+  readonly defaultPort = 443;
   #idle: TLSSocket | null = null;
   #ended = false;
   readonly #upstreams: Upstreams;
@@ -148,6 +156,11 @@ export class TunnelUpstream {
     this.#upstreams = upstreams;
     this.#host = host;
     this.#port = port;
+  }
+
+  /** Called by `ClientRequest` for each request made with this as its agent. */
+  addRequest(req: ClientRequest): void {
+    req.onSocket(this.take());
   }
 
   /** The connection for this tunnel's next request. */
