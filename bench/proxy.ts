@@ -99,12 +99,13 @@ async function keepAlive(
   ca: string,
   conc: number,
   headers: Record<string, string>,
+  cellSeconds = seconds,
 ): Promise<Cell> {
   const agent = new TunnelAgent(proxyPort, upPort, ca, conc);
   // Warm: open every connection and let the proxy mint its leaf.
   await Promise.all(Array.from({ length: conc }, () => once(agent, upPort, headers)));
   const lat: number[] = [];
-  const end = performance.now() + seconds * 1000;
+  const end = performance.now() + cellSeconds * 1000;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: conc }, async () => {
@@ -286,6 +287,25 @@ async function main(): Promise<void> {
     console.log(
       'latencies in ms; "+ ref" resolves a vault:// reference through the host on every request',
     );
+    // Load from elsewhere drifts over a run; a ratio from cells measured back
+    // to back, alternating, is steadier than one from the table above.
+    const proxied = rows.find((r) => r.name === 'vault-cli proxy');
+    const direct = rows[0];
+    if (proxied !== undefined && direct !== undefined) {
+      const share: string[] = [];
+      for (const conc of [1, 8, 32]) {
+        const ratios: number[] = [];
+        for (let round = 0; round < 5; round++) {
+          const d = await keepAlive(direct.port, upPort, direct.ca, conc, direct.headers, 1);
+          const o = await keepAlive(proxied.port, upPort, proxied.ca, conc, proxied.headers, 1);
+          ratios.push(o.rps / d.rps);
+        }
+        share.push(`c=${conc} ${(pct(ratios, 50) * 100).toFixed(0)}%`);
+      }
+      console.log(
+        `vault-cli proxy / direct, 5 alternating 1 s rounds, median: ${share.join(', ')}`,
+      );
+    }
     if (rows.every((r) => r.name !== 'mitmproxy')) console.log('mitmproxy: not installed, skipped');
   } finally {
     await proxy?.stop();
