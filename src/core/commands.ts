@@ -131,7 +131,7 @@ export const COMMANDS: readonly CommandDef[] = [
   {
     path: ['render'],
     summary:
-      'print a template with every vault:// reference replaced (all or nothing; - reads stdin into memory)',
+      'print a template with every vault:// reference replaced (all or nothing; - is stdin: < file streams, a pipe is held in memory)',
     side: 'agent',
     args: [{ name: 'file', summary: 'template file, or - for stdin', complete: 'file' }],
     flags: [

@@ -4,10 +4,16 @@
  * without contacting the host), one `resolve` request releases every distinct
  * reference at once, every value is checked against the places it goes, and
  * only then does pass 2 stream the output. Output goes to stdout only, never
- * to a file. A file is read twice through one descriptor (constant memory);
- * stdin cannot be read twice, so `-` holds the template in memory.
+ * to a file. A file is read twice through one descriptor in 64 KiB chunks
+ * (constant memory). `-` on stdin redirected from a regular file
+ * (`render - < big.yaml`) is read the same way, twice through fd 0 from the
+ * offset stdin was at. A pipe, socket or terminal cannot be read twice, and
+ * all or nothing forbids output before every reference resolves while a
+ * temporary file is out of the question, so there `-` holds all of stdin in
+ * memory.
  */
 import { once } from 'node:events';
+import { fstatSync, read } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
 import { Collector, Renderer, check, type Collected } from '../../render/render.js';
@@ -21,16 +27,62 @@ const CHUNK = 64 * 1024;
 /** Feeds the template to `each`, chunk by chunk, from the start. */
 type Source = (each: (chunk: Buffer) => Promise<void> | void) => Promise<void>;
 
+/** Reads into `buf` at byte `at` of the file, or at its current offset when `at` is null. */
+type ReadAt = (buf: Buffer, at: number | null) => Promise<number>;
+
+/** Feeds `each` the bytes from `start` to the end of the file, in chunks. */
+async function chunks(
+  readAt: ReadAt,
+  start: number | null,
+  each: (chunk: Buffer) => Promise<void> | void,
+): Promise<number> {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let total = 0;
+  for (;;) {
+    const n = await readAt(buf, start === null ? null : start + total);
+    if (n === 0) return total;
+    total += n;
+    await each(buf.subarray(0, n));
+  }
+}
+
 function fromFile(fh: FileHandle): Source {
+  // Positional reads: both passes read the same open file from byte 0.
+  const readAt: ReadAt = async (buf, at) => (await fh.read(buf, 0, CHUNK, at)).bytesRead;
   return async (each) => {
-    // Positional reads: both passes read the same open file from byte 0.
-    const buf = Buffer.allocUnsafe(CHUNK);
-    for (let at = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, at);
-      if (bytesRead === 0) return;
-      at += bytesRead;
-      await each(buf.subarray(0, bytesRead));
+    await chunks(readAt, 0, each);
+  };
+}
+
+/** Whether fd 0 is a regular file (`render - < file`), which can be read twice. */
+function stdinIsFile(): boolean {
+  try {
+    return fstatSync(0).isFile();
+  } catch {
+    return false; // closed or otherwise unusable: the stream path reports it
+  }
+}
+
+/**
+ * Stdin redirected from a regular file, read like a named file but from the
+ * offset stdin was at (`{ head -c 10 >/dev/null; vault-cli render -; } < f`).
+ * Node has no lseek, so the first pass reads on from the current offset and
+ * the start is then the end of the file less the bytes read; later passes
+ * read from there by position. fd 0 is left at the end, as any reader leaves it.
+ */
+function fromStdinFile(): Source {
+  const readAt: ReadAt = (buf, at) =>
+    new Promise((resolve, reject) =>
+      read(0, buf, 0, CHUNK, at, (err, n) => (err ? reject(err) : resolve(n))),
+    );
+  let start: number | null = null;
+  return async (each) => {
+    if (start !== null) {
+      await chunks(readAt, start, each);
+      return;
     }
+    const n = await chunks(readAt, null, each);
+    start = Math.max(0, fstatSync(0).size - n);
   };
 }
 
@@ -131,6 +183,8 @@ export const run: Command = async (ctx) => {
   );
   if (path === '-') {
     if (watching) throw new VaultError('VLT-1001', '--watch needs a file, not stdin.');
+    // A regular file streams; a pipe, socket or terminal is held in memory (see the top).
+    if (stdinIsFile()) return renderOnce(ctx, format, fromStdinFile());
     return renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)));
   }
   const first = await withFile(path, (fh) => renderOnce(ctx, format, fromFile(fh)));
