@@ -11,6 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { connect as netConnect, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
@@ -176,6 +177,39 @@ const TUNNEL = `
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));
 `;
 
+/**
+ * The floor for any TLS-terminating proxy: the tunnel above, but TLS ended on
+ * each side (the upstream's own certificate to the client, the CA checked
+ * upstream) and the decrypted bytes piped across, with no HTTP at all.
+ */
+const TLS_PIPE = `
+  const net = require('node:net');
+  const tls = require('node:tls');
+  const ctx = tls.createSecureContext({ key: process.env.KEY, cert: process.env.CERT });
+  const s = net.createServer((c) => {
+    let head = '';
+    const onData = (d) => {
+      head += d.toString('latin1');
+      const end = head.indexOf('\\r\\n\\r\\n');
+      if (end < 0) return;
+      c.off('data', onData);
+      const [host, port] = head.split(' ')[1].split(':');
+      const u = tls.connect({ port: Number(port), host: host === 'localhost' ? '127.0.0.1' : host,
+        servername: host, ca: process.env.CA, ALPNProtocols: ['http/1.1'] }, () => {
+        u.setNoDelay(true);
+        c.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n');
+        const t = new tls.TLSSocket(c, { isServer: true, secureContext: ctx, ALPNProtocols: ['http/1.1'] });
+        t.pipe(u); u.pipe(t);
+        t.on('error', () => u.destroy()); u.on('error', () => t.destroy());
+      });
+      u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+    };
+    c.setNoDelay(true);
+    c.on('data', onData);
+  });
+  s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+`;
+
 async function main(): Promise<void> {
   const rig = new Rig();
   const procs: ChildProcess[] = [];
@@ -189,6 +223,9 @@ async function main(): Promise<void> {
     const upPort = Number(up.line);
     const tunnel = await child(TUNNEL, env);
     procs.push(tunnel.proc);
+    const upCa = readFileSync(ca.caFile, 'utf8');
+    const tlsPipe = await child(TLS_PIPE, { ...env, KEY: ca.key, CERT: ca.cert, CA: upCa });
+    procs.push(tlsPipe.proc);
 
     await rig.create();
     await rig.set('Bench', 'bench-secret-value', 'token');
@@ -199,8 +236,6 @@ async function main(): Promise<void> {
     );
     proxy = await startProxy(rig, token, ca);
     const ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
-    const { readFileSync } = await import('node:fs');
-    const upCa = readFileSync(ca.caFile, 'utf8');
     const ours = readFileSync(ourCa, 'utf8');
 
     const rows: {
@@ -211,6 +246,7 @@ async function main(): Promise<void> {
     }[] = [
       { name: 'direct', port: null, ca: upCa, headers: {} },
       { name: 'CONNECT tunnel', port: Number(tunnel.line), ca: upCa, headers: {} },
+      { name: 'TLS pipe, no HTTP', port: Number(tlsPipe.line), ca: upCa, headers: {} },
     ];
     if (spawnSync('sh', ['-c', 'command -v mitmdump']).status === 0) {
       const port = await freePort();
@@ -288,23 +324,31 @@ async function main(): Promise<void> {
       'latencies in ms; "+ ref" resolves a vault:// reference through the host on every request',
     );
     // Load from elsewhere drifts over a run; a ratio from cells measured back
-    // to back, alternating, is steadier than one from the table above.
-    const proxied = rows.find((r) => r.name === 'vault-cli proxy');
+    // to back, alternating, is steadier than one from the table above. The TLS
+    // pipe's share is the ceiling for any proxy that ends TLS on both sides.
     const direct = rows[0];
-    if (proxied !== undefined && direct !== undefined) {
-      const share: string[] = [];
+    const compared = rows.filter(
+      (r) => r.name === 'TLS pipe, no HTTP' || r.name === 'vault-cli proxy',
+    );
+    if (direct !== undefined) {
+      const share = compared.map(() => [] as string[]);
       for (const conc of [1, 8, 32]) {
-        const ratios: number[] = [];
+        const ratios = compared.map(() => [] as number[]);
         for (let round = 0; round < 5; round++) {
           const d = await keepAlive(direct.port, upPort, direct.ca, conc, direct.headers, 1);
-          const o = await keepAlive(proxied.port, upPort, proxied.ca, conc, proxied.headers, 1);
-          ratios.push(o.rps / d.rps);
+          for (const [k, r] of compared.entries()) {
+            const o = await keepAlive(r.port, upPort, r.ca, conc, r.headers, 1);
+            ratios[k]?.push(o.rps / d.rps);
+          }
         }
-        share.push(`c=${conc} ${(pct(ratios, 50) * 100).toFixed(0)}%`);
+        for (const [k, rs] of ratios.entries()) {
+          share[k]?.push(`c=${conc} ${(pct(rs, 50) * 100).toFixed(0)}%`);
+        }
       }
-      console.log(
-        `vault-cli proxy / direct, 5 alternating 1 s rounds, median: ${share.join(', ')}`,
-      );
+      console.log('share of direct, 5 alternating 1 s rounds, median:');
+      for (const [k, r] of compared.entries()) {
+        console.log(`  ${r.name.padEnd(20)}${share[k]?.join(', ')}`);
+      }
     }
     if (rows.every((r) => r.name !== 'mitmproxy')) console.log('mitmproxy: not installed, skipped');
   } finally {
