@@ -153,10 +153,17 @@ const UPSTREAM = `
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));
 `;
 
-/** The floor for any CONNECT proxy: parse CONNECT, reply 200, pipe bytes. */
-const TUNNEL = `
+/**
+ * A CONNECT server for a child process: it reads the CONNECT head, then calls
+ * `relay(client, address, host, port, bytesAfterHead)`, a function expression
+ * in the child's source with `net` and whatever `prelude` defines in scope.
+ */
+const connectServer = (prelude: string, relay: string) => `
   const net = require('node:net');
+  ${prelude}
+  const relay = ${relay};
   const s = net.createServer((c) => {
+    c.setNoDelay(true);
     let head = '';
     const onData = (d) => {
       head += d.toString('latin1');
@@ -164,51 +171,51 @@ const TUNNEL = `
       if (end < 0) return;
       c.off('data', onData);
       const [host, port] = head.split(' ')[1].split(':');
-      const u = net.connect(Number(port), host === 'localhost' ? '127.0.0.1' : host, () => {
-        c.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n');
-        const rest = Buffer.from(head.slice(end + 4), 'latin1');
-        if (rest.length) u.write(rest);
-        c.pipe(u); u.pipe(c);
-      });
-      u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+      const address = host === 'localhost' ? '127.0.0.1' : host;
+      relay(c, address, host, Number(port), Buffer.from(head.slice(end + 4), 'latin1'));
     };
     c.on('data', onData);
   });
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));
 `;
 
+const ESTABLISHED = "'HTTP/1.1 200 Connection Established\\r\\n\\r\\n'";
+
+/** The floor for any CONNECT proxy: parse CONNECT, reply 200, pipe bytes. */
+const TUNNEL = connectServer(
+  '',
+  `(c, address, host, port, rest) => {
+    const u = net.connect(port, address, () => {
+      u.setNoDelay(true);
+      c.write(${ESTABLISHED});
+      if (rest.length) u.write(rest);
+      c.pipe(u); u.pipe(c);
+    });
+    u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+  }`,
+);
+
 /**
  * The floor for any TLS-terminating proxy: the tunnel above, but TLS ended on
  * each side (the upstream's own certificate to the client, the CA checked
  * upstream) and the decrypted bytes piped across, with no HTTP at all.
  */
-const TLS_PIPE = `
-  const net = require('node:net');
-  const tls = require('node:tls');
-  const ctx = tls.createSecureContext({ key: process.env.KEY, cert: process.env.CERT });
-  const s = net.createServer((c) => {
-    let head = '';
-    const onData = (d) => {
-      head += d.toString('latin1');
-      const end = head.indexOf('\\r\\n\\r\\n');
-      if (end < 0) return;
-      c.off('data', onData);
-      const [host, port] = head.split(' ')[1].split(':');
-      const u = tls.connect({ port: Number(port), host: host === 'localhost' ? '127.0.0.1' : host,
-        servername: host, ca: process.env.CA, ALPNProtocols: ['http/1.1'] }, () => {
-        u.setNoDelay(true);
-        c.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n');
-        const t = new tls.TLSSocket(c, { isServer: true, secureContext: ctx, ALPNProtocols: ['http/1.1'] });
-        t.pipe(u); u.pipe(t);
-        t.on('error', () => u.destroy()); u.on('error', () => t.destroy());
-      });
-      u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
-    };
-    c.setNoDelay(true);
-    c.on('data', onData);
-  });
-  s.listen(0, '127.0.0.1', () => console.log(s.address().port));
-`;
+const TLS_PIPE = connectServer(
+  `const tls = require('node:tls');
+  const ctx = tls.createSecureContext({ key: process.env.KEY, cert: process.env.CERT });`,
+  `(c, address, host, port, rest) => {
+    const u = tls.connect({ port, host: address, servername: host, ca: process.env.CA,
+      ALPNProtocols: ['http/1.1'] }, () => {
+      u.setNoDelay(true);
+      c.write(${ESTABLISHED});
+      if (rest.length) c.unshift(rest);
+      const t = new tls.TLSSocket(c, { isServer: true, secureContext: ctx, ALPNProtocols: ['http/1.1'] });
+      t.pipe(u); u.pipe(t);
+      t.on('error', () => u.destroy()); u.on('error', () => t.destroy());
+    });
+    u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+  }`,
+);
 
 async function main(): Promise<void> {
   const rig = new Rig();
