@@ -5,7 +5,13 @@
  * requests/s and p50/p99 latency at concurrency 1, 8 and 32, and the latency
  * of a request on a new connection. Prints a table; asserts nothing.
  *
- *   npm run bench            (or: node --import tsx bench/proxy.ts [seconds per cell])
+ *   npm run bench            (or: node --import tsx bench/proxy.ts [seconds per cell] [--models])
+ *
+ * `--models` adds two stripped-down proxies that are not the product, to show
+ * what a leaner tunnel path could gain: both parse with Node's own llhttp
+ * (the internal `_http_common` parser node:http uses), write heads as strings,
+ * and check nothing but the presence of `vault://`; one keeps node:http's
+ * server for the client side. They handle only what this benchmark sends.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Agent, request, type RequestOptions } from 'node:https';
@@ -18,7 +24,9 @@ import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
 import { Rig, ok } from '../test/support/rig.js';
 
-const seconds = Number(process.argv[2] ?? 2);
+const args = process.argv.slice(2);
+const seconds = Number(args.find((a) => /^[0-9.]+$/.test(a)) ?? 2);
+const models = args.includes('--models');
 
 /** Opens a TLS connection to the upstream, through a CONNECT proxy when given. */
 function dial(
@@ -217,6 +225,95 @@ const TLS_PIPE = connectServer(
   }`,
 );
 
+/** Both models: the upstream leg, a response parser on it, and the client's TLS leg. */
+const MODEL_PRELUDE = `const tls = require('node:tls');
+  const http = require('node:http');
+  const { HTTPParser, methods } = require('_http_common');
+  const ctx = tls.createSecureContext({ key: process.env.KEY, cert: process.env.CERT });
+  const CRLF = '\\r\\n';
+  const headLines = (h) => {
+    let s = '';
+    for (let i = 0; i < h.length; i += 2) {
+      if (h[i + 1].includes('vault://')) throw new Error('a reference: not modelled');
+      s += h[i] + ': ' + h[i + 1] + CRLF;
+    }
+    return s + CRLF;
+  };
+  /** The upstream leg; onResponse(status, message, headers), onBody(b), onEnd() per response. */
+  const upstream = (address, host, port, ready, on) => {
+    const u = tls.connect({ port, host: address, servername: host, ca: process.env.CA,
+      ALPNProtocols: ['http/1.1'] }, () => { u.setNoDelay(true); ready(u); });
+    const p = new HTTPParser();
+    p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+    p[HTTPParser.kOnHeadersComplete] = (maj, min, h, method, url, status, msg) =>
+      on.response(status, msg, h);
+    p[HTTPParser.kOnBody] = (b) => on.body(b);
+    p[HTTPParser.kOnMessageComplete] = () => on.end();
+    u.on('data', (d) => p.execute(d));
+    return u;
+  };
+  const serve = (c, u) => {
+    c.write(${ESTABLISHED});
+    const t = new tls.TLSSocket(c, { isServer: true, secureContext: ctx, ALPNProtocols: ['http/1.1'] });
+    t.on('error', () => u.destroy()); u.on('error', () => t.destroy());
+    return t;
+  };`;
+
+/** A model: llhttp on both legs, no node:http objects; bodies re-chunked when chunked. */
+const LEAN_MODEL = connectServer(
+  MODEL_PRELUDE,
+  `(c, address, host, port) => {
+    let t = null;
+    let chunked = false;
+    const on = {
+      response: (status, msg, h) => {
+        chunked = h.some((v, i) => i % 2 === 0 && v.toLowerCase() === 'transfer-encoding');
+        t.cork();
+        t.write('HTTP/1.1 ' + status + ' ' + msg + CRLF + headLines(h), 'latin1');
+      },
+      body: (b) => t.write(chunked ? Buffer.concat([Buffer.from(b.length.toString(16) + CRLF), b, Buffer.from(CRLF)]) : b),
+      end: () => { if (chunked) t.write('0' + CRLF + CRLF); process.nextTick(() => t.uncork()); },
+    };
+    const u = upstream(address, host, port, (u) => {
+      t = serve(c, u);
+      const p = new HTTPParser();
+      p.initialize(HTTPParser.REQUEST, {}, 0, 0);
+      p[HTTPParser.kOnHeadersComplete] = (maj, min, h, method, url) =>
+        u.write(methods[method] + ' ' + url + ' HTTP/1.1' + CRLF + headLines(h), 'latin1');
+      p[HTTPParser.kOnBody] = (b) => u.write(b);
+      p[HTTPParser.kOnMessageComplete] = () => {};
+      t.on('data', (d) => p.execute(d));
+    }, on);
+    u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+  }`,
+);
+
+/** A model: node:http's server for the client leg, llhttp and string heads upstream. */
+const HALF_MODEL = connectServer(
+  `${MODEL_PRELUDE}
+  const legs = new WeakMap();
+  const inner = http.createServer((req, res) => {
+    const leg = legs.get(req.socket);
+    leg.res = res;
+    leg.u.write(req.method + ' ' + req.url + ' HTTP/1.1' + CRLF + headLines(req.rawHeaders), 'latin1');
+    req.resume();
+  });`,
+  `(c, address, host, port) => {
+    const leg = { u: null, res: null };
+    const u = upstream(address, host, port, (u) => {
+      leg.u = u;
+      const t = serve(c, u);
+      legs.set(t, leg);
+      inner.emit('connection', t);
+    }, {
+      response: (status, msg, h) => leg.res.writeHead(status, msg, h),
+      body: (b) => leg.res.write(b),
+      end: () => leg.res.end(),
+    });
+    u.on('error', () => c.destroy()); c.on('error', () => u.destroy());
+  }`,
+);
+
 async function main(): Promise<void> {
   const rig = new Rig();
   const procs: ChildProcess[] = [];
@@ -233,6 +330,10 @@ async function main(): Promise<void> {
     const upCa = readFileSync(ca.caFile, 'utf8');
     const tlsPipe = await child(TLS_PIPE, { ...env, KEY: ca.key, CERT: ca.cert, CA: upCa });
     procs.push(tlsPipe.proc);
+    const modelEnv = { ...env, KEY: ca.key, CERT: ca.cert, CA: upCa };
+    const lean = models ? await child(LEAN_MODEL, modelEnv) : null;
+    const half = models ? await child(HALF_MODEL, modelEnv) : null;
+    for (const m of [lean, half]) if (m !== null) procs.push(m.proc);
 
     await rig.create();
     await rig.set('Bench', 'bench-secret-value', 'token');
@@ -255,6 +356,12 @@ async function main(): Promise<void> {
       { name: 'CONNECT tunnel', port: Number(tunnel.line), ca: upCa, headers: {} },
       { name: 'TLS pipe, no HTTP', port: Number(tlsPipe.line), ca: upCa, headers: {} },
     ];
+    if (lean !== null && half !== null) {
+      rows.push(
+        { name: 'model: llhttp both', port: Number(lean.line), ca: upCa, headers: {} },
+        { name: 'model: server+llhttp', port: Number(half.line), ca: upCa, headers: {} },
+      );
+    }
     if (spawnSync('sh', ['-c', 'command -v mitmdump']).status === 0) {
       const port = await freePort();
       const confdir = join(rig.root, 'mitm');
@@ -335,7 +442,10 @@ async function main(): Promise<void> {
     // pipe's share is the ceiling for any proxy that ends TLS on both sides.
     const direct = rows[0];
     const compared = rows.filter(
-      (r) => r.name === 'TLS pipe, no HTTP' || r.name === 'vault-cli proxy',
+      (r) =>
+        r.name === 'TLS pipe, no HTTP' ||
+        r.name.startsWith('model:') ||
+        r.name === 'vault-cli proxy',
     );
     if (direct !== undefined) {
       const share = compared.map(() => [] as string[]);
@@ -354,7 +464,7 @@ async function main(): Promise<void> {
       }
       console.log('share of direct, 5 alternating 1 s rounds, median:');
       for (const [k, r] of compared.entries()) {
-        console.log(`  ${r.name.padEnd(20)}${share[k]?.join(', ')}`);
+        console.log(`  ${r.name.padEnd(22)}${share[k]?.join(', ')}`);
       }
     }
     if (rows.every((r) => r.name !== 'mitmproxy')) console.log('mitmproxy: not installed, skipped');
