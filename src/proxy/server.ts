@@ -474,6 +474,10 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       upSocket.on('error', () => socket.destroy());
       socket.on('error', () => upSocket.destroy());
       socket.pipe(upSocket);
+      // The server closed: what the client still sends (its close frame) has
+      // nowhere to go. Writing it to the ended connection would fail and tear
+      // down the client's side before it reads the server's last frames.
+      upSocket.once('end', () => socket.unpipe(upSocket));
       if (!scrub) {
         if (upHead.length > 0) socket.write(upHead);
         upSocket.pipe(socket);
