@@ -69,7 +69,8 @@ class Pane extends Tmux {
 
   dispose(): void {
     this.kill();
-    rmSync(this.dir, { recursive: true, force: true });
+    // The harness's processes may still be writing their logs as they die.
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 
