@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertRefused, hex } from '../support/e2e-helpers.js';
 import { underPty, until, type PtyRun } from '../support/pty.js';
-import { CLI, PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
+import { CLI, PASSPHRASE, Rig, fate, ok, type Result } from '../support/rig.js';
 
 /** The owner with no passphrase file: every passphrase comes from the prompt. */
 const PROMPTED = { VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: undefined };
@@ -42,21 +42,7 @@ function withoutTerminal(
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      const stdoutBytes = Buffer.concat(out);
-      resolve({
-        code,
-        signal,
-        stdout: stdoutBytes.toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        stdoutBytes,
-      });
-    });
+    fate(child).then(resolve, reject);
     child.stdin.end(input);
   });
 }

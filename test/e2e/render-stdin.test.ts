@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { CLI, Rig, type Result } from '../support/rig.js';
+import { CLI, Rig, fate, type Result } from '../support/rig.js';
 
 const rig = new Rig();
 let token = '';
@@ -29,41 +29,24 @@ interface Run extends Result {
 /**
  * `vault-cli ...args` as the agent, with stdin the open file `fd` (at whatever
  * offset it is at). With `measure`, a preload module reports the process's own
- * VmHWM on fd 3 as it exits; stdout is then hashed rather than kept.
+ * VmHWM on fd 3 as it exits.
  */
-function runOnFd(args: readonly string[], fd: number, measure = false): Promise<Run> {
+async function runOnFd(args: readonly string[], fd: number, measure = false): Promise<Run> {
   const env = { ...rig.env, VAULT_TOKEN: token, VAULT_PASSPHRASE_FILE: undefined };
   const pre = measure ? ['--import', pathToFileURL(join(rig.root, 'hwm.mjs')).href] : [];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...pre, CLI, ...args], {
-      env,
-      stdio: [fd, 'pipe', 'pipe', 'pipe'],
-    });
-    const hash = createHash('sha256');
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let report = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      hash.update(c);
-      if (!measure) out.push(c);
-    });
-    child.stderr?.on('data', (c: Buffer) => err.push(c));
-    child.stdio[3]?.on('data', (c: Buffer) => (report += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      const stdoutBytes = Buffer.concat(out);
-      const m = /VmHWM:\s*(\d+)\s*kB/.exec(report);
-      resolve({
-        code,
-        signal,
-        stdout: stdoutBytes.toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        stdoutBytes,
-        peakKiB: m ? Number(m[1]) : null,
-        sha256: hash.digest('hex'),
-      });
-    });
+  const child = spawn(process.execPath, [...pre, CLI, ...args], {
+    env,
+    stdio: [fd, 'pipe', 'pipe', 'pipe'],
   });
+  let report = '';
+  child.stdio[3]?.on('data', (c: Buffer) => (report += c.toString()));
+  const r = await fate(child);
+  const m = /VmHWM:\s*(\d+)\s*kB/.exec(report);
+  return {
+    ...r,
+    peakKiB: m ? Number(m[1]) : null,
+    sha256: createHash('sha256').update(r.stdoutBytes).digest('hex'),
+  };
 }
 
 /** `vault-cli ...args` with stdin redirected from `path`, first advanced by `skip` bytes. */

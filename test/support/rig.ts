@@ -3,7 +3,7 @@
  * processes (the built dist/, on this Node) run against it, as a user would.
  * Every rig has its own HOME, vault and config directory, and stops its host.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,10 +45,18 @@ export function runCli(
       env: merged,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    fate(child).then(resolve, reject);
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** What a spawned child with piped stdout and stderr printed, and how it ended. */
+export function fate(child: ChildProcess): Promise<Result> {
+  return new Promise((resolve, reject) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const stdoutBytes = Buffer.concat(out);
@@ -60,7 +68,6 @@ export function runCli(
         stdoutBytes,
       });
     });
-    child.stdin.end(opts.input ?? '');
   });
 }
 
