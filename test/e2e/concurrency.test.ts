@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { cpSync, existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Rig, type Result } from '../support/rig.js';
+import { call } from '../../src/client/client.js';
+import { isErrorCode } from '../../src/core/errors.js';
+import { CLI, Rig, type Result } from '../support/rig.js';
 
 const TRIALS = Number(process.env.CONCURRENCY_TRIALS ?? 50);
 // The issue asks for 50 trials of each kind. Making and filling a vault takes
@@ -71,6 +73,42 @@ test(`${TRIALS} trials on a vault made before: at most 3 of ${PROCESSES} release
   t.diagnostic(
     `pre-created vault: ${TRIALS} trials x ${PROCESSES} processes, most released in a trial: ${most}, violations per trial: 1`,
   );
+});
+
+// Twenty requests written at once by one process over twenty connections reach
+// the host within a turn or two of its event loop, their reads interleaved with
+// each other's authentication: still three released, in order, one violation.
+test('twenty reads sent at once by one process: three released, one violation, chain intact', async () => {
+  const client = {
+    vaultDir: shared.vaultDir,
+    daemon: { node: process.execPath, script: CLI, env: shared.env },
+    autoStart: false,
+  };
+  for (let round = 0; round < 5; round++) {
+    const agent = `together${round}`;
+    const token = await shared.addAgent(agent, entries);
+    const settled = await Promise.allSettled(
+      entries.map((entry) =>
+        call(client, 'read', { token, entry, field: 'password', mode: 'get' }),
+      ),
+    );
+    const released = settled.flatMap((s, i) =>
+      s.status === 'fulfilled'
+        ? [[entries[i], Buffer.from(s.value.value, 'base64').toString()]]
+        : [],
+    );
+    assert.equal(released.length, 3, `round ${round}: ${JSON.stringify(released)}`);
+    for (const [entry, value] of released) assert.equal(value, `value of ${entry}`);
+    const codes = settled.flatMap((s) =>
+      s.status === 'rejected' ? [(s.reason as { code?: unknown }).code] : [],
+    );
+    for (const c of codes) assert.ok(c === 'VLT-2042' || c === 'VLT-2043', String(c));
+    assert.ok(codes.every((c) => isErrorCode(c)));
+    const show = await shared.owner(['agent', 'show', agent, '--json']);
+    assert.equal((JSON.parse(show.stdout) as { violations: number[] }).violations.length, 1);
+  }
+  const verify = await shared.owner(['audit', '--verify']);
+  assert.equal(verify.code, 0, verify.stderr);
 });
 
 test(`${FRESH_TRIALS} trials on a vault made a moment before, no host running`, async (t) => {
