@@ -10,6 +10,43 @@ const NONCE = sodium.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
 const TAG = sodium.crypto_aead_xchacha20poly1305_ietf_ABYTES;
 export const KEY_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_KEYBYTES;
 
+/** Room for the short-lived keys of one request: 64 keys, one page of guarded memory either way. */
+const ARENA_BYTES = 2048;
+
+/**
+ * The keys of one request, cut from one guarded allocation. sodium_malloc maps
+ * fresh pages for each call (mmap, three mprotects, mlock, madvise; munmap when
+ * collected): a `resolve` took nine, measured at a fifth to a quarter of the
+ * host's time per read. A request takes its keys from one arena instead, still
+ * locked, guarded and kept out of core dumps, and wipes it whole when it ends.
+ * A full or wiped arena hands out allocations of their own, as before.
+ */
+export class KeyArena {
+  readonly #mem: Buffer = sodium.sodium_malloc(ARENA_BYTES);
+  #used = 0;
+
+  take(n: number): Buffer {
+    if (this.#used + n > this.#mem.length) return sodium.sodium_malloc(n);
+    const b = this.#mem.subarray(this.#used, this.#used + n);
+    this.#used += n;
+    return b;
+  }
+
+  /** Zeroes every key taken; nothing is handed out of this arena afterwards. */
+  wipe(): void {
+    sodium.sodium_memzero(this.#mem);
+    this.#used = this.#mem.length;
+  }
+}
+
+/** Where secret bytes go: ordinary memory (false), a guarded allocation of their own (true), an arena. */
+export type Secure = boolean | KeyArena;
+
+export function allocate(n: number, secure: Secure): Buffer {
+  if (secure === false) return Buffer.alloc(n);
+  return secure === true ? sodium.sodium_malloc(n) : secure.take(n);
+}
+
 /** Associated data: each part length-prefixed, so ('ab','c') and ('a','bc') differ. */
 export function slot(...parts: (string | Uint8Array | number)[]): Buffer {
   const chunks: Buffer[] = [];
@@ -43,10 +80,15 @@ export function seal(key: Buffer, plaintext: Uint8Array, ad: Buffer): Buffer {
 }
 
 /** The plaintext, or null when the blob is not authentic for this key and slot. */
-export function open(key: Buffer, blob: Uint8Array, ad: Buffer, secure = false): Buffer | null {
+export function open(
+  key: Buffer,
+  blob: Uint8Array,
+  ad: Buffer,
+  secure: Secure = false,
+): Buffer | null {
   if (blob.length < NONCE + TAG) return null;
   const n = blob.length - NONCE - TAG;
-  const out = secure ? sodium.sodium_malloc(n) : Buffer.alloc(n);
+  const out = allocate(n, secure);
   try {
     sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
       out,
@@ -69,9 +111,14 @@ export function newKey(): Buffer {
   return k;
 }
 
-/** Opens a wrapped key into guarded memory; null when it does not open. */
-export function unwrapKey(key: Buffer, blob: Uint8Array, ad: Buffer): Buffer | null {
-  const k = open(key, blob, ad, true);
+/** Opens a wrapped key into guarded memory (its own, or `arena`'s); null when it does not open. */
+export function unwrapKey(
+  key: Buffer,
+  blob: Uint8Array,
+  ad: Buffer,
+  arena?: KeyArena,
+): Buffer | null {
+  const k = open(key, blob, ad, arena ?? true);
   return k !== null && k.length === KEY_BYTES ? k : null;
 }
 

@@ -5,6 +5,7 @@
  * owner can grant a tier without knowing the agent's token).
  */
 import sodium from 'sodium-native';
+import { allocate, type Secure } from './aead.js';
 
 export interface KeyPair {
   readonly publicKey: Buffer;
@@ -26,9 +27,9 @@ export function sealTo(publicKey: Buffer, message: Uint8Array): Buffer {
 }
 
 /** The message, or null when the box is not for this key pair or was altered. */
-export function openSealed(pair: KeyPair, box: Uint8Array, secure = false): Buffer | null {
+export function openSealed(pair: KeyPair, box: Uint8Array, secure: Secure = false): Buffer | null {
   if (box.length < sodium.crypto_box_SEALBYTES) return null;
   const n = box.length - sodium.crypto_box_SEALBYTES;
-  const out = secure ? sodium.sodium_malloc(n) : Buffer.alloc(n);
+  const out = allocate(n, secure);
   return sodium.crypto_box_seal_open(out, box, pair.publicKey, pair.secretKey) ? out : null;
 }

@@ -4,7 +4,7 @@
  * so a slow hash would add latency and no strength).
  */
 import sodium from 'sodium-native';
-import { KEY_BYTES } from './aead.js';
+import { KEY_BYTES, allocate, type KeyArena } from './aead.js';
 
 export interface KdfParams {
   readonly alg: 'argon2id13';
@@ -58,10 +58,13 @@ export async function passphraseKey(passphrase: Buffer, p: KdfParams): Promise<B
 
 const CONTEXT = Buffer.from('vltagent', 'ascii');
 
-/** From one token secret: a verifier the store keeps, and a key that unwraps the agent's keys. */
-export function tokenKeys(secret: Buffer): { verifier: Buffer; wrapKey: Buffer } {
+/**
+ * From one token secret: a verifier the store keeps, and a key that unwraps
+ * the agent's keys (in guarded memory: its own, or `arena`'s).
+ */
+export function tokenKeys(secret: Buffer, arena?: KeyArena): { verifier: Buffer; wrapKey: Buffer } {
   const verifier = Buffer.alloc(32);
-  const wrapKey = sodium.sodium_malloc(KEY_BYTES);
+  const wrapKey = allocate(KEY_BYTES, arena ?? true);
   sodium.crypto_kdf_derive_from_key(verifier, 1, CONTEXT, secret);
   sodium.crypto_kdf_derive_from_key(wrapKey, 2, CONTEXT, secret);
   return { verifier, wrapKey };

@@ -13,7 +13,7 @@ import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '..
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
 import { decideRead, inScope } from '../core/policy.js';
-import { open, unwrapKey, wipe } from '../crypto/aead.js';
+import { KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import { tokenKeys } from '../crypto/kdf.js';
@@ -32,6 +32,8 @@ export interface AgentSession {
   readonly agent: AgentRecord;
   readonly keys: KeyPair;
   readonly indexKey: Buffer;
+  /** Guarded memory for the request's keys: the two above, and the tier and data keys it opens. */
+  readonly arena: KeyArena;
   /** Set when the token is a `run` session token: its id, checked again in each transaction. */
   readonly sessionId?: string;
 }
@@ -84,15 +86,24 @@ function sessionAuth(
   const actor = agentActor(agent.name);
   if (agent.revoked !== null || r.revoked !== null) return denied(actor, 'Token revoked.');
   if (ctx.now() >= r.expires) return denied(actor, 'Token expired.');
-  const { verifier, wrapKey } = tokenKeys(secret);
+  const arena = new KeyArena();
+  const { verifier, wrapKey } = tokenKeys(secret, arena);
   try {
     if (!equal(verifier, r.verifier)) return denied(UNKNOWN_ACTOR);
-    const secretKey = unwrapKey(wrapKey, r.secretKey, slots.sessionSecretKey(header.vaultId, r.id));
+    const secretKey = unwrapKey(
+      wrapKey,
+      r.secretKey,
+      slots.sessionSecretKey(header.vaultId, r.id),
+      arena,
+    );
     if (secretKey === null) throw new VaultError('VLT-3003');
     const keys = { publicKey: r.publicKey, secretKey };
-    const indexKey = openSealed(keys, r.indexKey, true);
+    const indexKey = openSealed(keys, r.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey, sessionId: r.id };
+    return { agent, keys, indexKey, arena, sessionId: r.id };
+  } catch (err) {
+    arena.wipe();
+    throw err;
   } finally {
     wipe(wrapKey);
   }
@@ -148,26 +159,33 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   }
   if (parsed === null || agent === null) return denied(UNKNOWN_ACTOR);
   if (agent.revoked !== null) return denied(agentActor(agent.name), 'Token revoked.');
-  const { verifier, wrapKey } = tokenKeys(parsed.secret);
+  const arena = new KeyArena();
+  const { verifier, wrapKey } = tokenKeys(parsed.secret, arena);
   try {
     if (!equal(verifier, agent.verifier)) return denied(UNKNOWN_ACTOR);
     const secretKey = unwrapKey(
       wrapKey,
       agent.secretKey,
       slots.agentSecretKey(header.vaultId, agent.id),
+      arena,
     );
     if (secretKey === null) throw new VaultError('VLT-3003');
     const keys = { publicKey: agent.publicKey, secretKey };
-    const indexKey = openSealed(keys, agent.indexKey, true);
+    const indexKey = openSealed(keys, agent.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey };
+    return { agent, keys, indexKey, arena };
+  } catch (err) {
+    arena.wipe();
+    throw err;
   } finally {
     wipe(wrapKey);
   }
 }
 
+/** Wipes every key the request opened: the session's own, and each tier and data key. */
 export function endSession(s: AgentSession): void {
   wipe(s.keys.secretKey, s.indexKey);
+  s.arena.wipe();
 }
 
 /** A reference to one field of one entry, as the caller wrote it. */
@@ -331,13 +349,14 @@ export function release(
   const values = new Map<string, Secret>();
   try {
     for (const t of decided.targets) {
-      const tierKey = openSealed(session.keys, t.tierBox, true);
+      const tierKey = openSealed(session.keys, t.tierBox, session.arena);
       const dataKey =
         tierKey &&
         unwrapKey(
           tierKey,
           t.entry.dataKey,
           slots.dataKey(header.vaultId, t.entry.id, t.entry.tier),
+          session.arena,
         );
       const value =
         dataKey &&
@@ -375,10 +394,15 @@ function hostAllowed(
   host: string,
 ): boolean {
   const box = tierKeys[entry.tier];
-  const tierKey = box === undefined ? null : openSealed(session.keys, box, true);
+  const tierKey = box === undefined ? null : openSealed(session.keys, box, session.arena);
   const dataKey =
     tierKey &&
-    unwrapKey(tierKey, entry.dataKey, slots.dataKey(header.vaultId, entry.id, entry.tier));
+    unwrapKey(
+      tierKey,
+      entry.dataKey,
+      slots.dataKey(header.vaultId, entry.id, entry.tier),
+      session.arena,
+    );
   wipe(tierKey);
   if (!dataKey) throw new VaultError('VLT-3003');
   try {

@@ -5,6 +5,7 @@ import { format, inspect } from 'node:util';
 import fc from 'fast-check';
 import {
   KEY_BYTES,
+  KeyArena,
   newKey,
   open,
   randomBytes,
@@ -122,6 +123,45 @@ test('wipe zeroes its buffers and skips null', () => {
   wipe(a, null, b, undefined);
   assert.ok(a.equals(Buffer.alloc(32)));
   assert.ok(b.equals(Buffer.alloc(6)));
+});
+
+test('property: keys taken from one arena never overlap, also past its room', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 200 }), { maxLength: 40 }), (sizes) => {
+      const arena = new KeyArena();
+      const keys = sizes.map((n, i) => arena.take(n).fill(i + 1));
+      keys.forEach((k, i) => {
+        assert.equal(k.length, sizes[i]);
+        assert.ok(
+          k.every((b) => b === i + 1),
+          `key ${i} was overwritten`,
+        );
+      });
+      arena.wipe();
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('wiping an arena zeroes every key taken from it; later keys are their own', () => {
+  const arena = new KeyArena();
+  const pair = newKeyPair();
+  const dataKey = newKey();
+  const box = sealTo(pair.publicKey, dataKey);
+  const wrapped = seal(dataKey, dataKey, AD);
+  const opened = openSealed(pair, box, arena);
+  const unwrapped = unwrapKey(dataKey, wrapped, AD, arena);
+  const { wrapKey } = tokenKeys(randomBytes(32), arena);
+  assert.ok(opened && unwrapped);
+  assert.ok(opened.equals(dataKey) && unwrapped.equals(dataKey));
+  // All three share one allocation: slices of the same memory.
+  assert.equal(opened.buffer, unwrapped.buffer);
+  assert.equal(opened.buffer, wrapKey.buffer);
+  arena.wipe();
+  for (const k of [opened, unwrapped, wrapKey]) assert.ok(k.every((b) => b === 0));
+  const later = arena.take(KEY_BYTES).fill(7);
+  assert.notEqual(later.buffer, opened.buffer);
+  assert.ok(opened.every((b) => b === 0));
 });
 
 test('property: a sealed box opens with its key pair', () => {
