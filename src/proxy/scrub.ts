@@ -106,7 +106,7 @@ export class Scrubber {
     return Scrubber.bytes(replacements, Buffer.from(value, 'latin1')).toString('latin1');
   }
 
-  /** Whole bytes (a WebSocket control frame's payload). */
+  /** Whole bytes (a WebSocket control frame's payload, a short response body). */
   static bytes(replacements: readonly Replacement[], value: Buffer): Buffer {
     const s = new Scrubber(replacements);
     return Buffer.concat([s.write(value), s.end()]);

@@ -178,6 +178,35 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     assert.doesNotMatch(g.out, /content-encoding/i);
   });
 
+  test('echoes in a reply that ends at once go back with their new length; a long reply streams, scrubbed', async () => {
+    const ref = 'vault://API/token';
+    up.routes.set('/short', (_req, res) => {
+      const body = JSON.stringify({ saw: secret, twice: `${secret}:${secret}` });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+    });
+    const pad = 'x'.repeat(70 * 1024);
+    up.routes.set('/long', (_req, res) => {
+      const body = `${secret}${pad}${secret}${pad}${secret}`;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
+      res.end(body);
+    });
+    const short = await get('/short', `Authorization: Bearer ${ref}`);
+    assert.equal(short.code, 0, short.err);
+    // curl prints the CONNECT reply's head first; the response's own head is the last.
+    const parts = short.out.split('\r\n\r\n');
+    const body = parts.at(-1) ?? '';
+    const head = parts.at(-2) ?? '';
+    assert.equal(body, JSON.stringify({ saw: ref, twice: `${ref}:${ref}` }));
+    assert.match(head, new RegExp(`\r\ncontent-length: ${body.length}\r\n`, 'i'));
+    assert.doesNotMatch(head, /transfer-encoding/i);
+
+    const long = await get('/long', `Authorization: Bearer ${ref}`);
+    assert.equal(long.code, 0, long.err);
+    assert.ok(!long.out.includes(secret));
+    assert.ok(long.out.endsWith(`\r\n\r\n${ref}${pad}${ref}${pad}${ref}`));
+  });
+
   test('hop-by-hop and Connection-named headers dropped; order, case and duplicates kept', async () => {
     const n = up.seen.length;
     const text = await tunnelExchange(
