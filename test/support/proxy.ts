@@ -90,6 +90,8 @@ export class Upstream {
   connections = 0;
   readonly closed = new Set<number>();
   private readonly ids = new WeakMap<object, number>();
+  /** Open connections, upgraded ones included (the server forgets those). */
+  private readonly open = new Set<Duplex>();
 
   static async start(ca: TestCa | null): Promise<Upstream> {
     const u = new Upstream();
@@ -101,7 +103,11 @@ export class Upstream {
     u.server.on(ca === null ? 'connection' : 'secureConnection', (socket: Duplex) => {
       const id = ++u.connections;
       u.ids.set(socket, id);
-      socket.once('close', () => u.closed.add(id));
+      u.open.add(socket);
+      socket.once('close', () => {
+        u.closed.add(id);
+        u.open.delete(socket);
+      });
     });
     u.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       u.seen.push({
@@ -163,8 +169,14 @@ export class Upstream {
     return out;
   }
 
+  /**
+   * Stops listening and ends every connection. An upgraded connection is no
+   * longer the server's: one a test left unread never sees its peer go, and
+   * `server.close` would wait for it for ever.
+   */
   close(): Promise<void> {
     this.server.closeAllConnections();
+    for (const s of this.open) s.destroy();
     return new Promise((r) => this.server.close(() => r()));
   }
 }
