@@ -54,10 +54,10 @@ class Tunnel {
     this.t.write(raw);
   }
 
-  /** The next whole response. */
-  async reply(): Promise<Reply> {
+  /** The next whole response; `bodiless` for one to HEAD, or a 204 or 304. */
+  async reply(bodiless = false): Promise<Reply> {
     for (;;) {
-      const r = this.parse();
+      const r = this.parse(bodiless);
       if (r !== null) return r;
       if (this.closed) throw new Error(`closed with ${JSON.stringify(this.buf.toString())}`);
       await new Promise<void>((r) => (this.waiting = r));
@@ -66,14 +66,16 @@ class Tunnel {
   }
 
   /** A whole response at the front of the buffer, taken off it; null while incomplete. */
-  private parse(): Reply | null {
+  private parse(bodiless: boolean): Reply | null {
     const end = this.buf.indexOf('\r\n\r\n');
     if (end < 0) return null;
     const head = this.buf.subarray(0, end).toString('latin1');
     let at = end + 4;
     let body = '';
     const length = /\r\ncontent-length: *([0-9]+)/i.exec(head);
-    if (length !== null) {
+    if (bodiless) {
+      // Nothing follows the head, whatever its Content-Length says.
+    } else if (length !== null) {
       const n = Number(length[1]);
       if (this.buf.length < at + n) return null;
       body = this.buf.subarray(at, at + n).toString();
@@ -183,6 +185,61 @@ describe('proxy: upstream connections', () => {
     assert.equal(conn('/a/1'), conn('/a/2'));
     assert.equal(conn('/b/1'), conn('/b/2'));
     assert.notEqual(conn('/a/1'), conn('/b/1'));
+  });
+
+  test('replies keep their framing in one tunnel: HEAD, 204, 304, chunked, streamed and a 300 KiB body', async () => {
+    const big = 'b'.repeat(300 * 1024);
+    up.routes.set('/f/head', (_req, res) => {
+      res.writeHead(200, { 'content-length': '1234', 'content-type': 'text/plain' });
+      res.end();
+    });
+    up.routes.set('/f/204', (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    up.routes.set('/f/304', (_req, res) => {
+      res.writeHead(304, { etag: '"v1"' });
+      res.end();
+    });
+    up.routes.set('/f/chunked', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('part one, ');
+      res.end('part two');
+    });
+    up.routes.set('/f/later', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('now, ');
+      setTimeout(() => res.end('later'), 50);
+    });
+    up.routes.set('/f/big', (_req, res) => {
+      res.writeHead(200, { 'content-length': String(big.length) });
+      res.end(big);
+    });
+    const plain = (method: string, path: string) =>
+      `${method} ${path} HTTP/1.1\r\nHost: ${target()}\r\n\r\n`;
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(plain('HEAD', '/f/head'));
+    const head = await t.reply(true);
+    assert.equal(head.status, 200);
+    assert.match(head.head, /\r\ncontent-length: 1234(\r\n|$)/i);
+    t.send(plain('GET', '/f/204'));
+    assert.equal((await t.reply(true)).status, 204);
+    t.send(plain('GET', '/f/304'));
+    const notModified = await t.reply(true);
+    assert.equal(notModified.status, 304);
+    assert.match(notModified.head, /\r\netag: "v1"/i);
+    t.send(plain('GET', '/f/chunked'));
+    assert.equal((await t.reply()).body, 'part one, part two');
+    t.send(plain('GET', '/f/later'));
+    assert.equal((await t.reply()).body, 'now, later');
+    t.send(plain('GET', '/f/big'));
+    const b = await t.reply();
+    assert.match(b.head, new RegExp(`\r\ncontent-length: ${big.length}(\r\n|$)`, 'i'));
+    assert.equal(b.body, big);
+    // Nothing was left over in between: the tunnel still answers the next request.
+    t.send(plain('GET', '/f/chunked'));
+    assert.equal((await t.reply()).body, 'part one, part two');
+    await t.close();
   });
 
   test('pipelined requests in one tunnel are all answered, in order', async () => {
