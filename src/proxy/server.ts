@@ -40,6 +40,8 @@ import {
   type HeaderRef,
 } from './headers.js';
 import { credentials } from './caller.js';
+import { Exchange } from './exchange.js';
+import { Relay, type BodySource } from './relay.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 import { Scavenger } from './scavenge.js';
 import { Upstreams, type TunnelUpstream } from './upstream.js';
@@ -118,8 +120,6 @@ const CHALLENGE = 'Basic realm="vault-cli"';
 /** How long a caller token the host accepted opens tunnels without asking again. */
 export const ADMIT_FOR_MS = 30_000;
 const ADMITTED_MAX = 1024;
-/** A response to a filled request that ends within this much in its first turn is scrubbed whole. */
-const WHOLE_BODY_BYTES = 64 * 1024;
 
 /** HTTP status of each refusal. */
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -196,6 +196,12 @@ function reply(res: ServerResponse, err: VaultError, extra: string[] = []): void
     ...(err instanceof Unauthenticated ? { 'Proxy-Authenticate': CHALLENGE } : {}),
   });
   res.end(body);
+}
+
+/** A request with no body to send on: no length, or length 0, and not chunked. */
+function isBodyless(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
 }
 
 function decoderFor(encoding: string): Transform | null {
@@ -332,8 +338,6 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       headers,
       setHost: false,
     };
-    const own = !upgrade && dest.tls ? tunnelUpstream(req.socket, dest) : null;
-    if (own !== null) return httpsRequest({ ...common, agent: own as unknown as HttpsAgent });
     if (dest.tls) {
       return httpsRequest({
         ...common,
@@ -352,68 +356,101 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   }
 
   /**
-   * A response's body to the client, scrubbed when `replacements` is given.
-   * What arrives in the turn of the event loop that brought the head is held;
-   * a body that has ended by then (most API replies: head, body and end in one
-   * read) goes with the head in one write, with no stream stage in between: a
-   * scrubbed one with its new length. A pipe or a transform stream per
-   * response was measured as a large share of the proxy's own CPU (a scrub
-   * stream and chunked encoding alone 0.2 ms of 0.6 ms per filled request). A
-   * body still coming after that turn (server-sent events, a download) or
-   * longer than WHOLE_BODY_BYTES streams from there, through the scrubber when
-   * there is one, its head sent at once so the first event is not held back.
+   * The relay for a response's body once its head is known, or null when the
+   * response is refused (an encoding the scrubber cannot read: the client
+   * gets VLT-3008 and `source` is dropped).
    */
-  function relay(
-    upRes: IncomingMessage,
+  function respond(
+    req: IncomingMessage,
     res: ServerResponse,
-    headers: string[],
-    replacements: readonly Replacement[] | null,
+    p: Prepared,
+    status: number,
+    message: string,
+    raw: string[],
+    source: BodySource & { destroy(): void },
+  ): Relay | null {
+    const scrub = new Scrubber(p.replacements).active;
+    const noBody = req.method === 'HEAD' || status === 204 || status === 304;
+    const encoding = contentEncoding(raw);
+    const decoder = scrub && !noBody && encoding !== null ? decoderFor(encoding) : null;
+    if (scrub && !noBody && encoding !== null && decoder === null) {
+      source.destroy();
+      reply(
+        res,
+        refuse(
+          'VLT-3008',
+          `Response in an encoding the proxy cannot check for echoed values (${encoding}).`,
+        ),
+      );
+      return null;
+    }
+    const headers = responseHeaders(raw, p, scrub && !noBody);
+    const replacements = scrub && !noBody ? p.replacements : null;
+    return new Relay(res, status, message, headers, replacements, decoder, source);
+  }
+
+  /** The request line and headers of a request going upstream, as written. */
+  function requestHead(req: IncomingMessage, path: string, p: Prepared, chunked: boolean): string {
+    let head = `${req.method} ${path} HTTP/1.1\r\n`;
+    const h = p.headers;
+    for (let i = 0; i + 1 < h.length; i += 2) head += `${h[i]}: ${h[i + 1]}\r\n`;
+    if (chunked) head += 'Transfer-Encoding: chunked\r\n';
+    // Our own hop to the upstream, kept alive (as node:http's client says it).
+    return head + 'Connection: keep-alive\r\n\r\n';
+  }
+
+  const upstreamFailure = (dest: Destination, reason: string) =>
+    refuse('VLT-3008', `Upstream ${dest.host}:${dest.port}: ${reason}.`);
+
+  /** A request inside a tunnel: one exchange on the tunnel's upstream connection (exchange.ts). */
+  function exchangeInTunnel(
+    req: IncomingMessage,
+    res: ServerResponse,
+    dest: Destination,
+    path: string,
+    p: Prepared,
+    own: TunnelUpstream,
   ): void {
-    const held: Buffer[] = [];
-    let bytes = 0;
-    let ended = false;
-    const status = upRes.statusCode ?? 502;
-    const hold = (c: Buffer) => {
-      held.push(c);
-      bytes += c.length;
-      if (bytes > WHOLE_BODY_BYTES) stream();
-    };
-    const stream = () => {
-      clearImmediate(turn);
-      upRes.off('data', hold);
-      if (res.destroyed) return void upRes.destroy();
-      res.writeHead(status, upRes.statusMessage, headers);
-      if (held.length === 0) res.flushHeaders();
-      if (replacements === null) {
-        for (const c of held.splice(0)) res.write(c);
-        upRes.pipe(res);
-        return;
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    let relay: Relay | null = null;
+    const x: Exchange = new Exchange(
+      own.take(),
+      requestHead(req, path, p, chunked),
+      { chunked, headOnly: req.method === 'HEAD' },
+      {
+        head: (status, message, raw) => (relay = respond(req, res, p, status, message, raw, x)),
+        body: (chunk) => {
+          scavenger.count(chunk);
+          relay?.body(chunk);
+        },
+        end: () => relay?.end(),
+        fail: (reason, headSeen) => {
+          if (headSeen) relay?.fail();
+          else reply(res, upstreamFailure(dest, reason));
+        },
+      },
+      (socket) => own.give(socket),
+    );
+    // The client gave up: so does the exchange, and its connection.
+    res.on('close', () => {
+      if (!res.writableFinished) x.destroy();
+    });
+    if (isBodyless(req)) {
+      req.resume();
+      x.endBody();
+      return;
+    }
+    req.on('data', (chunk: Buffer) => {
+      scavenger.count(chunk);
+      if (!x.write(chunk)) {
+        req.pause();
+        x.onceDrain(() => req.resume());
       }
-      const scrubber = scrubStream(replacements);
-      for (const c of held.splice(0)) scrubber.write(c);
-      pipeline(upRes, scrubber, res, (err) => {
-        if (err) res.destroy();
-      });
-    };
-    upRes.on('data', hold);
-    upRes.once('end', () => (ended = true));
-    upRes.on('error', () => res.destroy());
-    const turn = setImmediate(() => {
-      if (res.destroyed) return;
-      if (!ended) return stream();
-      if (replacements === null) {
-        res.writeHead(status, upRes.statusMessage, headers);
-        if (held.length === 0) res.end();
-        else res.end(held.length === 1 ? held[0] : Buffer.concat(held));
-        return;
-      }
-      const body = Scrubber.bytes(replacements, Buffer.concat(held));
-      res.writeHead(status, upRes.statusMessage, [
-        ...headers,
-        'Content-Length',
-        String(body.length),
-      ]);
-      res.end(body);
+    });
+    req.on('end', () => x.endBody());
+    req.on('error', () => x.destroy());
+    req.on('close', () => {
+      if (!req.complete) x.destroy();
     });
   }
 
@@ -429,60 +466,44 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err }),
       );
     }
-    const up = upstreamRequest(req, dest, path, p, false);
     // The values stay for scrubbing until the exchange ends; then they are zeroed
     // (best effort: the header strings built from them are JavaScript strings).
     if (p.replacements.length > 0) res.once('close', () => wipeValues(p));
+    const own = dest.tls ? tunnelUpstream(req.socket, dest) : null;
+    if (own !== null) return exchangeInTunnel(req, res, dest, path, p, own);
+
+    // Absolute-form requests (plain HTTP, or https:// without a tunnel): node:http's client.
+    const up = upstreamRequest(req, dest, path, p, false);
     up.on('response', (upRes) => {
-      const scrub = new Scrubber(p.replacements).active;
-      const noBody = req.method === 'HEAD' || upRes.statusCode === 204 || upRes.statusCode === 304;
-      const encoding = contentEncoding(upRes.rawHeaders);
-      const decoder = scrub && !noBody && encoding !== null ? decoderFor(encoding) : null;
-      if (scrub && !noBody && encoding !== null && decoder === null) {
-        upRes.resume();
-        return reply(
-          res,
-          refuse(
-            'VLT-3008',
-            `Response in an encoding the proxy cannot check for echoed values (${encoding}).`,
-          ),
-        );
-      }
-      const headers = responseHeaders(upRes.rawHeaders, p, scrub && !noBody);
-      upRes.on('data', scavenger.count);
-      if (decoder === null) {
-        relay(upRes, res, headers, scrub && !noBody ? p.replacements : null);
-        return;
-      }
-      // Compressed, with a value injected: decoded, scrubbed and sent chunked.
-      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, headers);
-      res.flushHeaders();
-      pipeline(upRes, decoder, scrubStream(p.replacements), res, (err) => {
-        if (err) res.destroy();
+      const relay = respond(
+        req,
+        res,
+        p,
+        upRes.statusCode ?? 502,
+        upRes.statusMessage ?? '',
+        upRes.rawHeaders,
+        upRes,
+      );
+      if (relay === null) return;
+      upRes.on('data', (chunk: Buffer) => {
+        scavenger.count(chunk);
+        relay.body(chunk);
       });
+      upRes.on('end', () => relay.end());
+      upRes.on('error', () => relay.fail());
     });
     up.on('error', (err: NodeJS.ErrnoException) => {
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      reply(
-        res,
-        refuse(
-          'VLT-3008',
-          `Upstream ${dest.host}:${dest.port}: ${err.code ?? 'connection failed'}.`,
-        ),
-      );
+      reply(res, upstreamFailure(dest, err.code ?? 'connection failed'));
     });
     // The client gave up: so does the upstream request.
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
     });
-    const bodyless =
-      req.headers['content-length'] === '0' ||
-      (req.headers['content-length'] === undefined &&
-        req.headers['transfer-encoding'] === undefined);
-    if (bodyless) {
+    if (isBodyless(req)) {
       req.resume();
       up.end();
       return;

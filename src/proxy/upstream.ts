@@ -11,11 +11,9 @@
  * session with that target when one is known. A request that finds its
  * tunnel's connection busy (a client pipelining) takes another.
  *
- * Node's `ClientRequest` still writes each request and parses its response,
- * and hands the connection back with a `free` event when the exchange is
- * complete.
+ * Each request on a connection is an `Exchange` (exchange.ts), which hands
+ * the connection back with `give` when it is reusable.
  */
-import type { ClientRequest } from 'node:http';
 import { isIP } from 'node:net';
 import { connect, type SecureContext, type TLSSocket } from 'node:tls';
 
@@ -127,24 +125,12 @@ export class Upstreams {
       this.#holder.get(s)?.forget(s);
       this.#unpool(s, key);
     });
-    // The exchange is complete and the connection reusable.
-    s.on('free', () => {
-      const holder = this.#holder.get(s);
-      if (holder === undefined || !holder.keep(s)) this.release(s, key);
-    });
     return s;
   }
 }
 
-/**
- * One tunnel's hold on upstream connections. To Node's `ClientRequest` it is
- * the request's agent: a keep-alive one whose `addRequest` hands over the
- * tunnel's connection (Node asks an agent for no more than these members).
- */
+/** One tunnel's hold on upstream connections. */
 export class TunnelUpstream {
-  readonly keepAlive = true;
-  readonly protocol = 'https:';
-  readonly defaultPort = 443;
   #idle: TLSSocket | null = null;
   #ended = false;
   readonly #upstreams: Upstreams;
@@ -156,11 +142,6 @@ export class TunnelUpstream {
     this.#upstreams = upstreams;
     this.#host = host;
     this.#port = port;
-  }
-
-  /** Called by `ClientRequest` for each request made with this as its agent. */
-  addRequest(req: ClientRequest): void {
-    req.onSocket(this.take());
   }
 
   /** The connection for this tunnel's next request. */
@@ -179,11 +160,17 @@ export class TunnelUpstream {
     if (kept !== null) this.#upstreams.release(kept, `${this.#host}:${this.#port}`);
   }
 
-  /** @internal A connection of ours is free again; false when we cannot keep it. */
-  keep(s: TLSSocket): boolean {
-    if (this.#ended || this.#idle !== null) return false;
-    this.#idle = s;
-    return true;
+  /**
+   * A connection of ours whose exchange left it reusable: kept for the
+   * tunnel's next request, else (the tunnel ended, or it keeps another)
+   * given to the shared pool.
+   */
+  give(s: TLSSocket): void {
+    if (!this.#ended && this.#idle === null && !s.destroyed) {
+      this.#idle = s;
+      return;
+    }
+    this.#upstreams.release(s, `${this.#host}:${this.#port}`);
   }
 
   /** @internal A connection of ours closed. */
