@@ -172,3 +172,22 @@ export function without(raw: readonly string[], names: readonly string[]): strin
   }
   return out;
 }
+
+/** Characters node:http refuses in a header value or a reason phrase. */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/** An RFC 9110 token, what node:http requires of a header name. */
+const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+
+/**
+ * Whether a response head can be written to the client as it was read: its
+ * reason phrase and every header are what node:http accepts. Node's parser
+ * reads some heads its writer refuses (found by fuzzing); relaying one
+ * would throw out of the response path.
+ */
+export function relayableHead(message: string, raw: readonly string[]): boolean {
+  if (BAD_VALUE.test(message)) return false;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!TOKEN.test(raw[i] as string) || BAD_VALUE.test(raw[i + 1] as string)) return false;
+  }
+  return true;
+}

@@ -34,6 +34,7 @@ import {
   fill,
   forwardable,
   framingProblem,
+  relayableHead,
   template,
   unsafeInHeader,
   without,
@@ -357,8 +358,8 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   /**
    * The relay for a response's body once its head is known, or null when the
-   * response is refused (an encoding the scrubber cannot read: the client
-   * gets VLT-3008 and `source` is dropped).
+   * response is refused (a head node:http will not write, or an encoding the
+   * scrubber cannot read: the client gets VLT-3008 and `source` is dropped).
    */
   function respond(
     req: IncomingMessage,
@@ -369,6 +370,11 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     raw: string[],
     source: BodySource & { destroy(): void },
   ): Relay | null {
+    if (!relayableHead(message, raw)) {
+      source.destroy();
+      reply(res, refuse('VLT-3008', 'The upstream sent a response head that cannot be relayed.'));
+      return null;
+    }
     const scrub = new Scrubber(p.replacements).active;
     const noBody = req.method === 'HEAD' || status === 204 || status === 304;
     const encoding = contentEncoding(raw);

@@ -4,8 +4,15 @@
 // its references resolved by the host, charged and audited on its own.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { after, before, describe, test } from 'node:test';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import {
+  connect as tlsConnect,
+  createServer as createTlsServer,
+  type Server as TlsServer,
+  type TLSSocket,
+} from 'node:tls';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import {
   Upstream,
@@ -276,5 +283,197 @@ describe('proxy: upstream connections', () => {
     up.keepAliveTimeout = 5000;
     assert.notEqual(conn('/bye'), conn('/after-bye'));
     assert.notEqual(conn('/after-bye'), conn('/after-timeout'));
+  });
+});
+
+/**
+ * An upstream that answers with exactly the bytes a test scripts for each
+ * request path, so the proxy meets responses node:http would never send.
+ */
+class RawUpstream {
+  /** Connection number of each request, by path, in arrival order. */
+  readonly seen: { path: string; connection: number }[] = [];
+  private connections = 0;
+  private readonly server: TlsServer;
+  port = 0;
+
+  constructor(
+    ca: TestCa,
+    private readonly script: (path: string, socket: TLSSocket) => void,
+  ) {
+    this.server = createTlsServer({ key: ca.key, cert: ca.cert }, (socket) => {
+      const connection = ++this.connections;
+      let buf = '';
+      socket.on('error', () => socket.destroy());
+      socket.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+        for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+          const path = buf.split(' ')[1] ?? '';
+          buf = buf.slice(end + 4);
+          this.seen.push({ path, connection });
+          this.script(path, socket);
+        }
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  connectionOf(path: string): number | undefined {
+    return this.seen.find((s) => s.path === path)?.connection;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+describe('proxy: responses node:http would not send', () => {
+  const rig = new Rig();
+  let raw: RawUpstream;
+  let proxy: ProxyProcess;
+  let ourCa: string;
+  const target = () => `localhost:${raw.port}`;
+  const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${target()}\r\n\r\n`;
+  const ok2 = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok';
+
+  /** Responses served at /fuzz/<index>, each followed by the connection's end. */
+  const fuzzed: Buffer[] = [];
+
+  before(async () => {
+    const ca = makeTestCa(rig.root);
+    raw = new RawUpstream(ca, (path, socket) => {
+      const f = /^\/fuzz\/([0-9]+)$/.exec(path);
+      if (f !== null) {
+        socket.write(fuzzed[Number(f[1])] ?? Buffer.alloc(0));
+        setTimeout(() => socket.end(), 30);
+      } else if (path === '/interim') socket.write(`HTTP/1.1 100 Continue\r\n\r\n${ok2}`);
+      else if (path === '/extra') {
+        socket.write(`${ok2}HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged`);
+      } else if (path === '/until-close') {
+        socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end');
+      } else if (path === '/cut') {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..');
+        setTimeout(() => socket.destroy(), 20);
+      } else if (path === '/garbage') socket.write('HTPT/1.1 200 OK\r\n\r\n');
+      else if (path === '/switch') {
+        socket.write(
+          'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n',
+        );
+      } else socket.write(ok2);
+    });
+    await raw.listen();
+    await rig.create();
+    await rig.set('API', 'unused-value', 'token');
+    const token = await rig.addAgent('raw', ['API'], ['--per-minute', '1000']);
+    proxy = await startProxy(rig, token, ca);
+    ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
+  });
+  after(async () => {
+    if (process.env.DEBUG_PROXY) console.error(proxy?.stderr());
+    await proxy?.stop();
+    await raw?.close();
+    await rig.dispose();
+  });
+
+  test('an interim 100 Continue is not passed on; the final response is', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/interim'));
+    const r = await t.reply();
+    assert.equal(r.status, 200);
+    assert.equal(r.body, 'ok');
+    t.send(get('/after-interim'));
+    assert.equal((await t.reply()).body, 'ok');
+    await t.close();
+    assert.equal(raw.connectionOf('/after-interim'), raw.connectionOf('/interim'));
+  });
+
+  test('bytes past the end of a response: the connection is dropped, never read as the next reply', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/extra'));
+    assert.equal((await t.reply()).body, 'ok');
+    t.send(get('/after-extra'));
+    const next = await t.reply();
+    await t.close();
+    assert.equal(next.body, 'ok');
+    assert.notEqual(raw.connectionOf('/after-extra'), raw.connectionOf('/extra'));
+  });
+
+  test('a body that ends with the connection is whole; the next request gets a new connection', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/until-close'));
+    assert.equal((await t.reply()).body, 'until the end');
+    t.send(get('/after-close'));
+    assert.equal((await t.reply()).body, 'ok');
+    await t.close();
+    assert.notEqual(raw.connectionOf('/after-close'), raw.connectionOf('/until-close'));
+  });
+
+  test('an upstream that dies mid-body: the client is cut off, never handed a short body as whole', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/cut'));
+    await assert.rejects(t.reply(), /closed with/);
+  });
+
+  test('a malformed response or an unasked 101: 502 VLT-3008', async () => {
+    for (const path of ['/garbage', '/switch']) {
+      const t = await Tunnel.open(proxy.port, target(), ourCa);
+      t.send(get(path));
+      const r = await t.reply();
+      await t.close();
+      assert.equal(r.status, 502, path);
+      assert.match(r.head, /\r\nx-vault-error: VLT-3008/i, path);
+    }
+  });
+  test('fuzz: mangled responses get a reply, a 502 or a cut connection, and the proxy stays up', async () => {
+    const base = [
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+      'HTTP/1.1 204 No Content\r\nX-A: b\r\n\r\n',
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end',
+    ].map((t) => Buffer.from(t, 'latin1'));
+    const mangled = fc
+      .tuple(
+        fc.constantFrom(...base),
+        fc.array(fc.tuple(fc.nat(200), fc.nat(4), fc.uint8Array({ minLength: 0, maxLength: 8 })), {
+          maxLength: 4,
+        }),
+      )
+      .map(([b, edits]) => {
+        let out = b;
+        // Each edit replaces `cut` bytes at `at` with random bytes (insertion, deletion, change).
+        for (const [at, cut, bytes] of edits) {
+          const i = at % (out.length + 1);
+          out = Buffer.concat([out.subarray(0, i), Buffer.from(bytes), out.subarray(i + cut)]);
+        }
+        return out;
+      });
+    const runs = Number(process.env.VAULT_PROPERTY_RUNS ?? 60);
+    const cases = fc.sample(mangled, { numRuns: runs, seed: Number(process.env.FC_SEED ?? 1983) });
+    for (const c of cases) fuzzed.push(c);
+    for (let i = 0; i < cases.length; i++) {
+      const t = await Tunnel.open(proxy.port, target(), ourCa);
+      t.send(get(`/fuzz/${i}`));
+      const r = await t.reply().catch((err: Error) => err);
+      await t.close();
+      const shown = JSON.stringify(cases[i]?.toString('latin1'));
+      if (r instanceof Error) {
+        assert.match(r.message, /^closed with/, shown);
+        continue;
+      }
+      assert.ok(r.status >= 100 && r.status <= 999, shown);
+      if (r.status === 502 && /x-vault-error/i.test(r.head)) {
+        assert.match(r.head, /\r\nx-vault-error: VLT-3008/i, shown);
+      }
+    }
+    assert.equal(proxy.proc.exitCode, null);
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    t.send(get('/after-fuzz'));
+    assert.equal((await t.reply()).body, 'ok');
+    await t.close();
   });
 });
