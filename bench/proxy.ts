@@ -8,10 +8,11 @@
  *   npm run bench            (or: node --import tsx bench/proxy.ts [seconds per cell] [--models])
  *
  * `--models` adds two stripped-down proxies that are not the product, to show
- * what a leaner tunnel path could gain: both parse with Node's own llhttp
+ * what the proxy's checks and relay cost: both parse with Node's own llhttp
  * (the internal `_http_common` parser node:http uses), write heads as strings,
  * and check nothing but the presence of `vault://`; one keeps node:http's
- * server for the client side. They handle only what this benchmark sends.
+ * server for the client side, the shape of the product's tunnel path
+ * (src/proxy/exchange.ts). They handle only what this benchmark sends.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Agent, request, type RequestOptions } from 'node:https';
