@@ -174,7 +174,7 @@ export class Exchange {
   }
 
   /** The request body is complete. */
-  endBody(): void {
+  end(): void {
     if (this.#done) return;
     if (this.#chunked) this.#socket.write('0\r\n\r\n', 'latin1');
     this.#bodySent = true;

@@ -199,6 +199,16 @@ function reply(res: ServerResponse, err: VaultError, extra: string[] = []): void
   res.end(body);
 }
 
+/** Where a request's body goes: an exchange in a tunnel, or node:http's client. */
+interface UpstreamBody {
+  /** False when the upstream wants a pause; `onceDrain` says when to go on. */
+  write(chunk: Buffer): boolean;
+  onceDrain(resume: () => void): void;
+  /** The body is complete. */
+  end(): void;
+  destroy(): void;
+}
+
 /** A request with no body to send on: no length, or length 0, and not chunked. */
 function isBodyless(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -437,26 +447,34 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       },
       (socket) => own.give(socket),
     );
-    // The client gave up: so does the exchange, and its connection.
+    sendBody(req, res, x);
+  }
+
+  /**
+   * The request's body on to the upstream as it comes, with back-pressure
+   * (nothing for a bodyless request); the client giving up, or its request
+   * ending early, ends the upstream side too.
+   */
+  function sendBody(req: IncomingMessage, res: ServerResponse, up: UpstreamBody): void {
     res.on('close', () => {
-      if (!res.writableFinished) x.destroy();
+      if (!res.writableFinished) up.destroy();
     });
     if (isBodyless(req)) {
       req.resume();
-      x.endBody();
+      up.end();
       return;
     }
     req.on('data', (chunk: Buffer) => {
       scavenger.count(chunk);
-      if (!x.write(chunk)) {
+      if (!up.write(chunk)) {
         req.pause();
-        x.onceDrain(() => req.resume());
+        up.onceDrain(() => req.resume());
       }
     });
-    req.on('end', () => x.endBody());
-    req.on('error', () => x.destroy());
+    req.on('end', () => up.end());
+    req.on('error', () => up.destroy());
     req.on('close', () => {
-      if (!req.complete) x.destroy();
+      if (!req.complete) up.destroy();
     });
   }
 
@@ -505,21 +523,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       }
       reply(res, upstreamFailure(dest, err.code ?? 'connection failed'));
     });
-    // The client gave up: so does the upstream request.
-    res.on('close', () => {
-      if (!res.writableFinished) up.destroy();
+    sendBody(req, res, {
+      write: (chunk) => up.write(chunk),
+      onceDrain: (resume) => up.once('drain', resume),
+      end: () => up.end(),
+      destroy: () => up.destroy(),
     });
-    if (isBodyless(req)) {
-      req.resume();
-      up.end();
-      return;
-    }
-    req.on('error', () => up.destroy());
-    req.on('close', () => {
-      if (!req.complete) up.destroy();
-    });
-    req.on('data', scavenger.count);
-    req.pipe(up);
   }
 
   async function handleUpgrade(
