@@ -4,7 +4,7 @@
 // sent events are not held back.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as netConnect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -442,6 +442,21 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
       assert.match(r.out, /^HTTP\/1\.1 200 /);
       assert.deepEqual(plain.header('authorization'), [`Bearer ${secret}`]);
       assert.ok(r.out.endsWith('you sent: Bearer vault://API/token\n'), r.out);
+      // Bodies go on whole, with a length or chunked.
+      const body = 'x'.repeat(200_000);
+      const bodyFile = join(rig.root, 'post-body');
+      writeFileSync(bodyFile, body);
+      for (const framing of [[], ['-H', 'Transfer-Encoding: chunked']]) {
+        const n = plain.seen.length;
+        const posted = await curl(
+          [...framing, '--data-binary', `@${bodyFile}`, `http://127.0.0.1:${plain.port}/post`],
+          proxy.url,
+          ourCa,
+        );
+        assert.match(posted.out, /^HTTP\/1\.1 200 /, posted.err);
+        assert.equal(plain.seen[n]?.bodyBytes, body.length);
+        assert.equal(plain.seen[n]?.body.toString(), body);
+      }
       const away = await curl(
         ['-H', 'Authorization: Bearer vault://API/token', 'http://example.invalid/'],
         proxy.url,
