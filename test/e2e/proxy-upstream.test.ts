@@ -249,6 +249,23 @@ describe('proxy: upstream connections', () => {
     await t.close();
   });
 
+  test('request bodies go up whole, with a length or chunk-encoded, and the connection stays in use', async () => {
+    const t = await Tunnel.open(proxy.port, target(), ourCa);
+    const post = (path: string, framing: string, body: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: ${target()}\r\n${framing}\r\n\r\n${body}`;
+    t.send(post('/body/length', 'Content-Length: 11', 'hello world'));
+    assert.equal((await t.reply()).status, 200);
+    t.send(
+      post('/body/chunked', 'Transfer-Encoding: chunked', '5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n'),
+    );
+    assert.equal((await t.reply()).status, 200);
+    await t.close();
+    const seen = (url: string) => up.seen.find((s) => s.url === url);
+    assert.equal(seen('/body/length')?.body.toString(), 'hello world');
+    assert.equal(seen('/body/chunked')?.body.toString(), 'hello world');
+    assert.equal(seen('/body/chunked')?.connection, seen('/body/length')?.connection);
+  });
+
   test('pipelined requests in one tunnel are all answered, in order', async () => {
     const t = await Tunnel.open(proxy.port, target(), ourCa);
     t.send(get('/pipe/1') + get('/pipe/2') + get('/pipe/3'));
