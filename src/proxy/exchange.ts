@@ -89,7 +89,14 @@ class Reader {
     socket.on('data', (d: Buffer) => {
       // Bytes on a connection nobody is waiting on: it cannot be trusted again.
       if (this.current === null) return void socket.destroy();
-      const r = p.execute(d);
+      let r: number | Error;
+      try {
+        r = p.execute(d);
+      } catch {
+        // Thrown by the client side while relaying (a bug of ours, never the upstream's
+        // to trigger): this exchange fails, the proxy goes on.
+        r = new Error('relay failed');
+      }
       if (r instanceof Error) this.#broken('malformed response');
     });
     socket.on('end', () => {

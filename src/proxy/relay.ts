@@ -95,7 +95,7 @@ export class Relay {
       return;
     }
     const res = this.#res;
-    if (res.destroyed) return;
+    if (res.destroyed || res.writableEnded) return;
     if (this.#streaming) {
       const rest = this.#scrubber?.end();
       if (rest !== undefined && rest.length > 0) res.end(rest);
@@ -132,7 +132,8 @@ export class Relay {
     if (this.#streaming) return;
     this.#streaming = true;
     const res = this.#res;
-    if (res.destroyed) return;
+    // Answered already (a refusal after an upstream error), or gone.
+    if (res.destroyed || res.headersSent) return;
     res.writeHead(this.#status, this.#message, this.#headers);
     if (this.#replacements !== null) this.#scrubber = new Scrubber(this.#replacements);
     const held = this.#held.splice(0);

@@ -498,8 +498,9 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
     // Absolute-form requests (plain HTTP, or https:// without a tunnel): node:http's client.
     const up = upstreamRequest(req, dest, path, p, false);
+    let relay: Relay | null = null;
     up.on('response', (upRes) => {
-      const relay = respond(
+      const r = respond(
         req,
         res,
         p,
@@ -508,16 +509,19 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         upRes.rawHeaders,
         upRes,
       );
-      if (relay === null) return;
+      if (r === null) return;
+      relay = r;
       upRes.on('data', (chunk: Buffer) => {
         scavenger.count(chunk);
-        relay.body(chunk);
+        r.body(chunk);
       });
-      upRes.on('end', () => relay.end());
-      upRes.on('error', () => relay.fail());
+      upRes.on('end', () => r.end());
+      upRes.on('error', () => r.fail());
     });
     up.on('error', (err: NodeJS.ErrnoException) => {
-      if (res.headersSent) {
+      // Mid-response: the client is cut off, as for a failed body.
+      if (relay !== null || res.headersSent) {
+        relay?.fail();
         res.destroy();
         return;
       }
