@@ -46,6 +46,9 @@ export function runCli(
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     fate(child).then(resolve, reject);
+    // A child that exits before reading its input (refused at once, or its host
+    // killed under it) closes the pipe: EPIPE here; its fate says what happened.
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
 }
