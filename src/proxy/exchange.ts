@@ -89,20 +89,11 @@ class Reader {
     socket.on('data', (d: Buffer) => {
       // Bytes on a connection nobody is waiting on: it cannot be trusted again.
       if (this.current === null) return void socket.destroy();
-      let r: number | Error;
-      try {
-        r = p.execute(d);
-      } catch {
-        // Thrown by the client side while relaying (a bug of ours, never the upstream's
-        // to trigger): this exchange fails, the proxy goes on.
-        r = new Error('relay failed');
-      }
-      if (r instanceof Error) this.#broken('malformed response');
+      if (guarded(() => p.execute(d)) instanceof Error) this.#broken('malformed response');
     });
     socket.on('end', () => {
       // A body delimited by the connection's end is complete now.
-      const r = p.finish();
-      if (r instanceof Error) this.#broken('malformed response');
+      if (guarded(() => p.finish()) instanceof Error) this.#broken('malformed response');
       else this.#broken('connection closed before the response ended');
     });
     socket.on('error', (err: NodeJS.ErrnoException) => (this.failure = err.code ?? null));
@@ -114,6 +105,19 @@ class Reader {
     this.current = null;
     this.socket.destroy();
     x?.onFail(reason);
+  }
+}
+
+/**
+ * The parser's result, or an Error for anything thrown by the callbacks it
+ * ran (the relay writing to the client: a bug of ours, never the upstream's
+ * to trigger). That exchange fails; the proxy goes on.
+ */
+function guarded(run: () => number | Error | undefined): number | Error | undefined {
+  try {
+    return run();
+  } catch {
+    return new Error('relay failed');
   }
 }
 
