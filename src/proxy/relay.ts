@@ -19,7 +19,7 @@ import { pipeline, type Transform } from 'node:stream';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 
 /** A response that ends within this much in its first turn is sent whole. */
-export const WHOLE_BODY_BYTES = 64 * 1024;
+const WHOLE_BODY_BYTES = 64 * 1024;
 
 /** Where the body comes from: paused while the client cannot take more. */
 export interface BodySource {

@@ -110,6 +110,23 @@ class Tunnel {
   }
 }
 
+/**
+ * A new vault with entry `API` (field `token` = `value`), an agent with
+ * room to read it often, and that agent's proxy: its process and CA.
+ */
+async function proxyFor(
+  rig: Rig,
+  ca: TestCa,
+  value: string,
+): Promise<{ proxy: ProxyProcess; ourCa: string }> {
+  await rig.create();
+  await rig.set('API', value, 'token');
+  const token = await rig.addAgent('web', ['API'], ['--per-minute', '1000', '--per-hour', '1000']);
+  const proxy = await startProxy(rig, token, ca);
+  const ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
+  return { proxy, ourCa };
+}
+
 describe('proxy: upstream connections', () => {
   const rig = new Rig();
   const secret = `upstream-secret-${hex(8)}`;
@@ -124,15 +141,7 @@ describe('proxy: upstream connections', () => {
   before(async () => {
     ca = makeTestCa(rig.root);
     up = await Upstream.start(ca);
-    await rig.create();
-    await rig.set('API', secret, 'token');
-    const token = await rig.addAgent(
-      'web',
-      ['API'],
-      ['--per-minute', '1000', '--per-hour', '1000'],
-    );
-    proxy = await startProxy(rig, token, ca);
-    ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
+    ({ proxy, ourCa } = await proxyFor(rig, ca, secret));
   });
   after(async () => {
     if (process.env.DEBUG_PROXY) console.error(proxy?.stderr());
@@ -383,11 +392,7 @@ describe('proxy: responses node:http would not send', () => {
       } else socket.write(ok2);
     });
     await raw.listen();
-    await rig.create();
-    await rig.set('API', 'unused-value', 'token');
-    const token = await rig.addAgent('raw', ['API'], ['--per-minute', '1000']);
-    proxy = await startProxy(rig, token, ca);
-    ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
+    ({ proxy, ourCa } = await proxyFor(rig, ca, 'unused-value'));
   });
   after(async () => {
     if (process.env.DEBUG_PROXY) console.error(proxy?.stderr());
