@@ -18,6 +18,7 @@
  *
  * The only importer of node-pty, loaded lazily so `get` never loads it.
  */
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type * as Mirror from './mirror.js';
 
@@ -100,6 +101,24 @@ export interface SuperviseOptions {
   readonly onSpawn?: (pid: number) => void;
   /** Ctrl-] to the dashboard and back. Without it the key is the agent's, like any other. */
   readonly handOver?: HandOver;
+  /**
+   * Forward signals to the terminal's foreground process group rather than to
+   * the child: the child is then a wrapper (the sandbox) that would die of a
+   * signal meant for the agent, which runs as a foreground job inside it.
+   */
+  readonly signalForeground?: boolean;
+}
+
+/** The foreground process group of the terminal `pid` is in, from /proc (Linux), or null. */
+function foregroundGroup(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold anything.
+    const tpgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[5]);
+    return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : null;
+  } catch {
+    return null;
+  }
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
@@ -254,7 +273,9 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   const handlers = FORWARDED.map((sig) => {
     const h = () => {
       try {
-        child.kill(sig);
+        const group = o.signalForeground === true ? foregroundGroup(child.pid) : null;
+        if (group !== null && group !== child.pid) process.kill(-group, sig);
+        else child.kill(sig);
       } catch {
         // Already gone: its exit is on its way.
       }

@@ -24,7 +24,31 @@ export interface Paths {
   readonly newPassphraseFile: string | null;
   /** Where each coding agent keeps its configuration, for the guardrail skill. */
   readonly agentDirs: AgentDirs;
+  /**
+   * The vault and config directories this user's commands would use with no
+   * VAULT_* override, whatever this command uses: other agents' and the
+   * owner's defaults, hidden from a `run` sandbox as well as the ones in use.
+   */
+  readonly defaultDirs: readonly string[];
+  /** The shell start-up files and directories a `run` sandbox keeps read-only. */
+  readonly shellStartup: readonly string[];
 }
+
+/** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
+const STARTUP = [
+  '.profile',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.config/fish',
+  '.inputrc',
+];
 
 /** Configuration directories of the coding agents `init` writes guardrails for. */
 export interface AgentDirs {
@@ -75,6 +99,18 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     passphraseFile: file('VAULT_PASSPHRASE_FILE'),
     newPassphraseFile: file('VAULT_NEW_PASSPHRASE_FILE'),
     agentDirs: agentDirs(env),
+    defaultDirs: [
+      dirFrom({}, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
+      dirFrom({}, 'VAULT_CONFIG_DIR', 'XDG_CONFIG_HOME', '.config'),
+      dirFrom({ XDG_DATA_HOME: env.XDG_DATA_HOME }, 'VAULT_DIR', 'XDG_DATA_HOME', '.local/share'),
+      dirFrom(
+        { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME },
+        'VAULT_CONFIG_DIR',
+        'XDG_CONFIG_HOME',
+        '.config',
+      ),
+    ],
+    shellStartup: STARTUP.map((f) => join(homedir(), f)),
   };
 }
 

@@ -185,10 +185,10 @@ export async function call<O extends Op>(
  * dashboard stops its feed this way). An error reply (a normal JSON reply with
  * a Content-Length) is thrown as its VaultError.
  */
-export function follow(
+export function follow<O extends 'audit.follow' | 'session.hold'>(
   opts: ClientOptions,
-  op: 'audit.follow',
-  body: Ops['audit.follow']['req'],
+  op: O,
+  body: Ops[O]['req'],
   onLine: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -232,7 +232,7 @@ export function follow(
     sock.on('end', () => {
       if (streaming) return resolve();
       try {
-        const reply = parseReply<'audit.follow'>(buffered);
+        const reply = parseReply<O>(buffered);
         if (reply.ok) resolve();
         else
           reject(new VaultError(isErrorCode(reply.code) ? reply.code : 'VLT-3007', reply.message));
@@ -241,4 +241,28 @@ export function follow(
       }
     });
   });
+}
+
+/** A session held by `run`: `ended` settles when the host lets go (it stopped, or the session ended). */
+export interface Hold {
+  readonly ended: Promise<void>;
+  /** Lets go of the session: the host ends it. */
+  release(): void;
+}
+
+/**
+ * Holds a `run` session on a connection of its own: the host ends the session
+ * when this connection ends, so the session cannot outlive this process, even
+ * one killed by SIGKILL. Resolves once the host says the hold is in place.
+ * @throws VaultError the host's refusal (VLT-2040 for a token it does not know).
+ */
+export async function hold(opts: ClientOptions, token: string): Promise<Hold> {
+  const stop = new AbortController();
+  let ready: () => void = () => {};
+  const isHeld = new Promise<void>((resolve) => (ready = resolve));
+  const ended = follow(opts, 'session.hold', { token }, () => ready(), stop.signal);
+  // A host that goes away later ends the hold; `ended` reports it, never as an unhandled rejection.
+  ended.catch(() => {});
+  await Promise.race([isHeld, ended]);
+  return { ended, release: () => stop.abort() };
 }

@@ -13,6 +13,12 @@ export const ERRORS = {
   'VLT-1003': { exit: 64, message: 'A terminal is needed for this prompt.' },
   /** `run`: the command is not an executable file, or not on PATH. 127, as a shell says. */
   'VLT-1004': { exit: 127, message: 'Command not found.' },
+  /**
+   * `run`: the agent sandbox cannot start here (no bubblewrap, no socat, no user
+   * namespaces, not Linux). 69 (EX_UNAVAILABLE): a missing service, not bad input;
+   * the message names what is missing and how to fix it, or --no-sandbox.
+   */
+  'VLT-1005': { exit: 69, message: 'The agent sandbox cannot start here.' },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },
@@ -32,6 +38,11 @@ export const ERRORS = {
     message: 'Malformed or ambiguous request; nothing was sent.',
   },
   'VLT-2049': { exit: 64, message: 'Not a proxy request: the proxy serves no API and no page.' },
+  /** A sandboxed agent asked for something only the owner, outside the sandbox, may do. */
+  'VLT-2051': {
+    exit: 77,
+    message: 'Not allowed from inside a `vault-cli run` sandbox; the owner does this outside it.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

@@ -64,7 +64,8 @@ export interface HostStatus {
 /** Every operation, its request and its result. */
 export interface Ops {
   status: { req: Record<string, never>; res: HostStatus };
-  shutdown: { req: Record<string, never>; res: Record<string, never> };
+  /** Stops the host: the owner's passphrase, from any caller (an agent could otherwise stop it and squat its socket). */
+  shutdown: { req: OwnerAuth; res: Record<string, never> };
   whoami: { req: AgentAuth; res: { agent: string } };
   read: {
     req: AgentAuth & { entry: string; field: string; mode: 'get' | 'totp' };
@@ -114,11 +115,22 @@ export interface Ops {
   };
   'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
   'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
-  /** `run`: a session token for an agent, equal or narrower scope, at most 12 hours. */
+  /**
+   * `run`: a session token for an agent, equal or narrower scope, at most 12
+   * hours. With `sandbox`, the host also serves the session on a socket of its
+   * own that answers only agent operations for this token (`socket`, a path
+   * `run` binds into the sandbox); `sandboxed` is recorded in the audit either way.
+   */
   'session.start': {
-    req: OwnerAuth & { agent: string; scope: string[]; ttlMs?: number };
-    res: { token: string; expires: number };
+    req: OwnerAuth & { agent: string; scope: string[]; ttlMs?: number; sandbox?: boolean };
+    res: { token: string; expires: number; socket?: string };
   };
+  /**
+   * Streams one line, then holds the connection: the session ends when the
+   * connection does (`run` died, even by SIGKILL). A host that restarts ends
+   * every session, since no hold outlives it.
+   */
+  'session.hold': { req: AgentAuth; res: Record<string, never> };
   /** Revokes the session token presented; an agent's own token is left alone. */
   'session.end': { req: AgentAuth; res: Record<string, never> };
   /** Hardware keys: enrolment runs begin -> the browser's create() -> finish. */

@@ -25,7 +25,9 @@ import {
 import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
-import { mintSession, revokeSession } from './sessions.js';
+import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
+import { parseToken } from '../crypto/token.js';
+import { SessionSockets } from './session-sockets.js';
 import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
 import {
   beginEnrol,
@@ -152,10 +154,26 @@ function vaultHere(ctx: HostContext): boolean {
   }
 }
 
-function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record<Op, Handler> {
+function handlers(
+  ctx: HostContext,
+  stop: () => void,
+  startedAt: number,
+  sockets: SessionSockets,
+): Record<Op, Handler> {
   const h: { [O in Op]: (b: Body, source: string) => Promise<Ops[O]['res']> } = {
     status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: vaultHere(ctx) }),
-    shutdown: async () => {
+    // The owner's proof from any caller: an agent that could stop the host could
+    // put its own process on the socket and take the owner's next passphrase.
+    shutdown: async (b) => {
+      // A host with no vault yet, or with a store it cannot open, guards nothing
+      // and cannot check a passphrase: it stops for anyone (docs/threat-model.md).
+      let guards: boolean;
+      try {
+        guards = ctx.hasVault();
+      } catch {
+        guards = false;
+      }
+      if (guards) await asOwner(ctx, b, () => null);
       setImmediate(stop);
       return {};
     },
@@ -295,23 +313,40 @@ function handlers(ctx: HostContext, stop: () => void, startedAt: number): Record
     'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
       asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
-    'session.start': (b, source) =>
-      asOwner(ctx, b, (s) =>
+    'session.start': async (b, source) => {
+      const sandbox = b.sandbox === true;
+      const minted = await asOwner(ctx, b, (s) =>
         mintSession(
           ctx,
           s,
-          { agent: str(b, 'agent'), scope: strList(b, 'scope'), ttlMs: optCount(b, 'ttlMs') },
+          {
+            agent: str(b, 'agent'),
+            scope: strList(b, 'scope'),
+            ttlMs: optCount(b, 'ttlMs'),
+            sandboxed: sandbox,
+          },
           source,
         ),
-      ),
+      );
+      if (!sandbox) return { token: minted.token, expires: minted.expires };
+      const socket = await sockets.open(minted.id);
+      return { token: minted.token, expires: minted.expires, socket };
+    },
     'session.end': async (b, source) => {
       const session = authenticate(ctx, secret(b, 'token'), source);
       try {
-        if (session.sessionId !== undefined) revokeSession(ctx, session.sessionId, source);
+        if (session.sessionId !== undefined) {
+          revokeSession(ctx, session.sessionId, source);
+          sockets.close(session.sessionId);
+        }
         return {};
       } finally {
         endSession(session);
       }
+    },
+    // Served as a stream by holdSession(); reaching here means a plain request.
+    'session.hold': async () => {
+      throw bad('session.hold streams; it has no single reply');
     },
     'key.begin': (b) =>
       asOwner(ctx, b, () => beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') })),
@@ -467,6 +502,54 @@ async function followAudit(
   flush();
 }
 
+/**
+ * `session.hold`: `run` holds its session on this connection. One line says
+ * the hold is in place; when the connection ends, for whatever reason (`run`
+ * exited, was killed, or the host is stopping), the session is revoked and its
+ * socket closed, so a process the agent left behind has nothing left to use.
+ */
+async function holdSession(
+  ctx: HostContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fail: (err: unknown) => void,
+  followers: { count: number },
+  sockets: SessionSockets,
+  source: string,
+): Promise<void> {
+  let id: string;
+  try {
+    const body = await readBody(req);
+    const session = authenticate(ctx, secret(body, 'token'), source);
+    try {
+      if (session.sessionId === undefined) throw bad('only a session token can be held');
+      id = session.sessionId;
+    } finally {
+      endSession(session);
+    }
+  } catch (err) {
+    fail(err);
+    return;
+  }
+  sockets.held(id);
+  res.useChunkedEncodingByDefault = false;
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  res.write('{"held":true}\n');
+  followers.count++;
+  res.on('close', () => {
+    followers.count--;
+    sockets.close(id);
+    try {
+      revokeSession(ctx, id, source);
+    } catch {
+      // The store is closing with the host; the next host ends the session at start.
+    }
+  });
+}
+
+/** The only operations a sandboxed session's socket serves. */
+const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
+
 export class HostAlreadyRunning extends Error {}
 
 /**
@@ -492,8 +575,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       void ctx.close().finally(resolveStopped);
     });
     server.closeAllConnections();
+    sockets.closeAll();
   };
   const followers = { count: 0 };
+  const sockets = new SessionSockets(
+    opts.dir,
+    (id) => route(sandboxGuard(id), (req) => `sandbox ${sourceOf(req)}`),
+    (id) => revokeSession(ctx, id, 'host'),
+  );
   const touch = () => {
     clearTimeout(idle);
     if (opts.idleMs <= 0) return;
@@ -503,45 +592,68 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       stop();
     }, opts.idleMs);
   };
-  const table = handlers(ctx, stop, startedAt);
+  const table = handlers(ctx, stop, startedAt, sockets);
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    touch();
-    const prefix = `/${PROTOCOL_VERSION}/`;
-    const url = req.url ?? '';
-    const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
-    const reply = (status: number, body: unknown) => {
-      const bytes = Buffer.from(JSON.stringify(body));
-      res.writeHead(status, {
-        'content-type': 'application/json',
-        'content-length': bytes.length,
-        'cache-control': 'no-store',
-      });
-      res.end(bytes);
+  /**
+   * A session socket's gate: agent operations only, with that session's token
+   * only; anything else is refused before it reaches a handler.
+   */
+  const sandboxGuard =
+    (id: string) =>
+    (op: Op, b: Body): void => {
+      if (!SANDBOX_OPS.has(op)) throw new VaultError('VLT-2051');
+      const token = typeof b.token === 'string' ? parseToken(b.token) : null;
+      if (token?.agentId !== id)
+        throw new VaultError('VLT-2051', 'Only this session’s token works inside its sandbox.');
     };
-    const fail = (err: unknown) => {
-      if (err instanceof VaultError && isErrorCode(err.code)) {
-        const problems = err.problems.length > 0 ? { problems: err.problems } : {};
-        reply(200, { ok: false, code: err.code, message: err.message, ...problems });
+
+  const route =
+    (guard: ((op: Op, b: Body) => void) | null, source: (req: IncomingMessage) => string) =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      touch();
+      const prefix = `/${PROTOCOL_VERSION}/`;
+      const url = req.url ?? '';
+      const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
+      const reply = (status: number, body: unknown) => {
+        const bytes = Buffer.from(JSON.stringify(body));
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          'content-length': bytes.length,
+          'cache-control': 'no-store',
+        });
+        res.end(bytes);
+      };
+      const fail = (err: unknown) => {
+        if (err instanceof VaultError && isErrorCode(err.code)) {
+          const problems = err.problems.length > 0 ? { problems: err.problems } : {};
+          reply(200, { ok: false, code: err.code, message: err.message, ...problems });
+          return;
+        }
+        // Log the kind of failure only: a message of a dependency could quote input.
+        log(`internal error in ${op}: ${describe(err)}`);
+        reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
+      };
+      if (guard === null && req.method === 'POST' && op === 'audit.follow') {
+        void followAudit(ctx, req, res, fail, followers);
         return;
       }
-      // Log the kind of failure only: a message of a dependency could quote input.
-      log(`internal error in ${op}: ${describe(err)}`);
-      reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
+      if (guard === null && req.method === 'POST' && op === 'session.hold') {
+        void holdSession(ctx, req, res, fail, followers, sockets, source(req));
+        return;
+      }
+      const handler = req.method === 'POST' && Object.hasOwn(table, op) ? table[op] : undefined;
+      if (handler === undefined) {
+        reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
+        return;
+      }
+      readBody(req)
+        .then((body) => {
+          guard?.(op, body);
+          return handler(body, source(req));
+        })
+        .then((result) => reply(200, { ok: true, result }), fail);
     };
-    if (req.method === 'POST' && op === 'audit.follow') {
-      void followAudit(ctx, req, res, fail, followers);
-      return;
-    }
-    const handler = req.method === 'POST' && Object.hasOwn(table, op) ? table[op] : undefined;
-    if (handler === undefined) {
-      reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
-      return;
-    }
-    readBody(req)
-      .then((body) => handler(body, sourceOf(req)))
-      .then((result) => reply(200, { ok: true, result }), fail);
-  });
+  const server = createServer(route(null, sourceOf));
   server.keepAliveTimeout = 1000;
 
   try {
@@ -557,6 +669,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await listenOnce(server, socketPath);
   }
   chmodSync(socketPath, 0o600);
+  // Before the first request: no `run` holds a session of an earlier host.
+  if (ctx.hasVault()) {
+    const ended = endOrphanedSessions(ctx);
+    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  }
   touch();
   log(`listening on ${socketPath}`);
   return { socketPath, stopped, stop };

@@ -45,9 +45,15 @@ function pruneSessions(tx: Tx, now: number): void {
 export function mintSession(
   ctx: HostContext,
   s: OwnerSession,
-  req: { agent: string; scope: readonly string[]; ttlMs?: number | undefined },
+  req: {
+    agent: string;
+    scope: readonly string[];
+    ttlMs?: number | undefined;
+    /** Whether `run` starts the agent in its sandbox; the audit record says which. */
+    sandboxed?: boolean;
+  },
   source: string,
-): { token: string; expires: number } {
+): { token: string; expires: number; id: string } {
   const sessionId = randomBytes(AGENT_ID_BYTES);
   const secret = randomBytes(SECRET_BYTES);
   const { verifier, wrapKey } = tokenKeys(secret);
@@ -91,10 +97,17 @@ export function mintSession(
         revoked: null,
       };
       tx.putSession(record);
-      appendAudit(tx, header, ownerEvent(ctx, 'session_start', source, { subject: agent.name }));
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'session_start', source, {
+          subject: agent.name,
+          field: req.sandboxed === true ? 'sandbox' : 'no-sandbox',
+        }),
+      );
       return record.expires;
     });
-    return { token: formatToken(sessionId, secret), expires };
+    return { token: formatToken(sessionId, secret), expires, id: sessionId.toString('hex') };
   } finally {
     wipe(secret, wrapKey, pair.secretKey);
   }
@@ -121,6 +134,22 @@ export function revokeSession(ctx: HostContext, id: string, source: string): voi
       actor: agentActor(name),
     });
   });
+}
+
+/**
+ * Ends every live session: called when a host starts. A session lives only as
+ * long as the `run` that holds it, and no hold outlives the host it was made
+ * on, so a session still live in the store at start-up belongs to a `run` that
+ * is gone or can no longer be told apart from one that is.
+ */
+export function endOrphanedSessions(ctx: HostContext): number {
+  const now = ctx.now();
+  const live = ctx
+    .store()
+    .read((tx) => tx.sessions())
+    .filter((r) => sessionLive(r, now));
+  for (const r of live) revokeSession(ctx, r.id, 'host-start');
+  return live.length;
 }
 
 /** Whether a session is alive at `now`. */

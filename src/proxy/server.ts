@@ -84,6 +84,11 @@ export interface ProxyOptions {
 
 export interface RunningProxy {
   readonly port: number;
+  /**
+   * Serves a connection that arrived some other way than the TCP port: `run`
+   * hands over those of its sandbox's relay (a Unix socket).
+   */
+  accept(socket: Socket): void;
   close(): Promise<void>;
 }
 
@@ -744,6 +749,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ownPort = typeof addr === 'object' && addr !== null ? addr.port : opts.port;
       resolve({
         port: ownPort,
+        accept: (socket) => outer.emit('connection', socket),
         close: () =>
           new Promise<void>((done) => {
             agents.https.destroy();

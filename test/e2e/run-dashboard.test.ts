@@ -3,7 +3,7 @@
 // rotation made in the dashboard, a lockdown seen live, resize, Ctrl-C, exit.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { alive } from '../support/e2e-helpers.js';
@@ -39,7 +39,21 @@ before(async () => {
   upstream = await Upstream.start(ca);
   t = Tmux.start(
     rig,
-    ['run', '--agent', 'a', '--upstream-ca', caFile, '--', 'bash', '--norc', '--noprofile', '-i'],
+    // The test reads what the agent writes in the rig's directory (its vault stays hidden).
+    [
+      'run',
+      '--agent',
+      'a',
+      '--upstream-ca',
+      caFile,
+      '--allow-write',
+      rig.root,
+      '--',
+      'bash',
+      '--norc',
+      '--noprofile',
+      '-i',
+    ],
     { HISTFILE: '/dev/null' },
     { cols: 110, rows: 32 },
   );
@@ -82,6 +96,22 @@ async function shell(line: string, marker: RegExp, label = line): Promise<string
   return t.waitFor(marker, label);
 }
 
+/** Processes whose environment holds this session token (the agent and its children). */
+function holding(token: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^[0-9]+$/.test(d))
+    .filter((d) => {
+      try {
+        const env = readFileSync(`/proc/${d}/environ`, 'utf8').split('\0');
+        const state = readFileSync(`/proc/${d}/status`, 'utf8');
+        return env.includes(`VAULT_TOKEN=${token}`) && !/^State:\s+Z/m.test(state);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 const curl = (path: string) =>
   `env -u no_proxy -u NO_PROXY curl -s -H 'Authorization: Bearer vault://X/password' https://localhost:${upstream.port}${path}; echo`;
 
@@ -90,7 +120,7 @@ test(
   { skip },
   async () => {
     await shell(
-      `printf %s "$VAULT_TOKEN" > ${file('token')}; echo $$ > ${file('pid')}; case "$HTTPS_PROXY" in "http://vault:$VAULT_TOKEN@127.0.0.1:"*) echo URL-CARRIES-SESSION;; esac`,
+      `printf %s "$VAULT_TOKEN" > ${file('token')}; case "$HTTPS_PROXY" in "http://vault:$VAULT_TOKEN@127.0.0.1:"*) echo URL-CARRIES-SESSION;; esac`,
       /^URL-CARRIES-SESSION/m,
     );
     assert.match(readFileSync(file('token'), 'utf8'), /^vlt_/);
@@ -182,11 +212,12 @@ test(
     await t.waitFor(/sleep 100\s*$/m, 'sleep');
     t.press('C-c');
     await shell('echo after-interrupt', /^after-interrupt/m);
-    const pid = Number(readFileSync(file('pid'), 'utf8'));
+    // The agent's pid is its sandbox's; from here it is found by its session token.
+    const token = readFileSync(file('token'), 'utf8');
+    assert.ok(holding(token).length > 0, 'the agent runs');
     t.line('exit 7');
     assert.equal(await t.exited(), 7);
-    assert.equal(alive(pid), false);
-    const token = readFileSync(file('token'), 'utf8');
+    assert.deepEqual(holding(token).filter(alive), []);
     const r = await rig.agent(['get', 'X'], token);
     assert.equal(r.code, 77);
     assert.match(r.stderr, /^vault-cli: VLT-2040: /);

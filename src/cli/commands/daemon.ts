@@ -3,6 +3,7 @@ import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { SPAWNED_BY_ENV } from '../../core/protocol.js';
 import { flag, type Command } from '../context.js';
+import { ownerPassphrase } from '../owner.js';
 
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
 const NOT_RUNNING = 3;
@@ -23,7 +24,9 @@ export const run: Command = async (ctx) => {
       return NOT_RUNNING;
     }
     if (sub === 'stop') {
-      await ctx.call('shutdown', {}, { autoStart: false });
+      // Asked only once a host answers: with none running there is nothing to prove.
+      const passphrase = status.vault ? await ownerPassphrase(ctx) : '';
+      await ctx.call('shutdown', { passphrase }, { autoStart: false });
       ctx.stderr.write(`vault-cli: stopped the vault host (pid ${status.pid})\n`);
       return 0;
     }

@@ -1,19 +1,35 @@
 /**
- * `vault-cli run [--agent <name>] [--scope <entry>]... [--keep-env NAME]... -- <command> [args...]`.
+ * `vault-cli run [--agent <name>] [--scope <entry>]... [--keep-env NAME]...
+ * [--allow-write DIR]... [--allow-net HOST:PORT]... [--no-sandbox] -- <command> [args...]`.
  * An owner command: with the owner's passphrase it asks the host for a session
- * token for the agent, serves a proxy that knows the session by the URL's
- * user-info (with a CA that lives in memory only), runs the command under the
- * supervisor in a scrubbed environment, shows the dashboard on Ctrl-], revokes
- * the token when the command ends, and exits with the command's status.
+ * token for the agent and holds the session on a connection of its own (the
+ * host ends the session when that connection ends, even if `run` is killed),
+ * serves a proxy that knows the session by the URL's user-info (with a CA that
+ * lives in memory only), runs the command in the agent sandbox
+ * (shell/sandbox.ts, docs/sandbox.md) under the supervisor in a scrubbed
+ * environment, shows the dashboard on Ctrl-], ends the session when the
+ * command ends, and exits with the command's status.
  * The vault host stays a process of its own (docs/decisions.md: Supervisor).
  */
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, connect, isIP, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, relative, isAbsolute, resolve } from 'node:path';
 import { VaultError } from '../../core/errors.js';
-import { flagList, flagString, type CliContext, type Command } from '../context.js';
+import { flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 import { DEFAULT_PORT, proxyEnv, upstreamRoots } from './proxy.js';
+import type * as Sandbox from '../../../shell/sandbox.js';
 
 /** The command as the child would find it: a path, or the first executable on PATH. */
 function findCommand(file: string, path: string | undefined): string | null {
@@ -86,6 +102,148 @@ async function sessionProxy(ctx: CliContext, dir: string) {
   return { proxy, files, url: (token: string) => proxyUrl(proxy.port, token) };
 }
 
+/** Whether `p` is `dir` or inside it. */
+function within(p: string, dir: string): boolean {
+  const r = relative(dir, p);
+  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+}
+
+/** `--allow-net host:port`, checked. */
+function parseRoute(text: string): { host: string; port: number } {
+  const m = /^([A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(text);
+  const port = Number(m?.[2]);
+  const host = (m?.[1] ?? '').toLowerCase();
+  // A name is mapped to a loopback address inside; an address cannot be (no such interface there).
+  if (m === null || port < 1 || port > 65535 || isIP(host) !== 0)
+    throw new VaultError(
+      'VLT-1002',
+      `--allow-net takes host:port with a host name (or localhost), not ${JSON.stringify(text)}.`,
+    );
+  if (host === 'localhost' && port === SANDBOX_PORT)
+    throw new VaultError(
+      'VLT-1002',
+      `--allow-net: localhost:${SANDBOX_PORT} is the vault proxy inside.`,
+    );
+  return { host, port };
+}
+
+/** The proxy's port inside the sandbox (shell/sandbox.ts SANDBOX_PROXY_PORT, without loading it). */
+const SANDBOX_PORT = 1983;
+
+/** A Unix-socket server at `path` whose connections `onConnection` takes. */
+async function listenUnix(path: string, onConnection: (s: Socket) => void) {
+  const server = createServer(onConnection);
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(path, () => res());
+  });
+  return server;
+}
+
+/**
+ * Everything the sandbox needs besides the agent's command: the paths it
+ * protects and opens, and `run`'s relays for the proxy and each allowed route.
+ * Throws before anything is started when a path cannot be honoured.
+ */
+async function prepareSandbox(
+  ctx: CliContext,
+  programs: { bwrap: string; socat: string },
+  dir: string,
+  hostSocket: string,
+  proxy: { accept(s: Socket): void },
+  servers: Server[],
+): Promise<Omit<Sandbox.SandboxSpec, 'command'>> {
+  const cwd = process.cwd();
+  const kind = (p: string): 'dir' | 'file' | null => {
+    try {
+      return statSync(p).isDirectory() ? 'dir' : 'file';
+    } catch {
+      return null;
+    }
+  };
+  const secretPaths = [
+    ctx.paths.vaultDir,
+    ctx.paths.configDir,
+    ...ctx.paths.defaultDirs,
+    ...[ctx.paths.passphraseFile, ctx.paths.newPassphraseFile].filter((p) => p !== null),
+  ];
+  const hidden = [...new Set(secretPaths.map((p) => resolve(p)))]
+    .map((path) => ({ path, kind: kind(path) }))
+    .filter((h) => h.kind !== null)
+    .map((h) => ({ path: h.path, dir: h.kind === 'dir' }));
+  const covered = hidden.find((h) => within(cwd, h.path));
+  if (covered !== undefined)
+    throw new VaultError(
+      'VLT-1001',
+      'Run the agent from a directory outside the vault and configuration directories.',
+    );
+  const writable = flagList(ctx, 'allow-write').map((d) => {
+    const full = resolve(d);
+    if (kind(full) !== 'dir')
+      throw new VaultError('VLT-1002', `--allow-write takes a directory: ${JSON.stringify(d)}.`);
+    // A directory holding one of them is fine: they are covered again after it.
+    if (hidden.some((h) => within(full, h.path)))
+      throw new VaultError(
+        'VLT-1002',
+        `--allow-write cannot open the vault or configuration directories: ${JSON.stringify(d)}.`,
+      );
+    return full;
+  });
+  // The installation and the `vault-cli` on PATH: readable (the agent runs them), never writable.
+  const installation = resolve(dirname(ctx.script), '..', '..', '..');
+  const sandbox = await import('../../../shell/sandbox.js');
+  const onPath = sandbox.which('vault-cli', ctx.env.PATH);
+  const readOnly = [
+    installation,
+    ...(onPath === null ? [] : [onPath, realpathSync(onPath)]),
+    ...ctx.paths.shellStartup,
+  ].filter((p, i, all) => kind(p) !== null && all.indexOf(p) === i);
+
+  // The proxy: 127.0.0.1:1983 inside, relayed by socat to this socket, served by the session's proxy.
+  const proxySocket = join(dir, 'proxy.sock');
+  servers.push(await listenUnix(proxySocket, (s) => proxy.accept(s)));
+  // The host: the session's own socket, bound over this placeholder.
+  writeFileSync(join(dir, 'host.sock'), '');
+
+  const routes = flagList(ctx, 'allow-net').map(parseRoute);
+  const planned = await Promise.all(
+    routes.map(async (r, i) => {
+      const socket = join(dir, `net-${i}.sock`);
+      servers.push(
+        await listenUnix(socket, (inner) => {
+          const outer = connect(r.port, r.host);
+          inner.on('error', () => outer.destroy());
+          outer.on('error', () => inner.destroy());
+          inner.pipe(outer).pipe(inner);
+        }),
+      );
+      // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
+      return { ...r, address: r.host === 'localhost' ? '127.0.0.1' : `127.0.0.${i + 2}`, socket };
+    }),
+  );
+  let hostsFile: string | null = null;
+  if (planned.length > 0) {
+    hostsFile = join(dir, 'hosts');
+    const system = existsSync('/etc/hosts') ? readFileSync('/etc/hosts', 'utf8') : '';
+    const names = new Map<string, string>();
+    for (const r of planned)
+      if (r.host !== 'localhost' && !names.has(r.host)) names.set(r.host, r.address);
+    writeFileSync(hostsFile, [...[...names].map(([h, a]) => `${a}\t${h}`), system].join('\n'));
+  }
+  return {
+    ...programs,
+    cwd,
+    writable,
+    hidden,
+    readOnly,
+    sessionDir: dir,
+    hostSocket: { from: hostSocket, to: join(dir, 'host.sock') },
+    proxySocket,
+    routes: planned,
+    hostsFile,
+  };
+}
+
 export const run: Command = async (ctx) => {
   const words = ctx.inv.args.command;
   const command = Array.isArray(words) ? words : [];
@@ -96,24 +254,52 @@ export const run: Command = async (ctx) => {
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
   const agent = flagString(ctx, 'agent') ?? basename(file);
+  const sandboxed = !flag(ctx, 'no-sandbox');
+  // No silent fallback: a sandbox that cannot start is an error before anything is asked.
+  const sandbox = sandboxed ? await import('../../../shell/sandbox.js') : null;
+  const programs = sandbox?.probeSandbox(process.platform, ctx.env.PATH) ?? null;
+  if (!sandboxed)
+    ctx.stderr.write(
+      'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
+    );
   // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
   const passphrase = await ownerPassphrase(ctx);
-  const { token } = await ctx.call('session.start', {
+  const started = await ctx.call('session.start', {
     passphrase,
     agent,
     scope: flagList(ctx, 'scope'),
+    sandbox: sandboxed,
   });
+  const { token } = started;
+  const { hold } = await import('../../client/client.js');
+  // From here the session ends when this process does, however it ends.
+  const held = await hold(ctx.client, token);
   const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
   let proxy: Awaited<ReturnType<typeof sessionProxy>> | undefined;
+  const servers: Server[] = [];
   try {
     proxy = await sessionProxy(ctx, dir);
+    const spec =
+      sandbox === null || programs === null || started.socket === undefined
+        ? null
+        : await prepareSandbox(ctx, programs, dir, started.socket, proxy.proxy, servers);
+    const url = proxy.url(token);
+    const inside =
+      sandbox === null ? url : url.replace(/:[0-9]+$/, `:${sandbox.SANDBOX_PROXY_PORT}`);
+    const noProxy = ['localhost', '127.0.0.1', '::1', ...(spec?.routes.map((r) => r.host) ?? [])];
     const { env } = (await import('../../../shell/env.js')).childEnv({
       parent: ctx.env,
       sessionToken: token,
-      proxy: proxyEnv(proxy.url(token), {
-        proxyCa: proxy.files.cert,
-        proxyCaBundle: proxy.files.bundle,
-      }),
+      proxy: [
+        ...proxyEnv(inside, {
+          proxyCa: proxy.files.cert,
+          proxyCaBundle: proxy.files.bundle,
+        }).map(([k, v]): [string, string] =>
+          k === 'NO_PROXY' || k === 'no_proxy' ? [k, noProxy.join(',')] : [k, v],
+        ),
+        // Inside, the client finds the session's socket where it looks for the host's.
+        ...(spec === null ? [] : [['VAULT_DIR', dir] as [string, string]]),
+      ],
       keep: flagList(ctx, 'keep-env'),
       forbiddenValues: [
         ...longLivedToken(ctx.paths.tokenFile),
@@ -126,10 +312,14 @@ export const run: Command = async (ctx) => {
     ]);
     const api = await dashboardApi(ctx, passphrase);
     const result = await supervise({
-      file,
-      args: command.slice(1),
+      file: spec === null ? file : spec.bwrap,
+      args:
+        spec === null || sandbox === null
+          ? command.slice(1)
+          : sandbox.sandboxArgs({ ...spec, command }),
       env,
       cwd: process.cwd(),
+      signalForeground: spec !== null,
       io: { stdin: ctx.stdin, stdout: ctx.stdout, signals: process },
       handOver: {
         key: HAND_OVER_KEY,
@@ -152,10 +342,12 @@ export const run: Command = async (ctx) => {
     });
     return result.status;
   } finally {
+    for (const s of servers) s.close();
     await proxy?.proxy.close();
     rmSync(dir, { recursive: true, force: true });
+    held.release();
     await ctx.call('session.end', { token }).catch(() => {
-      ctx.stderr.write('vault-cli: the session token could not be revoked; it expires anyway.\n');
+      // Already ended with the hold, or the host is gone: either way the token is refused.
     });
   }
 };

@@ -1,0 +1,79 @@
+/**
+ * The sockets of sandboxed sessions. `run` binds one of these, and never the
+ * host's own socket, into its sandbox: behind it the host answers only the
+ * agent operations (whoami, read, resolve) and only for that session's token,
+ * so an agent inside the sandbox cannot stop the host, try the owner's
+ * passphrase or bring in another token (VLT-2051). Each socket lives in
+ * `<vault>/sessions/` (0700, the host's) and goes when its session ends.
+ */
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { join } from 'node:path';
+
+/** How long a session's socket waits for `run` to hold the session before it ends it. */
+const HOLD_WITHIN_MS = 60_000;
+
+export class SessionSockets {
+  private readonly servers = new Map<string, { server: Server; path: string }>();
+  private readonly unheld = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly dir: string,
+    /** The restricted request handler for session `id`. */
+    private readonly serve: (id: string) => RequestListener,
+    /** Ends session `id` (revokes it) when nobody held it in time. */
+    private readonly end: (id: string) => void,
+  ) {}
+
+  /** Starts serving session `id` and returns its socket's path. */
+  async open(id: string): Promise<string> {
+    const dir = join(this.dir, 'sessions');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    // 64 bits of the id keep the path inside sun_path's 108 bytes.
+    const path = join(dir, `${id.slice(0, 16)}.sock`);
+    // Only this host writes here: a file of that name is an earlier host's leftover.
+    rmSync(path, { force: true });
+    const server = createServer(this.serve(id));
+    server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    chmodSync(path, 0o600);
+    this.servers.set(id, { server, path });
+    const timer = setTimeout(() => {
+      this.unheld.delete(id);
+      this.end(id);
+      this.close(id);
+    }, HOLD_WITHIN_MS);
+    timer.unref();
+    this.unheld.set(id, timer);
+    return path;
+  }
+
+  /** `run` holds the session: it now ends with that hold, not with the timer. */
+  held(id: string): void {
+    clearTimeout(this.unheld.get(id));
+    this.unheld.delete(id);
+  }
+
+  /** Stops serving session `id`; connections still open are cut. */
+  close(id: string): void {
+    clearTimeout(this.unheld.get(id));
+    this.unheld.delete(id);
+    const s = this.servers.get(id);
+    if (s === undefined) return;
+    this.servers.delete(id);
+    s.server.close();
+    s.server.closeAllConnections();
+    rmSync(s.path, { force: true });
+  }
+
+  closeAll(): void {
+    for (const id of [...this.servers.keys()]) this.close(id);
+  }
+}
