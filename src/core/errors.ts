@@ -32,6 +32,16 @@ export const ERRORS = {
     message: 'Malformed or ambiguous request; nothing was sent.',
   },
   'VLT-2049': { exit: 64, message: 'Not a proxy request: the proxy serves no API and no page.' },
+  /**
+   * get, totp, render: stdout is a terminal or a file, and values go only into
+   * a pipe. 64 (usage), not 77: nothing about the credential was refused and
+   * nothing reached the host; the same command piped succeeds, so the caller
+   * should change how it runs the command, not stop and ask for access.
+   */
+  'VLT-2050': {
+    exit: 64,
+    message: 'Values go only into a pipe; stdout is not one.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
