@@ -9,17 +9,18 @@
  * not.
  *
  * This guards against accidental echo, not against a hostile agent: `get X |
- * cat` or `get X | tee f` still puts the value where the agent wants it. The
- * scope, the limits, the audit trail and `run`'s containment are what hold
- * against that (docs/threat-model.md).
+ * cat` or `get X | tee f` still puts the value where the agent wants it, and a
+ * tool runner that captures output through a pipe is a pipe. The scope, the
+ * limits, the audit trail and `run`'s containment are what hold against that
+ * (docs/pipes.md, docs/threat-model.md).
  */
-import { fstatSync } from 'node:fs';
+import { fstatSync, type Stats } from 'node:fs';
 import { isatty } from 'node:tty';
 import { VaultError } from '../core/errors.js';
 
 /** What stdout is, when it may not take a value; null when it may. */
 export function unfitForValues(fd: number): string | null {
-  let st;
+  let st: Stats;
   try {
     st = fstatSync(fd);
   } catch {

@@ -4,10 +4,10 @@
  * without contacting the host), one `resolve` request releases every distinct
  * reference at once, every value is checked against the places it goes, and
  * only then does pass 2 stream the output. Output goes to stdout only, never
- * to a file, and stdout must be a pipe (src/cli/pipe-only.ts). A file is read twice through one descriptor in 64 KiB chunks
- * (constant memory). `-` on stdin redirected from a regular file
- * (`render - < big.yaml`) is read the same way, twice through fd 0 from the
- * offset stdin was at. A pipe, socket or terminal cannot be read twice, and
+ * to a file, and stdout must be a pipe (src/cli/pipe-only.ts). A file is read
+ * twice through one descriptor in 64 KiB chunks (constant memory). `-` on
+ * stdin redirected from a regular file (`render - < big.yaml`) is read the
+ * same way, twice through fd 0 from the offset stdin was at. A pipe, socket or terminal cannot be read twice, and
  * all or nothing forbids output before every reference resolves while a
  * temporary file is out of the question, so there `-` holds all of stdin in
  * memory.
