@@ -39,12 +39,12 @@ end
 
 complete -c vault-cli -f
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'init' -d 'store this agent’s token (read from stdin or a prompt)'
-complete -c vault-cli -n '__vault_cli_lead 0' -a 'get' -d 'print one field of an entry'
-complete -c vault-cli -n '__vault_cli_lead 0' -a 'totp' -d 'print the current one-time code of an entry'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'get' -d 'print one field of an entry into a pipe'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'totp' -d 'print the current one-time code of an entry into a pipe'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'proxy' -d 'run the reference-resolving HTTPS proxy on 127.0.0.1 (default port 1983)'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'env' -d 'print the shell lines that route a tool through the proxy'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'ca' -d 'print the path of the proxy’s CA certificate'
-complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced (all or nothing; - is stdin: < file streams, a pipe is held in memory)'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced, into a pipe (all or nothing; - is stdin: < file streams, a pipe is held in memory)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'

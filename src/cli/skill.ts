@@ -37,6 +37,12 @@ Rules:
      file and pipe it: \`vault-cli render config.yaml | app --config -\`.
    - Use \`vault-cli get <entry> --field <field>\` only when neither works, and
      only inside a command substitution or pipe, never to read the value.
+   \`get\`, \`totp\` and \`render\` write only into a pipe: when their output
+   would go to your terminal or into a file they refuse with VLT-2050 and
+   read nothing. Then pipe the output straight into the program that uses
+   it (\`vault-cli render app.yaml | app --config -\`,
+   \`vault-cli get registry --field token | docker login -u ci --password-stdin\`);
+   never pipe it to \`cat\`, \`tee\` or a file to see it.
 4. Errors are final answers, not puzzles:
    - VLT-2041 (Access denied): the entry is outside your scope. Stop and ask
      the user to grant it; do not try other names.
@@ -45,12 +51,14 @@ Rules:
      user.
    - VLT-2043 (Agent locked): you are frozen until the owner unlocks you with
      a hardware key. Tell the user; nothing you do will lift it.
+   - VLT-2050 (Values go only into a pipe): nothing was read; run the
+     command again with its output piped into the program that needs it.
    Retrying, or guessing entry names after a refusal, counts against you: a
    second rate-limit violation within two hours locks the agent down.
 `;
 
 const DESCRIPTION =
-  'Rules for using credentials from vault-cli: one credential at a time, never print secrets, prefer the proxy and render pipes, and what VLT-2041/2042/2043 mean. Use whenever a task needs an API key, password, token or other secret.';
+  'Rules for using credentials from vault-cli: one credential at a time, never print secrets, prefer the proxy and render pipes, and what VLT-2041/2042/2043/2050 mean. Use whenever a task needs an API key, password, token or other secret.';
 
 /** Where and how one agent gets the guardrails. */
 export interface SkillTarget {

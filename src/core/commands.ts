@@ -81,7 +81,7 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   {
     path: ['get'],
-    summary: 'print one field of an entry',
+    summary: 'print one field of an entry into a pipe',
     side: 'agent',
     args: [{ ...entryArg, complete: 'none' }],
     flags: [field],
@@ -89,7 +89,7 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   {
     path: ['totp'],
-    summary: 'print the current one-time code of an entry',
+    summary: 'print the current one-time code of an entry into a pipe',
     side: 'agent',
     args: [{ ...entryArg, complete: 'none' }],
     flags: [],
@@ -131,7 +131,7 @@ export const COMMANDS: readonly CommandDef[] = [
   {
     path: ['render'],
     summary:
-      'print a template with every vault:// reference replaced (all or nothing; - is stdin: < file streams, a pipe is held in memory)',
+      'print a template with every vault:// reference replaced, into a pipe (all or nothing; - is stdin: < file streams, a pipe is held in memory)',
     side: 'agent',
     args: [{ name: 'file', summary: 'template file, or - for stdin', complete: 'file' }],
     flags: [

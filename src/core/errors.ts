@@ -38,6 +38,16 @@ export const ERRORS = {
     message: 'Malformed or ambiguous request; nothing was sent.',
   },
   'VLT-2049': { exit: 64, message: 'Not a proxy request: the proxy serves no API and no page.' },
+  /**
+   * get, totp, render: stdout is a terminal or a file, and values go only into
+   * a pipe. 64 (usage), not 77: nothing about the credential was refused and
+   * nothing reached the host; the same command piped succeeds, so the caller
+   * should change how it runs the command, not stop and ask for access.
+   */
+  'VLT-2050': {
+    exit: 64,
+    message: 'Values go only into a pipe; stdout is not one.',
+  },
   /** A sandboxed agent asked for something only the owner, outside the sandbox, may do. */
   'VLT-2051': {
     exit: 77,

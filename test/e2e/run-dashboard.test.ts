@@ -124,7 +124,7 @@ test(
       /^URL-CARRIES-SESSION/m,
     );
     assert.match(readFileSync(file('token'), 'utf8'), /^vlt_/);
-    await shell('vault-cli get X', /^hunter2/m);
+    await shell('vault-cli get X | cat', /^hunter2/m);
     const screen = await shell(curl('/first'), /you sent: Bearer vault:\/\/X\/password/);
     assert.ok(!/you sent: Bearer hunter2/.test(screen), 'the echoed value was scrubbed');
     assert.deepEqual(upstream.header('authorization').slice(-1), ['Bearer hunter2']);
@@ -169,11 +169,11 @@ test(
     await backToAgent();
 
     await shell(
-      'vault-cli get X; echo got-it',
+      'vault-cli get X | cat; echo got-it',
       new RegExp(`^${ROTATED}\\s*\\n(.*\\n)?got-it`, 'm'),
     );
     await shell(
-      `echo 'v=vault://X/password' | vault-cli render -`,
+      `echo 'v=vault://X/password' | vault-cli render - | cat`,
       new RegExp(`^v=${ROTATED}`, 'm'),
     );
     await shell(
@@ -189,7 +189,7 @@ test(
   { skip },
   async () => {
     await shell(
-      'vault-cli get Y; vault-cli get Z; vault-cli get W; echo "status=$?"',
+      'vault-cli get Y >/dev/null; vault-cli get Z >/dev/null; vault-cli get W >/dev/null; echo "status=$?"',
       /^status=75/m,
     );
     t.press('C-]');
@@ -198,7 +198,7 @@ test(
     ok(await rig.owner(['agent', 'lock', 'a']));
     await t.waitFor(/a\s+ai\s+■ LOCKED/, 'the lockdown');
     await backToAgent();
-    await shell('vault-cli get X; echo "status=$?"', /^status=77/m);
+    await shell('vault-cli get X >/dev/null; echo "status=$?"', /^status=77/m);
   },
 );
 

@@ -24,7 +24,7 @@ after(() => rig.dispose());
 const underPty = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
   ptyRun(rig, args, env);
 
-test('the child gets a session token, reads in scope, and its exit status comes back', async () => {
+test('the child gets a session token, reads in scope into a pipe (not onto its pty), and its exit status comes back', async () => {
   const r = await underPty([
     'run',
     '--agent',
@@ -32,9 +32,11 @@ test('the child gets a session token, reads in scope, and its exit status comes 
     '--',
     'sh',
     '-c',
-    'echo "prefix=$(echo $VAULT_TOKEN | cut -c1-4)"; vault-cli get X; exit 3',
+    'echo "prefix=$(echo $VAULT_TOKEN | cut -c1-4)"; vault-cli get X; echo "status=$?"; vault-cli get X | cat; exit 3',
   ]).exited;
   assert.match(r.output, /prefix=vlt_/);
+  assert.match(r.output, /^vault-cli: VLT-2050: .*stdout is a terminal/m);
+  assert.match(r.output, /^status=64/m);
   assert.match(r.output, /hunter2/);
   assert.equal(r.exitCode, 3, r.output);
 });
@@ -70,7 +72,7 @@ test('--scope narrows the session: an entry of the agent outside it is refused',
     '--',
     'sh',
     '-c',
-    'vault-cli get X; vault-cli get Y; echo "status=$?"',
+    'vault-cli get X | cat; vault-cli get Y >/dev/null; echo "status=$?"',
   ]).exited;
   assert.match(r.output, /hunter2/);
   assert.match(r.output, /VLT-2041/);
@@ -159,7 +161,8 @@ function zombie(pid: number): boolean {
 }
 
 test('a session shares the agent’s rate state: its read counts against the agent’s token', async () => {
-  const r = await underPty(['run', '--agent', 'slow', '--', 'vault-cli', 'get', 'X']).exited;
+  const r = await underPty(['run', '--agent', 'slow', '--', 'sh', '-c', 'vault-cli get X | cat'])
+    .exited;
   assert.match(r.output, /hunter2/);
   assert.match(ok(await rig.owner(['agent', 'show', 'slow'])), /this minute: 1 of 1 /);
   const own = await rig.agent(['get', 'Y'], slow);

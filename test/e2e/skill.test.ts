@@ -46,6 +46,8 @@ function assertGuardrails(text: string, where: string): void {
     'VLT-2041',
     'VLT-2042',
     'VLT-2043',
+    'VLT-2050',
+    'write only into a pipe',
     'locks the agent down',
   ]) {
     assert.ok(text.includes(needle), `${where}: lacks ${JSON.stringify(needle)}`);

@@ -1,10 +1,12 @@
-/** `vault-cli get <entry> [--field f]`: one value and a newline on stdout. */
+/** `vault-cli get <entry> [--field f]`: one value and a newline on stdout, which must be a pipe. */
 import { VaultError } from '../../core/errors.js';
 import { DEFAULT_FIELD, isFieldName } from '../../core/names.js';
 import { arg, flagString, type Command } from '../context.js';
+import { requirePipe } from '../pipe-only.js';
 import { loadToken } from '../token.js';
 
 export const run: Command = async (ctx) => {
+  requirePipe('vault-cli get <entry>');
   const field = flagString(ctx, 'field') ?? DEFAULT_FIELD;
   if (!isFieldName(field)) throw new VaultError('VLT-1002', 'Field names are [A-Za-z0-9_-]+.');
   const { value } = await ctx.call('read', {

@@ -4,10 +4,10 @@
  * without contacting the host), one `resolve` request releases every distinct
  * reference at once, every value is checked against the places it goes, and
  * only then does pass 2 stream the output. Output goes to stdout only, never
- * to a file. A file is read twice through one descriptor in 64 KiB chunks
- * (constant memory). `-` on stdin redirected from a regular file
- * (`render - < big.yaml`) is read the same way, twice through fd 0 from the
- * offset stdin was at. A pipe, socket or terminal cannot be read twice, and
+ * to a file, and stdout must be a pipe (src/cli/pipe-only.ts). A file is read
+ * twice through one descriptor in 64 KiB chunks (constant memory). `-` on
+ * stdin redirected from a regular file (`render - < big.yaml`) is read the
+ * same way, twice through fd 0 from the offset stdin was at. A pipe, socket or terminal cannot be read twice, and
  * all or nothing forbids output before every reference resolves while a
  * temporary file is out of the question, so there `-` holds all of stdin in
  * memory.
@@ -20,6 +20,7 @@ import { Collector, Renderer, check, type Collected } from '../../render/render.
 import { chooseFormat, type Format } from '../../render/format.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
 import { readAll } from '../io.js';
+import { requirePipe } from '../pipe-only.js';
 import { loadToken } from '../token.js';
 
 const CHUNK = 64 * 1024;
@@ -174,6 +175,8 @@ async function renderOnce(ctx: CliContext, format: Format, source: Source): Prom
 }
 
 export const run: Command = async (ctx) => {
+  // Before the template is read: a terminal or a file never gets a byte.
+  requirePipe('vault-cli render <file>');
   const path = arg(ctx, 'file');
   const watching = flag(ctx, 'watch');
   const format = chooseFormat(

@@ -1,8 +1,10 @@
-/** `vault-cli totp <entry>`: the current code; the seed never leaves the host. */
+/** `vault-cli totp <entry>`: the current code; the seed never leaves the host, the code goes only into a pipe. */
 import { arg, type Command } from '../context.js';
+import { requirePipe } from '../pipe-only.js';
 import { loadToken } from '../token.js';
 
 export const run: Command = async (ctx) => {
+  requirePipe('vault-cli totp <entry>');
   const { value } = await ctx.call('read', {
     token: loadToken(ctx),
     entry: arg(ctx, 'entry'),

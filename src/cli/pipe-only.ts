@@ -1,0 +1,47 @@
+/**
+ * Values go only into pipes (the specification: a value exists "only in the
+ * pipe", a rendered file "only in the pipe; never on disk"). `get`, `totp` and
+ * `render` are agent commands, always run with an agent's or a session's
+ * token, so each checks its stdout before it asks the host for anything: a
+ * pipe, a socket, or a character device that is not a terminal (/dev/null)
+ * may take a value; a terminal (under `run`, the agent's pty, which is its
+ * transcript and its model's context), a regular file or a block device may
+ * not.
+ *
+ * This guards against accidental echo, not against a hostile agent: `get X |
+ * cat` or `get X | tee f` still puts the value where the agent wants it, and a
+ * tool runner that captures output through a pipe is a pipe. The scope, the
+ * limits, the audit trail and `run`'s containment are what hold against that
+ * (docs/pipes.md, docs/threat-model.md).
+ */
+import { fstatSync, type Stats } from 'node:fs';
+import { isatty } from 'node:tty';
+import { VaultError } from '../core/errors.js';
+
+/** What stdout is, when it may not take a value; null when it may. */
+export function unfitForValues(fd: number): string | null {
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
+  } catch {
+    return 'closed';
+  }
+  if (st.isFIFO() || st.isSocket()) return null;
+  if (st.isCharacterDevice()) return isatty(fd) ? 'a terminal' : null;
+  if (st.isFile()) return 'a file';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a pipe';
+}
+
+/**
+ * @throws VaultError VLT-2050 when stdout (fd 1) is a terminal, a file or
+ * anything else that is not a pipe; `example` shows the piped form.
+ */
+export function requirePipe(example: string): void {
+  const what = unfitForValues(1);
+  if (what === null) return;
+  throw new VaultError(
+    'VLT-2050',
+    `Values go only into a pipe, and stdout is ${what}: pipe it to the program that needs it (${example} | program), or use the proxy or render; nothing was read.`,
+  );
+}
