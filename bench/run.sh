@@ -6,3 +6,4 @@ npm run build --silent
 node --import tsx bench/get.ts "$@"
 node --import tsx bench/render.ts
 node --import tsx bench/proxy.ts
+node --import tsx bench/run.ts
