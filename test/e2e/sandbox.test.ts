@@ -293,12 +293,16 @@ describe('owner power stays outside', () => {
     const r = await ran(
       [
         'vault-cli daemon stop; echo "stop=$?"',
+        // A host of its own on the real vault (under faketime, say, to reset its rate state).
+        `timeout 10 env VAULT_DIR=${rig.vaultDir} vault-cli daemon >/dev/null 2>&1; echo "own-host=$?"`,
         `VAULT_PASSPHRASE_FILE=${pass} vault-cli agent ls; echo "owner=$?"`,
         `VAULT_TOKEN=${otherToken} vault-cli get Other | cat; echo "foreign=\${PIPESTATUS[0]}"`,
       ].join('; '),
     );
     const m = said(r.output);
     assert.equal(m.get('stop'), '77', r.output);
+    assert.notEqual(m.get('own-host'), '0', r.output);
+    assert.notEqual(m.get('own-host'), '124', `${r.output}: a host ran inside`);
     assert.equal(m.get('owner'), '77', r.output);
     assert.equal(m.get('foreign'), '77', r.output);
     assert.equal((r.output.match(/VLT-2051/g) ?? []).length, 3, r.output);
