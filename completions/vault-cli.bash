@@ -105,6 +105,7 @@ _vault_cli() {
       'run --allow-net') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
+      'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'agent add --scope') __vault_cli_names entry; return 0 ;;
       'agent add --kind') :; return 0 ;;
       'agent add --per-minute') :; return 0 ;;
@@ -134,7 +135,7 @@ _vault_cli() {
       'vault passwd') __vault_cli_words '--recovery --help' ;;
       'entry set') __vault_cli_words '--field --tier --help' ;;
       'entry rm') __vault_cli_words '--help' ;;
-      'entry show') __vault_cli_words '--json --help' ;;
+      'entry show') __vault_cli_words '--json --reveal --field --help' ;;
       'entry ls') __vault_cli_words '--json --help' ;;
       'entry hosts') __vault_cli_words '--clear --help' ;;
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
@@ -174,7 +175,7 @@ _vault_cli() {
     'vault passwd') valued='  ' ;;
     'entry set') valued=' --field --tier ' ;;
     'entry rm') valued='  ' ;;
-    'entry show') valued='  ' ;;
+    'entry show') valued=' --field ' ;;
     'entry ls') valued='  ' ;;
     'entry hosts') valued='  ' ;;
     'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;

@@ -14,6 +14,7 @@ export const OWNER_ACTIONS = [
   'rotate',
   'entry_rm',
   'entry_hosts',
+  'reveal',
   'agent_add',
   'agent_scope',
   'agent_limits',

@@ -240,10 +240,17 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   {
     path: ['entry', 'show'],
-    summary: 'show an entry’s fields and metadata (never values)',
+    summary: 'show an entry’s fields and metadata; --reveal prints one field’s value',
     side: 'owner',
     args: [entryArg],
-    flags: [json],
+    flags: [
+      json,
+      {
+        name: 'reveal',
+        summary: 'print the value of one field (--field; default password), audited',
+      },
+      field,
+    ],
     module: 'entry',
   },
   {

@@ -91,6 +91,11 @@ export interface Ops {
   };
   'entry.rm': { req: OwnerAuth & { entry: string }; res: Record<string, never> };
   'entry.show': { req: OwnerAuth & { entry: string }; res: EntrySummary };
+  /** The owner's own look at one value (base64), audited as `reveal` before it is sent. */
+  'entry.reveal': {
+    req: OwnerAuth & { entry: string; field: string };
+    res: { value: string; version: number };
+  };
   'entry.ls': { req: OwnerAuth; res: { entries: EntrySummary[] } };
   /** Binds an entry to the hosts the proxy may send it to; an empty list lifts the binding. */
   'entry.hosts': { req: OwnerAuth & { entry: string; hosts: string[] }; res: EntrySummary };

@@ -224,6 +224,48 @@ export function showEntry(ctx: HostContext, s: OwnerSession, name: string): Entr
   return ctx.store().read((tx) => summary(tx, s, ctx.header(tx), mustFindEntry(tx, s, name)));
 }
 
+/**
+ * The owner's own look at one value: the `reveal` audit record is committed
+ * before the value leaves the host, as an agent's read is.
+ * @throws VaultError VLT-4001 for an unknown entry, VLT-2044 for a field it does not have.
+ */
+export function revealField(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; field: string },
+  source: string,
+): { value: string; version: number } {
+  const field = checkFieldName(req.field);
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const e = mustFindEntry(tx, s, req.entry);
+    const rec = tx.field(e.id, s.fieldKey(e.id, field));
+    if (rec === null) {
+      throw new VaultError('VLT-2044', `${quote(req.entry)} has no field ${quote(field)}.`);
+    }
+    const dataKey = s.dataKey(header, e);
+    try {
+      const value = openOrFail(
+        dataKey,
+        rec.value,
+        slots.field(header.vaultId, e.id, field, rec.version),
+      );
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'reveal', source, { entryId: e.id, entry: req.entry, field }),
+      );
+      try {
+        return { value: value.toString('base64'), version: rec.version };
+      } finally {
+        wipe(value);
+      }
+    } finally {
+      wipe(dataKey);
+    }
+  });
+}
+
 export function listEntries(ctx: HostContext, s: OwnerSession): EntrySummary[] {
   return ctx
     .store()

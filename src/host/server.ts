@@ -28,7 +28,7 @@ import { authenticate, endSession, readField, release, whoami } from './access.j
 import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
 import { SessionSockets } from './session-sockets.js';
-import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
+import { listEntries, removeEntry, revealField, setEntry, setHosts, showEntry } from './entries.js';
 import {
   beginEnrol,
   beginUnlock,
@@ -260,6 +260,10 @@ function handlers(
     'entry.rm': (b, source) =>
       asOwner(ctx, b, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
     'entry.show': (b) => asOwner(ctx, b, (s) => showEntry(ctx, s, str(b, 'entry'))),
+    'entry.reveal': (b, source) =>
+      asOwner(ctx, b, (s) =>
+        revealField(ctx, s, { entry: str(b, 'entry'), field: str(b, 'field') }, source),
+      ),
     'entry.ls': (b) => asOwner(ctx, b, (s) => ({ entries: listEntries(ctx, s) })),
     'entry.hosts': (b, source) =>
       asOwner(ctx, b, (s) =>
