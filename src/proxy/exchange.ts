@@ -30,6 +30,7 @@ interface Parser {
 interface ParserClass {
   new (): Parser;
   readonly RESPONSE: number;
+  readonly kOnMessageBegin: number;
   readonly kOnHeaders: number;
   readonly kOnHeadersComplete: number;
   readonly kOnBody: number;
@@ -60,6 +61,12 @@ class Reader {
   constructor(readonly socket: TLSSocket) {
     const p = this.#parser;
     p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+    // The header list is per message: trailers llhttp hands over at a message's
+    // end (kOnHeaders again) must never become part of the next response's head,
+    // which may be another caller's.
+    p[HTTPParser.kOnMessageBegin] = () => {
+      this.#headers = [];
+    };
     p[HTTPParser.kOnHeaders] = (headers: string[]) => {
       for (const h of headers) this.#headers.push(h);
     };
@@ -85,7 +92,11 @@ class Reader {
       return this.current.onHead(status, message, raw, keepAlive);
     };
     p[HTTPParser.kOnBody] = (b: Buffer) => this.current?.onBody(b);
-    p[HTTPParser.kOnMessageComplete] = () => this.current?.onComplete();
+    p[HTTPParser.kOnMessageComplete] = () => {
+      // Trailers: dropped, never relayed, never kept.
+      this.#headers = [];
+      this.current?.onComplete();
+    };
     socket.on('data', (d: Buffer) => {
       // Bytes on a connection nobody is waiting on: it cannot be trusted again.
       if (this.current === null) return void socket.destroy();

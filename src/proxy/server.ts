@@ -239,8 +239,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   // most of the proxy's CPU when measured); a secure context is not part of it.
   const upstreamTrust = createSecureContext({ ca: [...opts.upstreamCa] });
   const agents = {
-    https: new HttpsAgent({ keepAlive: true, secureContext: upstreamTrust, maxFreeSockets: 64 }),
-    http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
+    https: new CallerHttpsAgent({
+      keepAlive: true,
+      secureContext: upstreamTrust,
+      maxFreeSockets: 64,
+    }),
+    http: new CallerHttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
   };
   const tunnels = new WeakMap<Socket, Tunnel>();
   const scavenger = new Scavenger();
@@ -252,7 +256,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (!tunnels.has(client)) return null;
     let u = held.get(client);
     if (u === undefined) {
-      const made = upstreams.forTunnel(dest.host, dest.port);
+      const made = upstreams.forTunnel(dest.host, dest.port, tunnels.get(client)?.caller ?? null);
       client.once('close', () => made.end());
       held.set(client, made);
       u = made;
@@ -338,8 +342,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   function upstreamRequest(
     req: IncomingMessage,
-    dest: Destination,
-    path: string,
+    { dest, path, caller }: Routed,
     p: Prepared,
     upgrade: boolean,
   ) {
@@ -353,6 +356,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       path,
       headers,
       setHost: false,
+      [CALLER]: caller,
     };
     if (dest.tls) {
       return httpsRequest({
@@ -502,7 +506,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (own !== null) return exchangeInTunnel(req, res, dest, path, p, own);
 
     // Absolute-form requests (plain HTTP, or https:// without a tunnel): node:http's client.
-    const up = upstreamRequest(req, dest, path, p, false);
+    const up = upstreamRequest(req, r, p, false);
     let relay: Relay | null = null;
     up.on('response', (upRes) => {
       const r = respond(
@@ -546,7 +550,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     head: Buffer,
     r: Routed,
   ): Promise<void> {
-    const { dest, path } = r;
+    const { dest } = r;
     let p: Prepared;
     try {
       p = await prepare(req, r, true);
@@ -557,7 +561,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     // (websocket.ts): no extension is offered, so none can compress them.
     const scrub = new Scrubber(p.replacements).active;
     const sent = scrub ? { ...p, headers: without(p.headers, ['sec-websocket-extensions']) } : p;
-    const up = upstreamRequest(req, dest, path, sent, true);
+    const up = upstreamRequest(req, r, sent, true);
     socket.once('close', () => wipeValues(p));
     up.on('upgrade', (upRes, upSocket, upHead) => {
       const headers = forwardable(upRes.rawHeaders, true);
@@ -762,6 +766,30 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       });
     });
   });
+}
+
+/** Where a request's caller rides in node:http's request options, for the agents' pool names. */
+const CALLER = Symbol('caller');
+type WithCaller = { [CALLER]?: string | null };
+const callerPart = (o: unknown) => {
+  const c = (o as WithCaller | undefined)?.[CALLER];
+  return c === undefined || c === null ? ':-' : `:+${c}`;
+};
+
+/**
+ * node:http's agents, pooling by caller as well as origin: a kept-alive
+ * upstream connection one caller used is never handed to another
+ * (upstream.ts does the same for tunnels).
+ */
+class CallerHttpsAgent extends HttpsAgent {
+  override getName(o?: Parameters<HttpsAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
+}
+class CallerHttpAgent extends HttpAgent {
+  override getName(o?: Parameters<HttpAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
 }
 
 function wipeValues(p: Prepared): void {
