@@ -5,135 +5,20 @@
 // other caller never sees the value, and gets no audit record for it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import {
+  Tunnel,
   Upstream,
   makeTestCa,
   startProxy,
   type ProxyProcess,
+  type Reply,
   type TestCa,
 } from '../support/proxy.js';
 import { Rig, ok } from '../support/rig.js';
 
 const roomy = ['--per-minute', '1000', '--per-hour', '1000'];
-
-interface Reply {
-  readonly status: number;
-  readonly head: string;
-  readonly body: string;
-  readonly trailers: string;
-}
-
-/** A client connection through a CONNECT tunnel opened as `token`, reading whole responses. */
-class Tunnel {
-  private buf = Buffer.alloc(0);
-  private waiting: (() => void) | null = null;
-  closed = false;
-
-  private constructor(private readonly t: TLSSocket) {
-    t.on('data', (c: Buffer) => {
-      this.buf = Buffer.concat([this.buf, c]);
-      this.waiting?.();
-    });
-    t.on('close', () => {
-      this.closed = true;
-      this.waiting?.();
-    });
-    t.on('error', () => undefined);
-  }
-
-  /** The raw CONNECT reply when the proxy refused the tunnel, else the tunnel. */
-  static async open(
-    proxyPort: number,
-    target: string,
-    ca: string,
-    token: string | null,
-  ): Promise<Tunnel> {
-    const { connect } = await import('node:net');
-    const auth =
-      token === null
-        ? ''
-        : `Proxy-Authorization: Basic ${Buffer.from(`vault:${token}`).toString('base64')}\r\n`;
-    const socket = connect(proxyPort, '127.0.0.1');
-    socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
-    const reply = await new Promise<string>((resolve, reject) => {
-      let buf = '';
-      const onData = (c: Buffer) => {
-        buf += c.toString('latin1');
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        socket.off('data', onData);
-        resolve(buf.slice(0, end + 4));
-      };
-      socket.on('data', onData);
-      socket.on('error', reject);
-    });
-    assert.match(reply, /^HTTP\/1\.1 200 /);
-    const t = tlsConnect({ socket, servername: target.replace(/:[0-9]+$/, ''), ca });
-    await new Promise((r, j) => {
-      t.once('secureConnect', r);
-      t.once('error', j);
-    });
-    return new Tunnel(t);
-  }
-
-  send(raw: string): void {
-    this.t.write(raw);
-  }
-
-  async reply(): Promise<Reply> {
-    for (;;) {
-      const r = this.parse();
-      if (r !== null) return r;
-      if (this.closed) throw new Error(`closed with ${JSON.stringify(this.buf.toString())}`);
-      await new Promise<void>((r) => (this.waiting = r));
-      this.waiting = null;
-    }
-  }
-
-  private parse(): Reply | null {
-    const end = this.buf.indexOf('\r\n\r\n');
-    if (end < 0) return null;
-    const head = this.buf.subarray(0, end).toString('latin1');
-    let at = end + 4;
-    let body = '';
-    let trailers = '';
-    const length = /\r\ncontent-length: *([0-9]+)/i.exec(head);
-    if (length !== null) {
-      const n = Number(length[1]);
-      if (this.buf.length < at + n) return null;
-      body = this.buf.subarray(at, at + n).toString();
-      at += n;
-    } else if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
-      for (;;) {
-        const line = this.buf.indexOf('\r\n', at);
-        if (line < 0) return null;
-        const n = parseInt(this.buf.subarray(at, line).toString(), 16);
-        if (n === 0) {
-          const stop = this.buf.indexOf('\r\n\r\n', line);
-          if (stop < 0) return null;
-          trailers = this.buf.subarray(line + 2, stop + 2).toString('latin1');
-          at = stop + 4;
-          break;
-        }
-        if (this.buf.length < line + 2 + n + 2) return null;
-        body += this.buf.subarray(line + 2, line + 2 + n).toString();
-        at = line + 2 + n + 2;
-      }
-    }
-    this.buf = this.buf.subarray(at);
-    return { status: Number(head.split(' ')[1]), head, body, trailers };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    const done = new Promise((r) => this.t.once('close', r));
-    this.t.end();
-    await done;
-  }
-}
 
 describe('proxy: no value crosses between callers', () => {
   const rig = new Rig();
