@@ -14,7 +14,9 @@
 import {
   accessSync,
   constants,
+  copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
@@ -75,6 +77,11 @@ async function sessionProxy(ctx: CliContext, dir: string) {
     systemRoots: ctx.paths.systemRoots,
   };
   const authority = Authority.ephemeral(files);
+  // SSL_CERT_DIR: a directory of the session CA alone (Go and rustls read every
+  // file in it; OpenSSL, which wants hashed names, has SSL_CERT_FILE).
+  const certDir = join(dir, 'certs');
+  mkdirSync(certDir, { mode: 0o700 });
+  copyFileSync(files.cert, join(certDir, 'vault-cli-session-ca.pem'));
   const options = {
     authority,
     upstreamCa: upstreamRoots(ctx),
@@ -99,7 +106,11 @@ async function sessionProxy(ctx: CliContext, dir: string) {
       return startProxy({ ...options, port: 0 });
     },
   );
-  return { proxy, files, url: (token: string) => proxyUrl(proxy.port, token) };
+  return {
+    proxy,
+    files: { ...files, dir: certDir },
+    url: (token: string) => proxyUrl(proxy.port, token),
+  };
 }
 
 /** Whether `p` is `dir` or inside it. */
@@ -294,6 +305,7 @@ export const run: Command = async (ctx) => {
         ...proxyEnv(inside, {
           proxyCa: proxy.files.cert,
           proxyCaBundle: proxy.files.bundle,
+          proxyCaDir: proxy.files.dir,
         }).map(([k, v]): [string, string] =>
           k === 'NO_PROXY' || k === 'no_proxy' ? [k, noProxy.join(',')] : [k, v],
         ),
