@@ -125,13 +125,13 @@ export const run: Command = async (ctx) => {
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.
   await ctx.call('whoami', { token });
-  const [{ startProxy }, { call }] = await Promise.all([
+  const [{ startProxy }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../client/client.js'),
   ]);
-  // The client's call itself, not ctx.call: that one imports the client module on
-  // every call, a module-loader lookup the proxy would pay on every request.
-  const client = { ...ctx.client, autoStart: true };
+  // Kept-alive connections to the host, not ctx.call (a new connection per call,
+  // and a module-loader lookup per call): the proxy calls on every fill.
+  const channel = new HostChannel({ ...ctx.client, autoStart: true });
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
@@ -139,7 +139,7 @@ export const run: Command = async (ctx) => {
     // A caller's own token, when its proxy URL carries one, else the init agent's.
     // A caller token the host refuses is refused: never retried as the init agent.
     resolve: async (refs, host, caller) => {
-      const { values } = await call(client, 'resolve', {
+      const { values } = await channel.call('resolve', {
         token: caller ?? token,
         refs: [...refs],
         host,
@@ -147,7 +147,7 @@ export const run: Command = async (ctx) => {
       return values.map((v) => Buffer.from(v, 'base64'));
     },
     admit: async (caller) => {
-      await call(client, 'whoami', { token: caller });
+      await channel.call('whoami', { token: caller });
     },
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') {
@@ -159,7 +159,11 @@ export const run: Command = async (ctx) => {
     `vault-cli: proxy on http://127.0.0.1:${proxy.port} (CA ${ctx.paths.proxyCa})\n`,
   );
   await new Promise<void>((resolve) => {
-    const stop = () => void proxy.close().then(resolve);
+    const stop = () =>
+      void proxy.close().then(() => {
+        channel.close();
+        resolve();
+      });
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });

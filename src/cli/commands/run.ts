@@ -67,10 +67,13 @@ const HAND_OVER_KEY = 0x1d;
  * for this session and its certificate lives in `dir` until the session ends.
  */
 async function sessionProxy(ctx: CliContext, dir: string) {
-  const [{ startProxy, proxyUrl }, { Authority }] = await Promise.all([
+  const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
+    import('../../client/client.js'),
   ]);
+  // Kept-alive connections to the host: the proxy calls it on every fill.
+  const host = new HostChannel(ctx.client);
   const files = {
     cert: join(dir, 'ca.pem'),
     bundle: join(dir, 'ca-bundle.pem'),
@@ -88,16 +91,16 @@ async function sessionProxy(ctx: CliContext, dir: string) {
     requireCaller: true,
     resolve: async (
       refs: readonly { entry: string; field: string }[],
-      host: string,
+      to: string,
       caller: string | null,
     ) => {
       if (caller === null) throw new VaultError('VLT-2040');
-      const { values } = await ctx.call('resolve', { token: caller, refs: [...refs], host });
+      const { values } = await host.call('resolve', { token: caller, refs: [...refs], host: to });
       return values.map((v) => Buffer.from(v, 'base64'));
     },
     // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
     admit: async (caller: string) => {
-      await ctx.call('whoami', { token: caller });
+      await host.call('whoami', { token: caller });
     },
   };
   const proxy = await startProxy({ ...options, port: DEFAULT_PORT }).catch(
@@ -108,6 +111,7 @@ async function sessionProxy(ctx: CliContext, dir: string) {
   );
   return {
     proxy,
+    host,
     files: { ...files, dir: certDir },
     url: (token: string) => proxyUrl(proxy.port, token),
   };
@@ -356,6 +360,7 @@ export const run: Command = async (ctx) => {
   } finally {
     for (const s of servers) s.close();
     await proxy?.proxy.close();
+    proxy?.host.close();
     rmSync(dir, { recursive: true, force: true });
     held.release();
     await ctx.call('session.end', { token }).catch(() => {
