@@ -175,7 +175,7 @@ export async function call<O extends Op>(
 /** How long the channel keeps an idle connection: well inside the host's keep-alive (5 s). */
 const CHANNEL_IDLE_MS = 2000;
 /** Connections one channel opens at most; calls beyond wait for one. */
-const CHANNEL_MAX = 16;
+const CHANNEL_MAX = 64;
 
 /** One kept-alive connection of a channel, one call at a time. */
 class ChannelConnection {

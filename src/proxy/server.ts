@@ -42,7 +42,7 @@ import {
   type HeaderRef,
 } from './headers.js';
 import { credentials } from './caller.js';
-import { Exchange } from './exchange.js';
+import { Exchange, parserProblem } from './exchange.js';
 import { Relay, type BodySource } from './relay.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 import { Scavenger } from './scavenge.js';
@@ -287,6 +287,13 @@ export function hostMismatch(raw: readonly string[], dest: Destination): string 
 }
 
 export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  // Pinned to the parser it was built against (exchange.ts): never started on another.
+  const parser = parserProblem();
+  if (parser !== null) {
+    return Promise.reject(
+      new VaultError('VLT-3007', `The proxy cannot run on this Node: ${parser}.`),
+    );
+  }
   // The upstream CAs as one context, not as a `ca` option: Node's agent puts a
   // `ca` option into every request's pool key (a 200 kB string built per request,
   // most of the proxy's CPU when measured); a secure context is not part of it.
