@@ -21,8 +21,6 @@ export class HostContext {
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
   readonly callers: CallerCache;
-  /** Write transactions waiting for the next group commit. */
-  #queued: { fn: (tx: Tx) => unknown; done: (err: unknown, out?: unknown) => void }[] = [];
 
   constructor(
     readonly dir: string,
@@ -67,13 +65,7 @@ export class HostContext {
    */
   commit<T>(fn: (tx: Tx) => T): T {
     const store = this.store();
-    const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
-      throw new VaultError(
-        'VLT-3004',
-        'Audit record could not be written (disk full); access refused.',
-      );
-    }
+    this.#roomLeft();
     try {
       const out = store.write(fn);
       this.events.emit('commit');
@@ -85,49 +77,36 @@ export class HostContext {
   }
 
   /**
-   * `commit`, grouped: the transactions of every request that asks in the
-   * same turn of the event loop are committed as one, with one durable flush
-   * for all of them (the flush is most of a commit's cost). Each promise
-   * settles only once that commit is on disk, so whatever a transaction
-   * records (an audit record) is durable before its caller goes on (releases
-   * a value). They run in the order asked, each seeing the writes of those
-   * before it. If one throws, the group is rolled back and each runs again
-   * in a commit of its own, so one request's failure is never another's.
+   * `commit`, grouped: the transactions of every request that asks while a
+   * commit is under way are committed as one (lmdb-js batches them, each a
+   * child transaction, so one that throws is rolled back alone), with one
+   * durable flush for all of them, and the flush runs off the event loop
+   * beside the next group's work. Each promise settles only once its commit
+   * is on disk, so whatever a transaction records (an audit record) is
+   * durable before its caller goes on (releases a value). They run in the
+   * order asked, each seeing the writes of those before it.
    */
-  commitGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#queued.push({
-        fn,
-        done: (err, out) => (err === null ? resolve(out as T) : reject(err)),
-      });
-      if (this.#queued.length === 1) setImmediate(() => this.#commitQueued());
-    });
+  async commitGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
+    const store = this.store();
+    this.#roomLeft();
+    try {
+      const out = await store.writeDurable(fn);
+      this.events.emit('commit');
+      return out;
+    } catch (err) {
+      if (err instanceof VaultError) throw err;
+      throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
   }
 
-  #commitQueued(): void {
-    const group = this.#queued;
-    this.#queued = [];
-    if (group.length > 1) {
-      let outs: unknown[] | null = null;
-      try {
-        outs = this.commit((tx) => group.map((g) => g.fn(tx)));
-      } catch {
-        outs = null;
-      }
-      if (outs !== null) {
-        group.forEach((g, i) => g.done(null, outs[i]));
-        return;
-      }
-    }
-    for (const g of group) {
-      let out: unknown;
-      try {
-        out = this.commit(g.fn);
-      } catch (err) {
-        g.done(err ?? new Error('commit failed'));
-        continue;
-      }
-      g.done(null, out);
+  /** @throws VaultError VLT-3004 when the file system is (nearly) full. */
+  #roomLeft(): void {
+    const fs = statfsSync(this.dir);
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
+      throw new VaultError(
+        'VLT-3004',
+        'Audit record could not be written (disk full); access refused.',
+      );
     }
   }
 
