@@ -549,12 +549,25 @@ async function holdSession(
 }
 
 /**
- * Operations that change no agent or session. Any other clears the caller
+ * Operations that change no agent, session or entry: the agents' own and the
+ * owner's reads (the dashboard polls these). Any other clears the caller
  * cache before and after it runs (caller-cache.ts): a change to who may do
  * what is never met by keys kept from before it. (Each request checks the
  * records anyway; this is so they are not kept either.)
  */
-const CALLER_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
+const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'status',
+  'entry.show',
+  'entry.ls',
+  'agent.ls',
+  'agent.show',
+  'key.ls',
+  'audit.list',
+  'audit.verify',
+]);
 
 /** The only operations a sandboxed session's socket serves. */
 const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
