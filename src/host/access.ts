@@ -21,6 +21,7 @@ import { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
 import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
+import type { Borrowed, CallerKeys } from './caller-cache.js';
 import { boundHosts, normalHost } from './entries.js';
 import type { HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
@@ -29,13 +30,84 @@ import { parseSeed, totpCode } from './totp.js';
 
 /** An authenticated agent for the length of one request. */
 export interface AgentSession {
+  /** The agent as stored when the request began (each transaction reads it again). */
   readonly agent: AgentRecord;
   readonly keys: KeyPair;
   readonly indexKey: Buffer;
-  /** Guarded memory for the request's keys: the two above, and the tier and data keys it opens. */
+  /** Guarded memory for the keys this request opens (data keys), wiped when it ends. */
   readonly arena: KeyArena;
   /** Set when the token is a `run` session token: its id, checked again in each transaction. */
   readonly sessionId?: string;
+  /** The tier key sealed in `box` to this caller, or null; the session owns it (never wipe it). */
+  tier(box: Buffer): Buffer | null;
+  /** Wipes or gives back every key of the request: see endSession. */
+  end(): void;
+}
+
+/** Request arenas, zeroed and reused: a guarded allocation maps fresh pages every time. */
+const spareArenas: KeyArena[] = [];
+const SPARE_ARENAS = 64;
+
+function requestArena(): KeyArena {
+  return spareArenas.pop() ?? new KeyArena();
+}
+
+function returnArena(a: KeyArena): void {
+  a.reset();
+  if (spareArenas.length < SPARE_ARENAS) spareArenas.push(a);
+  else a.wipe();
+}
+
+/** A request's session on keys the caller cache lent it. */
+function lentSession(agent: AgentRecord, lent: Borrowed): AgentSession {
+  const arena = requestArena();
+  let ended = false;
+  return {
+    agent,
+    keys: lent.keys.keys,
+    indexKey: lent.keys.indexKey,
+    arena,
+    ...(lent.keys.sessionId === undefined ? {} : { sessionId: lent.keys.sessionId }),
+    tier: (box) => lent.tier(box),
+    end: () => {
+      if (ended) return;
+      ended = true;
+      returnArena(arena);
+      lent.done();
+    },
+  };
+}
+
+/** A request's session on keys of its own (the cache is off): all wiped when it ends. */
+function ownSession(agent: AgentRecord, k: CallerKeys, arena: KeyArena): AgentSession {
+  return {
+    agent,
+    keys: k.keys,
+    indexKey: k.indexKey,
+    arena,
+    ...(k.sessionId === undefined ? {} : { sessionId: k.sessionId }),
+    tier: (box) => openSealed(k.keys, box, arena),
+    end: () => {
+      wipe(k.keys.secretKey, k.indexKey);
+      arena.wipe();
+    },
+  };
+}
+
+/**
+ * The caller cache's check of a kept token against the records now: the
+ * agent (and session) still there, not revoked, not expired, and the token's
+ * verifier still theirs. Returns the agent as stored, or null.
+ */
+function stillValid(ctx: HostContext, k: CallerKeys): AgentRecord | null {
+  return ctx.store().read((tx) => {
+    const agent = tx.agent(k.agentId);
+    if (agent === null || agent.revoked !== null) return null;
+    if (k.sessionId === undefined) return equal(agent.verifier, k.verifier) ? agent : null;
+    const r = tx.session(k.sessionId);
+    if (r === null || r.agentId !== k.agentId || !sessionLive(r, ctx.now())) return null;
+    return equal(r.verifier, k.verifier) ? agent : null;
+  });
 }
 
 /**
@@ -71,6 +143,7 @@ function view(
 /** A session token: its record and the agent it acts for, or null when the id names no session. */
 function sessionAuth(
   ctx: HostContext,
+  token: Buffer,
   header: VaultHeader,
   id: string,
   secret: Buffer,
@@ -100,7 +173,13 @@ function sessionAuth(
     const keys = { publicKey: r.publicKey, secretKey };
     const indexKey = openSealed(keys, r.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey, arena, sessionId: r.id };
+    return opened(
+      ctx,
+      token,
+      agent,
+      { agentId: agent.id, sessionId: r.id, keys, indexKey, verifier: r.verifier },
+      arena,
+    );
   } catch (err) {
     arena.wipe();
     throw err;
@@ -142,9 +221,13 @@ function refuse(ctx: HostContext, header: VaultHeader, e: AuditEvent, err: Vault
  * @throws VaultError VLT-2040 (audited), VLT-3003 when the agent's keys do not open.
  */
 export function authenticate(ctx: HostContext, token: Secret, source: string): AgentSession {
+  const bytes = token.expose();
+  let fresh: AgentRecord | null = null;
+  const lent = ctx.callers.borrow(bytes, (k) => (fresh = stillValid(ctx, k)) !== null);
+  if (lent !== null && fresh !== null) return lentSession(fresh, lent);
   const store = ctx.store();
   const header = store.read((tx) => ctx.header(tx));
-  const parsed = parseToken(token.expose().toString('utf8'));
+  const parsed = parseToken(bytes.toString('utf8'));
   const agent = parsed === null ? null : store.read((tx) => tx.agent(parsed.agentId));
   const denied = (actor: string, message?: string): never =>
     refuse(
@@ -154,7 +237,7 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
       new VaultError('VLT-2040', message),
     );
   if (parsed !== null && agent === null) {
-    const session = sessionAuth(ctx, header, parsed.agentId, parsed.secret, denied);
+    const session = sessionAuth(ctx, bytes, header, parsed.agentId, parsed.secret, denied);
     if (session !== null) return session;
   }
   if (parsed === null || agent === null) return denied(UNKNOWN_ACTOR);
@@ -173,7 +256,13 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
     const keys = { publicKey: agent.publicKey, secretKey };
     const indexKey = openSealed(keys, agent.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey, arena };
+    return opened(
+      ctx,
+      bytes,
+      agent,
+      { agentId: agent.id, keys, indexKey, verifier: agent.verifier },
+      arena,
+    );
   } catch (err) {
     arena.wipe();
     throw err;
@@ -182,10 +271,27 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   }
 }
 
-/** Wipes every key the request opened: the session's own, and each tier and data key. */
+/**
+ * A token's keys, just opened into `arena`: kept by the caller cache for the
+ * caller's next requests (and lent to this one), or this request's alone.
+ */
+function opened(
+  ctx: HostContext,
+  token: Buffer,
+  agent: AgentRecord,
+  k: CallerKeys,
+  arena: KeyArena,
+): AgentSession {
+  if (!ctx.callers.enabled) return ownSession(agent, k, arena);
+  return lentSession(agent, ctx.callers.keep(token, k, arena));
+}
+
+/**
+ * The request is over: every key it opened is wiped; the caller's own keys
+ * are wiped too, or given back to the caller cache that keeps them.
+ */
 export function endSession(s: AgentSession): void {
-  wipe(s.keys.secretKey, s.indexKey);
-  s.arena.wipe();
+  s.end();
 }
 
 /** A reference to one field of one entry, as the caller wrote it. */
@@ -226,19 +332,20 @@ function retryText(d: { retryAt: number | null; window: string }): string {
  * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several
  *   references, `problems` names each bad one), VLT-3003, VLT-3004.
  */
-export function release(
+export async function release(
   ctx: HostContext,
   session: AgentSession,
   refs: readonly FieldRef[],
   purpose: Purpose,
   source: string,
-): Secret[] {
+): Promise<Secret[]> {
   const keyOf = (r: FieldRef) => JSON.stringify([r.entry, r.field]);
   const distinct = [...new Map(refs.map((r) => [keyOf(r), r])).values()];
   const actor = agentActor(session.agent.name);
   const host = purpose.kind === 'fill' ? purpose.host : null;
 
-  const decided = ctx.commit(
+  // Grouped with the other requests of this moment: one durable flush for all.
+  const decided = await ctx.commitGrouped(
     (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
       const header = ctx.header(tx);
       const { agent, scope, tierKeys, dead } = view(tx, ctx, session);
@@ -349,7 +456,7 @@ export function release(
   const values = new Map<string, Secret>();
   try {
     for (const t of decided.targets) {
-      const tierKey = openSealed(session.keys, t.tierBox, session.arena);
+      const tierKey = session.tier(t.tierBox);
       const dataKey =
         tierKey &&
         unwrapKey(
@@ -365,7 +472,7 @@ export function release(
           t.record.value,
           slots.field(header.vaultId, t.entry.id, t.field, t.record.version),
         );
-      wipe(tierKey, dataKey);
+      wipe(dataKey);
       if (!value) throw new VaultError('VLT-3003');
       values.set(t.key, totpOr(purpose, value, ctx.now()));
     }
@@ -394,7 +501,7 @@ function hostAllowed(
   host: string,
 ): boolean {
   const box = tierKeys[entry.tier];
-  const tierKey = box === undefined ? null : openSealed(session.keys, box, session.arena);
+  const tierKey = box === undefined ? null : session.tier(box);
   const dataKey =
     tierKey &&
     unwrapKey(
@@ -403,7 +510,6 @@ function hostAllowed(
       slots.dataKey(header.vaultId, entry.id, entry.tier),
       session.arena,
     );
-  wipe(tierKey);
   if (!dataKey) throw new VaultError('VLT-3003');
   try {
     const hosts = boundHosts(header, dataKey, entry);
@@ -427,14 +533,20 @@ function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {
  * (mode `totp`) to an authenticated agent.
  * @throws VaultError as release().
  */
-export function readField(
+export async function readField(
   ctx: HostContext,
   session: AgentSession,
   req: { entry: string; field: string; mode: 'get' | 'totp' },
   source: string,
-): Secret {
+): Promise<Secret> {
   const field = req.mode === 'totp' ? TOTP_FIELD : req.field;
-  const [value] = release(ctx, session, [{ entry: req.entry, field }], { kind: req.mode }, source);
+  const [value] = await release(
+    ctx,
+    session,
+    [{ entry: req.entry, field }],
+    { kind: req.mode },
+    source,
+  );
   if (value === undefined) throw new VaultError('VLT-3007');
   return value;
 }

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { VaultError } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
+import { CallerCache } from './caller-cache.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts
@@ -18,11 +19,15 @@ export class HostContext {
   private opened: Store | null = null;
   /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
   readonly events = new EventEmitter();
+  /** Authenticated callers' keys between requests (caller-cache.ts). */
+  readonly callers: CallerCache;
 
   constructor(
     readonly dir: string,
     readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.callers = new CallerCache(now);
+  }
 
   /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
   store(): Store {
@@ -60,13 +65,7 @@ export class HostContext {
    */
   commit<T>(fn: (tx: Tx) => T): T {
     const store = this.store();
-    const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
-      throw new VaultError(
-        'VLT-3004',
-        'Audit record could not be written (disk full); access refused.',
-      );
-    }
+    this.#roomLeft();
     try {
       const out = store.write(fn);
       this.events.emit('commit');
@@ -77,7 +76,42 @@ export class HostContext {
     }
   }
 
+  /**
+   * `commit`, grouped: the transactions of every request that asks while a
+   * commit is under way are committed as one (lmdb-js batches them, each a
+   * child transaction, so one that throws is rolled back alone), with one
+   * durable flush for all of them, and the flush runs off the event loop
+   * beside the next group's work. Each promise settles only once its commit
+   * is on disk, so whatever a transaction records (an audit record) is
+   * durable before its caller goes on (releases a value). They run in the
+   * order asked, each seeing the writes of those before it.
+   */
+  async commitGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
+    const store = this.store();
+    this.#roomLeft();
+    try {
+      const out = await store.writeDurable(fn);
+      this.events.emit('commit');
+      return out;
+    } catch (err) {
+      if (err instanceof VaultError) throw err;
+      throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
+  }
+
+  /** @throws VaultError VLT-3004 when the file system is (nearly) full. */
+  #roomLeft(): void {
+    const fs = statfsSync(this.dir);
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
+      throw new VaultError(
+        'VLT-3004',
+        'Audit record could not be written (disk full); access refused.',
+      );
+    }
+  }
+
   async close(): Promise<void> {
+    this.callers.clear();
     await this.opened?.close();
     this.opened = null;
   }

@@ -183,7 +183,7 @@ function handlers(
       if (mode !== 'get' && mode !== 'totp') throw bad('mode');
       const session = authenticate(ctx, secret(b, 'token'), source);
       try {
-        const value = readField(
+        const value = await readField(
           ctx,
           session,
           { entry: str(b, 'entry'), field: str(b, 'field'), mode },
@@ -207,7 +207,7 @@ function handlers(
       });
       const session = authenticate(ctx, secret(b, 'token'), source);
       try {
-        const values = release(
+        const values = await release(
           ctx,
           session,
           refs,
@@ -543,6 +543,7 @@ async function holdSession(
   res.on('close', () => {
     followers.count--;
     sockets.close(id);
+    ctx.callers.clear();
     try {
       revokeSession(ctx, id, source);
     } catch {
@@ -550,6 +551,27 @@ async function holdSession(
     }
   });
 }
+
+/**
+ * Operations that change no agent, session or entry: the agents' own and the
+ * owner's reads (the dashboard polls these). Any other clears the caller
+ * cache before and after it runs (caller-cache.ts): a change to who may do
+ * what is never met by keys kept from before it. (Each request checks the
+ * records anyway; this is so they are not kept either.)
+ */
+const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'status',
+  'entry.show',
+  'entry.ls',
+  'agent.ls',
+  'agent.show',
+  'key.ls',
+  'audit.list',
+  'audit.verify',
+]);
 
 /** The only operations a sandboxed session's socket serves. */
 const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
@@ -585,7 +607,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const sockets = new SessionSockets(
     opts.dir,
     (id) => route(sandboxGuard(id), (req) => `sandbox ${sourceOf(req)}`),
-    (id) => revokeSession(ctx, id, 'host'),
+    (id) => {
+      ctx.callers.clear();
+      revokeSession(ctx, id, 'host');
+    },
   );
   const touch = () => {
     clearTimeout(idle);
@@ -650,15 +675,21 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
         return;
       }
+      const changes = !CALLER_OPS.has(op);
       readBody(req)
         .then((body) => {
           guard?.(op, body);
+          if (changes) ctx.callers.clear();
           return handler(body, source(req));
+        })
+        .finally(() => {
+          if (changes) ctx.callers.clear();
         })
         .then((result) => reply(200, { ok: true, result }), fail);
     };
   const server = createServer(route(null, sourceOf));
-  server.keepAliveTimeout = 1000;
+  // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
+  server.keepAliveTimeout = 5000;
 
   try {
     await listenOnce(server, socketPath);

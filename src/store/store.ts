@@ -3,8 +3,11 @@
  * The only importer of lmdb. It holds ciphertext and metadata only: entry names
  * and values are sealed before they arrive here, names are keyed hashes.
  *
- * Every write is a `transactionSync`, committed and flushed to disk before it
- * returns, so a reply the host sends after `write()` describes durable state.
+ * Every write is committed and flushed to disk before the caller goes on: a
+ * `transactionSync` (`write`), or, for the fills and reads that come in
+ * bursts, a batched asynchronous transaction resolved only once flushed
+ * (`writeDurable`). A reply the host sends after either describes durable
+ * state.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -320,6 +323,23 @@ export class Store {
    */
   write<T>(fn: (tx: Tx) => T): T {
     return this.db.transactionSync(() => fn(new Tx(this.db)));
+  }
+
+  /**
+   * A write transaction queued with the others of this moment (lmdb-js
+   * batches them into one LMDB transaction, each a child transaction of its
+   * own, so one that throws is rolled back alone), resolved only once the
+   * commit is flushed to disk. The flush runs off the event loop
+   * (overlappingSync, lmdb-js's default here), beside the next batch's work,
+   * instead of blocking it as `write` does.
+   */
+  async writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    const db = this.db as unknown as {
+      transactionAsync(action: () => T, asChild: boolean): Promise<T>;
+    };
+    const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
+    await this.db.flushed;
+    return out;
   }
 
   async close(): Promise<void> {
