@@ -22,6 +22,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const client = {
     vaultDir: paths.vaultDir,
     daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
+    acceptFaketime: env.VAULT_ACCEPT_FAKETIME === '1',
   };
   const ctx: CliContext = {
     inv,

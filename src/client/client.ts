@@ -5,11 +5,10 @@
  * crypto engine and no UI, so `get` stays a short process.
  */
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { connect } from 'node:net';
-import { join } from 'node:path';
+import { connect, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
-  PID_HEADER,
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
@@ -30,6 +29,52 @@ export interface ClientOptions {
   };
   /** Whether to start a host when none answers. */
   readonly autoStart?: boolean;
+  /** Accept a host under libfaketime before sending a passphrase (tests only; see host-check.ts). */
+  readonly acceptFaketime?: boolean;
+}
+
+/** Request fields that carry the owner's secret: the host is checked before they are sent. */
+const OWNER_SECRETS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
+
+function carriesOwnerSecret(body: object): boolean {
+  return OWNER_SECRETS.some((k) => {
+    const v = (body as Record<string, unknown>)[k];
+    return typeof v === 'string' && v !== '';
+  });
+}
+
+/**
+ * Connects to the host's socket and, when the request carries the owner's
+ * secret, checks the process that accepted before anything is written.
+ */
+function open(
+  opts: ClientOptions,
+  socketPath: string,
+  body: object,
+  onReady: (sock: Socket) => void,
+  onRefused: (err: unknown) => void,
+): Socket {
+  const sock = connect(socketPath, () => {
+    if (!carriesOwnerSecret(body)) return onReady(sock);
+    import('./host-check.js')
+      .then(({ checkHost }) =>
+        checkHost(sock, {
+          socketDir: dirname(socketPath),
+          socketPath,
+          node: opts.daemon.node,
+          script: opts.daemon.script,
+          acceptFaketime: opts.acceptFaketime,
+        }),
+      )
+      .then(
+        () => onReady(sock),
+        (err: unknown) => {
+          sock.destroy();
+          onRefused(err);
+        },
+      );
+  });
+  return sock;
 }
 
 const START_WAIT_MS = 10_000;
@@ -40,7 +85,7 @@ class Unreachable extends Error {}
 function requestHead(op: Op, length: number): string {
   return (
     `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`
+    `Content-Length: ${length}\r\nConnection: close\r\n\r\n`
   );
 }
 
@@ -50,13 +95,19 @@ function requestHead(op: Op, length: number): string {
  * loads undici), and the host's replies are always small, complete JSON with a
  * Content-Length.
  */
-function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
+function post<O extends Op>(
+  opts: ClientOptions,
+  socketPath: string,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<Reply<O>> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
     const head = requestHead(op, payload.length);
     const chunks: Buffer[] = [];
     let connected = false;
-    const sock = connect(socketPath, () => {
+    let refused = false;
+    const ready = (sock: Socket) => {
       connected = true;
       // Not end(): the host's HTTP server drops a half-closed connection before
       // it replies. `Connection: close` makes the host close after the reply.
@@ -66,6 +117,11 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
         wire.fill(0);
         payload.fill(0);
       });
+    };
+    const sock = open(opts, socketPath, body, ready, (err) => {
+      refused = true;
+      payload.fill(0);
+      reject(err);
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (err: NodeJS.ErrnoException) => {
@@ -77,6 +133,7 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       }
     });
     sock.on('end', () => {
+      if (refused) return;
       if (chunks.length === 0) {
         // The host went away mid-request (killed, crashed): it replied nothing, so released nothing.
         reject(
@@ -149,7 +206,7 @@ export async function call<O extends Op>(
   const socketPath = join(opts.vaultDir, SOCKET_NAME);
   let reply: Reply<O> | undefined;
   try {
-    reply = await post(socketPath, op, body);
+    reply = await post(opts, socketPath, op, body);
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
@@ -163,7 +220,7 @@ export async function call<O extends Op>(
       if (Date.now() > deadline) throw new VaultError('VLT-3005');
       await sleep(wait);
       try {
-        reply = await post(socketPath, op, body);
+        reply = await post(opts, socketPath, op, body);
       } catch (again) {
         if (!(again instanceof Unreachable)) throw again;
       }
@@ -200,9 +257,16 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
     let buffered = Buffer.alloc(0);
     let streaming = false;
     let pending = '';
-    const sock = connect(socketPath, () => {
-      sock.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0));
-    });
+    const sock = open(
+      opts,
+      socketPath,
+      body,
+      (s) => s.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0)),
+      (err) => {
+        payload.fill(0);
+        reject(err);
+      },
+    );
     const stop = () => {
       payload.fill(0);
       sock.destroy();

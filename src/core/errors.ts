@@ -61,6 +61,15 @@ export const ERRORS = {
   'VLT-3006': { exit: 73, message: 'A vault already exists at this location.' },
   'VLT-3007': { exit: 70, message: 'Internal error in the vault host.' },
   'VLT-3008': { exit: 69, message: 'Upstream server unreachable or not trusted.' },
+  /**
+   * The owner's client would not send the passphrase: the process on the host's
+   * socket is not this vault's host (not the lock holder, another program, run
+   * under a preload or an inspector, traced). 77: a refusal, as a wrong token.
+   */
+  'VLT-3010': {
+    exit: 77,
+    message: "The process on the vault host's socket is not this vault's host; nothing was sent.",
+  },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

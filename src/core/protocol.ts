@@ -19,8 +19,12 @@ export const STORE_FILE = 'vault.mdb';
  * (even after `daemon stop`) sees the pid gone and exits instead of serving.
  */
 export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
-/** Header carrying the caller's pid, recorded as the audit source. */
-export const PID_HEADER = 'x-vault-client-pid';
+/**
+ * The host's lock file in the vault directory: the host that holds an
+ * exclusive flock on it is the vault's one host, and the only one that binds
+ * or removes the socket. A client checks that its peer holds it.
+ */
+export const LOCK_NAME = 'host.lock';
 
 export interface OwnerAuth {
   readonly passphrase: string;

@@ -4,14 +4,15 @@
  * turns their errors into `{ ok: false, code, message }`. It never logs a
  * request body, and a reply never carries a secret except the one asked for.
  */
-import { chmodSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, constants, mkdirSync, openSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
-import { PID_HEADER, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import { peerCred, tryLock } from '../kernel/unix.js';
 import { Secret } from '../crypto/secret.js';
 import {
   addAgent,
@@ -416,10 +417,26 @@ function readBody(req: IncomingMessage): Promise<Body> {
   });
 }
 
-/** `pid:<n>` as the client states it; a same-user peer could lie, see docs/threat-model.md. */
+const peers = new WeakMap<Socket, string>();
+
+/**
+ * The audit source of a request: `pid:<n> uid:<n>` of the connecting process,
+ * as the kernel recorded it (SO_PEERCRED). Nothing the client writes on the
+ * socket can change it; a pid the client states about itself is not read.
+ */
 function sourceOf(req: IncomingMessage): string {
-  const pid = req.headers[PID_HEADER];
-  return typeof pid === 'string' && /^[0-9]{1,10}$/.test(pid) ? `pid:${pid}` : 'local';
+  const socket = req.socket;
+  let source = peers.get(socket);
+  if (source === undefined) {
+    try {
+      const peer = peerCred(socket);
+      source = `pid:${peer.pid} uid:${peer.uid}`;
+    } catch {
+      source = 'local';
+    }
+    peers.set(socket, source);
+  }
+  return source;
 }
 
 async function listenOnce(server: Server, path: string): Promise<void> {
@@ -438,15 +455,28 @@ async function listenOnce(server: Server, path: string): Promise<void> {
   });
 }
 
-function alive(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
+/**
+ * One host per vault: an exclusive flock on `<dir>/host.lock`, taken before
+ * the socket is bound and held until the host has closed its socket and its
+ * store. Whoever holds it owns `host.sock`: only the holder removes a socket
+ * file (a stale one, before it binds) and its close unlinks only its own, so an
+ * orphan host can no longer take the live host's socket path with it.
+ * @returns the lock's file descriptor, or null when another host holds it.
+ */
+function takeHostLock(dir: string): number | null {
+  const fd = openSync(
+    join(dir, LOCK_NAME),
+    constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    if (tryLock(fd)) return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  closeSync(fd);
+  return null;
 }
 
 /** How often a follower also polls, for records another host process committed. */
@@ -554,12 +584,14 @@ export class HostAlreadyRunning extends Error {}
 
 /**
  * Starts the host on `<dir>/host.sock`.
- * @throws HostAlreadyRunning when another host answers on the socket.
+ * @throws HostAlreadyRunning when another host holds the vault's host lock.
  */
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const log = opts.log ?? (() => {});
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   const socketPath = join(opts.dir, SOCKET_NAME);
+  const lock = takeHostLock(opts.dir);
+  if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
   const ctx = new HostContext(opts.dir, opts.now);
   const startedAt = Date.now();
   let idle: NodeJS.Timeout | undefined;
@@ -571,8 +603,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
+    // The lock goes last: until then no other host may bind or unlink host.sock.
     server.close(() => {
-      void ctx.close().finally(resolveStopped);
+      void ctx.close().finally(() => {
+        closeSync(lock);
+        resolveStopped();
+      });
     });
     server.closeAllConnections();
     sockets.closeAll();
@@ -657,16 +693,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   server.keepAliveTimeout = 1000;
 
   try {
+    // Under the lock, a socket file left here is a dead host's: no live host can own it.
+    rmSync(socketPath, { force: true });
     await listenOnce(server, socketPath);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    // A host that has bound but not yet listened refuses connections for a
-    // moment: only a socket that refuses twice, 100 ms apart, is stale.
-    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
-    await new Promise((r) => setTimeout(r, 100));
-    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
-    unlinkSync(socketPath);
-    await listenOnce(server, socketPath);
+    closeSync(lock);
+    throw err;
   }
   chmodSync(socketPath, 0o600);
   // Before the first request: no `run` holds a session of an earlier host.
