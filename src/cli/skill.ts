@@ -53,8 +53,11 @@ Rules:
      a hardware key. Tell the user; nothing you do will lift it.
    - VLT-2050 (Values go only into a pipe): nothing was read; run the
      command again with its output piped into the program that needs it.
-   Retrying, or guessing entry names after a refusal, counts against you: a
-   second rate-limit violation within two hours locks the agent down.
+   Guessing entry names counts against you: each name refused with VLT-2041
+   is charged to your limits as a read of a credential would be (asking the
+   same name again in the window costs nothing more), so three guesses in a
+   minute use up the minute and the next read is a violation. A second
+   rate-limit violation within two hours locks the agent down.
 `;
 
 const DESCRIPTION =

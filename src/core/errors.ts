@@ -19,6 +19,8 @@ export const ERRORS = {
    * the message names what is missing and how to fix it, or --no-sandbox.
    */
   'VLT-1005': { exit: 69, message: 'The agent sandbox cannot start here.' },
+  /** One request names more references than the host takes at once (MAX_REFS); 64, as usage. */
+  'VLT-1006': { exit: 64, message: 'Too many references in one request; nothing was resolved.' },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },

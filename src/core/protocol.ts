@@ -25,6 +25,12 @@ export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
  * or removes the socket. A client checks that its peer holds it.
  */
 export const LOCK_NAME = 'host.lock';
+/**
+ * References one `resolve` may name (a render's distinct references, a proxy
+ * request's): more is refused whole (VLT-1006) before any lookup, so a
+ * request's cost and what it adds to the store stay bounded.
+ */
+export const MAX_REFS = 1000;
 
 export interface OwnerAuth {
   readonly passphrase: string;

@@ -22,7 +22,7 @@ import { parseToken } from '../crypto/token.js';
 import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import { boundHosts, normalHost } from './entries.js';
-import type { HostContext } from './context.js';
+import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 import { parseSeed, totpCode } from './totp.js';
@@ -210,6 +210,9 @@ interface Target {
   tierBox: Buffer;
 }
 
+/** Refused references audited by name in one request; the rest share one record. */
+const AUDITED_REFUSALS = 16;
+
 function retryText(d: { retryAt: number | null; window: string }): string {
   const when =
     d.retryAt === null
@@ -234,7 +237,16 @@ export function release(
   source: string,
 ): Secret[] {
   const keyOf = (r: FieldRef) => JSON.stringify([r.entry, r.field]);
-  const distinct = [...new Map(refs.map((r) => [keyOf(r), r])).values()];
+  // Each distinct reference and where it stands in the request, built once:
+  // the cost of a request stays linear in its size (issue 16).
+  const at = new Map<string, { ref: FieldRef; indices: number[] }>();
+  refs.forEach((r, index) => {
+    const k = keyOf(r);
+    const seen = at.get(k);
+    if (seen === undefined) at.set(k, { ref: r, indices: [index] });
+    else seen.indices.push(index);
+  });
+  const distinct = [...at.values()].map((a) => a.ref);
   const actor = agentActor(session.agent.name);
   const host = purpose.kind === 'fill' ? purpose.host : null;
 
@@ -259,9 +271,34 @@ export function release(
             host,
           }),
         );
-      /** Every reference refused for one reason, each audited. */
+      /**
+       * Audits refused references: each of the first AUDITED_REFUSALS by name,
+       * the rest in one record that counts them, so one request grows the store
+       * by a bounded amount however many names it guesses.
+       */
+      const auditRefused = (
+        action: AuditAction,
+        refused: readonly { l: (typeof looked)[number]; code: ErrorCode }[],
+      ) => {
+        for (const { l, code } of refused.slice(0, AUDITED_REFUSALS)) audit(action, code, l);
+        const rest = refused.length - AUDITED_REFUSALS;
+        if (rest > 0) {
+          appendAudit(
+            tx,
+            header,
+            event(ctx, action, refused[AUDITED_REFUSALS]?.code ?? 'VLT-2041', actor, source, {
+              entry: `(${rest} more references)`,
+              host,
+            }),
+          );
+        }
+      };
+      /** Every reference refused for one reason, audited. */
       const refuseAll = (action: AuditAction, code: ErrorCode, message?: string) => {
-        for (const l of looked) audit(action, code, l);
+        auditRefused(
+          action,
+          looked.map((l) => ({ l, code })),
+        );
         return { ok: false as const, err: new VaultError(code, message) };
       };
       if (agent.revoked !== null || dead) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
@@ -269,6 +306,7 @@ export function release(
 
       const targets: Target[] = [];
       const problems: { index: number; code: ErrorCode }[] = [];
+      const refused: { l: (typeof looked)[number]; code: ErrorCode }[] = [];
       for (const l of looked) {
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
@@ -286,11 +324,9 @@ export function release(
           }
         }
         if (code !== null || entry === null || record === null) {
-          audit('denied', code ?? 'VLT-2041', l);
-          refs.forEach(
-            (r, index) =>
-              keyOf(r) === keyOf(ref) && problems.push({ index, code: code ?? 'VLT-2041' }),
-          );
+          const c = code ?? 'VLT-2041';
+          refused.push({ l, code: c });
+          for (const index of at.get(keyOf(ref))?.indices ?? []) problems.push({ index, code: c });
           continue;
         }
         targets.push({
@@ -302,6 +338,27 @@ export function release(
         });
       }
       if (problems.length > 0) {
+        // A name refused as out of scope (or unknown: the same) is charged to the
+        // limits like a read of a credential, once per name and window, so
+        // guessing names costs the agent what reading would (the guardrail
+        // skill says so). Over the limit, the refusal is the limit's.
+        const guessed = refused
+          .filter((r) => r.code === 'VLT-2041')
+          .map((r) => `?${keyedHash(session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
+        if (guessed.length > 0) {
+          const g = decideRead(agent.rate, agent.limits, [...new Set(guessed)], ctx.now());
+          if (g.kind === 'locked') return refuseAll('locked', 'VLT-2043');
+          tx.putAgent({ ...agent, rate: g.state });
+          if (g.kind === 'lockdown') {
+            return refuseAll(
+              'locked',
+              'VLT-2043',
+              'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
+            );
+          }
+          if (g.kind === 'limited') return refuseAll('limited', 'VLT-2042', retryText(g));
+        }
+        auditRefused('denied', refused);
         problems.sort((a, b) => a.index - b.index);
         const first = problems[0]?.code ?? 'VLT-2041';
         const message =
@@ -333,8 +390,11 @@ export function release(
       // One record per credential released (an entry: DESIGN section 6), naming
       // its fields, as the limits charged it.
       const byEntry = new Map<string, (typeof looked)[number][]>();
-      for (const l of looked)
-        byEntry.set(l.entryId ?? '', [...(byEntry.get(l.entryId ?? '') ?? []), l]);
+      for (const l of looked) {
+        const group = byEntry.get(l.entryId ?? '');
+        if (group === undefined) byEntry.set(l.entryId ?? '', [l]);
+        else group.push(l);
+      }
       for (const [first, ...more] of byEntry.values()) {
         if (first === undefined) continue;
         const fields = [first, ...more].map((l) => l.ref.field).join(', ');
@@ -342,6 +402,8 @@ export function release(
       }
       return { ok: true, targets, header };
     },
+    // At most one record per distinct reference, AUDITED_REFUSALS + 1 when refused.
+    distinct.length * RECORD_BYTES,
   );
   if (!decided.ok) throw decided.err;
 

@@ -13,6 +13,8 @@ import { Store, type Tx, type VaultHeader } from '../store/store.js';
  * write path; lmdb-js issue 40), so the host refuses cleanly before that.
  */
 export const MIN_FREE_BYTES = 1024 * 1024;
+/** What one audit record may take in a transaction, at most: a page of its own. */
+export const RECORD_BYTES = 4096;
 
 export class HostContext {
   private opened: Store | null = null;
@@ -57,11 +59,13 @@ export class HostContext {
   /**
    * A write transaction whose failure to commit refuses the request: every
    * write carries an audit record, so a failed commit is VLT-3004 (fail closed).
+   * `writes` is what the transaction may add at most (a page per record): the
+   * reserve must hold after a large transaction too, not only before a small one.
    */
-  commit<T>(fn: (tx: Tx) => T): T {
+  commit<T>(fn: (tx: Tx) => T, writes = 0): T {
     const store = this.store();
     const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES + writes) {
       throw new VaultError(
         'VLT-3004',
         'Audit record could not be written (disk full); access refused.',

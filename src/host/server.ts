@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
-import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import {
+  LOCK_NAME,
+  MAX_REFS,
+  PROTOCOL_VERSION,
+  SOCKET_NAME,
+  type Op,
+  type Ops,
+} from '../core/protocol.js';
 import { peerCred, tryLock } from '../kernel/unix.js';
 import { Secret } from '../crypto/secret.js';
 import {
@@ -48,8 +55,6 @@ import {
 } from './owner.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
-/** References in one resolve request (a render of a large file charges them together). */
-const MAX_REFS = 10_000;
 
 type Body = Record<string, unknown>;
 
@@ -199,8 +204,12 @@ function handlers(
     },
     resolve: async (b, source) => {
       const raw = b.refs;
-      if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_REFS) {
-        throw bad(`refs must be a list of 1 to ${MAX_REFS} references`);
+      if (!Array.isArray(raw) || raw.length === 0) throw bad('refs must be a list of references');
+      if (raw.length > MAX_REFS) {
+        throw new VaultError(
+          'VLT-1006',
+          `One request names at most ${MAX_REFS} references; this one names ${raw.length}. Nothing was resolved.`,
+        );
       }
       const refs = raw.map((r: unknown) => {
         const o = (typeof r === 'object' && r !== null ? r : {}) as Body;
