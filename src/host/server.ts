@@ -21,6 +21,8 @@ import {
 } from '../core/protocol.js';
 import { peerCred, tryLock } from '../kernel/unix.js';
 import { Secret } from '../crypto/secret.js';
+import { wipe } from '../crypto/aead.js';
+import type { KeyPair } from '../crypto/box.js';
 import {
   addAgent,
   listAgents,
@@ -32,6 +34,7 @@ import {
 } from './agents.js';
 import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
+import { liftOwnerSecrets, type OwnerSecretField } from './owner-secrets.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
@@ -113,8 +116,22 @@ function auditFilter(b: Body): AuditFilter {
   };
   return { agent: optStr(b, 'agent'), since: whole('since'), afterSeq: whole('afterSeq') };
 }
+/** The owner's secrets readBody() took out of each body's bytes (owner-secrets.ts). */
+const lifted = new WeakMap<Body, Map<OwnerSecretField, Secret>>();
+
 function secret(b: Body, key: string, encoding: 'utf8' | 'base64' = 'utf8'): Secret {
+  const own = lifted.get(b)?.get(key as OwnerSecretField);
+  if (own !== undefined) return own;
   return new Secret(Buffer.from(str(b, key), encoding));
+}
+/** Wipes the owner's secrets a request carried, used or not, once it is answered. */
+function wipeLifted(b: Body): void {
+  for (const v of lifted.get(b)?.values() ?? []) v.wipe();
+  lifted.delete(b);
+}
+/** An owner secret the request may carry (the recovery key), or undefined. */
+function optSecret(b: Body, key: OwnerSecretField): Secret | undefined {
+  return lifted.get(b)?.get(key) ?? (b[key] === undefined ? undefined : secret(b, key));
 }
 
 type Handler = (b: Body, source: string) => Promise<unknown>;
@@ -235,11 +252,12 @@ function handlers(
     'vault.passwd': async (b, source) => {
       const next = secret(b, 'newPassphrase');
       checkNewPassphrase(next);
-      const recovery = optStr(b, 'recoveryKey');
+      const recovery = optSecret(b, 'recoveryKey');
       const s =
         recovery !== undefined
-          ? unlockWithRecovery(ctx, Secret.fromString(recovery))
+          ? unlockWithRecovery(ctx, recovery)
           : await unlockOwner(ctx, secret(b, 'passphrase'));
+      recovery?.wipe();
       try {
         const rewrapped = await s.rewrapRoot(next);
         ctx.commit((tx) => {
@@ -411,14 +429,21 @@ function readBody(req: IncomingMessage): Promise<Body> {
       chunks.push(c);
     });
     req.on('end', () => {
+      const raw = Buffer.concat(chunks);
       try {
-        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        // The owner's secrets leave as Buffers before the bytes become a string.
+        const secrets = liftOwnerSecrets(raw);
+        const parsed: unknown = JSON.parse(raw.toString('utf8') || '{}');
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          for (const v of secrets.values()) v.wipe();
           throw bad('body');
+        }
+        lifted.set(parsed as Body, secrets);
         resolve(parsed as Body);
       } catch (err) {
         reject(err instanceof VaultError ? err : bad('body is not JSON'));
       } finally {
+        raw.fill(0);
         for (const c of chunks) c.fill(0);
       }
     });
@@ -503,19 +528,21 @@ async function followAudit(
   fail: (err: unknown) => void,
   followers: { count: number },
 ): Promise<void> {
-  let session: OwnerSession;
+  let keys: KeyPair;
   let filter: AuditFilter;
+  let body: Body | undefined;
   try {
-    const body = await readBody(req);
+    body = await readBody(req);
     filter = auditFilter(body);
-    const pass = secret(body, 'passphrase');
-    session = await unlockOwner(ctx, pass);
-    pass.wipe();
+    const session = await unlockOwner(ctx, secret(body, 'passphrase'));
+    // A follower may last for hours: it keeps the audit key pair, not the root key.
+    keys = session.keepAuditKeysOnly();
   } catch (err) {
     fail(err);
     return;
+  } finally {
+    if (body !== undefined) wipeLifted(body);
   }
-  const keys = session.auditKeys();
   let last = filter.afterSeq ?? 0;
   res.useChunkedEncodingByDefault = false;
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
@@ -536,7 +563,7 @@ async function followAudit(
     followers.count--;
     ctx.events.off('commit', flush);
     clearInterval(poll);
-    session.wipe();
+    wipe(keys.secretKey);
   });
   flush();
 }
@@ -692,9 +719,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         return;
       }
       readBody(req)
-        .then((body) => {
-          guard?.(op, body);
-          return handler(body, source(req));
+        .then(async (body) => {
+          try {
+            guard?.(op, body);
+            return await handler(body, source(req));
+          } finally {
+            wipeLifted(body);
+          }
         })
         .then((result) => reply(200, { ok: true, result }), fail);
     };
