@@ -19,8 +19,12 @@ import {
 } from '../core/protocol.js';
 
 export interface ClientOptions {
-  /** The vault directory, where the host's socket lives. */
+  /** The vault directory (the host's socket is there unless `socketDir` says otherwise). */
   readonly vaultDir: string;
+  /** Where the host's socket is: the hardened host's socket directory. */
+  readonly socketDir?: string;
+  /** The hardened host (its user's uid), when this client uses it: never started from here. */
+  readonly system?: { readonly uid: number; readonly user: string } | null;
   /** How to start a host: the node binary and the CLI script to run `daemon` with. */
   readonly daemon: {
     readonly node: string;
@@ -64,6 +68,7 @@ function open(
           node: opts.daemon.node,
           script: opts.daemon.script,
           acceptFaketime: opts.acceptFaketime,
+          systemUid: opts.system?.uid,
         }),
       )
       .then(
@@ -203,12 +208,18 @@ export async function call<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Ops[O]['res']> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   let reply: Reply<O> | undefined;
   try {
     reply = await post(opts, socketPath, op, body);
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
+    if (opts.system != null) {
+      throw new VaultError(
+        'VLT-3005',
+        `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
+      );
+    }
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     if (op !== 'vault.create' && !existsSync(join(opts.vaultDir, STORE_FILE))) {
@@ -249,7 +260,7 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
   onLine: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));

@@ -29,6 +29,8 @@ export interface ExpectedHost {
    * owner's own environment. Nothing else is relaxed.
    */
   readonly acceptFaketime?: boolean;
+  /** The hardened host's uid: then the socket and its directory must be that user's. */
+  readonly systemUid?: number;
 }
 
 /**
@@ -53,23 +55,27 @@ function devName(dev: number): string {
   return `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}`;
 }
 
-/** Whether process `pid` holds an exclusive flock on the file `lockPath`. */
-function holdsLock(pid: number, lockPath: string): boolean {
+/** The pids holding an exclusive flock on the file `lockPath` (/proc/locks). */
+export function lockHolders(lockPath: string): number[] {
   let st;
   try {
     st = lstatSync(lockPath);
   } catch {
-    return false;
+    return [];
   }
-  if (!st.isFile()) return false;
+  if (!st.isFile()) return [];
   const inode = `${devName(st.dev)}:${st.ino}`;
   return readFileSync('/proc/locks', 'utf8')
     .split('\n')
-    .some((line) => {
-      const f = line.trim().split(/\s+/);
-      // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
-      return f[1] === 'FLOCK' && f[3] === 'WRITE' && f[4] === String(pid) && f[5] === inode;
-    });
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[1] === 'FLOCK' && f[3] === 'WRITE' && f[5] === inode)
+    .map((f) => Number(f[4]));
+}
+
+/** Whether process `pid` holds an exclusive flock on the file `lockPath`. */
+function holdsLock(pid: number, lockPath: string): boolean {
+  // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+  return lockHolders(lockPath).includes(pid);
 }
 
 function real(path: string): string {
@@ -125,8 +131,25 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
   if (!dir.isDirectory() || (dir.mode & 0o022) !== 0) {
     refuse('its directory is writable by others');
   }
+  if (expected.systemUid !== undefined) {
+    // Hardened: the host's own user owns the directory, so no other user can
+    // have replaced the socket, and the kernel says that user is listening.
+    // Its /proc is not ours to read, and need not be.
+    const uid = expected.systemUid;
+    if (dir.uid !== uid || sock.uid !== uid || peer.uid !== uid) {
+      refuse(
+        `the socket's directory belongs to uid ${dir.uid}, the socket to ${sock.uid}, the listener runs as ${peer.uid}; the host's user is ${uid}`,
+      );
+    }
+    return;
+  }
   if (dir.uid !== me || sock.uid !== me || peer.uid !== me) {
     refuse(`it runs as uid ${peer.uid}, the socket's directory belongs to uid ${dir.uid}`);
+  }
+  if (peer.pid === 0) {
+    // The kernel names no pid for a peer outside this PID namespace: inside a
+    // `run` sandbox, whose socket the owner never needs.
+    refuse('it runs outside this PID namespace, as from inside a `run` sandbox');
   }
   if (!holdsLock(peer.pid, join(expected.socketDir, LOCK_NAME))) {
     refuse(`pid ${peer.pid} does not hold the vault's host lock`);

@@ -69,6 +69,8 @@ export interface HostStatus {
   readonly vaultDir: string;
   readonly startedAt: number;
   readonly vault: boolean;
+  /** `hardened`: the host runs as its own user with its socket in a directory of its own. */
+  readonly mode: 'same-user' | 'hardened';
 }
 
 /** Every operation, its request and its result. */

@@ -16,6 +16,7 @@ import {
   MAX_REFS,
   PROTOCOL_VERSION,
   SOCKET_NAME,
+  type HostStatus,
   type Op,
   type Ops,
 } from '../core/protocol.js';
@@ -138,6 +139,12 @@ type Handler = (b: Body, source: string) => Promise<unknown>;
 
 export interface HostOptions {
   readonly dir: string;
+  /**
+   * Where the socket goes, when not in `dir`: the hardened host's socket
+   * directory, which its group may reach. The socket is then 0660 (the group
+   * connects) and the directory the host's alone to write.
+   */
+  readonly socketDir?: string;
   /** Stop after this long without a request; 0 for never. */
   readonly idleMs: number;
   readonly now?: () => number;
@@ -182,9 +189,16 @@ function handlers(
   stop: () => void,
   startedAt: number,
   sockets: SessionSockets,
+  mode: HostStatus['mode'],
 ): Record<Op, Handler> {
   const h: { [O in Op]: (b: Body, source: string) => Promise<Ops[O]['res']> } = {
-    status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: vaultHere(ctx) }),
+    status: async () => ({
+      pid: process.pid,
+      vaultDir: ctx.dir,
+      startedAt,
+      vault: vaultHere(ctx),
+      mode,
+    }),
     // The owner's proof from any caller: an agent that could stop the host could
     // put its own process on the socket and take the owner's next passphrase.
     shutdown: async (b) => {
@@ -625,7 +639,10 @@ export class HostAlreadyRunning extends Error {}
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const log = opts.log ?? (() => {});
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
-  const socketPath = join(opts.dir, SOCKET_NAME);
+  const socketDir = opts.socketDir ?? opts.dir;
+  const shared = socketDir !== opts.dir;
+  if (shared) mkdirSync(socketDir, { recursive: true, mode: 0o750 });
+  const socketPath = join(socketDir, SOCKET_NAME);
   const lock = takeHostLock(opts.dir);
   if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
   const ctx = new HostContext(opts.dir, opts.now);
@@ -651,7 +668,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   };
   const followers = { count: 0 };
   const sockets = new SessionSockets(
-    opts.dir,
+    socketDir,
+    shared,
     (id) => route(sandboxGuard(id), (req) => `sandbox ${sourceOf(req)}`),
     (id) => revokeSession(ctx, id, 'host'),
   );
@@ -664,7 +682,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       stop();
     }, opts.idleMs);
   };
-  const table = handlers(ctx, stop, startedAt, sockets);
+  const table = handlers(ctx, stop, startedAt, sockets, shared ? 'hardened' : 'same-user');
 
   /**
    * A session socket's gate: agent operations only, with that session's token
@@ -740,7 +758,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     closeSync(lock);
     throw err;
   }
-  chmodSync(socketPath, 0o600);
+  chmodSync(socketPath, shared ? 0o660 : 0o600);
   // Before the first request: no `run` holds a session of an earlier host.
   if (ctx.hasVault()) {
     const ended = endOrphanedSessions(ctx);

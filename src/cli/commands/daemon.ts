@@ -66,6 +66,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   try {
     host = await startHost({
       dir: ctx.paths.vaultDir,
+      socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
       log,
     });
