@@ -118,6 +118,10 @@ function networkSockets(pid: number): string[] {
  * @throws VaultError VLT-3010 naming the check that failed.
  */
 export async function checkHost(socket: Socket, expected: ExpectedHost): Promise<void> {
+  // Linux only: elsewhere there is neither SO_PEERCRED nor /proc to ask, and
+  // the owner's client trusts the socket's directory alone, as before issue 16
+  // (docs/threat-model.md).
+  if (process.platform !== 'linux') return;
   const { peerCred } = await import('../kernel/unix.js');
   let peer;
   try {

@@ -5,8 +5,9 @@
  * at the other end of a Unix socket as the kernel knows it, which nothing that
  * process writes on the socket can change.
  *
- * Linux only. The host and the client load this module lazily, so `get` (which
- * never sends a passphrase) does not pay for it.
+ * flock on Linux and macOS, SO_PEERCRED on Linux only. The host and the client
+ * load this module lazily, so `get` (which never sends a passphrase) does not
+ * pay for it.
  */
 import koffi from 'koffi';
 
@@ -22,7 +23,8 @@ const SOL_SOCKET = 1;
 const SO_PEERCRED = process.arch === 'ppc64' ? 21 : 17;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
-const EWOULDBLOCK = 11;
+/** EWOULDBLOCK: 11 on Linux, 35 on macOS. */
+const EWOULDBLOCK = process.platform === 'darwin' ? 35 : 11;
 
 interface Libc {
   flock(fd: number, op: number): number;
@@ -33,8 +35,7 @@ let libc: Libc | null = null;
 
 function load(): Libc {
   if (libc !== null) return libc;
-  if (process.platform !== 'linux') throw new Error('kernel peer identity needs Linux');
-  const lib = koffi.load('libc.so.6');
+  const lib = koffi.load(process.platform === 'darwin' ? 'libSystem.B.dylib' : 'libc.so.6');
   koffi.struct('vault_ucred', { pid: 'int32', uid: 'uint32', gid: 'uint32' });
   libc = {
     flock: lib.func('int flock(int fd, int op)') as Libc['flock'],
@@ -71,6 +72,8 @@ export function socketFd(socket: unknown): number {
  * @throws Error when the socket is closed or the call fails.
  */
 export function peerCred(socket: unknown): PeerCred {
+  // macOS has LOCAL_PEERCRED with another layout and no pid: not wired here.
+  if (process.platform !== 'linux') throw new Error('SO_PEERCRED is Linux only');
   const out: Partial<PeerCred> = {};
   const len = [12];
   if (load().getsockopt(socketFd(socket), SOL_SOCKET, SO_PEERCRED, out, len) !== 0) {

@@ -50,6 +50,17 @@ describe('one host per vault', () => {
   });
   after(() => disposeAll(rig));
 
+  test('host status: same-user mode, the socket in the vault directory', async () => {
+    const r = await rig.owner(['host', 'status', '--json']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      mode: 'same-user',
+      socket: join(rig.vaultDir, 'host.sock'),
+      vaultDir: rig.vaultDir,
+      running: false,
+    });
+  });
+
   test('100 hosts started at once: exactly one serves, and its socket works', async () => {
     const starts = Array.from({ length: 100 }, () => daemon(rig));
     const fates = starts.map((c) => fate(c));
