@@ -54,10 +54,11 @@ Rules:
    - VLT-2050 (Values go only into a pipe): nothing was read; run the
      command again with its output piped into the program that needs it.
    Guessing entry names counts against you: each name refused with VLT-2041
-   is charged to your limits as a read of a credential would be (asking the
-   same name again in the window costs nothing more), so three guesses in a
-   minute use up the minute and the next read is a violation. A second
-   rate-limit violation within two hours locks the agent down.
+   takes one of your reads in the minute and the hour, as reading a
+   credential would (asking the same name again in the window costs nothing
+   more). After three guesses in a minute your next read is refused with
+   VLT-2042 and recorded as a violation; a second violation within two hours
+   locks the agent down.
 `;
 
 const DESCRIPTION =

@@ -12,7 +12,7 @@
 import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
-import { decideRead, inScope } from '../core/policy.js';
+import { chargeRefused, decideRead, inScope } from '../core/policy.js';
 import { KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
@@ -338,25 +338,16 @@ export function release(
         });
       }
       if (problems.length > 0) {
-        // A name refused as out of scope (or unknown: the same) is charged to the
-        // limits like a read of a credential, once per name and window, so
-        // guessing names costs the agent what reading would (the guardrail
-        // skill says so). Over the limit, the refusal is the limit's.
+        // A name refused as out of scope (or unknown: the same) takes a slot in
+        // the rate windows as a read would, once per name and window, so
+        // guessing names costs the agent its next reads (the guardrail skill
+        // says so). The refusal itself stays VLT-2041 (policy.ts chargeRefused).
         const guessed = refused
           .filter((r) => r.code === 'VLT-2041')
           .map((r) => `?${keyedHash(session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
         if (guessed.length > 0) {
-          const g = decideRead(agent.rate, agent.limits, [...new Set(guessed)], ctx.now());
-          if (g.kind === 'locked') return refuseAll('locked', 'VLT-2043');
-          tx.putAgent({ ...agent, rate: g.state });
-          if (g.kind === 'lockdown') {
-            return refuseAll(
-              'locked',
-              'VLT-2043',
-              'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
-            );
-          }
-          if (g.kind === 'limited') return refuseAll('limited', 'VLT-2042', retryText(g));
+          const rate = chargeRefused(agent.rate, agent.limits, [...new Set(guessed)], ctx.now());
+          tx.putAgent({ ...agent, rate });
         }
         auditRefused('denied', refused);
         problems.sort((a, b) => a.index - b.index);

@@ -55,20 +55,32 @@ describe('bounded requests', () => {
     assert.ok(growth < 256 * 1024, `store grew by ${growth} bytes`);
   });
 
-  test('guessing names counts against the agent: the fourth unknown name in a minute is a violation', async () => {
-    for (const name of ['nope 1', 'nope 2', 'nope 3']) {
+  test('guessing names counts against the agent: three guesses use up the minute, the next read is a violation', async () => {
+    // Each guess is refused as the specification says (VLT-2041, the agent stays active)...
+    for (const name of ['nope 1', 'nope 2', 'nope 3', 'nope 4']) {
       assertRefused(await rig.agent(['get', name], strictToken), 'VLT-2041');
     }
-    const fourth = await rig.agent(['get', 'nope 4'], strictToken);
-    assert.match(assertRefused(fourth, 'VLT-2042'), /violation recorded/);
-    // The same name asked again in the window costs nothing more, as a re-read would.
-    const show = JSON.parse(ok(await rig.owner(['agent', 'show', 'strict', '--json']))) as {
-      usage: { minute: number };
+    const after = JSON.parse(ok(await rig.owner(['agent', 'show', 'strict', '--json']))) as {
+      state: string;
+      usage: { minute: number; hour: number };
       violations: number[];
     };
-    assert.equal(show.usage.minute, 3);
-    assert.equal(show.violations.length, 1);
-    // The window is full of guesses: the entry in scope waits like any read.
-    assertRefused(await rig.agent(['get', 'Known'], strictToken), 'VLT-2042');
+    // ...but each distinct name took a slot of the windows, as a read would.
+    assert.equal(after.state, 'active');
+    assert.deepEqual(after.usage, { minute: 4, hour: 4 });
+    assert.equal(after.violations.length, 0);
+    // So the entry in scope now waits, and asking is the violation.
+    assert.match(
+      assertRefused(await rig.agent(['get', 'Known'], strictToken), 'VLT-2042'),
+      /violation recorded/,
+    );
+    // The same name guessed again in the window costs nothing more.
+    assertRefused(await rig.agent(['get', 'nope 1'], strictToken), 'VLT-2041');
+    const last = JSON.parse(ok(await rig.owner(['agent', 'show', 'strict', '--json']))) as {
+      usage: { hour: number };
+      violations: number[];
+    };
+    assert.equal(last.usage.hour, 4);
+    assert.equal(last.violations.length, 1);
   });
 });
