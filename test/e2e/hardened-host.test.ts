@@ -14,6 +14,7 @@ import {
   mkdirSync,
   mkdtempSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -242,6 +243,31 @@ describe('hardened host: its own user, the agent user in its group', { skip }, (
     assert.equal(wrong.code, 77, wrong.stderr);
     assert.match(wrong.stderr, /VLT-3002/);
     assert.ok(alive(hostPid));
+  });
+
+  test('run as the user: the agent reads through its session under the hardened host', async (t) => {
+    const bwrap = spawnSync('sh', [
+      '-c',
+      'command -v bwrap && command -v socat && command -v script',
+    ]);
+    if (bwrap.status !== 0) return t.skip('needs bwrap, socat and script (util-linux)');
+    const bin = join(T, 'bin');
+    mkdirSync(bin, { recursive: true, mode: 0o755 });
+    if (!existsSync(join(bin, 'vault-cli'))) symlinkSync(CLI, join(bin, 'vault-cli'));
+    const inner = `PATH=${bin}:$PATH; vault-cli get A | cat; echo "rc=$?"`;
+    // `script` gives run the terminal it wants.
+    const r = await asUser(
+      [
+        'script',
+        '-qec',
+        `${process.execPath} ${CLI} run --agent bot -- sh -c '${inner}'`,
+        '/dev/null',
+      ],
+      owner(),
+    );
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /value-a/);
+    assert.match(r.stdout, /rc=0/);
   });
 
   test('host uninstall keeps a vault until told where it goes, then removes users and dirs', async () => {
