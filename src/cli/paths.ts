@@ -61,7 +61,10 @@ export interface Paths {
   readonly socketDir: string;
   /** The hardened host's record (VAULT_HOST_CONFIG, else /etc/vault-cli/host.json). */
   readonly hostConfig: string;
-  /** The hardened host this client uses: recorded, and no VAULT_DIR chose a vault of this user's. */
+  /**
+   * The hardened host this client uses: recorded, this user is in its group
+   * (or root), and no VAULT_DIR chose a vault of this user's.
+   */
   readonly systemHost: SystemHost | null;
   /** The agent's side: its token, proxy configuration, CA. */
   readonly configDir: string;
@@ -146,7 +149,15 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
   // An explicit VAULT_DIR is a vault of this user's (or the host's own, when it
   // is the hardened host); otherwise a recorded system host is the vault.
   const explicit = env.VAULT_DIR !== undefined && env.VAULT_DIR !== '';
-  const systemHost = explicit ? null : readSystemHost(hostConfig);
+  const recorded = explicit ? null : readSystemHost(hostConfig);
+  // Only its group's members (and root, who set it up) use it: a user left out
+  // of the group keeps a same-user vault of their own.
+  const uid = process.getuid?.() ?? -1;
+  const systemHost =
+    recorded !== null &&
+    (uid === 0 || uid === recorded.uid || (process.getgroups?.() ?? []).includes(recorded.gid))
+      ? recorded
+      : null;
   const vaultDir =
     systemHost?.stateDir ?? dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share'));
   return {

@@ -41,6 +41,7 @@ describe('hardened host: its own user, the agent user in its group', { skip }, (
   const hostUser = `vlth${suffix}`;
   const group = `vltg${suffix}`;
   const user = `vltu${suffix}`;
+  const outsider = `vltx${suffix}`;
   const T = mkdtempSync(join(tmpdir(), 'vault-cli-hardened-'));
   const state = join(T, 'state');
   const sockDir = join(T, 'run');
@@ -107,6 +108,7 @@ describe('hardened host: its own user, the agent user in its group', { skip }, (
     }
     await asRoot(['host', 'uninstall', '--purge']);
     spawnSync('userdel', [user]);
+    spawnSync('userdel', [outsider]);
     spawnSync('userdel', [hostUser]);
     spawnSync('groupdel', [group]);
     rmSync(T, { recursive: true, force: true });
@@ -167,6 +169,21 @@ describe('hardened host: its own user, the agent user in its group', { skip }, (
       { mode: s.mode, user: s.user, running: s.running },
       { mode: 'hardened', user: hostUser, running: true },
     );
+    // A user outside the group keeps a same-user vault of their own.
+    ok(await fate(spawn('useradd', ['--no-create-home', '--shell', '/bin/sh', outsider])));
+    const o = await fate(
+      spawn(
+        'setpriv',
+        [
+          `--reuid=${id('-u', outsider)}`,
+          `--regid=${id('-g', outsider)}`,
+          '--init-groups',
+          '--',
+        ].concat([process.execPath, CLI, 'host', 'status', '--json']),
+        { env: userEnv({ HOME: join(T, 'outsider') }), stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
+    );
+    assert.equal(JSON.parse(o.stdout).mode, 'same-user', o.stderr);
   });
 
   test('owner commands work with the passphrase; the moved vault is there', async () => {
