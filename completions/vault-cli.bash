@@ -42,6 +42,9 @@ __vault_cli_command() {
     'key rm') echo 'key rm'; return ;;
     'daemon stop') echo 'daemon stop'; return ;;
     'daemon status') echo 'daemon status'; return ;;
+    'host install') echo 'host install'; return ;;
+    'host uninstall') echo 'host uninstall'; return ;;
+    'host status') echo 'host status'; return ;;
   esac
   case "$1" in
     'init') echo 'init' ;;
@@ -71,7 +74,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon host'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -80,6 +83,7 @@ _vault_cli() {
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
+          'host') __vault_cli_words 'install uninstall status'; return 0 ;;
         esac ;;
     esac
   fi
@@ -118,6 +122,14 @@ _vault_cli() {
       'key add --name') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
+      'host install --user') :; return 0 ;;
+      'host install --group') :; return 0 ;;
+      'host install --state-dir') __vault_cli_files; return 0 ;;
+      'host install --socket-dir') __vault_cli_files; return 0 ;;
+      'host install --member') :; return 0 ;;
+      'host install --move') __vault_cli_files; return 0 ;;
+      'host uninstall --move-to') __vault_cli_files; return 0 ;;
+      'host uninstall --owner') :; return 0 ;;
     esac
   fi
   if [[ "$cur" == -* ]]; then
@@ -156,6 +168,9 @@ _vault_cli() {
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
       'daemon status') __vault_cli_words '--json --help' ;;
+      'host install') __vault_cli_words '--user --group --state-dir --socket-dir --member --move --no-systemd --help' ;;
+      'host uninstall') __vault_cli_words '--move-to --owner --purge --help' ;;
+      'host status') __vault_cli_words '--json --help' ;;
     esac
     return 0
   fi
@@ -196,6 +211,9 @@ _vault_cli() {
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
     'daemon status') valued='  ' ;;
+    'host install') valued=' --user --group --state-dir --socket-dir --member --move ' ;;
+    'host uninstall') valued=' --move-to --owner ' ;;
+    'host status') valued='  ' ;;
   esac
   for ((i = n + 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"

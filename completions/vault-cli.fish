@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -76,6 +76,10 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'completion' -d 'print the shel
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'daemon' -d 'run the vault host in the foreground'
 complete -c vault-cli -n '__vault_cli_lead 1 daemon' -a 'stop' -d 'stop the running vault host'
 complete -c vault-cli -n '__vault_cli_lead 1 daemon' -a 'status' -d 'say whether a vault host is running (exit 3 when none)'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'host' -d 'host commands'
+complete -c vault-cli -n '__vault_cli_lead 1 host' -a 'install' -d 'as root: run the vault host as its own system user (hardened mode)'
+complete -c vault-cli -n '__vault_cli_lead 1 host' -a 'uninstall' -d 'as root: undo `host install` (the store moves out or is purged)'
+complete -c vault-cli -n '__vault_cli_lead 1 host' -a 'status' -d 'say which mode is in use (same-user or hardened) and whether the host runs'
 complete -c vault-cli -n '__vault_cli_is init' -l skill -x -a 'claude codex cursor gemini agents' -d 'install the guardrail skill for this agent only (created if absent)'
 complete -c vault-cli -n '__vault_cli_is init' -l no-skill -d 'do not install the guardrail skill for coding agents'
 complete -c vault-cli -n '__vault_cli_is init' -l help -d 'show help'
@@ -172,3 +176,17 @@ complete -c vault-cli -n '__vault_cli_is daemon' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is daemon stop' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is daemon status' -l json -d 'machine-readable output'
 complete -c vault-cli -n '__vault_cli_is daemon status' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is host install' -l user -x -d 'the host’s system user (default vault-cli)'
+complete -c vault-cli -n '__vault_cli_is host install' -l group -x -d 'the group whose members reach the host (default vault-cli)'
+complete -c vault-cli -n '__vault_cli_is host install' -l state-dir -r -F -d 'the store, only the host’s user enters it (default /var/lib/vault-cli)'
+complete -c vault-cli -n '__vault_cli_is host install' -l socket-dir -r -F -d 'the socket, reachable by the group (default /run/vault-cli)'
+complete -c vault-cli -n '__vault_cli_is host install' -l member -x -d 'a user to add to the group'
+complete -c vault-cli -n '__vault_cli_is host install' -l move -r -F -d 'move this same-user vault directory’s store into the hardened host'
+complete -c vault-cli -n '__vault_cli_is host install' -l no-systemd -d 'write no service unit; print how to start the host'
+complete -c vault-cli -n '__vault_cli_is host install' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is host uninstall' -l move-to -r -F -d 'move the store to this directory, owned by --owner'
+complete -c vault-cli -n '__vault_cli_is host uninstall' -l owner -x -d 'the user who gets the moved store'
+complete -c vault-cli -n '__vault_cli_is host uninstall' -l purge -d 'delete the hardened host’s store'
+complete -c vault-cli -n '__vault_cli_is host uninstall' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is host status' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is host status' -l help -d 'show help'

@@ -6,10 +6,9 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
-  PID_HEADER,
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
@@ -20,8 +19,12 @@ import {
 } from '../core/protocol.js';
 
 export interface ClientOptions {
-  /** The vault directory, where the host's socket lives. */
+  /** The vault directory (the host's socket is there unless `socketDir` says otherwise). */
   readonly vaultDir: string;
+  /** Where the host's socket is: the hardened host's socket directory. */
+  readonly socketDir?: string;
+  /** The hardened host (its user's uid), when this client uses it: never started from here. */
+  readonly system?: { readonly uid: number; readonly user: string } | null;
   /** How to start a host: the node binary and the CLI script to run `daemon` with. */
   readonly daemon: {
     readonly node: string;
@@ -30,6 +33,53 @@ export interface ClientOptions {
   };
   /** Whether to start a host when none answers. */
   readonly autoStart?: boolean;
+  /** Accept a host under libfaketime before sending a passphrase (tests only; see host-check.ts). */
+  readonly acceptFaketime?: boolean;
+}
+
+/** Request fields that carry the owner's secret: the host is checked before they are sent. */
+const OWNER_SECRETS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
+
+function carriesOwnerSecret(body: object): boolean {
+  return OWNER_SECRETS.some((k) => {
+    const v = (body as Record<string, unknown>)[k];
+    return typeof v === 'string' && v !== '';
+  });
+}
+
+/**
+ * Connects to the host's socket and, when the request carries the owner's
+ * secret, checks the process that accepted before anything is written.
+ */
+function open(
+  opts: ClientOptions,
+  socketPath: string,
+  body: object,
+  onReady: (sock: Socket) => void,
+  onRefused: (err: unknown) => void,
+): Socket {
+  const sock = connect(socketPath, () => {
+    if (!carriesOwnerSecret(body)) return onReady(sock);
+    import('./host-check.js')
+      .then(({ checkHost }) =>
+        checkHost(sock, {
+          socketDir: dirname(socketPath),
+          socketPath,
+          node: opts.daemon.node,
+          script: opts.daemon.script,
+          acceptFaketime: opts.acceptFaketime,
+          systemUid: opts.system?.uid,
+        }),
+      )
+      .then(
+        () => onReady(sock),
+        (err: unknown) => {
+          sock.destroy();
+          onRefused(err);
+        },
+      );
+  });
+  return sock;
 }
 
 const START_WAIT_MS = 10_000;
@@ -40,7 +90,7 @@ class Unreachable extends Error {}
 function requestHead(op: Op, length: number): string {
   return (
     `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`
+    `Content-Length: ${length}\r\nConnection: close\r\n\r\n`
   );
 }
 
@@ -50,13 +100,19 @@ function requestHead(op: Op, length: number): string {
  * loads undici), and the host's replies are always small, complete JSON with a
  * Content-Length.
  */
-function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
+function post<O extends Op>(
+  opts: ClientOptions,
+  socketPath: string,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<Reply<O>> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
     const head = requestHead(op, payload.length);
     const chunks: Buffer[] = [];
     let connected = false;
-    const sock = connect(socketPath, () => {
+    let refused = false;
+    const ready = (sock: Socket) => {
       connected = true;
       // Not end(): the host's HTTP server drops a half-closed connection before
       // it replies. `Connection: close` makes the host close after the reply.
@@ -66,6 +122,11 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
         wire.fill(0);
         payload.fill(0);
       });
+    };
+    const sock = open(opts, socketPath, body, ready, (err) => {
+      refused = true;
+      payload.fill(0);
+      reject(err);
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (err: NodeJS.ErrnoException) => {
@@ -77,6 +138,7 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       }
     });
     sock.on('end', () => {
+      if (refused) return;
       if (chunks.length === 0) {
         // The host went away mid-request (killed, crashed): it replied nothing, so released nothing.
         reject(
@@ -146,12 +208,18 @@ export async function call<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Ops[O]['res']> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   let reply: Reply<O> | undefined;
   try {
-    reply = await post(socketPath, op, body);
+    reply = await post(opts, socketPath, op, body);
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
+    if (opts.system != null) {
+      throw new VaultError(
+        'VLT-3005',
+        `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
+      );
+    }
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     if (op !== 'vault.create' && !existsSync(join(opts.vaultDir, STORE_FILE))) {
@@ -163,7 +231,7 @@ export async function call<O extends Op>(
       if (Date.now() > deadline) throw new VaultError('VLT-3005');
       await sleep(wait);
       try {
-        reply = await post(socketPath, op, body);
+        reply = await post(opts, socketPath, op, body);
       } catch (again) {
         if (!(again instanceof Unreachable)) throw again;
       }
@@ -361,7 +429,7 @@ export class HostChannel {
 function channelHead(op: Op, length: number): string {
   return (
     `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\n\r\n`
+    `Content-Length: ${length}\r\n\r\n`
   );
 }
 
@@ -390,7 +458,7 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
   onLine: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
@@ -398,9 +466,16 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
     let buffered = Buffer.alloc(0);
     let streaming = false;
     let pending = '';
-    const sock = connect(socketPath, () => {
-      sock.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0));
-    });
+    const sock = open(
+      opts,
+      socketPath,
+      body,
+      (s) => s.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0)),
+      (err) => {
+        payload.fill(0);
+        reject(err);
+      },
+    );
     const stop = () => {
       payload.fill(0);
       sock.destroy();

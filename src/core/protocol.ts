@@ -19,8 +19,18 @@ export const STORE_FILE = 'vault.mdb';
  * (even after `daemon stop`) sees the pid gone and exits instead of serving.
  */
 export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
-/** Header carrying the caller's pid, recorded as the audit source. */
-export const PID_HEADER = 'x-vault-client-pid';
+/**
+ * The host's lock file in the vault directory: the host that holds an
+ * exclusive flock on it is the vault's one host, and the only one that binds
+ * or removes the socket. A client checks that its peer holds it.
+ */
+export const LOCK_NAME = 'host.lock';
+/**
+ * References one `resolve` may name (a render's distinct references, a proxy
+ * request's): more is refused whole (VLT-1006) before any lookup, so a
+ * request's cost and what it adds to the store stay bounded.
+ */
+export const MAX_REFS = 1000;
 
 export interface OwnerAuth {
   readonly passphrase: string;
@@ -59,6 +69,8 @@ export interface HostStatus {
   readonly vaultDir: string;
   readonly startedAt: number;
   readonly vault: boolean;
+  /** `hardened`: the host runs as its own user with its socket in a directory of its own. */
+  readonly mode: 'same-user' | 'hardened';
 }
 
 /** Every operation, its request and its result. */

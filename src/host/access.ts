@@ -12,7 +12,7 @@
 import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
-import { decideRead, inScope } from '../core/policy.js';
+import { chargeRefused, decideRead, inScope } from '../core/policy.js';
 import { KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
@@ -23,7 +23,7 @@ import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../
 import { appendAudit } from './audit-log.js';
 import type { Borrowed, CallerKeys } from './caller-cache.js';
 import { boundHosts, normalHost } from './entries.js';
-import type { HostContext } from './context.js';
+import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 import { parseSeed, totpCode } from './totp.js';
@@ -316,6 +316,9 @@ interface Target {
   tierBox: Buffer;
 }
 
+/** Refused references audited by name in one request; the rest share one record. */
+const AUDITED_REFUSALS = 16;
+
 function retryText(d: { retryAt: number | null; window: string }): string {
   const when =
     d.retryAt === null
@@ -340,7 +343,16 @@ export async function release(
   source: string,
 ): Promise<Secret[]> {
   const keyOf = (r: FieldRef) => JSON.stringify([r.entry, r.field]);
-  const distinct = [...new Map(refs.map((r) => [keyOf(r), r])).values()];
+  // Each distinct reference and where it stands in the request, built once:
+  // the cost of a request stays linear in its size (issue 16).
+  const at = new Map<string, { ref: FieldRef; indices: number[] }>();
+  refs.forEach((r, index) => {
+    const k = keyOf(r);
+    const seen = at.get(k);
+    if (seen === undefined) at.set(k, { ref: r, indices: [index] });
+    else seen.indices.push(index);
+  });
+  const distinct = [...at.values()].map((a) => a.ref);
   const actor = agentActor(session.agent.name);
   const host = purpose.kind === 'fill' ? purpose.host : null;
 
@@ -366,9 +378,34 @@ export async function release(
             host,
           }),
         );
-      /** Every reference refused for one reason, each audited. */
+      /**
+       * Audits refused references: each of the first AUDITED_REFUSALS by name,
+       * the rest in one record that counts them, so one request grows the store
+       * by a bounded amount however many names it guesses.
+       */
+      const auditRefused = (
+        action: AuditAction,
+        refused: readonly { l: (typeof looked)[number]; code: ErrorCode }[],
+      ) => {
+        for (const { l, code } of refused.slice(0, AUDITED_REFUSALS)) audit(action, code, l);
+        const rest = refused.length - AUDITED_REFUSALS;
+        if (rest > 0) {
+          appendAudit(
+            tx,
+            header,
+            event(ctx, action, refused[AUDITED_REFUSALS]?.code ?? 'VLT-2041', actor, source, {
+              entry: `(${rest} more references)`,
+              host,
+            }),
+          );
+        }
+      };
+      /** Every reference refused for one reason, audited. */
       const refuseAll = (action: AuditAction, code: ErrorCode, message?: string) => {
-        for (const l of looked) audit(action, code, l);
+        auditRefused(
+          action,
+          looked.map((l) => ({ l, code })),
+        );
         return { ok: false as const, err: new VaultError(code, message) };
       };
       if (agent.revoked !== null || dead) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
@@ -376,6 +413,7 @@ export async function release(
 
       const targets: Target[] = [];
       const problems: { index: number; code: ErrorCode }[] = [];
+      const refused: { l: (typeof looked)[number]; code: ErrorCode }[] = [];
       for (const l of looked) {
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
@@ -393,11 +431,9 @@ export async function release(
           }
         }
         if (code !== null || entry === null || record === null) {
-          audit('denied', code ?? 'VLT-2041', l);
-          refs.forEach(
-            (r, index) =>
-              keyOf(r) === keyOf(ref) && problems.push({ index, code: code ?? 'VLT-2041' }),
-          );
+          const c = code ?? 'VLT-2041';
+          refused.push({ l, code: c });
+          for (const index of at.get(keyOf(ref))?.indices ?? []) problems.push({ index, code: c });
           continue;
         }
         targets.push({
@@ -409,6 +445,18 @@ export async function release(
         });
       }
       if (problems.length > 0) {
+        // A name refused as out of scope (or unknown: the same) takes a slot in
+        // the rate windows as a read would, once per name and window, so
+        // guessing names costs the agent its next reads (the guardrail skill
+        // says so). The refusal itself stays VLT-2041 (policy.ts chargeRefused).
+        const guessed = refused
+          .filter((r) => r.code === 'VLT-2041')
+          .map((r) => `?${keyedHash(session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
+        if (guessed.length > 0) {
+          const rate = chargeRefused(agent.rate, agent.limits, [...new Set(guessed)], ctx.now());
+          tx.putAgent({ ...agent, rate });
+        }
+        auditRefused('denied', refused);
         problems.sort((a, b) => a.index - b.index);
         const first = problems[0]?.code ?? 'VLT-2041';
         const message =
@@ -440,8 +488,11 @@ export async function release(
       // One record per credential released (an entry: DESIGN section 6), naming
       // its fields, as the limits charged it.
       const byEntry = new Map<string, (typeof looked)[number][]>();
-      for (const l of looked)
-        byEntry.set(l.entryId ?? '', [...(byEntry.get(l.entryId ?? '') ?? []), l]);
+      for (const l of looked) {
+        const group = byEntry.get(l.entryId ?? '');
+        if (group === undefined) byEntry.set(l.entryId ?? '', [l]);
+        else group.push(l);
+      }
       for (const [first, ...more] of byEntry.values()) {
         if (first === undefined) continue;
         const fields = [first, ...more].map((l) => l.ref.field).join(', ');
@@ -449,6 +500,8 @@ export async function release(
       }
       return { ok: true, targets, header };
     },
+    // At most one record per distinct reference, AUDITED_REFUSALS + 1 when refused.
+    distinct.length * RECORD_BYTES,
   );
   if (!decided.ok) throw decided.err;
 

@@ -14,6 +14,8 @@ import { CallerCache } from './caller-cache.js';
  * write path; lmdb-js issue 40), so the host refuses cleanly before that.
  */
 export const MIN_FREE_BYTES = 1024 * 1024;
+/** What one audit record may take in a transaction, at most: a page of its own. */
+export const RECORD_BYTES = 4096;
 
 export class HostContext {
   private opened: Store | null = null;
@@ -62,10 +64,12 @@ export class HostContext {
   /**
    * A write transaction whose failure to commit refuses the request: every
    * write carries an audit record, so a failed commit is VLT-3004 (fail closed).
+   * `writes` is what the transaction may add at most (a page per record): the
+   * reserve must hold after a large transaction too, not only before a small one.
    */
-  commit<T>(fn: (tx: Tx) => T): T {
+  commit<T>(fn: (tx: Tx) => T, writes = 0): T {
     const store = this.store();
-    this.#roomLeft();
+    this.#roomLeft(writes);
     try {
       const out = store.write(fn);
       this.events.emit('commit');
@@ -86,9 +90,9 @@ export class HostContext {
    * durable before its caller goes on (releases a value). They run in the
    * order asked, each seeing the writes of those before it.
    */
-  async commitGrouped<T>(fn: (tx: Tx) => T): Promise<T> {
+  async commitGrouped<T>(fn: (tx: Tx) => T, writes = 0): Promise<T> {
     const store = this.store();
-    this.#roomLeft();
+    this.#roomLeft(writes);
     try {
       const out = await store.writeDurable(fn);
       this.events.emit('commit');
@@ -99,10 +103,13 @@ export class HostContext {
     }
   }
 
-  /** @throws VaultError VLT-3004 when the file system is (nearly) full. */
-  #roomLeft(): void {
+  /**
+   * @throws VaultError VLT-3004 when the file system is (nearly) full: the
+   * reserve must still hold after a transaction that adds `writes` bytes.
+   */
+  #roomLeft(writes = 0): void {
     const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES + writes) {
       throw new VaultError(
         'VLT-3004',
         'Audit record could not be written (disk full); access refused.',

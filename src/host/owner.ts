@@ -91,6 +91,19 @@ export class OwnerSession {
     return this.audit;
   }
 
+  /**
+   * Keeps the audit key pair alone and wipes everything else (root, index and
+   * tier keys): for `audit --follow`, which reads the audit log for as long as
+   * the owner watches and needs nothing more. The caller wipes the returned
+   * secret key when it is done; `wipe()` no longer reaches it.
+   */
+  keepAuditKeysOnly(): KeyPair {
+    const keys = this.auditKeys();
+    this.audit = null;
+    this.wipe();
+    return keys;
+  }
+
   /** The root key re-wrapped by a new passphrase. */
   async rewrapRoot(passphrase: Secret): Promise<Pick<VaultHeader, 'kdf' | 'rootByOwner'>> {
     const kdf = newKdfParams();

@@ -125,7 +125,7 @@ describe('records of owner and agent actions', () => {
     assert.equal(first.action, 'vault_create');
     assert.equal(first.actor, 'owner');
     assert.equal(first.outcome, 'ok');
-    assert.match(first.source, /^pid:[0-9]+$/);
+    assert.match(first.source, /^pid:[0-9]+ uid:[0-9]+$/);
     assert.ok(first.at >= started - 1000 && first.at <= Date.now(), `at ${first.at}`);
     assert.equal(first.time, new Date(first.at).toISOString());
     assert.deepEqual(
@@ -206,7 +206,7 @@ describe('records of owner and agent actions', () => {
       for (const r of fresh) {
         assert.equal(r.actor, 'owner', JSON.stringify(r));
         assert.equal(r.outcome, 'ok', JSON.stringify(r));
-        assert.match(r.source, /^pid:[0-9]+$/);
+        assert.match(r.source, /^pid:[0-9]+ uid:[0-9]+$/);
         assert.equal(r.host, null);
       }
       for (const [i, want] of step.expect.entries()) {
@@ -218,7 +218,7 @@ describe('records of owner and agent actions', () => {
     });
   }
 
-  test('ai_read: a value returned to an ai agent (the default kind), source is its pid', async () => {
+  test('ai_read: a value returned to an ai agent (the default kind), source is its pid and uid from the kernel', async () => {
     const before = await records(rig);
     const child = spawnCli(['get', 'Stripe Prod'], {
       ...rig.env,
@@ -240,7 +240,7 @@ describe('records of owner and agent actions', () => {
     assert.equal(r.field, 'password');
     assert.equal(r.host, null);
     assert.equal(r.subject, null);
-    assert.equal(r.source, `pid:${child.pid}`);
+    assert.equal(r.source, `pid:${child.pid} uid:${process.getuid?.()}`);
     assert.equal(r.time, new Date(r.at).toISOString());
     assert.ok(r.at >= started && r.at <= Date.now());
   });
@@ -312,7 +312,7 @@ describe('records of owner and agent actions', () => {
       assert.equal(r.outcome, d.code);
       assert.equal(r.entry, d.entry);
       assert.equal(r.field, d.field);
-      assert.match(r.source, /^pid:[0-9]+$/);
+      assert.match(r.source, /^pid:[0-9]+ uid:[0-9]+$/);
     });
   }
 

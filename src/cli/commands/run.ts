@@ -178,6 +178,7 @@ async function prepareSandbox(
   };
   const secretPaths = [
     ctx.paths.vaultDir,
+    ctx.paths.socketDir,
     ctx.paths.configDir,
     ...ctx.paths.defaultDirs,
     ...[ctx.paths.passphraseFile, ctx.paths.newPassphraseFile].filter((p) => p !== null),
