@@ -53,6 +53,15 @@ export const ERRORS = {
     exit: 77,
     message: 'Not allowed from inside a `vault-cli run` sandbox; the owner does this outside it.',
   },
+  /**
+   * A one-time-password seed asked for by `get`, `render` or a proxy fill: only
+   * `vault-cli totp` uses it, inside the host, and releases the current code.
+   */
+  'VLT-2052': {
+    exit: 77,
+    message:
+      'A one-time-password seed never leaves the vault; `vault-cli totp <entry>` gives the code.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

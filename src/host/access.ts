@@ -281,6 +281,8 @@ export function release(
             keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
           );
           if (record === null) code = 'VLT-2044';
+          // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
+          else if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') code = 'VLT-2052';
           else if (host !== null && !hostAllowed(session, header, entry, tierKeys, host)) {
             code = 'VLT-2045';
           }
