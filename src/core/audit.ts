@@ -21,6 +21,7 @@ export const OWNER_ACTIONS = [
   'agent_revoke',
   'unlocked',
   'unlock_failed',
+  'passphrase_failed',
   'key_add',
   'key_rm',
   'session_start',

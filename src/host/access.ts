@@ -89,7 +89,8 @@ function sessionAuth(
   const arena = new KeyArena();
   const { verifier, wrapKey } = tokenKeys(secret, arena);
   try {
-    if (!equal(verifier, r.verifier)) return denied(UNKNOWN_ACTOR);
+    // A known id with a wrong secret: audited to the agent the id names.
+    if (!equal(verifier, r.verifier)) return denied(actor);
     const secretKey = unwrapKey(
       wrapKey,
       r.secretKey,
@@ -162,7 +163,7 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   const arena = new KeyArena();
   const { verifier, wrapKey } = tokenKeys(parsed.secret, arena);
   try {
-    if (!equal(verifier, agent.verifier)) return denied(UNKNOWN_ACTOR);
+    if (!equal(verifier, agent.verifier)) return denied(agentActor(agent.name));
     const secretKey = unwrapKey(
       wrapKey,
       agent.secretKey,

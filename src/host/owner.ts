@@ -171,32 +171,100 @@ function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
   return new OwnerSession(header, root, indexKey);
 }
 
-/**
- * Unlocks with the passphrase.
- * @throws VaultError VLT-3001 no vault, VLT-3002 wrong passphrase, VLT-3003 a doctored header.
- */
-export async function unlockOwner(ctx: HostContext, passphrase: Secret): Promise<OwnerSession> {
-  const header = ctx.store().read((tx) => ctx.header(tx));
-  if (!kdfParamsSane(header.kdf)) throw new VaultError('VLT-3003');
-  const ownerKey = await passphraseKey(passphrase.expose(), header.kdf);
-  try {
-    const root = unwrapKey(ownerKey, header.rootByOwner, slots.rootByOwner(header.vaultId));
-    if (root === null) throw new VaultError('VLT-3002');
-    return sessionFromRoot(header, root);
-  } finally {
-    wipe(ownerKey);
-  }
+/** The wait before the first retry after a wrong passphrase; it doubles with each further one. */
+export const FAILURE_BASE_MS = 250;
+/** The longest wait, so a guessing agent cannot shut the owner out for long. */
+export const FAILURE_MAX_MS = 30_000;
+
+/** How long after the last refusal the next attempt waits, with `count` refusals since the last unlock. */
+export function failureDelay(count: number): number {
+  return count <= 0 ? 0 : Math.min(FAILURE_BASE_MS * 2 ** (count - 1), FAILURE_MAX_MS);
 }
 
-/** Unlocks with the recovery key printed at `vault create`. @throws VaultError VLT-3002 */
-export function unlockWithRecovery(ctx: HostContext, recoveryKey: Secret): OwnerSession {
-  const header = ctx.store().read((tx) => ctx.header(tx));
-  const key = decodeKeyString(RECOVERY_PREFIX, recoveryKey.expose().toString('utf8').trim(), 32);
-  if (key === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
-  const root = unwrapKey(key, header.rootByRecovery, slots.rootByRecovery(header.vaultId));
-  wipe(key);
-  if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
-  return sessionFromRoot(header, root);
+/** One owner unlock at a time per host: parallel guesses queue behind each other's delay. */
+const gates = new WeakMap<HostContext, Promise<unknown>>();
+
+/**
+ * Runs one unlock attempt after the attempts before it and after the delay the
+ * stored failure count asks for. The count lives in the store, so restarting
+ * the host does not reset it; a refusal increments it and is audited
+ * (`passphrase_failed`, its ordinal in the subject) in one transaction, and
+ * the first success after refusals resets it.
+ */
+function gated(
+  ctx: HostContext,
+  source: string,
+  attempt: (header: VaultHeader) => Promise<OwnerSession>,
+): Promise<OwnerSession> {
+  const run = async (): Promise<OwnerSession> => {
+    const { header, failures } = ctx
+      .store()
+      .read((tx) => ({ header: ctx.header(tx), failures: tx.ownerFailures() }));
+    const wait = failures.last + failureDelay(failures.count) - ctx.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, FAILURE_MAX_MS)));
+    try {
+      const s = await attempt(header);
+      if (failures.count > 0) ctx.commit((tx) => tx.putOwnerFailures({ count: 0, last: 0 }));
+      return s;
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') {
+        ctx.commit((tx) => {
+          const count = tx.ownerFailures().count + 1;
+          tx.putOwnerFailures({ count, last: ctx.now() });
+          appendAudit(tx, ctx.header(tx), {
+            ...ownerEvent(ctx, 'passphrase_failed', source, { subject: `attempt ${count}` }),
+            outcome: 'VLT-3002',
+          });
+        });
+      }
+      throw err;
+    }
+  };
+  const next = (gates.get(ctx) ?? Promise.resolve()).then(run, run);
+  gates.set(
+    ctx,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
+/**
+ * Unlocks with the passphrase, after the delay earlier wrong ones ask for.
+ * @throws VaultError VLT-3001 no vault, VLT-3002 wrong passphrase (audited), VLT-3003 a doctored header.
+ */
+export function unlockOwner(
+  ctx: HostContext,
+  passphrase: Secret,
+  source = 'local',
+): Promise<OwnerSession> {
+  return gated(ctx, source, async (header) => {
+    if (!kdfParamsSane(header.kdf)) throw new VaultError('VLT-3003');
+    const ownerKey = await passphraseKey(passphrase.expose(), header.kdf);
+    try {
+      const root = unwrapKey(ownerKey, header.rootByOwner, slots.rootByOwner(header.vaultId));
+      if (root === null) throw new VaultError('VLT-3002');
+      return sessionFromRoot(header, root);
+    } finally {
+      wipe(ownerKey);
+    }
+  });
+}
+
+/** Unlocks with the recovery key printed at `vault create`. @throws VaultError VLT-3002 (audited) */
+export function unlockWithRecovery(
+  ctx: HostContext,
+  recoveryKey: Secret,
+  source = 'local',
+): Promise<OwnerSession> {
+  return gated(ctx, source, async (header) => {
+    const text = recoveryKey.expose().toString('utf8').trim();
+    const key = decodeKeyString(RECOVERY_PREFIX, text, 32);
+    if (key === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+    const root = unwrapKey(key, header.rootByRecovery, slots.rootByRecovery(header.vaultId));
+    wipe(key);
+    if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+    return sessionFromRoot(header, root);
+  });
 }
 
 /** Opens a sealed blob of the owner's, or VLT-3003. */

@@ -129,9 +129,14 @@ export interface RunningHost {
 }
 
 /** Unlocks as the owner for one request and wipes the keys after it. */
-async function asOwner<T>(ctx: HostContext, b: Body, fn: (s: OwnerSession) => T): Promise<T> {
+async function asOwner<T>(
+  ctx: HostContext,
+  b: Body,
+  source: string,
+  fn: (s: OwnerSession) => T,
+): Promise<T> {
   const pass = secret(b, 'passphrase');
-  const s = await unlockOwner(ctx, pass);
+  const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
     return fn(s);
@@ -164,7 +169,7 @@ function handlers(
     status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: vaultHere(ctx) }),
     // The owner's proof from any caller: an agent that could stop the host could
     // put its own process on the socket and take the owner's next passphrase.
-    shutdown: async (b) => {
+    shutdown: async (b, source) => {
       // A host with no vault yet, or with a store it cannot open, guards nothing
       // and cannot check a passphrase: it stops for anyone (docs/threat-model.md).
       let guards: boolean;
@@ -173,7 +178,7 @@ function handlers(
       } catch {
         guards = false;
       }
-      if (guards) await asOwner(ctx, b, () => null);
+      if (guards) await asOwner(ctx, b, source, () => null);
       setImmediate(stop);
       return {};
     },
@@ -228,8 +233,8 @@ function handlers(
       const recovery = optStr(b, 'recoveryKey');
       const s =
         recovery !== undefined
-          ? unlockWithRecovery(ctx, Secret.fromString(recovery))
-          : await unlockOwner(ctx, secret(b, 'passphrase'));
+          ? await unlockWithRecovery(ctx, Secret.fromString(recovery), source)
+          : await unlockOwner(ctx, secret(b, 'passphrase'), source);
       try {
         const rewrapped = await s.rewrapRoot(next);
         ctx.commit((tx) => {
@@ -244,7 +249,7 @@ function handlers(
       }
     },
     'entry.set': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setEntry(
           ctx,
           s,
@@ -258,15 +263,15 @@ function handlers(
         ),
       ),
     'entry.rm': (b, source) =>
-      asOwner(ctx, b, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
-    'entry.show': (b) => asOwner(ctx, b, (s) => showEntry(ctx, s, str(b, 'entry'))),
-    'entry.ls': (b) => asOwner(ctx, b, (s) => ({ entries: listEntries(ctx, s) })),
+      asOwner(ctx, b, source, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
+    'entry.show': (b, source) => asOwner(ctx, b, source, (s) => showEntry(ctx, s, str(b, 'entry'))),
+    'entry.ls': (b, source) => asOwner(ctx, b, source, (s) => ({ entries: listEntries(ctx, s) })),
     'entry.hosts': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setHosts(ctx, s, { entry: str(b, 'entry'), hosts: strList(b, 'hosts') }, source),
       ),
     'agent.add': (b, source) =>
-      asOwner(ctx, b, (s) => {
+      asOwner(ctx, b, source, (s) => {
         const kind = str(b, 'kind');
         if (kind !== 'ai' && kind !== 'script')
           throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
@@ -286,10 +291,10 @@ function handlers(
           source,
         );
       }),
-    'agent.ls': (b) => asOwner(ctx, b, (s) => ({ agents: listAgents(ctx, s) })),
-    'agent.show': (b) => asOwner(ctx, b, (s) => showAgent(ctx, s, str(b, 'name'))),
+    'agent.ls': (b, source) => asOwner(ctx, b, source, (s) => ({ agents: listAgents(ctx, s) })),
+    'agent.show': (b, source) => asOwner(ctx, b, source, (s) => showAgent(ctx, s, str(b, 'name'))),
     'agent.scope': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         scopeAgent(
           ctx,
           s,
@@ -298,7 +303,7 @@ function handlers(
         ),
       ),
     'agent.limits': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setLimits(
           ctx,
           s,
@@ -310,12 +315,13 @@ function handlers(
           source,
         ),
       ),
-    'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
+    'agent.lock': (b, source) =>
+      asOwner(ctx, b, source, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
-      asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+      asOwner(ctx, b, source, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
     'session.start': async (b, source) => {
       const sandbox = b.sandbox === true;
-      const minted = await asOwner(ctx, b, (s) =>
+      const minted = await asOwner(ctx, b, source, (s) =>
         mintSession(
           ctx,
           s,
@@ -348,20 +354,23 @@ function handlers(
     'session.hold': async () => {
       throw bad('session.hold streams; it has no single reply');
     },
-    'key.begin': (b) =>
-      asOwner(ctx, b, () => beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') })),
+    'key.begin': (b, source) =>
+      asOwner(ctx, b, source, () =>
+        beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') }),
+      ),
     'key.finish': async (b, source) => {
-      await asOwner(ctx, b, () => null);
+      await asOwner(ctx, b, source, () => null);
       return finishEnrol(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source);
     },
-    'key.ls': (b) => asOwner(ctx, b, () => ({ keys: listKeys(ctx) })),
-    'key.rm': (b, source) => asOwner(ctx, b, () => (removeKey(ctx, str(b, 'name'), source), {})),
+    'key.ls': (b, source) => asOwner(ctx, b, source, () => ({ keys: listKeys(ctx) })),
+    'key.rm': (b, source) =>
+      asOwner(ctx, b, source, () => (removeKey(ctx, str(b, 'name'), source), {})),
     'unlock.begin': async (b) =>
       beginUnlock(ctx, { name: str(b, 'name'), origin: str(b, 'origin') }),
     'unlock.finish': (b, source) =>
       finishUnlock(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source),
-    'audit.list': (b) =>
-      asOwner(ctx, b, (s) => {
+    'audit.list': (b, source) =>
+      asOwner(ctx, b, source, (s) => {
         const filter = auditFilter(b);
         const records = ctx
           .store()
@@ -369,8 +378,8 @@ function handlers(
           .filter((r) => matchesFilter(r, filter));
         return { records: viewAudit(records, s.auditKeys()) };
       }),
-    'audit.verify': (b) =>
-      asOwner(ctx, b, () =>
+    'audit.verify': (b, source) =>
+      asOwner(ctx, b, source, () =>
         ctx.store().read((tx) => {
           const records = tx.audit();
           return {
@@ -470,7 +479,7 @@ async function followAudit(
     const body = await readBody(req);
     filter = auditFilter(body);
     const pass = secret(body, 'passphrase');
-    session = await unlockOwner(ctx, pass);
+    session = await unlockOwner(ctx, pass, sourceOf(req));
     pass.wipe();
   } catch (err) {
     fail(err);

@@ -148,6 +148,13 @@ export interface AuditRecord {
   readonly hash: Buffer;
 }
 
+/** Wrong owner passphrases (or recovery keys) since the last unlock, for the delay before the next try. */
+export interface OwnerFailures {
+  readonly count: number;
+  /** When the last one was refused (ms). */
+  readonly last: number;
+}
+
 export interface AuditHead {
   readonly seq: number;
   readonly hash: Buffer;
@@ -156,6 +163,7 @@ export interface AuditHead {
 const K = {
   header: 'header',
   auditHead: 'audit-head',
+  ownerFailures: 'owner-failures',
   entry: (id: string) => `entry/${id}`,
   field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
@@ -276,6 +284,13 @@ export class Tx {
   }
   removeChallenge(id: string): void {
     void this.db.remove(K.challenge(id));
+  }
+
+  ownerFailures(): OwnerFailures {
+    return (this.db.get(K.ownerFailures) as OwnerFailures | undefined) ?? { count: 0, last: 0 };
+  }
+  putOwnerFailures(f: OwnerFailures): void {
+    void this.db.put(K.ownerFailures, f);
   }
 
   auditHead(): AuditHead | null {
