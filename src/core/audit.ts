@@ -9,6 +9,7 @@ export const AGENT_ACTIONS = ['read', 'ai_read', 'fill', 'denied', 'limited', 'l
 export const OWNER_ACTIONS = [
   'vault_create',
   'vault_passwd',
+  'vault_migrate',
   'entry_add',
   'field_add',
   'rotate',

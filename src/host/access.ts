@@ -7,21 +7,35 @@
  *
  * No existence oracle: a name that matches no entry and an entry outside the
  * scope take the same path, write the same kind of record and give the same
- * error bytes.
+ * error bytes; and the caller's name index holds its own scope only, so
+ * neither the host nor a copy of the store answers for any other name.
+ *
+ * Keys follow scope (schema 2): the caller's token opens its key pair, which
+ * opens the grants of its scope (one data key per entry) and nothing else.
  */
 import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
 import { decideRead, inScope } from '../core/policy.js';
-import { KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
+import { KEY_BYTES, KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
-import { equal, keyedHash } from '../crypto/hash.js';
+import { equal } from '../crypto/hash.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
-import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../store/store.js';
+import {
+  SCHEMA_VERSION,
+  type AgentRecord,
+  type EntryRecord,
+  type FieldRecord,
+  type Grant,
+  type Grants,
+  type Tx,
+  type VaultHeader,
+} from '../store/store.js';
 import { appendAudit } from './audit-log.js';
-import { boundHosts, normalHost } from './entries.js';
+import { normalHost } from './entries.js';
+import { fieldHash, nameHash, openMeta, openName } from './grants.js';
 import type { HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
@@ -40,8 +54,8 @@ export interface AgentSession {
 
 /**
  * What the caller may see right now, read inside the transaction: the agent as
- * stored (for its rate state and lock), and the scope and sealed tier keys of
- * the token — the agent's own, or its session's (narrower, sealed to the
+ * stored (for its rate state and lock), and the scope, grants and name index
+ * of the token — the agent's own, or its session's (narrower, sealed to the
  * session's key pair). A session that was revoked or has expired sees nothing.
  */
 function view(
@@ -51,19 +65,23 @@ function view(
 ): {
   agent: AgentRecord;
   scope: readonly string[];
-  tierKeys: AgentRecord['tierKeys'];
+  grants: Grants['grants'];
+  index: Grants['index'];
   dead: boolean;
 } {
   const agent = tx.agent(s.agent.id) ?? s.agent;
-  if (s.sessionId === undefined)
-    return { agent, scope: agent.scope, tierKeys: agent.tierKeys, dead: false };
+  if (s.sessionId === undefined) {
+    const { scope, grants, index } = agent;
+    return { agent, scope, grants: grants ?? {}, index: index ?? {}, dead: false };
+  }
   const r = tx.session(s.sessionId);
   if (r === null || !sessionLive(r, ctx.now()))
-    return { agent, scope: [], tierKeys: {}, dead: true };
+    return { agent, scope: [], grants: {}, index: {}, dead: true };
   return {
     agent,
     scope: r.scope.filter((id) => agent.scope.includes(id)),
-    tierKeys: r.tierKeys,
+    grants: r.grants ?? {},
+    index: r.index ?? {},
     dead: false,
   };
 }
@@ -145,6 +163,8 @@ function refuse(ctx: HostContext, header: VaultHeader, e: AuditEvent, err: Vault
 export function authenticate(ctx: HostContext, token: Secret, source: string): AgentSession {
   const store = ctx.store();
   const header = store.read((tx) => ctx.header(tx));
+  if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
+  if (header.schema < SCHEMA_VERSION) throw new VaultError('VLT-3024');
   const parsed = parseToken(token.expose().toString('utf8'));
   const agent = parsed === null ? null : store.read((tx) => tx.agent(parsed.agentId));
   const denied = (actor: string, message?: string): never =>
@@ -207,8 +227,44 @@ interface Target {
   entry: EntryRecord;
   field: string;
   record: FieldRecord;
-  /** The tier key sealed to the agent, as the transaction saw the agent. */
-  tierBox: Buffer;
+  /** The entry's data key, opened from the caller's grant (in the request's arena). */
+  dataKey: Buffer;
+}
+
+/**
+ * One reference checked against the caller's grant, inside the transaction:
+ * its data key opened from the grant, the entry's sealed name equal to the name
+ * asked for (a swapped index row leads elsewhere: VLT-3022), the generations
+ * and the field's version as the sealed meta says (an older record: VLT-3020),
+ * a totp seed refused (VLT-2052), and for a fill the host binding.
+ */
+function check(
+  session: AgentSession,
+  header: VaultHeader,
+  tx: Tx,
+  entry: EntryRecord,
+  grant: Grant,
+  ref: FieldRef,
+  purpose: Purpose,
+  host: string | null,
+): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = openSealed(session.keys, grant.box, session.arena);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const name = openName(header, dataKey, entry);
+  if (name === null) return { code: 'VLT-3003' };
+  if (name !== ref.entry) return { code: 'VLT-3022' };
+  const meta = openMeta(header, dataKey, entry);
+  if (meta === null) return { code: 'VLT-3003' };
+  const record = tx.field(entry.id, fieldHash(dataKey, entry.id, ref.field));
+  if (record === null) return { code: 'VLT-2044' };
+  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
+    return { code: 'VLT-3020' };
+  // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
+  if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
+  if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
+    return { code: 'VLT-2045' };
+  return { record, dataKey };
 }
 
 function retryText(d: { retryAt: number | null; window: string }): string {
@@ -242,11 +298,10 @@ export function release(
   const decided = ctx.commit(
     (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
       const header = ctx.header(tx);
-      const { agent, scope, tierKeys, dead } = view(tx, ctx, session);
+      const { agent, scope, grants, index, dead } = view(tx, ctx, session);
+      // Only the caller's own index: a name outside its scope is in no row it can read.
       const looked = distinct.map((ref) => {
-        const entryId = tx.entryIdByName(
-          keyedHash(session.indexKey, 'entry', ref.entry).toString('hex'),
-        );
+        const entryId = index[nameHash(session.indexKey, ref.entry)] ?? null;
         return { ref, entryId, entry: entryId === null ? null : tx.entry(entryId) };
       });
       const audit = (action: AuditAction, code: 'ok' | ErrorCode, l: (typeof looked)[number]) =>
@@ -274,21 +329,16 @@ export function release(
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
         let record: FieldRecord | null = null;
-        if (entry === null || !inScope(scope, l.entryId) || tierKeys[entry.tier] === undefined) {
+        let dataKey: Buffer | null = null;
+        const grant = l.entryId === null ? undefined : grants[l.entryId];
+        if (entry === null || !inScope(scope, l.entryId) || grant === undefined) {
           code = 'VLT-2041';
         } else {
-          record = tx.field(
-            entry.id,
-            keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
-          );
-          if (record === null) code = 'VLT-2044';
-          // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
-          else if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') code = 'VLT-2052';
-          else if (host !== null && !hostAllowed(session, header, entry, tierKeys, host)) {
-            code = 'VLT-2045';
-          }
+          const c = check(session, header, tx, entry, grant, ref, purpose, host);
+          if ('code' in c) code = c.code;
+          else ({ record, dataKey } = c);
         }
-        if (code !== null || entry === null || record === null) {
+        if (code !== null || entry === null || record === null || dataKey === null) {
           audit('denied', code ?? 'VLT-2041', l);
           refs.forEach(
             (r, index) =>
@@ -301,7 +351,7 @@ export function release(
           entry,
           field: ref.field,
           record,
-          tierBox: tierKeys[entry.tier] ?? Buffer.alloc(0),
+          dataKey,
         });
       }
       if (problems.length > 0) {
@@ -352,23 +402,11 @@ export function release(
   const values = new Map<string, Secret>();
   try {
     for (const t of decided.targets) {
-      const tierKey = openSealed(session.keys, t.tierBox, session.arena);
-      const dataKey =
-        tierKey &&
-        unwrapKey(
-          tierKey,
-          t.entry.dataKey,
-          slots.dataKey(header.vaultId, t.entry.id, t.entry.tier),
-          session.arena,
-        );
-      const value =
-        dataKey &&
-        open(
-          dataKey,
-          t.record.value,
-          slots.field(header.vaultId, t.entry.id, t.field, t.record.version),
-        );
-      wipe(tierKey, dataKey);
+      const value = open(
+        t.dataKey,
+        t.record.value,
+        slots.field(header.vaultId, t.entry.id, t.field, t.record.version, t.record.gen),
+      );
       if (!value) throw new VaultError('VLT-3003');
       values.set(t.key, totpOr(purpose, value, ctx.now()));
     }
@@ -376,43 +414,6 @@ export function release(
   } catch (err) {
     for (const v of values.values()) v.wipe();
     throw err;
-  }
-}
-
-/**
- * Whether a proxy fill may send this entry to `host`. The binding lives in the
- * entry's sealed meta, which only its data key opens, and the agent's data key
- * is reachable only through its tier key: so the host unwraps them here,
- * inside the transaction and before the charge, reads the hosts and wipes the
- * keys. No field value is opened, and a refused fill costs nothing. (A keyed
- * hash of the hosts beside the entry would avoid the unwrap, but would be a
- * second copy of the binding to keep in step with the meta.)
- * @throws VaultError VLT-3003 when a key or the meta does not open.
- */
-function hostAllowed(
-  session: AgentSession,
-  header: VaultHeader,
-  entry: EntryRecord,
-  tierKeys: AgentRecord['tierKeys'],
-  host: string,
-): boolean {
-  const box = tierKeys[entry.tier];
-  const tierKey = box === undefined ? null : openSealed(session.keys, box, session.arena);
-  const dataKey =
-    tierKey &&
-    unwrapKey(
-      tierKey,
-      entry.dataKey,
-      slots.dataKey(header.vaultId, entry.id, entry.tier),
-      session.arena,
-    );
-  wipe(tierKey);
-  if (!dataKey) throw new VaultError('VLT-3003');
-  try {
-    const hosts = boundHosts(header, dataKey, entry);
-    return hosts.length === 0 || hosts.includes(normalHost(host));
-  } finally {
-    wipe(dataKey);
   }
 }
 

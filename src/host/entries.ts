@@ -16,21 +16,46 @@ import type { Secret } from '../crypto/secret.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
-import { openOrFail, ownerEvent, type OwnerSession } from './owner.js';
+import {
+  dropGrants,
+  fieldHash,
+  openMeta,
+  openName,
+  rotateEntry,
+  sealMeta,
+  verifyAgent,
+  withAgentMac,
+  withSessionMac,
+  type EntryMeta,
+} from './grants.js';
+import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 import { parseSeed } from './totp.js';
 
-/** What is sealed in an entry's `meta`. */
-interface EntryMeta {
-  fields: string[];
-  hosts: string[];
-}
-
 export const MAX_VALUE_BYTES = 1024 * 1024;
 
+/**
+ * The entry the owner's index gives for `name`, checked against its sealed
+ * name: a row swapped in the store leads to an entry of another name, VLT-3022.
+ */
 function findEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord | null {
   const id = tx.entryIdByName(s.nameHash(name));
-  return id === null ? null : tx.entry(id);
+  const e = id === null ? null : tx.entry(id);
+  if (e === null) return null;
+  const header = headerOf(tx, s);
+  const dataKey = s.dataKey(header, e);
+  try {
+    const sealed = openName(header, dataKey, e);
+    if (sealed === null) throw new VaultError('VLT-3003');
+    if (sealed !== name) throw new VaultError('VLT-3022');
+  } finally {
+    wipe(dataKey);
+  }
+  return e;
+}
+
+function headerOf(tx: Tx, s: OwnerSession): VaultHeader {
+  return tx.header() ?? s.header;
 }
 
 function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
@@ -40,8 +65,9 @@ function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
 }
 
 function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMeta {
-  const raw = openOrFail(dataKey, e.meta, slots.meta(header.vaultId, e.id));
-  return JSON.parse(raw.toString('utf8')) as EntryMeta;
+  const meta = openMeta(header, dataKey, e);
+  if (meta === null) throw new VaultError('VLT-3003');
+  return meta;
 }
 
 /**
@@ -87,7 +113,7 @@ export function setHosts(
       const meta = { ...readMeta(header, dataKey, entry), hosts };
       tx.putEntry({
         ...entry,
-        meta: sealMeta(header, dataKey, entry.id, meta),
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
         updated: ctx.now(),
       });
       appendAudit(
@@ -102,12 +128,12 @@ export function setHosts(
   return showEntry(ctx, s, req.entry);
 }
 
-function sealMeta(header: VaultHeader, dataKey: Buffer, id: string, meta: EntryMeta): Buffer {
-  return seal(dataKey, Buffer.from(JSON.stringify(meta)), slots.meta(header.vaultId, id));
-}
-
 /**
- * Creates the entry or rotates one field. A rotation is what every agent gets on its next read.
+ * Creates the entry, or sets one field of it under a new data key: every
+ * value set gets a fresh key (the entry is rotated, its other fields
+ * re-sealed), re-granted to the agents and sessions that hold the entry, so
+ * keys saved before open nothing set after. A rotation is what every agent
+ * gets on its next read.
  * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
  */
 export function setEntry(
@@ -137,47 +163,55 @@ export function setEntry(
       header = t.header;
       const id = randomBytes(16).toString('hex');
       dataKey = newKey();
-      meta = { fields: [], hosts: [] };
+      meta = { fields: [], versions: {}, hosts: [] };
+      const t2 = tier ?? DEFAULT_TIER;
       entry = {
         id,
-        tier: tier ?? DEFAULT_TIER,
-        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, tier ?? DEFAULT_TIER)),
-        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id)),
+        tier: t2,
+        gen: 1,
+        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
+        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
         meta: Buffer.alloc(0),
         created: now,
         updated: now,
       };
       tx.putName(s.nameHash(name), id);
     } else {
-      entry = existing;
-      dataKey = s.dataKey(header, entry);
-      meta = readMeta(header, dataKey, entry);
-      if (tier !== undefined && tier !== entry.tier) {
-        // Moving tiers: the data key is re-wrapped; agents without the new tier lose access.
-        const t = s.ensureTier(tx, tier);
-        header = t.header;
-        entry = {
-          ...entry,
-          tier,
-          dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, entry.id, tier)),
-        };
-      }
+      // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
+      const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+      if (t !== undefined) header = t.header;
+      const r = rotateEntry(
+        tx,
+        s,
+        header,
+        existing,
+        t === undefined ? {} : { tier, tierKey: t.key },
+      );
+      entry = r.entry;
+      dataKey = r.dataKey;
+      meta = r.meta;
     }
     try {
-      const fieldKey = s.fieldKey(entry.id, field);
+      const fieldKey = fieldHash(dataKey, entry.id, field);
       const previous = tx.field(entry.id, fieldKey);
-      const version = (previous?.version ?? 0) + 1;
+      const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
       tx.putField(entry.id, fieldKey, {
         version,
+        gen: entry.gen,
         value: seal(
           dataKey,
           req.value.expose(),
-          slots.field(header.vaultId, entry.id, field, version),
+          slots.field(header.vaultId, entry.id, field, version, entry.gen),
         ),
         updated: now,
       });
       if (!meta.fields.includes(field)) meta.fields.push(field);
-      tx.putEntry({ ...entry, meta: sealMeta(header, dataKey, entry.id, meta), updated: now });
+      meta.versions[field] = version;
+      tx.putEntry({
+        ...entry,
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+        updated: now,
+      });
       const action = existing === null ? 'entry_add' : previous === null ? 'field_add' : 'rotate';
       appendAudit(
         tx,
@@ -191,15 +225,24 @@ export function setEntry(
   });
 }
 
-/** Removes an entry, its fields, its name and every agent's grant of it. */
+/** Removes an entry, its fields, its name and every agent's and session's grant of it. */
 export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
   ctx.commit((tx) => {
     const header = ctx.header(tx);
     const e = mustFindEntry(tx, s, name);
     tx.removeEntry(e.id);
     tx.removeName(s.nameHash(name));
+    const gone = new Set([e.id]);
     for (const a of tx.agents()) {
-      if (a.scope.includes(e.id)) tx.putAgent({ ...a, scope: a.scope.filter((id) => id !== e.id) });
+      if (a.revoked !== null || !a.scope.includes(e.id)) continue;
+      verifyAgent(s, a);
+      const scope = a.scope.filter((id) => id !== e.id);
+      tx.putAgent(withAgentMac(s, { ...a, scope, ...dropGrants(a, gone) }));
+    }
+    for (const r of tx.sessions()) {
+      if (r.revoked !== null || !r.scope.includes(e.id)) continue;
+      const scope = r.scope.filter((id) => id !== e.id);
+      tx.putSession(withSessionMac(s, { ...r, scope, ...dropGrants(r, gone) }));
     }
     appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
   });
@@ -208,10 +251,11 @@ export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, sou
 function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): EntrySummary {
   const dataKey = s.dataKey(header, e);
   try {
-    const name = openOrFail(dataKey, e.name, slots.name(header.vaultId, e.id)).toString('utf8');
+    const name = openName(header, dataKey, e);
+    if (name === null) throw new VaultError('VLT-3003');
     const meta = readMeta(header, dataKey, e);
     const fields = meta.fields.map((f) => {
-      const rec = tx.field(e.id, s.fieldKey(e.id, f));
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, f));
       return { name: f, version: rec?.version ?? 0, updated: rec?.updated ?? 0 };
     });
     return { name, tier: e.tier, fields, hosts: meta.hosts, created: e.created };

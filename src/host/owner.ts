@@ -16,6 +16,7 @@ import { RECOVERY_PREFIX, decodeKeyString, encodeKeyString } from '../crypto/tok
 import { SCHEMA_VERSION, type EntryRecord, type Tx, type VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
+import { migrate } from './migrate.js';
 import { slots } from './slots.js';
 
 export const MIN_PASSPHRASE_CHARS = 8;
@@ -23,12 +24,23 @@ export const MIN_PASSPHRASE_CHARS = 8;
 export class OwnerSession {
   private readonly tierCache = new Map<string, Buffer>();
   private audit: KeyPair | null = null;
+  private mac: Buffer | null = null;
 
   constructor(
-    readonly header: VaultHeader,
+    private current: VaultHeader,
     private readonly root: Buffer,
     readonly indexKey: Buffer,
   ) {}
+
+  /** The header as this session last saw or wrote it. */
+  get header(): VaultHeader {
+    return this.current;
+  }
+
+  /** Takes the header a migration wrote (same root key). */
+  adopt(header: VaultHeader): void {
+    this.current = header;
+  }
 
   get vaultId(): Buffer {
     return this.header.vaultId;
@@ -39,8 +51,24 @@ export class OwnerSession {
     return keyedHash(this.indexKey, 'entry', name).toString('hex');
   }
 
-  fieldKey(entryId: string, field: string): string {
-    return keyedHash(this.indexKey, 'field', entryId, field).toString('hex');
+  /**
+   * The key that MACs agent and session records (schema 2).
+   * @throws VaultError VLT-3003 when it does not open.
+   */
+  macKey(): Buffer {
+    if (this.mac === null) {
+      const wrapped = this.header.macKey;
+      const key =
+        wrapped === undefined ? null : unwrapKey(this.root, wrapped, slots.macKey(this.vaultId));
+      if (key === null) throw new VaultError('VLT-3003');
+      this.mac = key;
+    }
+    return this.mac;
+  }
+
+  /** The root key, for the schema migration only. */
+  rootKey(): Buffer {
+    return this.root;
   }
 
   /** A tier's key; VLT-3003 when the stored wrap does not open. Null for an unknown tier. */
@@ -73,7 +101,7 @@ export class OwnerSession {
   dataKey(header: VaultHeader, e: EntryRecord): Buffer {
     const tierKey = this.tierKey(header, e.tier);
     const key =
-      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier));
+      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen));
     if (!key) throw new VaultError('VLT-3003');
     return key;
   }
@@ -103,7 +131,7 @@ export class OwnerSession {
   }
 
   wipe(): void {
-    wipe(this.root, this.indexKey, this.audit?.secretKey);
+    wipe(this.root, this.indexKey, this.audit?.secretKey, this.mac);
     for (const k of this.tierCache.values()) wipe(k);
     this.tierCache.clear();
   }
@@ -139,6 +167,7 @@ export async function createVault(
   const indexKey = newKey();
   const tier = newKey();
   const audit = newKeyPair();
+  const mac = newKey();
   try {
     const header: VaultHeader = {
       schema: SCHEMA_VERSION,
@@ -147,6 +176,7 @@ export async function createVault(
       rootByOwner: seal(ownerKey, root, slots.rootByOwner(vaultId)),
       rootByRecovery: seal(recovery, root, slots.rootByRecovery(vaultId)),
       indexKey: seal(root, indexKey, slots.indexKey(vaultId)),
+      macKey: seal(root, mac, slots.macKey(vaultId)),
       auditPublicKey: audit.publicKey,
       auditSecretKey: seal(root, audit.secretKey, slots.auditSecretKey(vaultId)),
       tiers: { [DEFAULT_TIER]: seal(root, tier, slots.tierKey(vaultId, DEFAULT_TIER)) },
@@ -161,8 +191,13 @@ export async function createVault(
     });
     return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
   } finally {
-    wipe(ownerKey, root, recovery, indexKey, tier, audit.secretKey);
+    wipe(ownerKey, root, recovery, indexKey, tier, audit.secretKey, mac);
   }
+}
+
+/** @throws VaultError VLT-3023 for a vault of a newer format than this build reads. */
+export function checkSchema(header: VaultHeader): void {
+  if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
 }
 
 function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
@@ -200,11 +235,13 @@ function gated(
     const { header, failures } = ctx
       .store()
       .read((tx) => ({ header: ctx.header(tx), failures: tx.ownerFailures() }));
+    checkSchema(header);
     const wait = failures.last + failureDelay(failures.count) - ctx.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, FAILURE_MAX_MS)));
     try {
-      const s = await attempt(header);
+      let s = await attempt(header);
       if (failures.count > 0) ctx.commit((tx) => tx.putOwnerFailures({ count: 0, last: 0 }));
+      if (header.schema < SCHEMA_VERSION) s = migrate(ctx, s, source);
       return s;
     } catch (err) {
       if (err instanceof VaultError && err.code === 'VLT-3002') {

@@ -318,7 +318,7 @@ function handlers(
     'agent.lock': (b, source) =>
       asOwner(ctx, b, source, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
-      asOwner(ctx, b, source, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+      asOwner(ctx, b, source, (s) => (revokeAgent(ctx, s, str(b, 'name'), source), {})),
     'session.start': async (b, source) => {
       const sandbox = b.sandbox === true;
       const minted = await asOwner(ctx, b, source, (s) =>

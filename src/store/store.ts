@@ -14,7 +14,13 @@ import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
 
-export const SCHEMA_VERSION = 1;
+/**
+ * 2: per-entry grants (an agent or session holds the data keys of its scope,
+ * sealed to its key pair, and a name index of its scope only), data-key
+ * generations, owner-MACed agent and session records. 1 is migrated on the
+ * owner's next unlock (src/host/migrate.ts).
+ */
+export const SCHEMA_VERSION = 2;
 
 export interface KdfRecord {
   readonly alg: 'argon2id13';
@@ -30,8 +36,14 @@ export interface VaultHeader {
   /** The root key wrapped by the owner key, and by the recovery key. */
   readonly rootByOwner: Buffer;
   readonly rootByRecovery: Buffer;
-  /** Key of the keyed hashes that stand in for names; wrapped by the root key. */
+  /** Key of the keyed hashes that stand in for names in the owner's index; wrapped by the root key. */
   readonly indexKey: Buffer;
+  /**
+   * Schema 2: the key that MACs agent and session records and derives their
+   * index keys; wrapped by the root key, so only the owner's passphrase (or
+   * the recovery key) reaches it.
+   */
+  readonly macKey?: Buffer;
   /** Audit names are sealed to this public key; its secret key is wrapped by the root key. */
   readonly auditPublicKey: Buffer;
   readonly auditSecretKey: Buffer;
@@ -43,6 +55,13 @@ export interface VaultHeader {
 export interface EntryRecord {
   readonly id: string;
   readonly tier: string;
+  /**
+   * The data key's generation (schema 2): 1 at creation, one more at each
+   * rotation. Every slot sealed by the data key names it, and each grant says
+   * which generation it is for, so an entry put back from before a rotation
+   * is told apart from a damaged one (VLT-3020).
+   */
+  readonly gen: number;
   /** The entry's data key, wrapped by its tier key. */
   readonly dataKey: Buffer;
   /** Sealed by the data key: the display name, the field names, the allowed hosts. */
@@ -54,12 +73,36 @@ export interface EntryRecord {
 
 export interface FieldRecord {
   readonly version: number;
+  /** The generation of the data key that sealed it (schema 2). */
+  readonly gen: number;
   /** Sealed by the entry's data key; slot = vault, entry, field, version. */
   readonly value: Buffer;
   readonly updated: number;
 }
 
-export interface AgentRecord {
+/** One entry's data key, sealed to an agent's or session's public key, for generation `gen`. */
+export interface Grant {
+  readonly gen: number;
+  readonly box: Buffer;
+}
+
+/**
+ * What an agent or session may open (schema 2), MACed by the owner: the data
+ * key of each entry in its scope, and a name index of those entries only,
+ * keyed by its own index key.
+ */
+export interface Grants {
+  /** Entry id -> its data key sealed to this record's public key. */
+  readonly grants: Readonly<Record<string, Grant>>;
+  /** Keyed hash (hex) of an entry name under this record's index key -> entry id. */
+  readonly index: Readonly<Record<string, string>>;
+  /** This record's index key, sealed to its public key. */
+  readonly indexKey: Buffer;
+  /** Keyed hash under the vault's MAC key of everything but the rate state (host-written). */
+  readonly mac: Buffer;
+}
+
+export interface AgentRecord extends Grants {
   readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
@@ -72,9 +115,8 @@ export interface AgentRecord {
   readonly publicKey: Buffer;
   /** The agent's box secret key, wrapped by a key derived from its token. */
   readonly secretKey: Buffer;
-  /** Tier name -> tier key sealed to the agent's public key. */
-  readonly tierKeys: Readonly<Record<string, Buffer>>;
-  readonly indexKey: Buffer;
+  /** Schema 1 only: tier name -> tier key sealed to the agent (read by the migration). */
+  readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
   readonly revoked: number | null;
 }
@@ -86,7 +128,7 @@ export interface AgentRecord {
  * nor the store alone opens it. Revoked when the supervised process exits,
  * refused after `expires` in any case.
  */
-export interface SessionRecord {
+export interface SessionRecord extends Grants {
   readonly id: string;
   readonly agentId: string;
   /** Entry ids; a subset of the agent's scope when minted. */
@@ -95,9 +137,8 @@ export interface SessionRecord {
   readonly publicKey: Buffer;
   /** The session's box secret key, wrapped by a key derived from the session token. */
   readonly secretKey: Buffer;
-  /** Tier name -> tier key sealed to the session's public key. */
-  readonly tierKeys: Readonly<Record<string, Buffer>>;
-  readonly indexKey: Buffer;
+  /** Schema 1 only. */
+  readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
   readonly expires: number;
   readonly revoked: number | null;
@@ -210,6 +251,9 @@ export class Tx {
   }
   putField(entryId: string, fieldKey: string, f: FieldRecord): void {
     void this.db.put(K.field(entryId, fieldKey), f);
+  }
+  removeField(entryId: string, fieldKey: string): void {
+    void this.db.remove(K.field(entryId, fieldKey));
   }
 
   entryIdByName(hash: string): string | null {
