@@ -252,6 +252,15 @@ export class Tx {
   putField(entryId: string, fieldKey: string, f: FieldRecord): void {
     void this.db.put(K.field(entryId, fieldKey), f);
   }
+  /** Every field record of an entry with its store key (for checks and tests of what the store holds). */
+  fieldRecords(entryId: string): { key: string; record: FieldRecord }[] {
+    return [...this.db.getRange({ start: K.fieldPrefix(entryId), end: `field/${entryId}0` })].map(
+      (r) => ({
+        key: String(r.key).slice(K.fieldPrefix(entryId).length),
+        record: r.value as FieldRecord,
+      }),
+    );
+  }
   removeField(entryId: string, fieldKey: string): void {
     void this.db.remove(K.field(entryId, fieldKey));
   }
