@@ -268,6 +268,13 @@ export class Tx {
   entryIdByName(hash: string): string | null {
     return (this.db.get(K.name(hash)) as string | undefined) ?? null;
   }
+  /** Every row of the owner's name index. */
+  nameRows(): { hash: string; entryId: string }[] {
+    return [...this.db.getRange({ start: 'name/', end: 'name0' })].map((r) => ({
+      hash: String(r.key).slice('name/'.length),
+      entryId: r.value as string,
+    }));
+  }
   putName(hash: string, entryId: string): void {
     void this.db.put(K.name(hash), entryId);
   }
