@@ -156,7 +156,20 @@ export interface Ops {
   'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };
-  'audit.verify': { req: OwnerAuth; res: { records: number; brokenAt: number | null } };
+  'audit.verify': {
+    req: OwnerAuth;
+    res: {
+      records: number;
+      brokenAt: number | null;
+      /** The last record the owner's anchor vouches for (0: none), and when it was made. */
+      anchored: number;
+      anchoredAt: number | null;
+      /** Records after the anchor: chained, but not vouched for. */
+      unanchored: number;
+      /** Why the anchor does not hold (a rewrite or cut before it), or null. */
+      anchorProblem: string | null;
+    };
+  };
 }
 
 export type Op = keyof Ops;

@@ -14,7 +14,7 @@ import { kdfParamsSane, newKdfParams, passphraseKey } from '../crypto/kdf.js';
 import type { Secret } from '../crypto/secret.js';
 import { RECOVERY_PREFIX, decodeKeyString, encodeKeyString } from '../crypto/token.js';
 import { SCHEMA_VERSION, type EntryRecord, type Tx, type VaultHeader } from '../store/store.js';
-import { appendAudit } from './audit-log.js';
+import { anchorAudit, appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { migrate } from './migrate.js';
 import { slots } from './slots.js';
@@ -64,6 +64,11 @@ export class OwnerSession {
       this.mac = key;
     }
     return this.mac;
+  }
+
+  /** The key of the audit anchor: derived from the MAC key, so only the root key reaches it. */
+  anchorKey(): Buffer {
+    return keyedHash(this.macKey(), 'audit-anchor-key');
   }
 
   /** The root key, for the schema migration only. */
@@ -188,6 +193,7 @@ export async function createVault(
       if (tx.header() !== null) throw new VaultError('VLT-3006');
       tx.putHeader(header);
       appendAudit(tx, header, ownerEvent(ctx, 'vault_create', source));
+      anchorAudit(tx, vaultId, keyedHash(mac, 'audit-anchor-key'), ctx.now());
     });
     return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
   } finally {

@@ -22,7 +22,7 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
+import { anchorAudit, appendAudit, verifyAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
@@ -139,9 +139,24 @@ async function asOwner<T>(
   const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
-    return fn(s);
+    const out = fn(s);
+    anchor(ctx, s);
+    return out;
   } finally {
     s.wipe();
+  }
+}
+
+/**
+ * Each owner command anchors the audit chain head it leaves. Best effort: a
+ * command that could not commit its anchor (a full disk) has still done its
+ * work, and `audit --verify` counts the records after the last anchor.
+ */
+function anchor(ctx: HostContext, s: OwnerSession): void {
+  try {
+    ctx.commit((tx) => anchorAudit(tx, s.vaultId, s.anchorKey(), ctx.now()));
+  } catch {
+    // Left unanchored; reported as such.
   }
 }
 
@@ -242,6 +257,7 @@ function handlers(
           tx.putHeader({ ...header, ...rewrapped });
           appendAudit(tx, header, ownerEvent(ctx, 'vault_passwd', source));
         });
+        anchor(ctx, s);
         return {};
       } finally {
         s.wipe();
@@ -379,14 +395,18 @@ function handlers(
         return { records: viewAudit(records, s.auditKeys()) };
       }),
     'audit.verify': (b, source) =>
-      asOwner(ctx, b, source, () =>
-        ctx.store().read((tx) => {
-          const records = tx.audit();
-          return {
-            records: records.length,
-            brokenAt: brokenLink(records, tx.auditHead()?.hash ?? null),
-          };
-        }),
+      asOwner(ctx, b, source, (s) =>
+        ctx
+          .store()
+          .read((tx) =>
+            verifyAudit(
+              tx.audit(),
+              tx.auditHead()?.hash ?? null,
+              tx.auditAnchor(),
+              s.anchorKey(),
+              s.vaultId,
+            ),
+          ),
       ),
     // Served as a stream by followAudit(); reaching here means a plain request.
     'audit.follow': async () => {

@@ -201,10 +201,21 @@ export interface AuditHead {
   readonly hash: Buffer;
 }
 
+/**
+ * The chain head as the owner's last command saw it, MACed with a key only the
+ * owner's passphrase (or recovery key) reaches: records up to `seq` cannot be
+ * rewritten or cut without `audit --verify` seeing it.
+ */
+export interface AuditAnchor extends AuditHead {
+  readonly at: number;
+  readonly mac: Buffer;
+}
+
 const K = {
   header: 'header',
   auditHead: 'audit-head',
   ownerFailures: 'owner-failures',
+  auditAnchor: 'audit-anchor',
   entry: (id: string) => `entry/${id}`,
   field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
@@ -351,6 +362,13 @@ export class Tx {
   }
   putOwnerFailures(f: OwnerFailures): void {
     void this.db.put(K.ownerFailures, f);
+  }
+
+  auditAnchor(): AuditAnchor | null {
+    return (this.db.get(K.auditAnchor) as AuditAnchor | undefined) ?? null;
+  }
+  putAuditAnchor(a: AuditAnchor): void {
+    void this.db.put(K.auditAnchor, a);
   }
 
   auditHead(): AuditHead | null {
