@@ -10,6 +10,7 @@ export const OWNER_ACTIONS = [
   'vault_create',
   'vault_passwd',
   'vault_migrate',
+  'vault_rekey',
   'entry_add',
   'field_add',
   'rotate',

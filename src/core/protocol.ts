@@ -81,6 +81,8 @@ export interface Ops {
     res: { values: string[] };
   };
   'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
+  /** A new root key (and recovery key, returned once); the passphrase stays. */
+  'vault.rekey': { req: OwnerAuth; res: { recoveryKey: string } };
   'vault.passwd': {
     req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
     res: Record<string, never>;

@@ -41,6 +41,7 @@ import {
   checkNewPassphrase,
   createVault,
   ownerEvent,
+  rekeyVault,
   unlockOwner,
   unlockWithRecovery,
   type OwnerSession,
@@ -262,6 +263,16 @@ function handlers(
       } finally {
         s.wipe();
         next.wipe();
+      }
+    },
+    'vault.rekey': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      const s = await unlockOwner(ctx, pass, source);
+      try {
+        return await rekeyVault(ctx, s, pass, source);
+      } finally {
+        s.wipe();
+        pass.wipe();
       }
     },
     'entry.set': (b, source) =>
