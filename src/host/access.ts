@@ -35,7 +35,7 @@ import {
 } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import { normalHost } from './entries.js';
-import { fieldHash, nameHash, openMeta, openName } from './grants.js';
+import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
 import type { HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
@@ -231,6 +231,32 @@ interface Target {
   dataKey: Buffer;
 }
 
+/** What check() found for one entry of a request, kept for its other fields. */
+type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta };
+
+/**
+ * The entry half of check(): the grant opened, its generation, the sealed name
+ * equal to the name asked for, the meta opened. Once per entry and name in a
+ * request, however many of its fields are asked for.
+ */
+function checkEntry(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  grant: Grant,
+  name: string,
+): EntryCheck {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = openSealed(session.keys, grant.box, session.arena);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const sealed = openName(header, dataKey, entry);
+  if (sealed === null) return { code: 'VLT-3003' };
+  if (sealed !== name) return { code: 'VLT-3022' };
+  const meta = openMeta(header, dataKey, entry);
+  if (meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta };
+}
+
 /**
  * One reference checked against the caller's grant, inside the transaction:
  * its data key opened from the grant, the entry's sealed name equal to the name
@@ -239,23 +265,15 @@ interface Target {
  * a totp seed refused (VLT-2052), and for a fill the host binding.
  */
 function check(
-  session: AgentSession,
-  header: VaultHeader,
   tx: Tx,
   entry: EntryRecord,
-  grant: Grant,
+  checked: EntryCheck,
   ref: FieldRef,
   purpose: Purpose,
   host: string | null,
 ): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
-  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
-  const dataKey = openSealed(session.keys, grant.box, session.arena);
-  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
-  const name = openName(header, dataKey, entry);
-  if (name === null) return { code: 'VLT-3003' };
-  if (name !== ref.entry) return { code: 'VLT-3022' };
-  const meta = openMeta(header, dataKey, entry);
-  if (meta === null) return { code: 'VLT-3003' };
+  if ('code' in checked) return checked;
+  const { dataKey, meta } = checked;
   const record = tx.field(entry.id, fieldHash(dataKey, entry.id, ref.field));
   if (record === null) return { code: 'VLT-2044' };
   if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
@@ -325,6 +343,7 @@ export function release(
 
       const targets: Target[] = [];
       const problems: { index: number; code: ErrorCode }[] = [];
+      const checkedEntries = new Map<string, EntryCheck>();
       for (const l of looked) {
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
@@ -334,7 +353,13 @@ export function release(
         if (entry === null || !inScope(scope, l.entryId) || grant === undefined) {
           code = 'VLT-2041';
         } else {
-          const c = check(session, header, tx, entry, grant, ref, purpose, host);
+          const k = JSON.stringify([entry.id, ref.entry]);
+          let e = checkedEntries.get(k);
+          if (e === undefined) {
+            e = checkEntry(session, header, entry, grant, ref.entry);
+            checkedEntries.set(k, e);
+          }
+          const c = check(tx, entry, e, ref, purpose, host);
           if ('code' in c) code = c.code;
           else ({ record, dataKey } = c);
         }

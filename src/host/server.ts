@@ -25,7 +25,7 @@ import {
 import { anchorAudit, appendAudit, verifyAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
-import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
+import { endOrphanedSessions, mintSession, revokeSession, rotatePending } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
 import { SessionSockets } from './session-sockets.js';
 import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
@@ -140,6 +140,7 @@ async function asOwner<T>(
   const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
+    rotatePending(ctx, s);
     const out = fn(s);
     anchor(ctx, s);
     return out;

@@ -216,6 +216,7 @@ const K = {
   auditHead: 'audit-head',
   ownerFailures: 'owner-failures',
   auditAnchor: 'audit-anchor',
+  rotatePending: 'rotate-pending',
   entry: (id: string) => `entry/${id}`,
   field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
@@ -362,6 +363,15 @@ export class Tx {
   }
   putOwnerFailures(f: OwnerFailures): void {
     void this.db.put(K.ownerFailures, f);
+  }
+
+  /** Entries an ended session held, to rotate at the owner's next command (the host has no owner key). */
+  pendingRotation(): string[] {
+    return (this.db.get(K.rotatePending) as string[] | undefined) ?? [];
+  }
+  putPendingRotation(ids: readonly string[]): void {
+    if (ids.length === 0) void this.db.remove(K.rotatePending);
+    else void this.db.put(K.rotatePending, [...ids]);
   }
 
   auditAnchor(): AuditAnchor | null {
