@@ -388,6 +388,13 @@ export class Tx {
     void this.db.put(K.audit(r.seq), r);
     void this.db.put(K.auditHead, { seq: r.seq, hash: r.hash });
   }
+  /** Rewrites one record in place: the schema migration's re-chaining only. */
+  putAuditRecord(r: AuditRecord): void {
+    void this.db.put(K.audit(r.seq), r);
+  }
+  putAuditHeadOnly(h: AuditHead): void {
+    void this.db.put(K.auditHead, h);
+  }
   audit(fromSeq = 1): AuditRecord[] {
     return [...this.db.getRange({ start: K.audit(fromSeq), end: 'audit0' })].map(
       (r) => r.value as AuditRecord,
