@@ -45,7 +45,8 @@ export interface EntrySummary {
 export interface AgentSummary {
   readonly name: string;
   readonly kind: 'ai' | 'script';
-  readonly state: 'active' | 'violation' | 'locked' | 'revoked';
+  /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
+  readonly state: 'active' | 'violation' | 'locked' | 'revoked' | 'altered';
   readonly scope: readonly string[];
   readonly limits: Limits;
   readonly usage: { readonly minute: number; readonly hour: number };

@@ -39,6 +39,15 @@ function mustFindAgent(tx: Tx, name: string): AgentRecord {
   return a;
 }
 
+function macHolds(s: OwnerSession, a: AgentRecord): boolean {
+  try {
+    verifyAgent(s, a);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Rotates each entry of `ids` that still exists, after the record losing it
  * has dropped its grant: whatever that record saved opens nothing set later,
@@ -136,11 +145,13 @@ function summarise(
   const state =
     a.revoked !== null
       ? 'revoked'
-      : a.rate.lock !== null
-        ? 'locked'
-        : recent.length > 0
-          ? 'violation'
-          : 'active';
+      : !macHolds(s, a)
+        ? 'altered'
+        : a.rate.lock !== null
+          ? 'locked'
+          : recent.length > 0
+            ? 'violation'
+            : 'active';
   return {
     name: a.name,
     kind: a.kind,

@@ -124,6 +124,7 @@ test('a scope widened in the store: reads stay refused, and the owner’s run an
     tx.putAgent({ ...a, scope: [...a.scope, id('Secret')] });
   });
   assertRefused(await rig.agent(['get', 'Secret'], token), 'VLT-2041');
+  assert.match(ok(await rig.owner(['agent', 'show', 'bot'])), /^state: +altered/m);
   const r = await underPty(rig, ['run', '--no-sandbox', '--agent', 'bot', '--', 'true']).exited;
   assert.notEqual(r.exitCode, 0);
   assert.match(r.output, /VLT-3021/);
