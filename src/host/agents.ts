@@ -15,6 +15,7 @@ import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import {
   addGrants,
+  agentMacHolds,
   dropGrants,
   openName,
   recordIndexKey,
@@ -37,15 +38,6 @@ function mustFindAgent(tx: Tx, name: string): AgentRecord {
   if (a === null || a.revoked !== null)
     throw new VaultError('VLT-4002', `No such agent: ${quote(name)}.`);
   return a;
-}
-
-function macHolds(s: OwnerSession, a: AgentRecord): boolean {
-  try {
-    verifyAgent(s, a);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -145,7 +137,7 @@ function summarise(
   const state =
     a.revoked !== null
       ? 'revoked'
-      : !macHolds(s, a)
+      : !agentMacHolds(s, a)
         ? 'altered'
         : a.rate.lock !== null
           ? 'locked'

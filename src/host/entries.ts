@@ -23,7 +23,8 @@ import {
   openName,
   rotateEntry,
   sealMeta,
-  verifyAgent,
+  agentMacHolds,
+  sessionMacHolds,
   withAgentMac,
   withSessionMac,
   type EntryMeta,
@@ -185,7 +186,7 @@ export function setEntry(
         s,
         header,
         existing,
-        t === undefined ? {} : { tier, tierKey: t.key },
+        t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
       );
       entry = r.entry;
       dataKey = r.dataKey;
@@ -235,14 +236,16 @@ export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, sou
     const gone = new Set([e.id]);
     for (const a of tx.agents()) {
       if (a.revoked !== null || !a.scope.includes(e.id)) continue;
-      verifyAgent(s, a);
       const scope = a.scope.filter((id) => id !== e.id);
-      tx.putAgent(withAgentMac(s, { ...a, scope, ...dropGrants(a, gone) }));
+      const next = { ...a, scope, ...dropGrants(a, gone) };
+      // An altered record loses the entry too, but is not vouched for.
+      tx.putAgent(agentMacHolds(s, a) ? withAgentMac(s, next) : next);
     }
     for (const r of tx.sessions()) {
       if (r.revoked !== null || !r.scope.includes(e.id)) continue;
       const scope = r.scope.filter((id) => id !== e.id);
-      tx.putSession(withSessionMac(s, { ...r, scope, ...dropGrants(r, gone) }));
+      const next = { ...r, scope, ...dropGrants(r, gone) };
+      tx.putSession(sessionMacHolds(s, r) ? withSessionMac(s, next) : next);
     }
     appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
   });

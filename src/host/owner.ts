@@ -27,8 +27,8 @@ import {
   addGrants,
   openName,
   recordIndexKey,
-  verifyAgent,
-  verifySession,
+  agentMacHolds,
+  sessionMacHolds,
   withAgentMac,
   withSessionMac,
 } from './grants.js';
@@ -362,7 +362,6 @@ export function ownerEvent(
  * pair is kept (old records stay readable), its secret key re-wrapped. The
  * old passphrase header, recovery key and root key open nothing after.
  * Returns the new recovery key (shown once).
- * @throws VaultError VLT-3021 when an agent or session record was altered.
  */
 export async function rekeyVault(
   ctx: HostContext,
@@ -382,8 +381,11 @@ export async function rekeyVault(
     ctx.commit((tx) => {
       const h = ctx.header(tx);
       const v = h.vaultId;
-      for (const a of tx.agents()) if (a.revoked === null) verifyAgent(s, a);
-      for (const r of tx.sessions()) if (sessionLive(r, ctx.now())) verifySession(s, r);
+      // Records whose MAC fails keep their old grants and stay unvouched for
+      // (they fail under the new MAC key too); the rest are re-granted below.
+      const altered = new Set<string>();
+      for (const a of tx.agents()) if (!agentMacHolds(s, a)) altered.add(a.id);
+      for (const r of tx.sessions()) if (!sessionMacHolds(s, r)) altered.add(r.id);
       const tierKeys = new Map<string, Buffer>();
       const tiers: Record<string, Buffer> = {};
       for (const t of Object.keys(h.tiers)) {
@@ -430,10 +432,12 @@ export async function rekeyVault(
         return { ...r, ...g, indexKey: sealTo(r.publicKey, ik) };
       };
       for (const a of tx.agents()) {
+        if (altered.has(a.id)) continue;
         tx.putAgent(withAgentMac(s2, a.revoked === null ? regrant(a, 'agent') : a));
       }
       for (const r of tx.sessions()) {
-        if (sessionLive(r, ctx.now())) tx.putSession(withSessionMac(s2, regrant(r, 'session')));
+        if (altered.has(r.id) || !sessionLive(r, ctx.now())) continue;
+        tx.putSession(withSessionMac(s2, regrant(r, 'session')));
       }
       appendAudit(tx, h2, ownerEvent(ctx, 'vault_rekey', source));
       anchorAudit(tx, v, s2.anchorKey(), ctx.now());
