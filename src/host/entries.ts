@@ -213,7 +213,8 @@ export function setEntry(
         meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
         updated: now,
       });
-      const action = existing === null ? 'entry_add' : previous === null ? 'field_add' : 'rotate';
+      const had = previous !== null || meta.versions[field] !== undefined;
+      const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
       appendAudit(
         tx,
         header,
