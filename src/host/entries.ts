@@ -196,6 +196,7 @@ export function setEntry(
       const fieldKey = fieldHash(dataKey, entry.id, field);
       const previous = tx.field(entry.id, fieldKey);
       const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+      const had = previous !== null || meta.versions[field] !== undefined;
       tx.putField(entry.id, fieldKey, {
         version,
         gen: entry.gen,
@@ -213,7 +214,6 @@ export function setEntry(
         meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
         updated: now,
       });
-      const had = previous !== null || meta.versions[field] !== undefined;
       const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
       appendAudit(
         tx,
