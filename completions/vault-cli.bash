@@ -23,6 +23,7 @@ __vault_cli_command() {
     'proxy ca') echo 'proxy ca'; return ;;
     'vault create') echo 'vault create'; return ;;
     'vault passwd') echo 'vault passwd'; return ;;
+    'vault rekey') echo 'vault rekey'; return ;;
     'entry set') echo 'entry set'; return ;;
     'entry rm') echo 'entry rm'; return ;;
     'entry show') echo 'entry show'; return ;;
@@ -78,7 +79,7 @@ _vault_cli() {
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
-          'vault') __vault_cli_words 'create passwd'; return 0 ;;
+          'vault') __vault_cli_words 'create passwd rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
@@ -145,6 +146,7 @@ _vault_cli() {
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
+      'vault rekey') __vault_cli_words '--help' ;;
       'entry set') __vault_cli_words '--field --tier --help' ;;
       'entry rm') __vault_cli_words '--help' ;;
       'entry show') __vault_cli_words '--json --reveal --field --help' ;;
@@ -188,6 +190,7 @@ _vault_cli() {
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;
+    'vault rekey') valued='  ' ;;
     'entry set') valued=' --field --tier ' ;;
     'entry rm') valued='  ' ;;
     'entry show') valued=' --field ' ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -50,6 +50,7 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashbo
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'passwd' -d 'change the owner passphrase'
+complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'rekey' -d 'make a new root key and print a new recovery key (the old one stops working)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'entry' -d 'entry commands'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'set' -d 'create an entry or rotate one of its fields (value from stdin or a prompt)'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'rm' -d 'remove an entry'
@@ -111,6 +112,7 @@ complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l recovery -d 'authenticate with the recovery key instead'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is vault rekey' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is entry set' -l field -x -a 'password key private_key secret_key token totp' -d 'field name (default: password)'
 complete -c vault-cli -n '__vault_cli_is entry set' -l tier -x -d 'tier of a new entry (default: default)'
 complete -c vault-cli -n '__vault_cli_is entry set' -l help -d 'show help'

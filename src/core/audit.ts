@@ -9,6 +9,8 @@ export const AGENT_ACTIONS = ['read', 'ai_read', 'fill', 'denied', 'limited', 'l
 export const OWNER_ACTIONS = [
   'vault_create',
   'vault_passwd',
+  'vault_migrate',
+  'vault_rekey',
   'entry_add',
   'field_add',
   'rotate',
@@ -22,6 +24,7 @@ export const OWNER_ACTIONS = [
   'agent_revoke',
   'unlocked',
   'unlock_failed',
+  'passphrase_failed',
   'key_add',
   'key_rm',
   'session_start',

@@ -220,6 +220,14 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'vault',
   },
   {
+    path: ['vault', 'rekey'],
+    summary: 'make a new root key and print a new recovery key (the old one stops working)',
+    side: 'owner',
+    args: [],
+    flags: [],
+    module: 'vault',
+  },
+  {
     path: ['entry', 'set'],
     summary: 'create an entry or rotate one of its fields (value from stdin or a prompt)',
     side: 'owner',

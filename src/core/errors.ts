@@ -61,6 +61,15 @@ export const ERRORS = {
     exit: 77,
     message: 'Not allowed from inside a `vault-cli run` sandbox; the owner does this outside it.',
   },
+  /**
+   * A one-time-password seed asked for by `get`, `render` or a proxy fill: only
+   * `vault-cli totp` uses it, inside the host, and releases the current code.
+   */
+  'VLT-2052': {
+    exit: 77,
+    message:
+      'A one-time-password seed never leaves the vault; `vault-cli totp <entry>` gives the code.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
@@ -80,6 +89,37 @@ export const ERRORS = {
   },
   /** Hardened-mode setup: no hardened host recorded, or a system tool (useradd, systemctl) failed. */
   'VLT-3011': { exit: 71, message: 'Hardened host set-up failed.' },
+  /**
+   * A record older than the state the rest of the vault says it must have: a
+   * field or entry put back from before a rotation (anti-rollback). Refused;
+   * nothing is released.
+   */
+  'VLT-3020': {
+    exit: 74,
+    message: 'Vault data was rolled back: a record is older than the vault says; refused.',
+  },
+  /** An agent or session record whose owner MAC does not hold: changed outside the host. */
+  'VLT-3021': {
+    exit: 74,
+    message:
+      'An agent or session record failed authentication (changed outside vault-cli); refused.',
+  },
+  /** A name-index row that leads to an entry of another name (swapped rows). */
+  'VLT-3022': {
+    exit: 74,
+    message: 'The name index does not match the entry it leads to; refused.',
+  },
+  /** The vault was written by a newer vault-cli than this one. */
+  'VLT-3023': {
+    exit: 78,
+    message: 'This vault was written by a newer vault-cli; upgrade vault-cli to open it.',
+  },
+  /** A vault of an older format: the owner's next command upgrades it; agents wait until then. */
+  'VLT-3024': {
+    exit: 75,
+    message:
+      'This vault must be upgraded by its owner first: any owner command (e.g. `vault-cli entry ls`) does it.',
+  },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

@@ -55,7 +55,8 @@ export interface EntrySummary {
 export interface AgentSummary {
   readonly name: string;
   readonly kind: 'ai' | 'script';
-  readonly state: 'active' | 'violation' | 'locked' | 'revoked';
+  /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
+  readonly state: 'active' | 'violation' | 'locked' | 'revoked' | 'altered';
   readonly scope: readonly string[];
   readonly limits: Limits;
   readonly usage: { readonly minute: number; readonly hour: number };
@@ -93,6 +94,8 @@ export interface Ops {
     res: { values: string[] };
   };
   'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
+  /** A new root key (and recovery key, returned once); the passphrase stays. */
+  'vault.rekey': { req: OwnerAuth; res: { recoveryKey: string } };
   'vault.passwd': {
     req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
     res: Record<string, never>;
@@ -173,7 +176,20 @@ export interface Ops {
   'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };
-  'audit.verify': { req: OwnerAuth; res: { records: number; brokenAt: number | null } };
+  'audit.verify': {
+    req: OwnerAuth;
+    res: {
+      records: number;
+      brokenAt: number | null;
+      /** The last record the owner's anchor vouches for (0: none), and when it was made. */
+      anchored: number;
+      anchoredAt: number | null;
+      /** Records after the anchor: chained, but not vouched for. */
+      unanchored: number;
+      /** Why the anchor does not hold (a rewrite or cut before it), or null. */
+      anchorProblem: string | null;
+    };
+  };
 }
 
 export type Op = keyof Ops;

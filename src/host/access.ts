@@ -7,22 +7,36 @@
  *
  * No existence oracle: a name that matches no entry and an entry outside the
  * scope take the same path, write the same kind of record and give the same
- * error bytes.
+ * error bytes; and the caller's name index holds its own scope only, so
+ * neither the host nor a copy of the store answers for any other name.
+ *
+ * Keys follow scope (schema 2): the caller's token opens its key pair, which
+ * opens the grants of its scope (one data key per entry) and nothing else.
  */
 import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
 import { chargeRefused, decideRead, inScope } from '../core/policy.js';
-import { KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
+import { KEY_BYTES, KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
-import type { AgentRecord, EntryRecord, FieldRecord, Tx, VaultHeader } from '../store/store.js';
+import {
+  SCHEMA_VERSION,
+  type AgentRecord,
+  type EntryRecord,
+  type FieldRecord,
+  type Grant,
+  type Grants,
+  type Tx,
+  type VaultHeader,
+} from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { Borrowed, CallerKeys } from './caller-cache.js';
-import { boundHosts, normalHost } from './entries.js';
+import { normalHost } from './entries.js';
+import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
 import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
@@ -38,8 +52,11 @@ export interface AgentSession {
   readonly arena: KeyArena;
   /** Set when the token is a `run` session token: its id, checked again in each transaction. */
   readonly sessionId?: string;
-  /** The tier key sealed in `box` to this caller, or null; the session owns it (never wipe it). */
-  tier(box: Buffer): Buffer | null;
+  /**
+   * The key sealed in `box` to this caller (a grant's data key), or null; the
+   * session owns it (never wipe it).
+   */
+  unseal(box: Buffer): Buffer | null;
   /** Wipes or gives back every key of the request: see endSession. */
   end(): void;
 }
@@ -68,7 +85,7 @@ function lentSession(agent: AgentRecord, lent: Borrowed): AgentSession {
     indexKey: lent.keys.indexKey,
     arena,
     ...(lent.keys.sessionId === undefined ? {} : { sessionId: lent.keys.sessionId }),
-    tier: (box) => lent.tier(box),
+    unseal: (box) => lent.unseal(box),
     end: () => {
       if (ended) return;
       ended = true;
@@ -86,7 +103,7 @@ function ownSession(agent: AgentRecord, k: CallerKeys, arena: KeyArena): AgentSe
     indexKey: k.indexKey,
     arena,
     ...(k.sessionId === undefined ? {} : { sessionId: k.sessionId }),
-    tier: (box) => openSealed(k.keys, box, arena),
+    unseal: (box) => openSealed(k.keys, box, arena),
     end: () => {
       wipe(k.keys.secretKey, k.indexKey);
       arena.wipe();
@@ -112,8 +129,8 @@ function stillValid(ctx: HostContext, k: CallerKeys): AgentRecord | null {
 
 /**
  * What the caller may see right now, read inside the transaction: the agent as
- * stored (for its rate state and lock), and the scope and sealed tier keys of
- * the token — the agent's own, or its session's (narrower, sealed to the
+ * stored (for its rate state and lock), and the scope, grants and name index
+ * of the token — the agent's own, or its session's (narrower, sealed to the
  * session's key pair). A session that was revoked or has expired sees nothing.
  */
 function view(
@@ -123,19 +140,23 @@ function view(
 ): {
   agent: AgentRecord;
   scope: readonly string[];
-  tierKeys: AgentRecord['tierKeys'];
+  grants: Grants['grants'];
+  index: Grants['index'];
   dead: boolean;
 } {
   const agent = tx.agent(s.agent.id) ?? s.agent;
-  if (s.sessionId === undefined)
-    return { agent, scope: agent.scope, tierKeys: agent.tierKeys, dead: false };
+  if (s.sessionId === undefined) {
+    const { scope, grants, index } = agent;
+    return { agent, scope, grants: grants ?? {}, index: index ?? {}, dead: false };
+  }
   const r = tx.session(s.sessionId);
   if (r === null || !sessionLive(r, ctx.now()))
-    return { agent, scope: [], tierKeys: {}, dead: true };
+    return { agent, scope: [], grants: {}, index: {}, dead: true };
   return {
     agent,
     scope: r.scope.filter((id) => agent.scope.includes(id)),
-    tierKeys: r.tierKeys,
+    grants: r.grants ?? {},
+    index: r.index ?? {},
     dead: false,
   };
 }
@@ -162,7 +183,8 @@ function sessionAuth(
   const arena = new KeyArena();
   const { verifier, wrapKey } = tokenKeys(secret, arena);
   try {
-    if (!equal(verifier, r.verifier)) return denied(UNKNOWN_ACTOR);
+    // A known id with a wrong secret: audited to the agent the id names.
+    if (!equal(verifier, r.verifier)) return denied(actor);
     const secretKey = unwrapKey(
       wrapKey,
       r.secretKey,
@@ -227,6 +249,8 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   if (lent !== null && fresh !== null) return lentSession(fresh, lent);
   const store = ctx.store();
   const header = store.read((tx) => ctx.header(tx));
+  if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
+  if (header.schema < SCHEMA_VERSION) throw new VaultError('VLT-3024');
   const parsed = parseToken(bytes.toString('utf8'));
   const agent = parsed === null ? null : store.read((tx) => tx.agent(parsed.agentId));
   const denied = (actor: string, message?: string): never =>
@@ -245,7 +269,7 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   const arena = new KeyArena();
   const { verifier, wrapKey } = tokenKeys(parsed.secret, arena);
   try {
-    if (!equal(verifier, agent.verifier)) return denied(UNKNOWN_ACTOR);
+    if (!equal(verifier, agent.verifier)) return denied(agentActor(agent.name));
     const secretKey = unwrapKey(
       wrapKey,
       agent.secretKey,
@@ -312,8 +336,62 @@ interface Target {
   entry: EntryRecord;
   field: string;
   record: FieldRecord;
-  /** The tier key sealed to the agent, as the transaction saw the agent. */
-  tierBox: Buffer;
+  /** The entry's data key, opened from the caller's grant (in the request's arena). */
+  dataKey: Buffer;
+}
+
+/** What check() found for one entry of a request, kept for its other fields. */
+type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta };
+
+/**
+ * The entry half of check(): the grant opened, its generation, the sealed name
+ * equal to the name asked for, the meta opened. Once per entry and name in a
+ * request, however many of its fields are asked for.
+ */
+function checkEntry(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  grant: Grant,
+  name: string,
+): EntryCheck {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = session.unseal(grant.box);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const sealed = openName(header, dataKey, entry);
+  if (sealed === null) return { code: 'VLT-3003' };
+  if (sealed !== name) return { code: 'VLT-3022' };
+  const meta = openMeta(header, dataKey, entry);
+  if (meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta };
+}
+
+/**
+ * One reference checked against the caller's grant, inside the transaction:
+ * its data key opened from the grant, the entry's sealed name equal to the name
+ * asked for (a swapped index row leads elsewhere: VLT-3022), the generations
+ * and the field's version as the sealed meta says (an older record: VLT-3020),
+ * a totp seed refused (VLT-2052), and for a fill the host binding.
+ */
+function check(
+  tx: Tx,
+  entry: EntryRecord,
+  checked: EntryCheck,
+  ref: FieldRef,
+  purpose: Purpose,
+  host: string | null,
+): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
+  if ('code' in checked) return checked;
+  const { dataKey, meta } = checked;
+  const record = tx.field(entry.id, fieldHash(dataKey, entry.id, ref.field));
+  if (record === null) return { code: 'VLT-2044' };
+  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
+    return { code: 'VLT-3020' };
+  // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
+  if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
+  if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
+    return { code: 'VLT-2045' };
+  return { record, dataKey };
 }
 
 /** Refused references audited by name in one request; the rest share one record. */
@@ -360,11 +438,10 @@ export async function release(
   const decided = await ctx.commitGrouped(
     (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
       const header = ctx.header(tx);
-      const { agent, scope, tierKeys, dead } = view(tx, ctx, session);
+      const { agent, scope, grants, index, dead } = view(tx, ctx, session);
+      // Only the caller's own index: a name outside its scope is in no row it can read.
       const looked = distinct.map((ref) => {
-        const entryId = tx.entryIdByName(
-          keyedHash(session.indexKey, 'entry', ref.entry).toString('hex'),
-        );
+        const entryId = index[nameHash(session.indexKey, ref.entry)] ?? null;
         return { ref, entryId, entry: entryId === null ? null : tx.entry(entryId) };
       });
       const audit = (action: AuditAction, code: 'ok' | ErrorCode, l: (typeof looked)[number]) =>
@@ -414,23 +491,27 @@ export async function release(
       const targets: Target[] = [];
       const problems: { index: number; code: ErrorCode }[] = [];
       const refused: { l: (typeof looked)[number]; code: ErrorCode }[] = [];
+      const checkedEntries = new Map<string, EntryCheck>();
       for (const l of looked) {
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
         let record: FieldRecord | null = null;
-        if (entry === null || !inScope(scope, l.entryId) || tierKeys[entry.tier] === undefined) {
+        let dataKey: Buffer | null = null;
+        const grant = l.entryId === null ? undefined : grants[l.entryId];
+        if (entry === null || !inScope(scope, l.entryId) || grant === undefined) {
           code = 'VLT-2041';
         } else {
-          record = tx.field(
-            entry.id,
-            keyedHash(session.indexKey, 'field', entry.id, ref.field).toString('hex'),
-          );
-          if (record === null) code = 'VLT-2044';
-          else if (host !== null && !hostAllowed(session, header, entry, tierKeys, host)) {
-            code = 'VLT-2045';
+          const k = JSON.stringify([entry.id, ref.entry]);
+          let e = checkedEntries.get(k);
+          if (e === undefined) {
+            e = checkEntry(session, header, entry, grant, ref.entry);
+            checkedEntries.set(k, e);
           }
+          const c = check(tx, entry, e, ref, purpose, host);
+          if ('code' in c) code = c.code;
+          else ({ record, dataKey } = c);
         }
-        if (code !== null || entry === null || record === null) {
+        if (code !== null || entry === null || record === null || dataKey === null) {
           const c = code ?? 'VLT-2041';
           refused.push({ l, code: c });
           for (const index of at.get(keyOf(ref))?.indices ?? []) problems.push({ index, code: c });
@@ -441,7 +522,7 @@ export async function release(
           entry,
           field: ref.field,
           record,
-          tierBox: tierKeys[entry.tier] ?? Buffer.alloc(0),
+          dataKey,
         });
       }
       if (problems.length > 0) {
@@ -509,23 +590,11 @@ export async function release(
   const values = new Map<string, Secret>();
   try {
     for (const t of decided.targets) {
-      const tierKey = session.tier(t.tierBox);
-      const dataKey =
-        tierKey &&
-        unwrapKey(
-          tierKey,
-          t.entry.dataKey,
-          slots.dataKey(header.vaultId, t.entry.id, t.entry.tier),
-          session.arena,
-        );
-      const value =
-        dataKey &&
-        open(
-          dataKey,
-          t.record.value,
-          slots.field(header.vaultId, t.entry.id, t.field, t.record.version),
-        );
-      wipe(dataKey);
+      const value = open(
+        t.dataKey,
+        t.record.value,
+        slots.field(header.vaultId, t.entry.id, t.field, t.record.version, t.record.gen),
+      );
       if (!value) throw new VaultError('VLT-3003');
       values.set(t.key, totpOr(purpose, value, ctx.now()));
     }
@@ -533,42 +602,6 @@ export async function release(
   } catch (err) {
     for (const v of values.values()) v.wipe();
     throw err;
-  }
-}
-
-/**
- * Whether a proxy fill may send this entry to `host`. The binding lives in the
- * entry's sealed meta, which only its data key opens, and the agent's data key
- * is reachable only through its tier key: so the host unwraps them here,
- * inside the transaction and before the charge, reads the hosts and wipes the
- * keys. No field value is opened, and a refused fill costs nothing. (A keyed
- * hash of the hosts beside the entry would avoid the unwrap, but would be a
- * second copy of the binding to keep in step with the meta.)
- * @throws VaultError VLT-3003 when a key or the meta does not open.
- */
-function hostAllowed(
-  session: AgentSession,
-  header: VaultHeader,
-  entry: EntryRecord,
-  tierKeys: AgentRecord['tierKeys'],
-  host: string,
-): boolean {
-  const box = tierKeys[entry.tier];
-  const tierKey = box === undefined ? null : session.tier(box);
-  const dataKey =
-    tierKey &&
-    unwrapKey(
-      tierKey,
-      entry.dataKey,
-      slots.dataKey(header.vaultId, entry.id, entry.tier),
-      session.arena,
-    );
-  if (!dataKey) throw new VaultError('VLT-3003');
-  try {
-    const hosts = boundHosts(header, dataKey, entry);
-    return hosts.length === 0 || hosts.includes(normalHost(host));
-  } finally {
-    wipe(dataKey);
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * The owner's agent operations. An agent's token is shown once and never
  * stored: the store keeps a KDF verifier of its secret, and the agent's box
- * secret key wrapped under a key derived from it. Tier keys and the index key
- * are sealed to the agent's public key, so the owner can widen a scope later
- * without the token, and the store alone decrypts nothing.
+ * secret key wrapped under a key derived from it. The data key of each entry
+ * in its scope, and its own index key, are sealed to the agent's public key
+ * (grants.ts), so the owner can widen a scope later without the token, and a
+ * token with a copy of the store opens its scope and nothing else. Every
+ * change checks the record's MAC first and renews it.
  */
 import { VaultError, quote } from '../core/errors.js';
 import { checkSimpleName } from '../core/names.js';
@@ -11,13 +13,23 @@ import { FRESH_RATE_STATE, lockByHand, usage, type Limits } from '../core/policy
 import type { AgentSummary } from '../core/protocol.js';
 import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
+import {
+  addGrants,
+  agentMacHolds,
+  dropGrants,
+  openName,
+  recordIndexKey,
+  rotateEntry,
+  verifyAgent,
+  withAgentMac,
+} from './grants.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../crypto/token.js';
 import type { AgentRecord, EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
-import { openOrFail, ownerEvent, type OwnerSession } from './owner.js';
+import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 
 function mustFindAgent(tx: Tx, name: string): AgentRecord {
@@ -28,21 +40,16 @@ function mustFindAgent(tx: Tx, name: string): AgentRecord {
   return a;
 }
 
-/** Seals the keys of any tiers in `entries` that the agent does not hold yet. */
-function grantTiers(
-  s: OwnerSession,
-  header: VaultHeader,
-  agent: Pick<AgentRecord, 'publicKey' | 'tierKeys'>,
-  entries: readonly EntryRecord[],
-): Record<string, Buffer> {
-  const tierKeys = { ...agent.tierKeys };
-  for (const e of entries) {
-    if (tierKeys[e.tier] !== undefined) continue;
-    const key = s.tierKey(header, e.tier);
-    if (key === null) throw new VaultError('VLT-3003');
-    tierKeys[e.tier] = sealTo(agent.publicKey, key);
+/**
+ * Rotates each entry of `ids` that still exists, after the record losing it
+ * has dropped its grant: whatever that record saved opens nothing set later,
+ * and the entries' current keys are no longer the ones it held.
+ */
+function rotateLost(tx: Tx, s: OwnerSession, header: VaultHeader, ids: Iterable<string>): void {
+  for (const id of ids) {
+    const e = tx.entry(id);
+    if (e !== null) wipe(rotateEntry(tx, s, header, e).dataKey);
   }
-  return tierKeys;
 }
 
 /**
@@ -68,8 +75,16 @@ export function addAgent(
       const header = ctx.header(tx);
       const id = agentId.toString('hex');
       const entries = entryIds(tx, s, [...new Set(req.scope)]);
-      const base = { publicKey: pair.publicKey, tierKeys: {} };
-      const record: AgentRecord = {
+      const indexKey = recordIndexKey(s, 'agent', id);
+      const granted = addGrants(
+        s,
+        header,
+        pair.publicKey,
+        indexKey,
+        { grants: {}, index: {} },
+        entries,
+      );
+      const record: AgentRecord = withAgentMac(s, {
         id,
         name,
         kind: req.kind,
@@ -79,11 +94,12 @@ export function addAgent(
         verifier,
         publicKey: pair.publicKey,
         secretKey: seal(wrapKey, pair.secretKey, slots.agentSecretKey(header.vaultId, id)),
-        tierKeys: grantTiers(s, header, base, entries),
-        indexKey: sealTo(pair.publicKey, s.indexKey),
+        ...granted,
+        indexKey: sealTo(pair.publicKey, indexKey),
         created: ctx.now(),
         revoked: null,
-      };
+        mac: Buffer.alloc(0),
+      });
       tx.putAgent(record);
       tx.putAgentName(name, id);
       appendAudit(tx, header, ownerEvent(ctx, 'agent_add', source, { subject: name }));
@@ -97,7 +113,9 @@ export function addAgent(
 function entryName(s: OwnerSession, header: VaultHeader, e: EntryRecord): string {
   const dataKey = s.dataKey(header, e);
   try {
-    return openOrFail(dataKey, e.name, slots.name(header.vaultId, e.id)).toString('utf8');
+    const name = openName(header, dataKey, e);
+    if (name === null) throw new VaultError('VLT-3003');
+    return name;
   } finally {
     wipe(dataKey);
   }
@@ -119,11 +137,13 @@ function summarise(
   const state =
     a.revoked !== null
       ? 'revoked'
-      : a.rate.lock !== null
-        ? 'locked'
-        : recent.length > 0
-          ? 'violation'
-          : 'active';
+      : !agentMacHolds(s, a)
+        ? 'altered'
+        : a.rate.lock !== null
+          ? 'locked'
+          : recent.length > 0
+            ? 'violation'
+            : 'active';
   return {
     name: a.name,
     kind: a.kind,
@@ -172,8 +192,8 @@ function changeAgent(
 ): AgentSummary {
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
-    const { next, events } = change(tx, header, mustFindAgent(tx, name));
-    tx.putAgent(next);
+    const { next, events } = change(tx, header, verifyAgent(s, mustFindAgent(tx, name)));
+    tx.putAgent(withAgentMac(s, next));
     for (const e of events) appendAudit(tx, header, e);
     return summarise(tx, s, header, next, ctx.now());
   });
@@ -188,10 +208,18 @@ export function scopeAgent(
   return changeAgent(ctx, s, req.name, source, (tx, header, a) => {
     const added = entryIds(tx, s, req.add);
     const removed = entryIds(tx, s, req.rm);
-    const gone = new Set(removed.map((e) => e.id));
+    const gone = new Set(removed.map((e) => e.id).filter((id) => a.scope.includes(id)));
     const scope = [...new Set([...a.scope, ...added.map((e) => e.id)])].filter(
       (id) => !gone.has(id),
     );
+    const indexKey = recordIndexKey(s, 'agent', a.id);
+    const kept = dropGrants(a, gone);
+    const fresh = added.filter((e) => !gone.has(e.id));
+    const granted = addGrants(s, header, a.publicKey, indexKey, kept, fresh);
+    // The agent's own record first, without the lost grants, so the rotation does not re-grant them.
+    tx.putAgent(withAgentMac(s, { ...a, scope, ...granted }));
+    rotateLost(tx, s, header, gone);
+    const current = tx.agent(a.id) ?? a;
     const events = [
       ...req.add.map((entry, i) =>
         ownerEvent(ctx, 'agent_scope', source, {
@@ -210,7 +238,7 @@ export function scopeAgent(
         }),
       ),
     ];
-    return { next: { ...a, scope, tierKeys: grantTiers(s, header, a, added) }, events };
+    return { next: current, events };
   });
 }
 
@@ -239,29 +267,56 @@ export function lockAgent(
   name: string,
   source: string,
 ): AgentSummary {
-  return changeAgent(ctx, s, name, source, (_tx, _h, a) => ({
-    next: { ...a, rate: lockByHand(a.rate, ctx.now()) },
-    events: [ownerEvent(ctx, 'agent_lock', source, { subject: a.name })],
-  }));
+  // No MAC check and no new MAC: a lock only tightens, so it must work on an
+  // altered record too, and must not vouch for what was altered (the rate
+  // state is outside the MAC).
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const a = mustFindAgent(tx, name);
+    const next = { ...a, rate: lockByHand(a.rate, ctx.now()) };
+    tx.putAgent(next);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_lock', source, { subject: a.name }));
+    return summarise(tx, s, header, next, ctx.now());
+  });
 }
 
 /**
  * Revokes for good: the verifier and wrapped keys are erased, the record stays
  * (so its token is told "revoked", not "unknown") and the name is free again.
  */
-export function revokeAgent(ctx: HostContext, name: string, source: string): void {
+export function revokeAgent(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
   ctx.commit((tx) => {
     const header = ctx.header(tx);
     const a = mustFindAgent(tx, name);
-    tx.putAgent({
-      ...a,
-      scope: [],
-      tierKeys: {},
-      verifier: Buffer.alloc(0),
-      secretKey: Buffer.alloc(0),
-      indexKey: Buffer.alloc(0),
-      revoked: ctx.now(),
-    });
+    // No MAC check: a tampered agent is still revoked. Its sessions go with it.
+    tx.putAgent(
+      withAgentMac(s, {
+        ...a,
+        scope: [],
+        grants: {},
+        index: {},
+        verifier: Buffer.alloc(0),
+        secretKey: Buffer.alloc(0),
+        indexKey: Buffer.alloc(0),
+        revoked: ctx.now(),
+      }),
+    );
+    const lost = new Set(Object.keys(a.grants ?? {}));
+    for (const r of tx.sessions()) {
+      if (r.agentId !== a.id || r.revoked !== null) continue;
+      for (const id of Object.keys(r.grants ?? {})) lost.add(id);
+      tx.putSession({
+        ...r,
+        scope: [],
+        grants: {},
+        index: {},
+        verifier: Buffer.alloc(0),
+        secretKey: Buffer.alloc(0),
+        indexKey: Buffer.alloc(0),
+        revoked: ctx.now(),
+      });
+    }
+    rotateLost(tx, s, header, lost);
     tx.removeAgentName(name);
     appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: name }));
   });

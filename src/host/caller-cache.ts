@@ -2,13 +2,14 @@
  * Callers the host has authenticated, kept between requests: the one place
  * unsealed agent key material outlives a request. A proxy sends the same
  * token on every fill of a tunnel; without this each fill derived the token's
- * keys, unwrapped the agent's secret key and opened the index key and tier
- * keys again (X25519 opens and a guarded allocation per request).
+ * keys, unwrapped the agent's secret key and opened the index key and the
+ * grants again (X25519 opens and a guarded allocation per request).
  *
  * What it keeps, per token (looked up by a keyed hash of it, never by the
- * token): the agent's (or session's) key pair, index key, the tier keys
- * opened so far (by the sealed box they came from, so a re-sealed grant is
- * opened afresh), and the verifier the token matched. What it never decides:
+ * token): the agent's (or session's) key pair, index key, the grants' data
+ * keys opened so far (by the sealed box they came from, so a re-granted key,
+ * as every rotation makes, is opened afresh), and the verifier the token
+ * matched. What it never decides:
  * every use is checked against the records as they are now (`valid`, by the
  * caller), and every rule (revocation, lock, scope, limits, host binding) is
  * still judged per request inside the request's transaction (access.ts).
@@ -19,8 +20,7 @@
  * beyond MAX_CALLERS, are dropped. Dropping wipes the keys once no request
  * is using them.
  *
- * Issue 15 reworks which keys an agent holds; this class is the only cache
- * of them, so it is the one thing to change (or turn off: `enabled`).
+ * This class is the only cache of a caller's keys (turn it off: `enabled`).
  */
 import { wipe, type KeyArena } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
@@ -30,8 +30,8 @@ import { keyedHash } from '../crypto/hash.js';
 export const IDLE_MS = 60_000;
 /** Callers kept at most; the least recently used goes first. */
 const MAX_CALLERS = 256;
-/** Tier keys kept per caller (a grant re-sealed leaves an old one behind until then). */
-const MAX_TIERS = 64;
+/** Opened boxes kept per caller (a re-granted key leaves an old one behind until then). */
+const MAX_OPENED = 64;
 
 /** The keys of one authenticated token. */
 export interface CallerKeys {
@@ -47,7 +47,7 @@ class Cached {
   uses = 0;
   dropped = false;
   lastUsed: number;
-  readonly tiers = new Map<string, Buffer>();
+  readonly opened = new Map<string, Buffer>();
 
   constructor(
     readonly keys: CallerKeys,
@@ -58,25 +58,25 @@ class Cached {
     this.lastUsed = now;
   }
 
-  /** The tier key in `box`, opened once (guarded memory of its own); null when it does not open. */
-  tier(box: Buffer): Buffer | null {
+  /** The key sealed in `box`, opened once (guarded memory of its own); null when it does not open. */
+  unseal(box: Buffer): Buffer | null {
     const id = box.toString('base64');
-    const known = this.tiers.get(id);
+    const known = this.opened.get(id);
     if (known !== undefined) return known;
     const key = openSealed(this.keys.keys, box, true);
     if (key === null) return null;
-    if (this.tiers.size >= MAX_TIERS) this.#wipeTiers();
-    this.tiers.set(id, key);
+    if (this.opened.size >= MAX_OPENED) this.#wipeOpened();
+    this.opened.set(id, key);
     return key;
   }
 
-  #wipeTiers(): void {
-    for (const k of this.tiers.values()) wipe(k);
-    this.tiers.clear();
+  #wipeOpened(): void {
+    for (const k of this.opened.values()) wipe(k);
+    this.opened.clear();
   }
 
   wipe(): void {
-    this.#wipeTiers();
+    this.#wipeOpened();
     wipe(this.keys.keys.secretKey, this.keys.indexKey);
     this.arena.wipe();
   }
@@ -85,8 +85,8 @@ class Cached {
 /** A cached caller lent to one request; `done` gives it back. */
 export interface Borrowed {
   readonly keys: CallerKeys;
-  /** The tier key sealed in `box`, kept open for the caller's later requests. */
-  tier(box: Buffer): Buffer | null;
+  /** The key sealed in `box` to this caller, kept open for the caller's later requests. */
+  unseal(box: Buffer): Buffer | null;
   done(): void;
 }
 
@@ -127,7 +127,7 @@ export class CallerCache {
     let returned = false;
     return {
       keys: c.keys,
-      tier: (box) => c.tier(box),
+      unseal: (box) => c.unseal(box),
       done: () => {
         if (returned) return;
         returned = true;

@@ -11,26 +11,52 @@ import {
   checkSimpleName,
 } from '../core/names.js';
 import type { EntrySummary } from '../core/protocol.js';
-import { newKey, randomBytes, seal, wipe } from '../crypto/aead.js';
+import { newKey, open, randomBytes, seal, wipe } from '../crypto/aead.js';
 import type { Secret } from '../crypto/secret.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
-import { openOrFail, ownerEvent, type OwnerSession } from './owner.js';
+import {
+  dropGrants,
+  fieldHash,
+  openMeta,
+  openName,
+  rotateEntry,
+  sealMeta,
+  agentMacHolds,
+  sessionMacHolds,
+  withAgentMac,
+  withSessionMac,
+  type EntryMeta,
+} from './grants.js';
+import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 import { parseSeed } from './totp.js';
 
-/** What is sealed in an entry's `meta`. */
-interface EntryMeta {
-  fields: string[];
-  hosts: string[];
-}
-
 export const MAX_VALUE_BYTES = 1024 * 1024;
 
+/**
+ * The entry the owner's index gives for `name`, checked against its sealed
+ * name: a row swapped in the store leads to an entry of another name, VLT-3022.
+ */
 function findEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord | null {
   const id = tx.entryIdByName(s.nameHash(name));
-  return id === null ? null : tx.entry(id);
+  const e = id === null ? null : tx.entry(id);
+  if (e === null) return null;
+  const header = headerOf(tx, s);
+  const dataKey = s.dataKey(header, e);
+  try {
+    const sealed = openName(header, dataKey, e);
+    if (sealed === null) throw new VaultError('VLT-3003');
+    if (sealed !== name) throw new VaultError('VLT-3022');
+  } finally {
+    wipe(dataKey);
+  }
+  return e;
+}
+
+function headerOf(tx: Tx, s: OwnerSession): VaultHeader {
+  return tx.header() ?? s.header;
 }
 
 function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
@@ -40,8 +66,9 @@ function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
 }
 
 function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMeta {
-  const raw = openOrFail(dataKey, e.meta, slots.meta(header.vaultId, e.id));
-  return JSON.parse(raw.toString('utf8')) as EntryMeta;
+  const meta = openMeta(header, dataKey, e);
+  if (meta === null) throw new VaultError('VLT-3003');
+  return meta;
 }
 
 /**
@@ -87,7 +114,7 @@ export function setHosts(
       const meta = { ...readMeta(header, dataKey, entry), hosts };
       tx.putEntry({
         ...entry,
-        meta: sealMeta(header, dataKey, entry.id, meta),
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
         updated: ctx.now(),
       });
       appendAudit(
@@ -102,12 +129,12 @@ export function setHosts(
   return showEntry(ctx, s, req.entry);
 }
 
-function sealMeta(header: VaultHeader, dataKey: Buffer, id: string, meta: EntryMeta): Buffer {
-  return seal(dataKey, Buffer.from(JSON.stringify(meta)), slots.meta(header.vaultId, id));
-}
-
 /**
- * Creates the entry or rotates one field. A rotation is what every agent gets on its next read.
+ * Creates the entry, or sets one field of it under a new data key: every
+ * value set gets a fresh key (the entry is rotated, its other fields
+ * re-sealed), re-granted to the agents and sessions that hold the entry, so
+ * keys saved before open nothing set after. A rotation is what every agent
+ * gets on its next read.
  * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
  */
 export function setEntry(
@@ -137,48 +164,57 @@ export function setEntry(
       header = t.header;
       const id = randomBytes(16).toString('hex');
       dataKey = newKey();
-      meta = { fields: [], hosts: [] };
+      meta = { fields: [], versions: {}, hosts: [] };
+      const t2 = tier ?? DEFAULT_TIER;
       entry = {
         id,
-        tier: tier ?? DEFAULT_TIER,
-        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, tier ?? DEFAULT_TIER)),
-        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id)),
+        tier: t2,
+        gen: 1,
+        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
+        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
         meta: Buffer.alloc(0),
         created: now,
         updated: now,
       };
       tx.putName(s.nameHash(name), id);
     } else {
-      entry = existing;
-      dataKey = s.dataKey(header, entry);
-      meta = readMeta(header, dataKey, entry);
-      if (tier !== undefined && tier !== entry.tier) {
-        // Moving tiers: the data key is re-wrapped; agents without the new tier lose access.
-        const t = s.ensureTier(tx, tier);
-        header = t.header;
-        entry = {
-          ...entry,
-          tier,
-          dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, entry.id, tier)),
-        };
-      }
+      // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
+      const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+      if (t !== undefined) header = t.header;
+      const r = rotateEntry(
+        tx,
+        s,
+        header,
+        existing,
+        t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
+      );
+      entry = r.entry;
+      dataKey = r.dataKey;
+      meta = r.meta;
     }
     try {
-      const fieldKey = s.fieldKey(entry.id, field);
+      const fieldKey = fieldHash(dataKey, entry.id, field);
       const previous = tx.field(entry.id, fieldKey);
-      const version = (previous?.version ?? 0) + 1;
+      const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+      const had = previous !== null || meta.versions[field] !== undefined;
       tx.putField(entry.id, fieldKey, {
         version,
+        gen: entry.gen,
         value: seal(
           dataKey,
           req.value.expose(),
-          slots.field(header.vaultId, entry.id, field, version),
+          slots.field(header.vaultId, entry.id, field, version, entry.gen),
         ),
         updated: now,
       });
       if (!meta.fields.includes(field)) meta.fields.push(field);
-      tx.putEntry({ ...entry, meta: sealMeta(header, dataKey, entry.id, meta), updated: now });
-      const action = existing === null ? 'entry_add' : previous === null ? 'field_add' : 'rotate';
+      meta.versions[field] = version;
+      tx.putEntry({
+        ...entry,
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+        updated: now,
+      });
+      const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
       appendAudit(
         tx,
         header,
@@ -191,15 +227,26 @@ export function setEntry(
   });
 }
 
-/** Removes an entry, its fields, its name and every agent's grant of it. */
+/** Removes an entry, its fields, its name and every agent's and session's grant of it. */
 export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
   ctx.commit((tx) => {
     const header = ctx.header(tx);
     const e = mustFindEntry(tx, s, name);
     tx.removeEntry(e.id);
     tx.removeName(s.nameHash(name));
+    const gone = new Set([e.id]);
     for (const a of tx.agents()) {
-      if (a.scope.includes(e.id)) tx.putAgent({ ...a, scope: a.scope.filter((id) => id !== e.id) });
+      if (a.revoked !== null || !a.scope.includes(e.id)) continue;
+      const scope = a.scope.filter((id) => id !== e.id);
+      const next = { ...a, scope, ...dropGrants(a, gone) };
+      // An altered record loses the entry too, but is not vouched for.
+      tx.putAgent(agentMacHolds(s, a) ? withAgentMac(s, next) : next);
+    }
+    for (const r of tx.sessions()) {
+      if (r.revoked !== null || !r.scope.includes(e.id)) continue;
+      const scope = r.scope.filter((id) => id !== e.id);
+      const next = { ...r, scope, ...dropGrants(r, gone) };
+      tx.putSession(sessionMacHolds(s, r) ? withSessionMac(s, next) : next);
     }
     appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
   });
@@ -208,10 +255,11 @@ export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, sou
 function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): EntrySummary {
   const dataKey = s.dataKey(header, e);
   try {
-    const name = openOrFail(dataKey, e.name, slots.name(header.vaultId, e.id)).toString('utf8');
+    const name = openName(header, dataKey, e);
+    if (name === null) throw new VaultError('VLT-3003');
     const meta = readMeta(header, dataKey, e);
     const fields = meta.fields.map((f) => {
-      const rec = tx.field(e.id, s.fieldKey(e.id, f));
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, f));
       return { name: f, version: rec?.version ?? 0, updated: rec?.updated ?? 0 };
     });
     return { name, tier: e.tier, fields, hosts: meta.hosts, created: e.created };
@@ -239,17 +287,23 @@ export function revealField(
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
     const e = mustFindEntry(tx, s, req.entry);
-    const rec = tx.field(e.id, s.fieldKey(e.id, field));
-    if (rec === null) {
-      throw new VaultError('VLT-2044', `${quote(req.entry)} has no field ${quote(field)}.`);
-    }
     const dataKey = s.dataKey(header, e);
     try {
-      const value = openOrFail(
+      const meta = readMeta(header, dataKey, e);
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, field));
+      if (rec === null || !meta.fields.includes(field)) {
+        throw new VaultError('VLT-2044', `${quote(req.entry)} has no field ${quote(field)}.`);
+      }
+      // As an agent's read: a field put back from before a rotation is refused.
+      if (rec.gen !== e.gen || rec.version < (meta.versions[field] ?? 0)) {
+        throw new VaultError('VLT-3020');
+      }
+      const value = open(
         dataKey,
         rec.value,
-        slots.field(header.vaultId, e.id, field, rec.version),
+        slots.field(header.vaultId, e.id, field, rec.version, rec.gen),
       );
+      if (value === null) throw new VaultError('VLT-3003');
       appendAudit(
         tx,
         header,

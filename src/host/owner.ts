@@ -8,14 +8,32 @@ import { OWNER_ACTOR } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
 import { DEFAULT_TIER } from '../core/names.js';
 import { newKey, open, randomBytes, seal, unwrapKey, wipe } from '../crypto/aead.js';
-import { newKeyPair, type KeyPair } from '../crypto/box.js';
+import { newKeyPair, sealTo, type KeyPair } from '../crypto/box.js';
 import { keyedHash } from '../crypto/hash.js';
 import { kdfParamsSane, newKdfParams, passphraseKey } from '../crypto/kdf.js';
 import type { Secret } from '../crypto/secret.js';
 import { RECOVERY_PREFIX, decodeKeyString, encodeKeyString } from '../crypto/token.js';
-import { SCHEMA_VERSION, type EntryRecord, type Tx, type VaultHeader } from '../store/store.js';
-import { appendAudit } from './audit-log.js';
+import {
+  SCHEMA_VERSION,
+  type AgentRecord,
+  type EntryRecord,
+  type SessionRecord,
+  type Tx,
+  type VaultHeader,
+} from '../store/store.js';
+import { anchorAudit, appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
+import {
+  addGrants,
+  openName,
+  recordIndexKey,
+  agentMacHolds,
+  sessionMacHolds,
+  withAgentMac,
+  withSessionMac,
+} from './grants.js';
+import { migrate } from './migrate.js';
+import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 
 export const MIN_PASSPHRASE_CHARS = 8;
@@ -23,12 +41,23 @@ export const MIN_PASSPHRASE_CHARS = 8;
 export class OwnerSession {
   private readonly tierCache = new Map<string, Buffer>();
   private audit: KeyPair | null = null;
+  private mac: Buffer | null = null;
 
   constructor(
-    readonly header: VaultHeader,
+    private current: VaultHeader,
     private readonly root: Buffer,
     readonly indexKey: Buffer,
   ) {}
+
+  /** The header as this session last saw or wrote it. */
+  get header(): VaultHeader {
+    return this.current;
+  }
+
+  /** Takes the header a migration wrote (same root key). */
+  adopt(header: VaultHeader): void {
+    this.current = header;
+  }
 
   get vaultId(): Buffer {
     return this.header.vaultId;
@@ -39,8 +68,29 @@ export class OwnerSession {
     return keyedHash(this.indexKey, 'entry', name).toString('hex');
   }
 
-  fieldKey(entryId: string, field: string): string {
-    return keyedHash(this.indexKey, 'field', entryId, field).toString('hex');
+  /**
+   * The key that MACs agent and session records (schema 2).
+   * @throws VaultError VLT-3003 when it does not open.
+   */
+  macKey(): Buffer {
+    if (this.mac === null) {
+      const wrapped = this.header.macKey;
+      const key =
+        wrapped === undefined ? null : unwrapKey(this.root, wrapped, slots.macKey(this.vaultId));
+      if (key === null) throw new VaultError('VLT-3003');
+      this.mac = key;
+    }
+    return this.mac;
+  }
+
+  /** The key of the audit anchor: derived from the MAC key, so only the root key reaches it. */
+  anchorKey(): Buffer {
+    return keyedHash(this.macKey(), 'audit-anchor-key');
+  }
+
+  /** The root key, for the schema migration only. */
+  rootKey(): Buffer {
+    return this.root;
   }
 
   /** A tier's key; VLT-3003 when the stored wrap does not open. Null for an unknown tier. */
@@ -73,7 +123,7 @@ export class OwnerSession {
   dataKey(header: VaultHeader, e: EntryRecord): Buffer {
     const tierKey = this.tierKey(header, e.tier);
     const key =
-      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier));
+      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen));
     if (!key) throw new VaultError('VLT-3003');
     return key;
   }
@@ -116,7 +166,7 @@ export class OwnerSession {
   }
 
   wipe(): void {
-    wipe(this.root, this.indexKey, this.audit?.secretKey);
+    wipe(this.root, this.indexKey, this.audit?.secretKey, this.mac);
     for (const k of this.tierCache.values()) wipe(k);
     this.tierCache.clear();
   }
@@ -152,6 +202,7 @@ export async function createVault(
   const indexKey = newKey();
   const tier = newKey();
   const audit = newKeyPair();
+  const mac = newKey();
   try {
     const header: VaultHeader = {
       schema: SCHEMA_VERSION,
@@ -160,6 +211,7 @@ export async function createVault(
       rootByOwner: seal(ownerKey, root, slots.rootByOwner(vaultId)),
       rootByRecovery: seal(recovery, root, slots.rootByRecovery(vaultId)),
       indexKey: seal(root, indexKey, slots.indexKey(vaultId)),
+      macKey: seal(root, mac, slots.macKey(vaultId)),
       auditPublicKey: audit.publicKey,
       auditSecretKey: seal(root, audit.secretKey, slots.auditSecretKey(vaultId)),
       tiers: { [DEFAULT_TIER]: seal(root, tier, slots.tierKey(vaultId, DEFAULT_TIER)) },
@@ -171,11 +223,17 @@ export async function createVault(
       if (tx.header() !== null) throw new VaultError('VLT-3006');
       tx.putHeader(header);
       appendAudit(tx, header, ownerEvent(ctx, 'vault_create', source));
+      anchorAudit(tx, vaultId, keyedHash(mac, 'audit-anchor-key'), ctx.now());
     });
     return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
   } finally {
-    wipe(ownerKey, root, recovery, indexKey, tier, audit.secretKey);
+    wipe(ownerKey, root, recovery, indexKey, tier, audit.secretKey, mac);
   }
+}
+
+/** @throws VaultError VLT-3023 for a vault of a newer format than this build reads. */
+export function checkSchema(header: VaultHeader): void {
+  if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
 }
 
 function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
@@ -184,32 +242,102 @@ function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
   return new OwnerSession(header, root, indexKey);
 }
 
-/**
- * Unlocks with the passphrase.
- * @throws VaultError VLT-3001 no vault, VLT-3002 wrong passphrase, VLT-3003 a doctored header.
- */
-export async function unlockOwner(ctx: HostContext, passphrase: Secret): Promise<OwnerSession> {
-  const header = ctx.store().read((tx) => ctx.header(tx));
-  if (!kdfParamsSane(header.kdf)) throw new VaultError('VLT-3003');
-  const ownerKey = await passphraseKey(passphrase.expose(), header.kdf);
-  try {
-    const root = unwrapKey(ownerKey, header.rootByOwner, slots.rootByOwner(header.vaultId));
-    if (root === null) throw new VaultError('VLT-3002');
-    return sessionFromRoot(header, root);
-  } finally {
-    wipe(ownerKey);
-  }
+/** The wait before the first retry after a wrong passphrase; it doubles with each further one. */
+export const FAILURE_BASE_MS = 250;
+/** The longest wait, so a guessing agent cannot shut the owner out for long. */
+export const FAILURE_MAX_MS = 30_000;
+
+/** How long after the last refusal the next attempt waits, with `count` refusals since the last unlock. */
+export function failureDelay(count: number): number {
+  return count <= 0 ? 0 : Math.min(FAILURE_BASE_MS * 2 ** (count - 1), FAILURE_MAX_MS);
 }
 
-/** Unlocks with the recovery key printed at `vault create`. @throws VaultError VLT-3002 */
-export function unlockWithRecovery(ctx: HostContext, recoveryKey: Secret): OwnerSession {
-  const header = ctx.store().read((tx) => ctx.header(tx));
-  const key = decodeKeyString(RECOVERY_PREFIX, recoveryKey.expose().toString('utf8').trim(), 32);
-  if (key === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
-  const root = unwrapKey(key, header.rootByRecovery, slots.rootByRecovery(header.vaultId));
-  wipe(key);
-  if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
-  return sessionFromRoot(header, root);
+/** One owner unlock at a time per host: parallel guesses queue behind each other's delay. */
+const gates = new WeakMap<HostContext, Promise<unknown>>();
+
+/**
+ * Runs one unlock attempt after the attempts before it and after the delay the
+ * stored failure count asks for. The count lives in the store, so restarting
+ * the host does not reset it; a refusal increments it and is audited
+ * (`passphrase_failed`, its ordinal in the subject) in one transaction, and
+ * the first success after refusals resets it.
+ */
+function gated(
+  ctx: HostContext,
+  source: string,
+  attempt: (header: VaultHeader) => Promise<OwnerSession>,
+): Promise<OwnerSession> {
+  const run = async (): Promise<OwnerSession> => {
+    const { header, failures } = ctx
+      .store()
+      .read((tx) => ({ header: ctx.header(tx), failures: tx.ownerFailures() }));
+    checkSchema(header);
+    const wait = failures.last + failureDelay(failures.count) - ctx.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, FAILURE_MAX_MS)));
+    try {
+      let s = await attempt(header);
+      if (failures.count > 0) ctx.commit((tx) => tx.putOwnerFailures({ count: 0, last: 0 }));
+      if (header.schema < SCHEMA_VERSION) s = migrate(ctx, s, source);
+      return s;
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') {
+        ctx.commit((tx) => {
+          const count = tx.ownerFailures().count + 1;
+          tx.putOwnerFailures({ count, last: ctx.now() });
+          appendAudit(tx, ctx.header(tx), {
+            ...ownerEvent(ctx, 'passphrase_failed', source, { subject: `attempt ${count}` }),
+            outcome: 'VLT-3002',
+          });
+        });
+      }
+      throw err;
+    }
+  };
+  const next = (gates.get(ctx) ?? Promise.resolve()).then(run, run);
+  gates.set(
+    ctx,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
+/**
+ * Unlocks with the passphrase, after the delay earlier wrong ones ask for.
+ * @throws VaultError VLT-3001 no vault, VLT-3002 wrong passphrase (audited), VLT-3003 a doctored header.
+ */
+export function unlockOwner(
+  ctx: HostContext,
+  passphrase: Secret,
+  source = 'local',
+): Promise<OwnerSession> {
+  return gated(ctx, source, async (header) => {
+    if (!kdfParamsSane(header.kdf)) throw new VaultError('VLT-3003');
+    const ownerKey = await passphraseKey(passphrase.expose(), header.kdf);
+    try {
+      const root = unwrapKey(ownerKey, header.rootByOwner, slots.rootByOwner(header.vaultId));
+      if (root === null) throw new VaultError('VLT-3002');
+      return sessionFromRoot(header, root);
+    } finally {
+      wipe(ownerKey);
+    }
+  });
+}
+
+/** Unlocks with the recovery key printed at `vault create`. @throws VaultError VLT-3002 (audited) */
+export function unlockWithRecovery(
+  ctx: HostContext,
+  recoveryKey: Secret,
+  source = 'local',
+): Promise<OwnerSession> {
+  return gated(ctx, source, async (header) => {
+    const text = recoveryKey.expose().toString('utf8').trim();
+    const key = decodeKeyString(RECOVERY_PREFIX, text, 32);
+    if (key === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+    const root = unwrapKey(key, header.rootByRecovery, slots.rootByRecovery(header.vaultId));
+    wipe(key);
+    if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
+    return sessionFromRoot(header, root);
+  });
 }
 
 /** Opens a sealed blob of the owner's, or VLT-3003. */
@@ -237,4 +365,99 @@ export function ownerEvent(
     host: null,
     subject: more.subject ?? null,
   };
+}
+
+/**
+ * `vault rekey`: a new root key, recovery key, tier keys, owner index key and
+ * MAC key, in one write transaction. Every data key is re-wrapped under its
+ * tier's new key, the owner's name rows re-keyed, every live agent and session
+ * checked against the old MAC, then given a new index and MAC; the audit key
+ * pair is kept (old records stay readable), its secret key re-wrapped. The
+ * old passphrase header, recovery key and root key open nothing after.
+ * Returns the new recovery key (shown once).
+ */
+export async function rekeyVault(
+  ctx: HostContext,
+  s: OwnerSession,
+  passphrase: Secret,
+  source: string,
+): Promise<{ recoveryKey: string }> {
+  const kdf = newKdfParams();
+  const ownerKey = await passphraseKey(passphrase.expose(), kdf);
+  const root = newKey();
+  const recovery = newKey();
+  const indexKey = newKey();
+  const mac = newKey();
+  const fresh: Buffer[] = [];
+  const s2 = new OwnerSession(s.header, root, indexKey);
+  try {
+    ctx.commit((tx) => {
+      const h = ctx.header(tx);
+      const v = h.vaultId;
+      // Records whose MAC fails keep their old grants and stay unvouched for
+      // (they fail under the new MAC key too); the rest are re-granted below.
+      const altered = new Set<string>();
+      for (const a of tx.agents()) if (!agentMacHolds(s, a)) altered.add(a.id);
+      for (const r of tx.sessions()) if (!sessionMacHolds(s, r)) altered.add(r.id);
+      const tierKeys = new Map<string, Buffer>();
+      const tiers: Record<string, Buffer> = {};
+      for (const t of Object.keys(h.tiers)) {
+        const k = newKey();
+        fresh.push(k);
+        tierKeys.set(t, k);
+        tiers[t] = seal(root, k, slots.tierKey(v, t));
+      }
+      const h2: VaultHeader = {
+        ...h,
+        kdf,
+        rootByOwner: seal(ownerKey, root, slots.rootByOwner(v)),
+        rootByRecovery: seal(recovery, root, slots.rootByRecovery(v)),
+        indexKey: seal(root, indexKey, slots.indexKey(v)),
+        macKey: seal(root, mac, slots.macKey(v)),
+        auditSecretKey: seal(root, s.auditKeys().secretKey, slots.auditSecretKey(v)),
+        tiers,
+      };
+      tx.putHeader(h2);
+      s2.adopt(h2);
+      const entries = new Map<string, EntryRecord>();
+      for (const e of tx.entries()) {
+        const dk = s.dataKey(h, e);
+        try {
+          const name = openName(h, dk, e);
+          const tk = tierKeys.get(e.tier);
+          if (name === null || tk === undefined) throw new VaultError('VLT-3003');
+          const next = { ...e, dataKey: seal(tk, dk, slots.dataKey(v, e.id, e.tier, e.gen)) };
+          tx.putEntry(next);
+          entries.set(e.id, next);
+          tx.removeName(s.nameHash(name));
+          tx.putName(s2.nameHash(name), e.id);
+        } finally {
+          wipe(dk);
+        }
+      }
+      const regrant = <R extends AgentRecord | SessionRecord>(
+        r: R,
+        kind: 'agent' | 'session',
+      ): R => {
+        const ik = recordIndexKey(s2, kind, r.id);
+        const held = Object.keys(r.grants ?? {}).flatMap((id) => entries.get(id) ?? []);
+        const g = addGrants(s2, h2, r.publicKey, ik, { grants: {}, index: {} }, held);
+        return { ...r, ...g, indexKey: sealTo(r.publicKey, ik) };
+      };
+      for (const a of tx.agents()) {
+        if (altered.has(a.id)) continue;
+        tx.putAgent(withAgentMac(s2, a.revoked === null ? regrant(a, 'agent') : a));
+      }
+      for (const r of tx.sessions()) {
+        if (altered.has(r.id) || !sessionLive(r, ctx.now())) continue;
+        tx.putSession(withSessionMac(s2, regrant(r, 'session')));
+      }
+      appendAudit(tx, h2, ownerEvent(ctx, 'vault_rekey', source));
+      anchorAudit(tx, v, s2.anchorKey(), ctx.now());
+    });
+    return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
+  } finally {
+    s2.wipe();
+    wipe(ownerKey, recovery, mac, ...fresh);
+  }
 }

@@ -33,11 +33,11 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
+import { anchorAudit, appendAudit, verifyAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { liftOwnerSecrets, type OwnerSecretField } from './owner-secrets.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
-import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
+import { endOrphanedSessions, mintSession, revokeSession, rotatePending } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
 import { SessionSockets } from './session-sockets.js';
 import { listEntries, removeEntry, revealField, setEntry, setHosts, showEntry } from './entries.js';
@@ -53,6 +53,7 @@ import {
   checkNewPassphrase,
   createVault,
   ownerEvent,
+  rekeyVault,
   unlockOwner,
   unlockWithRecovery,
   type OwnerSession,
@@ -159,14 +160,35 @@ export interface RunningHost {
 }
 
 /** Unlocks as the owner for one request and wipes the keys after it. */
-async function asOwner<T>(ctx: HostContext, b: Body, fn: (s: OwnerSession) => T): Promise<T> {
+async function asOwner<T>(
+  ctx: HostContext,
+  b: Body,
+  source: string,
+  fn: (s: OwnerSession) => T,
+): Promise<T> {
   const pass = secret(b, 'passphrase');
-  const s = await unlockOwner(ctx, pass);
+  const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
-    return fn(s);
+    rotatePending(ctx, s);
+    const out = fn(s);
+    anchor(ctx, s);
+    return out;
   } finally {
     s.wipe();
+  }
+}
+
+/**
+ * Each owner command anchors the audit chain head it leaves. Best effort: a
+ * command that could not commit its anchor (a full disk) has still done its
+ * work, and `audit --verify` counts the records after the last anchor.
+ */
+function anchor(ctx: HostContext, s: OwnerSession): void {
+  try {
+    ctx.commit((tx) => anchorAudit(tx, s.vaultId, s.anchorKey(), ctx.now()));
+  } catch {
+    // Left unanchored; reported as such.
   }
 }
 
@@ -201,7 +223,7 @@ function handlers(
     }),
     // The owner's proof from any caller: an agent that could stop the host could
     // put its own process on the socket and take the owner's next passphrase.
-    shutdown: async (b) => {
+    shutdown: async (b, source) => {
       // A host with no vault yet, or with a store it cannot open, guards nothing
       // and cannot check a passphrase: it stops for anyone (docs/threat-model.md).
       let guards: boolean;
@@ -210,7 +232,7 @@ function handlers(
       } catch {
         guards = false;
       }
-      if (guards) await asOwner(ctx, b, () => null);
+      if (guards) await asOwner(ctx, b, source, () => null);
       setImmediate(stop);
       return {};
     },
@@ -269,8 +291,8 @@ function handlers(
       const recovery = optSecret(b, 'recoveryKey');
       const s =
         recovery !== undefined
-          ? unlockWithRecovery(ctx, recovery)
-          : await unlockOwner(ctx, secret(b, 'passphrase'));
+          ? await unlockWithRecovery(ctx, recovery, source)
+          : await unlockOwner(ctx, secret(b, 'passphrase'), source);
       recovery?.wipe();
       try {
         const rewrapped = await s.rewrapRoot(next);
@@ -279,14 +301,25 @@ function handlers(
           tx.putHeader({ ...header, ...rewrapped });
           appendAudit(tx, header, ownerEvent(ctx, 'vault_passwd', source));
         });
+        anchor(ctx, s);
         return {};
       } finally {
         s.wipe();
         next.wipe();
       }
     },
+    'vault.rekey': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      const s = await unlockOwner(ctx, pass, source);
+      try {
+        return await rekeyVault(ctx, s, pass, source);
+      } finally {
+        s.wipe();
+        pass.wipe();
+      }
+    },
     'entry.set': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setEntry(
           ctx,
           s,
@@ -300,19 +333,19 @@ function handlers(
         ),
       ),
     'entry.rm': (b, source) =>
-      asOwner(ctx, b, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
-    'entry.show': (b) => asOwner(ctx, b, (s) => showEntry(ctx, s, str(b, 'entry'))),
+      asOwner(ctx, b, source, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
+    'entry.show': (b, source) => asOwner(ctx, b, source, (s) => showEntry(ctx, s, str(b, 'entry'))),
     'entry.reveal': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         revealField(ctx, s, { entry: str(b, 'entry'), field: str(b, 'field') }, source),
       ),
-    'entry.ls': (b) => asOwner(ctx, b, (s) => ({ entries: listEntries(ctx, s) })),
+    'entry.ls': (b, source) => asOwner(ctx, b, source, (s) => ({ entries: listEntries(ctx, s) })),
     'entry.hosts': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setHosts(ctx, s, { entry: str(b, 'entry'), hosts: strList(b, 'hosts') }, source),
       ),
     'agent.add': (b, source) =>
-      asOwner(ctx, b, (s) => {
+      asOwner(ctx, b, source, (s) => {
         const kind = str(b, 'kind');
         if (kind !== 'ai' && kind !== 'script')
           throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
@@ -332,10 +365,10 @@ function handlers(
           source,
         );
       }),
-    'agent.ls': (b) => asOwner(ctx, b, (s) => ({ agents: listAgents(ctx, s) })),
-    'agent.show': (b) => asOwner(ctx, b, (s) => showAgent(ctx, s, str(b, 'name'))),
+    'agent.ls': (b, source) => asOwner(ctx, b, source, (s) => ({ agents: listAgents(ctx, s) })),
+    'agent.show': (b, source) => asOwner(ctx, b, source, (s) => showAgent(ctx, s, str(b, 'name'))),
     'agent.scope': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         scopeAgent(
           ctx,
           s,
@@ -344,7 +377,7 @@ function handlers(
         ),
       ),
     'agent.limits': (b, source) =>
-      asOwner(ctx, b, (s) =>
+      asOwner(ctx, b, source, (s) =>
         setLimits(
           ctx,
           s,
@@ -356,12 +389,13 @@ function handlers(
           source,
         ),
       ),
-    'agent.lock': (b, source) => asOwner(ctx, b, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
+    'agent.lock': (b, source) =>
+      asOwner(ctx, b, source, (s) => lockAgent(ctx, s, str(b, 'name'), source)),
     'agent.revoke': (b, source) =>
-      asOwner(ctx, b, () => (revokeAgent(ctx, str(b, 'name'), source), {})),
+      asOwner(ctx, b, source, (s) => (revokeAgent(ctx, s, str(b, 'name'), source), {})),
     'session.start': async (b, source) => {
       const sandbox = b.sandbox === true;
-      const minted = await asOwner(ctx, b, (s) =>
+      const minted = await asOwner(ctx, b, source, (s) =>
         mintSession(
           ctx,
           s,
@@ -394,20 +428,23 @@ function handlers(
     'session.hold': async () => {
       throw bad('session.hold streams; it has no single reply');
     },
-    'key.begin': (b) =>
-      asOwner(ctx, b, () => beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') })),
+    'key.begin': (b, source) =>
+      asOwner(ctx, b, source, () =>
+        beginEnrol(ctx, { name: optStr(b, 'name'), origin: str(b, 'origin') }),
+      ),
     'key.finish': async (b, source) => {
-      await asOwner(ctx, b, () => null);
+      await asOwner(ctx, b, source, () => null);
       return finishEnrol(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source);
     },
-    'key.ls': (b) => asOwner(ctx, b, () => ({ keys: listKeys(ctx) })),
-    'key.rm': (b, source) => asOwner(ctx, b, () => (removeKey(ctx, str(b, 'name'), source), {})),
+    'key.ls': (b, source) => asOwner(ctx, b, source, () => ({ keys: listKeys(ctx) })),
+    'key.rm': (b, source) =>
+      asOwner(ctx, b, source, () => (removeKey(ctx, str(b, 'name'), source), {})),
     'unlock.begin': async (b) =>
       beginUnlock(ctx, { name: str(b, 'name'), origin: str(b, 'origin') }),
     'unlock.finish': (b, source) =>
       finishUnlock(ctx, { challengeId: str(b, 'challengeId'), result: b.result }, source),
-    'audit.list': (b) =>
-      asOwner(ctx, b, (s) => {
+    'audit.list': (b, source) =>
+      asOwner(ctx, b, source, (s) => {
         const filter = auditFilter(b);
         const records = ctx
           .store()
@@ -415,15 +452,19 @@ function handlers(
           .filter((r) => matchesFilter(r, filter));
         return { records: viewAudit(records, s.auditKeys()) };
       }),
-    'audit.verify': (b) =>
-      asOwner(ctx, b, () =>
-        ctx.store().read((tx) => {
-          const records = tx.audit();
-          return {
-            records: records.length,
-            brokenAt: brokenLink(records, tx.auditHead()?.hash ?? null),
-          };
-        }),
+    'audit.verify': (b, source) =>
+      asOwner(ctx, b, source, (s) =>
+        ctx
+          .store()
+          .read((tx) =>
+            verifyAudit(
+              tx.audit(),
+              tx.auditHead()?.hash ?? null,
+              tx.auditAnchor(),
+              s.anchorKey(),
+              s.vaultId,
+            ),
+          ),
       ),
     // Served as a stream by followAudit(); reaching here means a plain request.
     'audit.follow': async () => {
@@ -552,7 +593,9 @@ async function followAudit(
   try {
     body = await readBody(req);
     filter = auditFilter(body);
-    const session = await unlockOwner(ctx, secret(body, 'passphrase'));
+    const pass = secret(body, 'passphrase');
+    const session = await unlockOwner(ctx, pass, sourceOf(req));
+    pass.wipe();
     // A follower may last for hours: it keeps the audit key pair, not the root key.
     keys = session.keepAuditKeysOnly();
   } catch (err) {

@@ -2,9 +2,11 @@
  * Session tokens for `run`: minted by the owner for one agent, they act as that
  * agent (same limits, same rate state, same audit actor) within the agent's
  * scope or a narrower one. A session has its own verifier and key pair; the
- * owner seals the tier keys and the index key to the new public key exactly as
- * addAgent does, so the agent's token is never needed and the store alone
- * decrypts nothing. A session dies when `run` ends it, and after `expires`.
+ * owner checks the agent record's MAC (a scope widened in the store is
+ * refused, VLT-3021), then seals the data keys of the session's scope, and an
+ * index key of its own, to the new public key, so the agent's token is never
+ * needed and a session token with a copy of the store opens its scope only.
+ * A session dies when `run` ends it, and after `expires`.
  */
 import { agentActor } from '../core/audit.js';
 import { VaultError, quote } from '../core/errors.js';
@@ -16,6 +18,7 @@ import type { SessionRecord, Tx } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
+import { addGrants, recordIndexKey, rotateEntry, verifyAgent, withSessionMac } from './grants.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 
@@ -65,6 +68,7 @@ export function mintSession(
       const agent = agentId === null ? null : tx.agent(agentId);
       if (agent === null || agent.revoked !== null)
         throw new VaultError('VLT-4002', `No such agent: ${quote(req.agent)}.`);
+      verifyAgent(s, agent);
       if (agent.rate.lock !== null) throw new VaultError('VLT-2043');
       const header = ctx.header(tx);
       const asked = entryIds(tx, s, [...new Set(req.scope)]);
@@ -72,30 +76,33 @@ export function mintSession(
       if (outside !== undefined)
         throw new VaultError('VLT-2041', 'A --scope entry is outside the agent’s scope.');
       const scope = asked.length > 0 ? asked.map((e) => e.id) : [...agent.scope];
-      const tierKeys: Record<string, Buffer> = {};
-      for (const id of scope) {
-        const e = tx.entry(id);
-        if (e === null || tierKeys[e.tier] !== undefined) continue;
-        const key = s.tierKey(header, e.tier);
-        if (key === null) throw new VaultError('VLT-3003');
-        tierKeys[e.tier] = sealTo(pair.publicKey, key);
-      }
       const id = sessionId.toString('hex');
+      const indexKey = recordIndexKey(s, 'session', id);
+      const entries = scope.flatMap((eid) => tx.entry(eid) ?? []);
+      const granted = addGrants(
+        s,
+        header,
+        pair.publicKey,
+        indexKey,
+        { grants: {}, index: {} },
+        entries,
+      );
       const now = ctx.now();
       pruneSessions(tx, now);
-      const record: SessionRecord = {
+      const record: SessionRecord = withSessionMac(s, {
         id,
         agentId: agent.id,
-        scope,
+        scope: entries.map((e) => e.id),
         verifier,
         publicKey: pair.publicKey,
         secretKey: seal(wrapKey, pair.secretKey, slots.sessionSecretKey(header.vaultId, id)),
-        tierKeys,
-        indexKey: sealTo(pair.publicKey, s.indexKey),
+        ...granted,
+        indexKey: sealTo(pair.publicKey, indexKey),
         created: now,
         expires: now + ttl,
         revoked: null,
-      };
+        mac: Buffer.alloc(0),
+      });
       tx.putSession(record);
       appendAudit(
         tx,
@@ -119,10 +126,15 @@ export function revokeSession(ctx: HostContext, id: string, source: string): voi
     const r = tx.session(id);
     if (r === null || r.revoked !== null) return;
     const header = ctx.header(tx);
+    // Its grants go; the entries it held are rotated at the owner's next
+    // command (rotatePending), since the host holds no owner key here.
+    const held = Object.keys(r.grants ?? {});
+    if (held.length > 0) tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
     tx.putSession({
       ...r,
       scope: [],
-      tierKeys: {},
+      grants: {},
+      index: {},
       verifier: Buffer.alloc(0),
       secretKey: Buffer.alloc(0),
       indexKey: Buffer.alloc(0),
@@ -155,4 +167,27 @@ export function endOrphanedSessions(ctx: HostContext): number {
 /** Whether a session is alive at `now`. */
 export function sessionLive(r: SessionRecord, now: number): boolean {
   return r.revoked === null && now < r.expires;
+}
+
+/**
+ * Rotates the entries ended sessions held (see revokeSession), for the owner
+ * at the start of a command: keys a session saved open nothing after. Best
+ * effort: a rotation that fails (an altered record, VLT-3021) leaves the list
+ * for the next command and does not stop this one.
+ */
+export function rotatePending(ctx: HostContext, s: OwnerSession): void {
+  try {
+    ctx.commit((tx) => {
+      const ids = tx.pendingRotation();
+      if (ids.length === 0) return;
+      const header = ctx.header(tx);
+      for (const id of ids) {
+        const e = tx.entry(id);
+        if (e !== null) wipe(rotateEntry(tx, s, header, e).dataKey);
+      }
+      tx.putPendingRotation([]);
+    });
+  } catch {
+    // Left pending.
+  }
 }

@@ -140,6 +140,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-2047': 422,
   'VLT-2048': 400,
   'VLT-2049': 400,
+  'VLT-2052': 403,
   'VLT-3008': 502,
 };
 

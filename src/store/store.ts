@@ -17,7 +17,13 @@ import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
 
-export const SCHEMA_VERSION = 1;
+/**
+ * 2: per-entry grants (an agent or session holds the data keys of its scope,
+ * sealed to its key pair, and a name index of its scope only), data-key
+ * generations, owner-MACed agent and session records. 1 is migrated on the
+ * owner's next unlock (src/host/migrate.ts).
+ */
+export const SCHEMA_VERSION = 2;
 
 export interface KdfRecord {
   readonly alg: 'argon2id13';
@@ -33,8 +39,14 @@ export interface VaultHeader {
   /** The root key wrapped by the owner key, and by the recovery key. */
   readonly rootByOwner: Buffer;
   readonly rootByRecovery: Buffer;
-  /** Key of the keyed hashes that stand in for names; wrapped by the root key. */
+  /** Key of the keyed hashes that stand in for names in the owner's index; wrapped by the root key. */
   readonly indexKey: Buffer;
+  /**
+   * Schema 2: the key that MACs agent and session records and derives their
+   * index keys; wrapped by the root key, so only the owner's passphrase (or
+   * the recovery key) reaches it.
+   */
+  readonly macKey?: Buffer;
   /** Audit names are sealed to this public key; its secret key is wrapped by the root key. */
   readonly auditPublicKey: Buffer;
   readonly auditSecretKey: Buffer;
@@ -46,6 +58,13 @@ export interface VaultHeader {
 export interface EntryRecord {
   readonly id: string;
   readonly tier: string;
+  /**
+   * The data key's generation (schema 2): 1 at creation, one more at each
+   * rotation. Every slot sealed by the data key names it, and each grant says
+   * which generation it is for, so an entry put back from before a rotation
+   * is told apart from a damaged one (VLT-3020).
+   */
+  readonly gen: number;
   /** The entry's data key, wrapped by its tier key. */
   readonly dataKey: Buffer;
   /** Sealed by the data key: the display name, the field names, the allowed hosts. */
@@ -57,12 +76,36 @@ export interface EntryRecord {
 
 export interface FieldRecord {
   readonly version: number;
+  /** The generation of the data key that sealed it (schema 2). */
+  readonly gen: number;
   /** Sealed by the entry's data key; slot = vault, entry, field, version. */
   readonly value: Buffer;
   readonly updated: number;
 }
 
-export interface AgentRecord {
+/** One entry's data key, sealed to an agent's or session's public key, for generation `gen`. */
+export interface Grant {
+  readonly gen: number;
+  readonly box: Buffer;
+}
+
+/**
+ * What an agent or session may open (schema 2), MACed by the owner: the data
+ * key of each entry in its scope, and a name index of those entries only,
+ * keyed by its own index key.
+ */
+export interface Grants {
+  /** Entry id -> its data key sealed to this record's public key. */
+  readonly grants: Readonly<Record<string, Grant>>;
+  /** Keyed hash (hex) of an entry name under this record's index key -> entry id. */
+  readonly index: Readonly<Record<string, string>>;
+  /** This record's index key, sealed to its public key. */
+  readonly indexKey: Buffer;
+  /** Keyed hash under the vault's MAC key of everything but the rate state (host-written). */
+  readonly mac: Buffer;
+}
+
+export interface AgentRecord extends Grants {
   readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
@@ -75,9 +118,8 @@ export interface AgentRecord {
   readonly publicKey: Buffer;
   /** The agent's box secret key, wrapped by a key derived from its token. */
   readonly secretKey: Buffer;
-  /** Tier name -> tier key sealed to the agent's public key. */
-  readonly tierKeys: Readonly<Record<string, Buffer>>;
-  readonly indexKey: Buffer;
+  /** Schema 1 only: tier name -> tier key sealed to the agent (read by the migration). */
+  readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
   readonly revoked: number | null;
 }
@@ -89,7 +131,7 @@ export interface AgentRecord {
  * nor the store alone opens it. Revoked when the supervised process exits,
  * refused after `expires` in any case.
  */
-export interface SessionRecord {
+export interface SessionRecord extends Grants {
   readonly id: string;
   readonly agentId: string;
   /** Entry ids; a subset of the agent's scope when minted. */
@@ -98,9 +140,8 @@ export interface SessionRecord {
   readonly publicKey: Buffer;
   /** The session's box secret key, wrapped by a key derived from the session token. */
   readonly secretKey: Buffer;
-  /** Tier name -> tier key sealed to the session's public key. */
-  readonly tierKeys: Readonly<Record<string, Buffer>>;
-  readonly indexKey: Buffer;
+  /** Schema 1 only. */
+  readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
   readonly expires: number;
   readonly revoked: number | null;
@@ -151,14 +192,34 @@ export interface AuditRecord {
   readonly hash: Buffer;
 }
 
+/** Wrong owner passphrases (or recovery keys) since the last unlock, for the delay before the next try. */
+export interface OwnerFailures {
+  readonly count: number;
+  /** When the last one was refused (ms). */
+  readonly last: number;
+}
+
 export interface AuditHead {
   readonly seq: number;
   readonly hash: Buffer;
 }
 
+/**
+ * The chain head as the owner's last command saw it, MACed with a key only the
+ * owner's passphrase (or recovery key) reaches: records up to `seq` cannot be
+ * rewritten or cut without `audit --verify` seeing it.
+ */
+export interface AuditAnchor extends AuditHead {
+  readonly at: number;
+  readonly mac: Buffer;
+}
+
 const K = {
   header: 'header',
   auditHead: 'audit-head',
+  ownerFailures: 'owner-failures',
+  auditAnchor: 'audit-anchor',
+  rotatePending: 'rotate-pending',
   entry: (id: string) => `entry/${id}`,
   field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
@@ -206,9 +267,28 @@ export class Tx {
   putField(entryId: string, fieldKey: string, f: FieldRecord): void {
     void this.db.put(K.field(entryId, fieldKey), f);
   }
+  /** Every field record of an entry with its store key (for checks and tests of what the store holds). */
+  fieldRecords(entryId: string): { key: string; record: FieldRecord }[] {
+    return [...this.db.getRange({ start: K.fieldPrefix(entryId), end: `field/${entryId}0` })].map(
+      (r) => ({
+        key: String(r.key).slice(K.fieldPrefix(entryId).length),
+        record: r.value as FieldRecord,
+      }),
+    );
+  }
+  removeField(entryId: string, fieldKey: string): void {
+    void this.db.remove(K.field(entryId, fieldKey));
+  }
 
   entryIdByName(hash: string): string | null {
     return (this.db.get(K.name(hash)) as string | undefined) ?? null;
+  }
+  /** Every row of the owner's name index. */
+  nameRows(): { hash: string; entryId: string }[] {
+    return [...this.db.getRange({ start: 'name/', end: 'name0' })].map((r) => ({
+      hash: String(r.key).slice('name/'.length),
+      entryId: r.value as string,
+    }));
   }
   putName(hash: string, entryId: string): void {
     void this.db.put(K.name(hash), entryId);
@@ -281,12 +361,42 @@ export class Tx {
     void this.db.remove(K.challenge(id));
   }
 
+  ownerFailures(): OwnerFailures {
+    return (this.db.get(K.ownerFailures) as OwnerFailures | undefined) ?? { count: 0, last: 0 };
+  }
+  putOwnerFailures(f: OwnerFailures): void {
+    void this.db.put(K.ownerFailures, f);
+  }
+
+  /** Entries an ended session held, to rotate at the owner's next command (the host has no owner key). */
+  pendingRotation(): string[] {
+    return (this.db.get(K.rotatePending) as string[] | undefined) ?? [];
+  }
+  putPendingRotation(ids: readonly string[]): void {
+    if (ids.length === 0) void this.db.remove(K.rotatePending);
+    else void this.db.put(K.rotatePending, [...ids]);
+  }
+
+  auditAnchor(): AuditAnchor | null {
+    return (this.db.get(K.auditAnchor) as AuditAnchor | undefined) ?? null;
+  }
+  putAuditAnchor(a: AuditAnchor): void {
+    void this.db.put(K.auditAnchor, a);
+  }
+
   auditHead(): AuditHead | null {
     return (this.db.get(K.auditHead) as AuditHead | undefined) ?? null;
   }
   appendAudit(r: AuditRecord): void {
     void this.db.put(K.audit(r.seq), r);
     void this.db.put(K.auditHead, { seq: r.seq, hash: r.hash });
+  }
+  /** Rewrites one record in place: the schema migration's re-chaining only. */
+  putAuditRecord(r: AuditRecord): void {
+    void this.db.put(K.audit(r.seq), r);
+  }
+  putAuditHeadOnly(h: AuditHead): void {
+    void this.db.put(K.auditHead, h);
   }
   audit(fromSeq = 1): AuditRecord[] {
     return [...this.db.getRange({ start: K.audit(fromSeq), end: 'audit0' })].map(

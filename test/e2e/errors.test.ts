@@ -145,7 +145,7 @@ describe('VLT-3001: no vault at the configured location', () => {
 });
 
 describe('VLT-3002: wrong passphrase', () => {
-  test('entry set with a wrong passphrase changes nothing and audits nothing', async () => {
+  test('entry set with a wrong passphrase changes nothing; each refusal is audited', async () => {
     const before = await auditRecords(rig);
     const wrong = join(rig.root, 'wrong-passphrase');
     writeFileSync(wrong, 'not the passphrase at all\n', { mode: 0o600 });
@@ -167,7 +167,16 @@ describe('VLT-3002: wrong passphrase', () => {
       'VLT-3002',
       'agent add',
     );
-    assert.deepEqual(await auditRecords(rig), before);
+    const after = await auditRecords(rig);
+    const failed = after.filter((r) => r.action === 'passphrase_failed');
+    assert.deepEqual(
+      failed.map((r) => [r.actor, r.outcome, r.subject]),
+      [1, 2, 3].map((n) => ['owner', 'VLT-3002', `attempt ${n}`]),
+    );
+    assert.deepEqual(
+      after.filter((r) => r.action !== 'passphrase_failed'),
+      before,
+    );
     assert.equal(ok(await rig.agent(['get', 'Stripe Prod'], token)), 'sk-old-value\n');
     assertRefused(await rig.owner(['agent', 'show', 'sneaky']), 'VLT-4002');
   });

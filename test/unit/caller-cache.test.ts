@@ -1,7 +1,7 @@
 // The host's cache of authenticated callers' keys (src/host/caller-cache.ts):
 // a token finds its keys only while the records still say they are valid;
 // dropped keys are wiped, at once or when the last request using them ends;
-// clear, idleness and a re-sealed tier key are each seen.
+// clear, idleness and a re-granted key are each seen.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KeyArena, newKey } from '../../src/crypto/aead.js';
@@ -74,21 +74,21 @@ test('unused for IDLE_MS: dropped and wiped', () => {
   cache.clear();
 });
 
-test('a tier key is opened once per sealed box; a re-sealed one is opened afresh', () => {
+test('a granted key is opened once per sealed box; a re-granted one is opened afresh', () => {
   const cache = new CallerCache();
   const c = caller();
   const lent = cache.keep(token('t1'), c.keys, c.arena);
-  const tierKey = newKey();
-  const box = sealTo(c.keys.keys.publicKey, tierKey);
-  const a = lent.tier(box);
-  assert.ok(a !== null && a.equals(tierKey));
-  assert.equal(lent.tier(box), a, 'the same key, not opened again');
-  const again = lent.tier(sealTo(c.keys.keys.publicKey, tierKey));
-  assert.ok(again !== null && again !== a && again.equals(tierKey));
-  assert.equal(lent.tier(sealTo(newKeyPair().publicKey, tierKey)), null, 'not for this caller');
+  const dataKey = newKey();
+  const box = sealTo(c.keys.keys.publicKey, dataKey);
+  const a = lent.unseal(box);
+  assert.ok(a !== null && a.equals(dataKey));
+  assert.equal(lent.unseal(box), a, 'the same key, not opened again');
+  const again = lent.unseal(sealTo(c.keys.keys.publicKey, dataKey));
+  assert.ok(again !== null && again !== a && again.equals(dataKey));
+  assert.equal(lent.unseal(sealTo(newKeyPair().publicKey, dataKey)), null, 'not for this caller');
   lent.done();
   cache.clear();
-  assert.ok(zero(a) && zero(again), 'tier keys wiped with the caller');
+  assert.ok(zero(a) && zero(again), 'opened keys wiped with the caller');
 });
 
 test('disabled: nothing is kept', () => {

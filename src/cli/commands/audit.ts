@@ -28,14 +28,22 @@ function filters(ctx: CliContext): { agent?: string; since?: number } {
 export const run: Command = async (ctx) => {
   const passphrase = await ownerPassphrase(ctx);
   if (flag(ctx, 'verify')) {
-    const { records, brokenAt } = await ctx.call('audit.verify', { passphrase });
-    if (brokenAt !== null) {
+    const v = await ctx.call('audit.verify', { passphrase });
+    if (v.brokenAt !== null) {
       throw new VaultError(
         'VLT-3003',
-        `Audit chain broken at record ${brokenAt} of ${records}: a record was changed, removed or reordered.`,
+        `Audit chain broken at record ${v.brokenAt} of ${v.records}: a record was changed, removed or reordered.`,
       );
     }
-    ctx.stdout.write(`audit chain verified: ${records} records\n`);
+    if (v.anchorProblem !== null) {
+      throw new VaultError(
+        'VLT-3003',
+        `Audit chain does not match the owner's anchor: ${v.anchorProblem}.`,
+      );
+    }
+    ctx.stdout.write(
+      `audit chain verified: ${v.records} records; anchored up to record ${v.anchored} by the owner, ${v.unanchored} after it unanchored\n`,
+    );
     return 0;
   }
   const f = filters(ctx);
