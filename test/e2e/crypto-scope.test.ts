@@ -23,8 +23,10 @@ before(async () => {
   await rig.set('B', 'value-B');
   ok(await rig.owner(['entry', 'set', 'C', '--tier', 'prod'], { input: 'value-C' }));
   await rig.set('Other', 'value-Other');
-  one = await rig.addAgent('one', ['A']);
-  two = await rig.addAgent('two', ['A', 'B']);
+  // Limits out of the way: refused names take slots of the rate windows too.
+  const roomy = ['--per-minute', '100', '--per-hour', '1000'];
+  one = await rig.addAgent('one', ['A'], roomy);
+  two = await rig.addAgent('two', ['A', 'B'], roomy);
   installBin(rig);
 });
 after(() => rig.dispose());
