@@ -16,7 +16,7 @@
  * | toml.literal     | as is; refused if it holds `'` or a control character           |
  * | toml.ml-literal  | as is; refused if it holds `'` or a control character but tab/LF|
  * | env.value        | `'…'`, else `"…"` with `\n`/`\r`, else `` `…` ``, as dotenv reads |
- * | env.bare         | as is, if no `#`, line break or outer blank; else refused        |
+ * | env.bare         | refused if `#`, a line break (U+2028/9 too) or an outer blank  |
  * | env.single       | as is; refused if it holds `'` or CR                             |
  * | env.double       | LF as `\n`, CR as `\r`; refused if it holds `"` or `\n`/`\r` text|
  * | env.backtick     | as is; refused if it holds `` ` `` or CR                         |
@@ -136,7 +136,8 @@ function escapeText(s: string, context: Context): string | null {
       if (!/[`\r]/.test(s)) return `\`${s}\``;
       return null;
     case 'env.bare':
-      return /[#\r\n]|^\s|\s$/.test(s) ? null : s;
+      // U+2028/U+2029 end a line for a JavaScript reader (dotenv's multiline regex).
+      return /[#\r\n\u2028\u2029]|^\s|\s$/.test(s) ? null : s;
     case 'env.single':
       return /['\r]/.test(s) ? null : s;
     case 'env.double':

@@ -286,6 +286,17 @@ test('property: a value in a quoted string of its own kind either parses back or
   );
 });
 
+test('an unquoted .env value with U+2028 or U+2029 is refused: a JavaScript reader ends the line there', () => {
+  for (const sep of ['\u2028', '\u2029']) {
+    assert.throws(
+      () => render('A=x:vault://e/f\n', 'env', { 'e/f': `a${sep}b` }),
+      /cannot be written inside an unquoted value/,
+    );
+    const out = render('A="vault://e/f"\n', 'env', { 'e/f': `a${sep}b` });
+    assert.equal(parseEnv(out.toString()).A, `a${sep}b`);
+  }
+});
+
 test('format by extension, --format and --raw', () => {
   assert.equal(chooseFormat('conf/app.JSON', undefined, false), 'json');
   assert.equal(chooseFormat('a.yml', undefined, false), 'yaml');
