@@ -16,7 +16,7 @@
  * | toml.literal     | as is; refused if it holds `'` or a control character           |
  * | toml.ml-literal  | as is; refused if it holds `'` or a control character but tab/LF|
  * | env.value        | `'…'`, else `"…"` with `\n`/`\r`, else `` `…` ``, as dotenv reads |
- * | env.bare         | refused if `#`, a line break (U+2028/9 too) or an outer blank  |
+ * | env.bare         | refused if `#`, a line break (U+2028/9 too) or an outer blank    |
  * | env.single       | as is; refused if it holds `'` or CR                             |
  * | env.double       | LF as `\n`, CR as `\r`; refused if it holds `"` or `\n`/`\r` text|
  * | env.backtick     | as is; refused if it holds `` ` `` or CR                         |
