@@ -9,7 +9,7 @@
 import type { AuditEvent, AuditView } from '../core/audit.js';
 import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
-import type { AuditAnchor, AuditRecord, Tx, VaultHeader } from '../store/store.js';
+import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../store/store.js';
 
 const GENESIS: Buffer = Buffer.alloc(32);
 
@@ -111,14 +111,52 @@ function anchorMac(key: Buffer, vaultId: Buffer, a: Omit<AuditAnchor, 'mac'>): B
   return keyedHash(key, 'audit-anchor-v1', vaultId, a.seq, a.hash, a.at);
 }
 
-/** MACs the current chain head, inside the caller's write transaction; nothing when it is anchored already. */
-export function anchorAudit(tx: Tx, vaultId: Buffer, key: Buffer, now: number): void {
+/**
+ * MACs the current chain head, inside the caller's write transaction; nothing
+ * when it is anchored already. The owner vouches only for records that extend
+ * what it vouched for last time: when the previous anchor's MAC fails, or the
+ * anchored record is gone, changed or re-chained, or a record after it does not
+ * link, the old anchor stays, so `audit --verify` goes on reporting the
+ * rewrite. (Otherwise the owner's next command, `audit --verify` itself
+ * included, would vouch for a rewritten log.) `previousKey` is the key that
+ * made the previous anchor, when it differs (`vault rekey`).
+ * @returns whether the head is anchored now.
+ */
+export function anchorAudit(
+  tx: Tx,
+  vaultId: Buffer,
+  key: Buffer,
+  now: number,
+  previousKey: Buffer = key,
+): boolean {
   const head = tx.auditHead();
-  if (head === null) return;
+  if (head === null) return false;
   const prev = tx.auditAnchor();
-  if (prev !== null && prev.seq === head.seq && equal(prev.hash, head.hash)) return;
+  if (prev !== null) {
+    if (prev.seq === head.seq && equal(prev.hash, head.hash)) return true;
+    if (!equal(prev.mac, anchorMac(previousKey, vaultId, prev))) return false;
+    if (!extends_(tx.audit(prev.seq), prev, head)) return false;
+  }
   const a = { seq: head.seq, hash: head.hash, at: now };
   tx.putAuditAnchor({ ...a, mac: anchorMac(key, vaultId, a) });
+  return true;
+}
+
+/** Whether `records` (from the anchored one on) start at the anchor unchanged and link up to `head`. */
+function extends_(records: readonly AuditRecord[], anchor: AuditHead, head: AuditHead): boolean {
+  const [first, ...rest] = records;
+  if (first === undefined || first.seq !== anchor.seq || !equal(first.hash, anchor.hash)) {
+    return false;
+  }
+  if (!equal(first.hash, recordHash(first))) return false;
+  let prev: AuditRecord = first;
+  for (const r of rest) {
+    if (r.seq !== prev.seq + 1 || !equal(r.prev, prev.hash) || !equal(r.hash, recordHash(r))) {
+      return false;
+    }
+    prev = r;
+  }
+  return prev.seq === head.seq && equal(prev.hash, head.hash);
 }
 
 export interface AuditVerdict {

@@ -453,7 +453,7 @@ export async function rekeyVault(
         tx.putSession(withSessionMac(s2, regrant(r, 'session')));
       }
       appendAudit(tx, h2, ownerEvent(ctx, 'vault_rekey', source));
-      anchorAudit(tx, v, s2.anchorKey(), ctx.now());
+      anchorAudit(tx, v, s2.anchorKey(), ctx.now(), s.anchorKey());
     });
     return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
   } finally {

@@ -808,6 +808,26 @@ describe('audit --verify', () => {
     }
   });
 
+  test('a re-chained rewrite before the anchor stays caught after more owner commands, verify included', async () => {
+    const { rig } = await populated();
+    try {
+      await tamper(rig, (db) => {
+        const records = readAll(db);
+        const deny = records.findIndex((r) => r.action === 'denied');
+        for (const r of records) db.removeSync(key(r.seq));
+        rechain(db, [...records.slice(0, deny), ...records.slice(deny + 1)]);
+      });
+      // The owner's next commands must not vouch for the rewritten log.
+      ok(await rig.owner(['entry', 'ls']));
+      assertRefused(await rig.owner(['audit', '--verify']), 'VLT-3003', 'first verify');
+      ok(await rig.owner(['agent', 'ls']));
+      const body = assertRefused(await rig.owner(['audit', '--verify']), 'VLT-3003', 'second');
+      assert.match(body, /anchor.*record \d+ is missing|rewritten|cut/);
+    } finally {
+      await rig.dispose();
+    }
+  });
+
   test('a log cut before the anchor, its head moved back, is caught', async () => {
     const { rig, all } = await populated();
     try {
