@@ -68,23 +68,22 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       });
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
+    let settled = false;
     sock.on('error', (err: NodeJS.ErrnoException) => {
       payload.fill(0);
+      if (settled) return;
+      settled = true;
       if (!connected && (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')) {
         reject(new Unreachable(err.code));
       } else {
-        reject(new VaultError('VLT-3005', undefined, { cause: err }));
+        reject(goneMidRequest(op, err));
       }
     });
     sock.on('end', () => {
+      if (settled) return;
+      settled = true;
       if (chunks.length === 0) {
-        // The host went away mid-request (killed, crashed): it replied nothing, so released nothing.
-        reject(
-          new VaultError(
-            'VLT-3005',
-            'The vault host stopped before replying; nothing was released.',
-          ),
-        );
+        reject(goneMidRequest(op));
         return;
       }
       try {
@@ -94,6 +93,46 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       }
     });
   });
+}
+
+/**
+ * Operations that change the vault. When the host goes away after the request
+ * was sent, such a change may have been committed before it died: the client
+ * cannot know, and must not say it did not happen.
+ */
+const WRITES: ReadonlySet<Op> = new Set<Op>([
+  'vault.create',
+  'vault.passwd',
+  'vault.restore',
+  'entry.set',
+  'entry.rm',
+  'entry.hosts',
+  'agent.add',
+  'agent.scope',
+  'agent.limits',
+  'agent.lock',
+  'agent.revoke',
+  'key.finish',
+  'key.rm',
+  'unlock.finish',
+  'audit.archive',
+]);
+
+/** What to say when the host went away mid-request (killed, crashed) and replied nothing. */
+function goneMidRequest(op: Op, cause?: unknown): VaultError {
+  const message = WRITES.has(op)
+    ? `The vault host stopped before replying: the change may or may not have been saved; run \`vault-cli ${showCommand(op)}\` to see.`
+    : // A read or a check releases nothing without a reply.
+      'The vault host stopped before replying; nothing was released.';
+  return new VaultError('VLT-3005', message, { cause });
+}
+
+function showCommand(op: Op): string {
+  if (op.startsWith('entry.')) return 'entry show <entry>';
+  if (op.startsWith('agent.') || op === 'unlock.finish') return 'agent show <name>';
+  if (op.startsWith('key.')) return 'key ls';
+  if (op === 'audit.archive') return 'audit --verify';
+  return 'vault check';
 }
 
 function parseReply<O extends Op>(raw: Buffer): Reply<O> {

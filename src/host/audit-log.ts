@@ -87,13 +87,24 @@ export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): Audit
   });
 }
 
-/** The first record whose chain link does not hold, or null when the whole chain verifies. */
+/** Where a chain starts: the genesis, or the last record moved to an archive (`audit archive`). */
+export interface ChainStart {
+  readonly seq: number;
+  readonly hash: Buffer;
+}
+
+/**
+ * The sequence number of the first record whose chain link does not hold, or
+ * null when the whole chain verifies: from `start` (the record before the
+ * first one, archived) or from the genesis.
+ */
 export function brokenLink(
   records: readonly AuditRecord[],
   headHash: Buffer | null,
+  start: ChainStart | null = null,
 ): number | null {
-  let prev: Buffer = GENESIS;
-  let seq = 0;
+  let prev: Buffer = start?.hash ?? GENESIS;
+  let seq = start?.seq ?? 0;
   for (const r of records) {
     seq++;
     if (r.seq !== seq || !equal(r.prev, prev) || !equal(r.hash, recordHash(r))) return seq;

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { VaultError } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
+import { damageCode } from './damage.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts
@@ -16,6 +17,8 @@ export const MIN_FREE_BYTES = 1024 * 1024;
 
 export class HostContext {
   private opened: Store | null = null;
+  /** While a restore swaps the store file, no request opens it. */
+  private swapping = false;
   /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
   readonly events = new EventEmitter();
 
@@ -26,10 +29,14 @@ export class HostContext {
 
   /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
   store(): Store {
+    if (this.swapping) {
+      throw new VaultError('VLT-3005', 'The vault is being restored; try again in a moment.');
+    }
     if (this.opened === null) {
       if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
       try {
         this.opened = Store.open(this.dir);
+        this.addSums(this.opened);
       } catch (err) {
         // A store that cannot be opened for writing cannot take an audit record: refuse.
         throw new VaultError('VLT-3004', undefined, { cause: err });
@@ -38,9 +45,24 @@ export class HostContext {
     return this.opened;
   }
 
+  /** A vault from before record checksums gets them on first open (see store.ts). */
+  private addSums(store: Store): void {
+    try {
+      if (store.read((tx) => tx.header() !== null && !tx.sumsKept())) {
+        store.write((tx) => tx.addMissingSums());
+      }
+    } catch {
+      // A store that cannot be written or read here: the request that needs it says so.
+    }
+  }
+
   /** Opens (creating) the store file: `vault create` only. */
   createStore(): Store {
-    this.opened ??= Store.open(this.dir);
+    if (this.opened === null) {
+      this.opened = Store.open(this.dir);
+      // A new store keeps checksums from its first record.
+      this.opened.write((tx) => tx.addMissingSums());
+    }
     return this.opened;
   }
 
@@ -73,7 +95,25 @@ export class HostContext {
       return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
+      // A record that does not decode is damage, not a failed audit write.
+      const damage = damageCode(err);
+      if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
       throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
+  }
+
+  /**
+   * Closes the store, runs `swap` (which renames store files; synchronous, so
+   * no request runs in between), and lets the next use open whatever is then
+   * in place. For `vault restore`.
+   */
+  async swapStore(swap: () => void): Promise<void> {
+    this.swapping = true;
+    try {
+      await this.close();
+      swap();
+    } finally {
+      this.swapping = false;
     }
   }
 

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
-import { VaultError, isErrorCode } from '../core/errors.js';
+import { ERRORS, VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
 import { PID_HEADER, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
 import { Secret } from '../crypto/secret.js';
@@ -22,8 +22,12 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { appendAudit, brokenLink, viewAudit } from './audit-log.js';
+import { appendAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
+import { damageCode } from './damage.js';
+import { backupVault, restoreVault } from './backup.js';
+import { checkStore } from './check.js';
+import { archiveAudit, verifyWithArchive } from './archive.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
@@ -248,6 +252,44 @@ function handlers(
         next.wipe();
       }
     },
+    'vault.backup': async (b, source) => {
+      await asOwner(ctx, b, source, () => null);
+      return backupVault(ctx, str(b, 'path'), source);
+    },
+    'vault.check': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      try {
+        const report = await checkStore(
+          ctx.store(),
+          () => unlockOwner(ctx, pass, source),
+          ctx.now(),
+        );
+        ctx.commit((tx) => {
+          const header = tx.header();
+          if (header === null) return;
+          appendAudit(tx, header, {
+            ...ownerEvent(ctx, 'vault_check', source, {
+              subject: `${report.problems.length} problem(s)`,
+            }),
+          });
+        });
+        return report;
+      } finally {
+        pass.wipe();
+      }
+    },
+    'vault.restore': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      try {
+        return await restoreVault(
+          ctx,
+          { path: str(b, 'path'), passphrase: pass, confirm: b.confirm === true },
+          source,
+        );
+      } finally {
+        pass.wipe();
+      }
+    },
     'entry.set': (b, source) =>
       asOwner(ctx, b, source, (s) =>
         setEntry(
@@ -379,15 +421,13 @@ function handlers(
         return { records: viewAudit(records, s.auditKeys()) };
       }),
     'audit.verify': (b, source) =>
-      asOwner(ctx, b, source, () =>
-        ctx.store().read((tx) => {
-          const records = tx.audit();
-          return {
-            records: records.length,
-            brokenAt: brokenLink(records, tx.auditHead()?.hash ?? null),
-          };
-        }),
-      ),
+      asOwner(ctx, b, source, (s) => verifyWithArchive(ctx, s, optStr(b, 'archive'))),
+    'audit.archive': (b, source) =>
+      asOwner(ctx, b, source, (s) => {
+        const before = b.before;
+        if (typeof before !== 'number' || !Number.isFinite(before)) throw bad('before');
+        return archiveAudit(ctx, s, { path: str(b, 'path'), before }, source);
+      }),
     // Served as a stream by followAudit(); reaching here means a plain request.
     'audit.follow': async () => {
       throw bad('audit.follow streams; it has no single reply');
@@ -640,6 +680,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         }
         // Log the kind of failure only: a message of a dependency could quote input.
         log(`internal error in ${op}: ${describe(err)}`);
+        const damage = damageCode(err);
+        if (damage !== null) {
+          reply(200, { ok: false, code: damage, message: ERRORS[damage].message });
+          return;
+        }
         reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
       };
       if (guard === null && req.method === 'POST' && op === 'audit.follow') {
