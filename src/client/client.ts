@@ -193,7 +193,12 @@ export async function call<O extends Op>(
     if (!(err instanceof Unreachable)) throw err;
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
-    if (op !== 'vault.create' && !existsSync(join(opts.vaultDir, STORE_FILE))) {
+    // (`vault restore` may bring one back into an empty directory.)
+    if (
+      op !== 'vault.create' &&
+      op !== 'vault.restore' &&
+      !existsSync(join(opts.vaultDir, STORE_FILE))
+    ) {
       throw new VaultError('VLT-3001');
     }
     await startDaemon(opts);

@@ -102,6 +102,8 @@ export interface RestorePreview {
   /** Audit records in the current vault that the backup does not hold. */
   readonly lostAuditRecords: number;
   readonly currentAuditRecords: number;
+  /** False when there is no current vault, or it is too damaged to compare. */
+  readonly currentReadable: boolean;
 }
 
 /** Every operation, its request and its result. */

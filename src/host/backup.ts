@@ -156,33 +156,44 @@ function compare(
   const lostEntries: string[] = [];
   let lostAuditRecords = 0;
   let currentAuditRecords = 0;
+  let currentReadable = current !== null;
   if (current !== null) {
-    current.read((tx) => {
-      const now = new Map(tx.agents().map((a) => [a.id, a]));
-      for (const [id, a] of b.agents) {
-        const c = now.get(id);
-        if (a.revoked === null && (c === undefined || c.revoked !== null)) {
-          revivedAgents.push(a.name);
+    try {
+      current.read((tx) => {
+        const now = new Map(tx.agents().map((a) => [a.id, a]));
+        for (const [id, a] of b.agents) {
+          const c = now.get(id);
+          if (a.revoked === null && (c === undefined || c.revoked !== null)) {
+            revivedAgents.push(a.name);
+          }
+          if (
+            c !== undefined &&
+            c.revoked === null &&
+            c.rate.lock !== null &&
+            a.rate.lock === null
+          ) {
+            liftedLocks.push(a.name);
+          }
         }
-        if (c !== undefined && c.revoked === null && c.rate.lock !== null && a.rate.lock === null) {
-          liftedLocks.push(a.name);
+        for (const e of tx.entries()) {
+          const old = b.entries.get(e.id);
+          if (old === undefined) lostEntries.push(entryLabel(currentSession, tx, e.id));
+          else if (old.gen < e.gen) undoneRotations.push(entryLabel(currentSession, tx, e.id));
         }
-      }
-      for (const e of tx.entries()) {
-        const old = b.entries.get(e.id);
-        if (old === undefined) lostEntries.push(entryLabel(currentSession, tx, e.id));
-        else if (old.gen < e.gen) undoneRotations.push(entryLabel(currentSession, tx, e.id));
-      }
-      // A record is lost unless the backup holds the same record (same seq, same hash).
-      let diverged = false;
-      for (const r of tx.audit()) {
-        currentAuditRecords++;
-        if (diverged || b.audit.get(r.seq) !== r.hash.toString('hex')) {
-          diverged = true;
-          lostAuditRecords++;
+        // A record is lost unless the backup holds the same record (same seq, same hash).
+        let diverged = false;
+        for (const r of tx.audit()) {
+          currentAuditRecords++;
+          if (diverged || b.audit.get(r.seq) !== r.hash.toString('hex')) {
+            diverged = true;
+            lostAuditRecords++;
+          }
         }
-      }
-    });
+      });
+    } catch {
+      // A current vault too damaged to read: nothing of it can be compared.
+      currentReadable = false;
+    }
   }
   void backupSession;
   return {
@@ -193,6 +204,7 @@ function compare(
     lostEntries,
     lostAuditRecords,
     currentAuditRecords,
+    currentReadable,
   };
 }
 
@@ -227,6 +239,7 @@ export async function restoreVault(
       current = null;
     }
   }
+  mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
   const staging = mkdtempSync(join(ctx.dir, 'restore-'));
   const staged = join(staging, STORE_FILE);
   const stagedCtx = new HostContext(staging, ctx.now);

@@ -85,7 +85,9 @@ function describePreview(p: RestorePreview): string {
     xs.length === 0 ? 'none' : xs.map((x) => JSON.stringify(x)).join(', ');
   return (
     `The backup holds:\n${describeBackup(p.backup)}` +
-    `Restoring it would roll back the current vault:\n` +
+    (p.currentReadable
+      ? `Restoring it would roll back the current vault:\n`
+      : `There is no current vault it can be compared with (none, or it does not open).\n`) +
     `  agents that come back       ${list(p.revivedAgents)}\n` +
     `  locks that lift             ${list(p.liftedLocks)}\n` +
     `  rotations undone            ${list(p.undoneRotations)}\n` +
