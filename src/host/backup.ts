@@ -247,6 +247,12 @@ export async function restoreVault(
   try {
     copyFileSync(from, staged);
     chmodSync(staged, 0o600);
+    // Read it whole in a child first: a file that is not a store, or a damaged
+    // one, can crash the process that opens it, and that must not be the host.
+    const unreadable = await scanInChild(staged);
+    if (unreadable !== null) {
+      throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
+    }
     let report: CheckReport;
     try {
       report = await checkStore(
