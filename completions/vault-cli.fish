@@ -175,7 +175,7 @@ complete -c vault-cli -n '__vault_cli_is audit' -l agent -x -a '(__vault_cli_nam
 complete -c vault-cli -n '__vault_cli_is audit' -l since -x -d 'from a time (2026-11-22 14:00) or back a span (10m, 2h, 7d)'
 complete -c vault-cli -n '__vault_cli_is audit' -l follow -d 'keep printing records as they are written'
 complete -c vault-cli -n '__vault_cli_is audit' -l verify -d 'check the hash chain; exit 74 (VLT-3003) if a record was changed, removed or reordered'
-complete -c vault-cli -n '__vault_cli_is audit' -l archive -r -F -d 'with --verify: verify this archive file and its link into the store too'
+complete -c vault-cli -n '__vault_cli_is audit' -l archive -r -F -d 'with --verify: verify this archive file (repeatable) and its link into the store'
 complete -c vault-cli -n '__vault_cli_is audit' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is audit archive' -l before -x -d 'archive records before this time (2026-11-01) or older than a span (30d)'
 complete -c vault-cli -n '__vault_cli_is audit archive' -l help -d 'show help'

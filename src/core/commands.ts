@@ -444,7 +444,8 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'archive',
         value: 'string',
-        summary: 'with --verify: verify this archive file and its link into the store too',
+        repeat: true,
+        summary: 'with --verify: verify this archive file (repeatable) and its link into the store',
         complete: 'file',
       },
     ],

@@ -219,7 +219,7 @@ export interface Ops {
     res: { archived: number; firstSeq: number; lastSeq: number; kept: number };
   };
   'audit.verify': {
-    req: OwnerAuth & { archive?: string };
+    req: OwnerAuth & { archives?: string[] };
     res: {
       records: number;
       brokenAt: number | null;

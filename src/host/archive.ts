@@ -24,7 +24,7 @@ import {
 import { dirname, isAbsolute, join, basename } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { open, seal, slot, wipe } from '../crypto/aead.js';
-import { keyedHash } from '../crypto/hash.js';
+import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditRecord } from '../store/store.js';
 import { appendAudit, brokenLink, type ChainStart } from './audit-log.js';
 import type { HostContext } from './context.js';
@@ -181,48 +181,56 @@ function readArchive(s: OwnerSession, path: string): { head: ArchiveHead; record
 }
 
 /**
- * `audit --verify [--archive <file>]`: the chain in the store, from where it
- * starts; with an archive, the archive's own chain and its link into the store.
+ * `audit --verify [--archive <file>]...`: the chain in the store, from where it
+ * starts; with archives (in any order), each archive's own chain, each one
+ * starting where the one before ended, and the store's starting where the
+ * last one ends.
  */
 export function verifyWithArchive(
   ctx: HostContext,
   s: OwnerSession,
-  archivePath: string | undefined,
+  archivePaths: readonly string[],
 ): { records: number; brokenAt: number | null; archived?: number; from?: number } {
   const { records, head, base } = ctx
     .store()
     .read((tx) => ({ records: tx.audit(), head: tx.auditHead(), base: tx.auditBase() }));
-  if (archivePath === undefined) {
+  if (archivePaths.length === 0) {
     return {
       records: records.length,
       brokenAt: brokenLink(records, head?.hash ?? null, base),
       from: (base?.seq ?? 0) + 1,
     };
   }
-  if (!isAbsolute(archivePath))
-    throw new VaultError('VLT-1002', 'The archive path must be absolute.');
-  const a = readArchive(s, archivePath);
-  const start: ChainStart =
-    a.head.firstSeq === 1 && a.head.startHash === GENESIS_HEX
+  const archives = archivePaths
+    .map((p) => {
+      if (!isAbsolute(p)) throw new VaultError('VLT-1002', 'The archive path must be absolute.');
+      return readArchive(s, p);
+    })
+    .sort((a, b) => a.head.firstSeq - b.head.firstSeq);
+  const first = archives[0]?.head;
+  let at: ChainStart =
+    first === undefined || (first.firstSeq === 1 && first.startHash === GENESIS_HEX)
       ? { seq: 0, hash: Buffer.alloc(32) }
-      : { seq: a.head.firstSeq - 1, hash: Buffer.from(a.head.startHash, 'hex') };
-  const inArchive = brokenLink(a.records, Buffer.from(a.head.endHash, 'hex'), start);
-  if (inArchive !== null) {
-    return {
-      records: a.records.length + records.length,
-      brokenAt: inArchive,
-      archived: a.records.length,
-      from: start.seq + 1,
-    };
+      : { seq: first.firstSeq - 1, hash: Buffer.from(first.startHash, 'hex') };
+  const from = at.seq + 1;
+  let archived = 0;
+  for (const a of archives) {
+    const total = archived + records.length + a.records.length;
+    // Each archive starts where the one before it ended.
+    if (a.head.firstSeq !== at.seq + 1 || a.head.startHash !== at.hash.toString('hex')) {
+      return { records: total, brokenAt: at.seq + 1, archived, from };
+    }
+    const broken = brokenLink(a.records, Buffer.from(a.head.endHash, 'hex'), at);
+    if (broken !== null) return { records: total, brokenAt: broken, archived, from };
+    archived += a.records.length;
+    at = { seq: a.head.lastSeq, hash: Buffer.from(a.head.endHash, 'hex') };
   }
-  // The store's chain must start exactly where the archive ends.
-  const joins =
-    base !== null && base.seq === a.head.lastSeq && base.hash.toString('hex') === a.head.endHash;
-  const inStore = joins ? brokenLink(records, head?.hash ?? null, base) : a.head.lastSeq + 1;
+  // The store's chain must start exactly where the last archive ends.
+  const joins = base !== null && base.seq === at.seq && equal(base.hash, at.hash);
   return {
-    records: a.records.length + records.length,
-    brokenAt: inStore,
-    archived: a.records.length,
-    from: start.seq + 1,
+    records: archived + records.length,
+    brokenAt: joins ? brokenLink(records, head?.hash ?? null, base) : at.seq + 1,
+    archived,
+    from,
   };
 }

@@ -8,6 +8,7 @@
  * process (check-worker.js); only when that survives does the host read it.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import type { CheckProblem, CheckReport } from '../core/protocol.js';
@@ -34,9 +35,17 @@ const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
 
 /** Reads the whole store file in a child process: null when it survives, else what went wrong. */
 export function scanInChild(storePath: string): Promise<string | null> {
-  const worker = fileURLToPath(new URL('./check-worker.js', import.meta.url));
+  // Built, the worker is check-worker.js beside this file; run from source (tests), the .ts through tsx.
+  // (From source, the built worker when there is one: tsx costs the child half a second.)
+  const here = fileURLToPath(import.meta.url);
+  const built = here.replace(/\/src\/host\/check\.ts$/, '/dist/src/host/check-worker.js');
+  const args = !here.endsWith('.ts')
+    ? [here.replace(/check\.js$/, 'check-worker.js'), storePath]
+    : existsSync(built)
+      ? [built, storePath]
+      : ['--import', 'tsx', here.replace(/check\.ts$/, 'check-worker.ts'), storePath];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [worker, storePath], {
+    const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '' },
     });

@@ -421,7 +421,7 @@ function handlers(
         return { records: viewAudit(records, s.auditKeys()) };
       }),
     'audit.verify': (b, source) =>
-      asOwner(ctx, b, source, (s) => verifyWithArchive(ctx, s, optStr(b, 'archive'))),
+      asOwner(ctx, b, source, (s) => verifyWithArchive(ctx, s, strList(b, 'archives'))),
     'audit.archive': (b, source) =>
       asOwner(ctx, b, source, (s) => {
         const before = b.before;

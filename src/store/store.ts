@@ -319,7 +319,8 @@ export class Tx {
         }
       } else keys.push(key);
     }
-    const kept = this.sumsKept();
+    // Kept once the marker is there, or any checksum is (a lost marker is damage, not a licence).
+    const kept = this.sumsKept() || sums.size > 0;
     for (const key of keys) {
       let value: unknown;
       let error: string | undefined;

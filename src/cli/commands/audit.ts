@@ -6,7 +6,7 @@
 import { FOLLOW_WIDTHS, formatAuditTable, parseSince, type AuditView } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { resolve } from 'node:path';
-import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
+import { arg, flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 
 function jsonLine(r: AuditView): string {
@@ -29,14 +29,14 @@ function filters(ctx: CliContext): { agent?: string; since?: number } {
 export const run: Command = async (ctx) => {
   if (ctx.inv.command?.path[1] === 'archive') return archive(ctx);
   const passphrase = await ownerPassphrase(ctx);
-  const archiveFile = flagString(ctx, 'archive');
-  if (archiveFile !== undefined && !flag(ctx, 'verify')) {
+  const archives = flagList(ctx, 'archive').map((f) => resolve(f));
+  if (archives.length > 0 && !flag(ctx, 'verify')) {
     throw new VaultError('VLT-1001', '--archive goes with --verify.');
   }
   if (flag(ctx, 'verify')) {
     const { records, brokenAt, archived, from } = await ctx.call('audit.verify', {
       passphrase,
-      ...(archiveFile === undefined ? {} : { archive: resolve(archiveFile) }),
+      ...(archives.length === 0 ? {} : { archives }),
     });
     if (brokenAt !== null) {
       throw new VaultError(
