@@ -87,6 +87,15 @@ export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): Audit
   });
 }
 
+/** Whether a record links to `prev` and hashes to its hash; false for one not shaped like a record. */
+function linkHolds(r: AuditRecord, prev: Buffer): boolean {
+  try {
+    return equal(r.prev, prev) && equal(r.hash, recordHash(r));
+  } catch {
+    return false;
+  }
+}
+
 /** Where a chain starts: the genesis, or the last record moved to an archive (`audit archive`). */
 export interface ChainStart {
   readonly seq: number;
@@ -107,7 +116,7 @@ export function brokenLink(
   let seq = start?.seq ?? 0;
   for (const r of records) {
     seq++;
-    if (r.seq !== seq || !equal(r.prev, prev) || !equal(r.hash, recordHash(r))) return seq;
+    if (r.seq !== seq || !linkHolds(r, prev)) return seq;
     prev = r.hash;
   }
   if (headHash !== null && !equal(prev, headHash)) return seq + 1;

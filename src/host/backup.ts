@@ -256,7 +256,8 @@ export async function restoreVault(
     let report: CheckReport;
     try {
       report = await checkStore(
-        stagedCtx.store(),
+        staged,
+        () => stagedCtx.store(),
         () => unlockOwner(stagedCtx, new Secret(Buffer.from(req.passphrase.expose())), source),
         ctx.now(),
       );
@@ -304,12 +305,15 @@ export async function restoreVault(
       rmSync(`${live}-lock`, { force: true });
       renameSync(staged, live);
       fsyncPath(ctx.dir);
+      // Read whole in a child already (staged): a damage found at start is gone with the old file.
+      ctx.damaged = null;
     });
     swapped = true;
     let failure: unknown = null;
     try {
       const again = await checkStore(
-        ctx.store(),
+        live,
+        () => ctx.store(),
         () => unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source),
         ctx.now(),
       );

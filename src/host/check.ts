@@ -34,7 +34,7 @@ import { slots } from './slots.js';
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
 
 /** Reads the whole store file in a child process: null when it survives, else what went wrong. */
-export function scanInChild(storePath: string): Promise<string | null> {
+export function scanInChild(storePath: string, writes = true): Promise<string | null> {
   // Built, the worker is check-worker.js beside this file; run from source (tests), the .ts through tsx.
   // (From source, the built worker when there is one: tsx costs the child half a second.)
   const here = fileURLToPath(import.meta.url);
@@ -44,6 +44,7 @@ export function scanInChild(storePath: string): Promise<string | null> {
     : existsSync(built)
       ? [built, storePath]
       : ['--import', 'tsx', here.replace(/check\.ts$/, 'check-worker.ts'), storePath];
+  if (!writes) args.push('--read-only');
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -352,16 +353,19 @@ function grantsOf(
 
 /** The whole check of `store`, with the owner's session when the header allowed an unlock. */
 export async function checkStore(
-  store: Store,
+  path: string,
+  openStore: () => Store,
   unlock: () => Promise<OwnerSession>,
   now: number,
 ): Promise<CheckReport> {
   const problems = new Problems();
-  const scan = await scanInChild(store.path);
+  // Before this process opens it: opening a store with a damaged meta page crashes.
+  const scan = await scanInChild(path);
   if (scan !== null) {
     problems.add('VLT-3034', 'store', `The store file cannot be read whole: ${scan}.`);
     return { records: 0, entries: 0, agents: 0, auditRecords: 0, problems: problems.list };
   }
+  const store = openStore();
   const records = store.read((tx) => tx.rawRecords());
   const { header, headerSound } = checkRecords(records, problems);
   const auditRecords = records.filter((r) => r.key.startsWith('audit/')).length;

@@ -4,6 +4,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
+import { join } from 'node:path';
+import { STORE_FILE } from '../core/protocol.js';
 import { VaultError } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
 import { damageCode } from './damage.js';
@@ -19,6 +21,8 @@ export class HostContext {
   private opened: Store | null = null;
   /** While a restore swaps the store file, no request opens it. */
   private swapping = false;
+  /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
+  damaged: string | null = null;
   /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
   readonly events = new EventEmitter();
 
@@ -34,6 +38,12 @@ export class HostContext {
     }
     if (this.opened === null) {
       if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
+      if (this.damaged !== null) {
+        throw new VaultError(
+          'VLT-3034',
+          'A page of the store cannot be read (run `vault-cli vault check`; restore a backup).',
+        );
+      }
       try {
         this.opened = Store.open(this.dir);
         this.addSums(this.opened);
@@ -54,6 +64,10 @@ export class HostContext {
     } catch {
       // A store that cannot be written or read here: the request that needs it says so.
     }
+  }
+
+  get storePath(): string {
+    return join(this.dir, STORE_FILE);
   }
 
   /** Opens (creating) the store file: `vault create` only. */

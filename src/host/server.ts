@@ -26,7 +26,8 @@ import { appendAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { damageCode } from './damage.js';
 import { backupVault, restoreVault } from './backup.js';
-import { checkStore } from './check.js';
+import { checkStore, scanInChild } from './check.js';
+import { Store } from '../store/store.js';
 import { archiveAudit, verifyWithArchive } from './archive.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
@@ -158,7 +159,9 @@ function vaultHere(ctx: HostContext): boolean {
   try {
     return ctx.hasVault();
   } catch (err) {
-    if (err instanceof VaultError && err.code === 'VLT-3004') return true;
+    if (err instanceof VaultError && (err.code === 'VLT-3004' || err.code === 'VLT-3034')) {
+      return true;
+    }
     throw err;
   }
 }
@@ -259,11 +262,21 @@ function handlers(
     'vault.check': async (b, source) => {
       const pass = secret(b, 'passphrase');
       try {
+        if (!Store.exists(ctx.dir)) throw new VaultError('VLT-3001');
         const report = await checkStore(
-          ctx.store(),
+          ctx.storePath,
+          () => {
+            // Just read whole in a child: whatever damage was found at start is not there now.
+            ctx.damaged = null;
+            return ctx.store();
+          },
           () => unlockOwner(ctx, pass, source),
           ctx.now(),
         );
+        // A store that cannot be read whole takes no audit record either.
+        if (report.problems.some((p) => p.code === 'VLT-3034' && p.where === 'store')) {
+          return report;
+        }
         ctx.commit((tx) => {
           const header = tx.header();
           if (header === null) return;
@@ -723,8 +736,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await listenOnce(server, socketPath);
   }
   chmodSync(socketPath, 0o600);
+  // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
+  // read it first in a child, and refuse with VLT-3034 instead of dying.
+  if (Store.exists(opts.dir)) {
+    ctx.damaged = await scanInChild(ctx.storePath, false);
+    if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
+  }
   // Before the first request: no `run` holds a session of an earlier host.
-  if (ctx.hasVault()) {
+  if (ctx.damaged === null && ctx.hasVault()) {
     const ended = endOrphanedSessions(ctx);
     if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
   }

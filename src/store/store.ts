@@ -531,6 +531,18 @@ export class Store {
     await this.db.backup(path, true);
   }
 
+  /**
+   * For `vault check`, on a scratch copy only: one write transaction that
+   * allocates and frees pages (a record of a few KiB, put then removed), so a
+   * damaged free-page list shows on the copy, not in the host.
+   */
+  scratchWrite(i: number): void {
+    this.db.transactionSync(() => {
+      void this.db.put(`scratch/${i}`, Buffer.alloc(8192, i));
+      if (i > 0) void this.db.remove(`scratch/${i - 1}`);
+    });
+  }
+
   /** The size of the store file in bytes. */
   bytes(): number {
     return statSync(this.path).size;

@@ -132,7 +132,8 @@ describe('byte flips over a real store', () => {
     const ctx = new HostContext(dir, () => 1_900_000_000_000);
     try {
       const report = await checkStore(
-        ctx.store(),
+        join(dir, 'vault.mdb'),
+        () => ctx.store(),
         () => unlockWithRecovery(ctx, Secret.fromString(recovery)),
         ctx.now(),
       );
@@ -224,6 +225,11 @@ describe('byte flips over a real store', () => {
     const codes = new Map<string, number>();
     const failures: string[] = [];
     for (let i = 0; i < FLIPS; i++) {
+      if (i < Number(process.env.FLIP_FROM ?? 0)) {
+        next();
+        next();
+        continue;
+      }
       // Spread over the whole file: flip i lands in the i-th slice of it.
       const offset = Math.min(size - 1, Math.floor(((i + next()) * size) / FLIPS));
       const bit = Math.floor(next() * 8);
@@ -233,6 +239,7 @@ describe('byte flips over a real store', () => {
       bytes[offset] = (bytes[offset] ?? 0) ^ (1 << bit);
       writeFileSync(join(dir, 'vault.mdb'), bytes);
       const what = `flip ${i} at ${offset} bit ${bit}`;
+      if (process.env.FLIP_TRACE !== undefined) writeFileSync(process.env.FLIP_TRACE, what);
       try {
         const a = await answers(dir);
         for (const c of a.check) {
@@ -262,10 +269,25 @@ describe('byte flips over a real store', () => {
           // Harmless: the same answers, all of them.
           tally.harmless++;
           if (JSON.stringify(a.owner) !== JSON.stringify(baseline.owner)) {
-            failures.push(`${what}: check found nothing, but the owner's view changed (silent)`);
+            const k = a.owner.findIndex(
+              (o, j) => JSON.stringify(o) !== JSON.stringify(baseline.owner[j]),
+            );
+            const got = JSON.stringify(a.owner[k]);
+            const want = JSON.stringify(baseline.owner[k]);
+            let d = 0;
+            while (d < got.length && got[d] === want[d]) d++;
+            failures.push(
+              `${what}: check found nothing, but the owner's view ${k} changed (silent): ${want.slice(d - 60, d + 60)} -> ${got.slice(d - 60, d + 60)}`,
+            );
           }
           if (JSON.stringify(a.values) !== JSON.stringify(baseline.values)) {
-            failures.push(`${what}: check found nothing, but a read changed (silent)`);
+            const changed = a.values
+              .flat()
+              .map((v, k) => [v, baseline.values.flat()[k]])
+              .filter(([v, w]) => JSON.stringify(v) !== JSON.stringify(w));
+            failures.push(
+              `${what}: check found nothing, but a read changed (silent): ${JSON.stringify(changed[0])}`,
+            );
           }
         } else tally.reported++;
       } finally {
