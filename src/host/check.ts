@@ -25,7 +25,7 @@ import type {
   VaultHeader,
 } from '../store/store.js';
 import { brokenLink, type ChainStart } from './audit-log.js';
-import { damageCode } from './damage.js';
+import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';
 import { slots } from './slots.js';
@@ -130,6 +130,14 @@ export function checkRecords(
       );
       continue;
     }
+    if (r.error === 'out of order') {
+      problems.add(
+        'VLT-3034',
+        whereOf(r.key),
+        'The record is out of order in its page (damaged): lookups can miss records.',
+      );
+      continue;
+    }
     if (r.error !== undefined) {
       problems.add('VLT-3034', whereOf(r.key), 'The record cannot be read.');
       continue;
@@ -154,7 +162,7 @@ export function checkRecords(
     problems.add('VLT-3030', 'header', 'The vault has no header.');
   }
   const headHash = obj(head) && buf(head.hash) ? head.hash : null;
-  const shaped = audit.every((a) => obj(a) && int(a.seq) && buf(a.prev) && buf(a.hash));
+  const shaped = audit.every(auditShape);
   const chainStart: ChainStart | null =
     obj(base) && int(base.seq) && buf(base.hash) ? { seq: base.seq, hash: base.hash } : null;
   const broken = shaped ? brokenLink(audit, headHash, chainStart) : (chainStart?.seq ?? 0) + 1;

@@ -6,9 +6,9 @@ import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
-import { VaultError } from '../core/errors.js';
+import { VaultError, type ErrorCode } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
-import { damageCode } from './damage.js';
+import { auditShape, damageCode } from './damage.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts
@@ -63,6 +63,31 @@ export class HostContext {
       }
     } catch {
       // A store that cannot be written or read here: the request that needs it says so.
+    }
+  }
+
+  /**
+   * The damage code for an error no path expected: a store error (VLT-3034),
+   * or, when a record of the open store fails its checksum or does not decode,
+   * that damage (a malformed record makes code fail in ways it cannot name);
+   * null when the store is sound and the error is a bug (VLT-3007).
+   */
+  explain(err: unknown): ErrorCode | null {
+    const direct = damageCode(err);
+    if (direct !== null || this.opened === null) return direct;
+    try {
+      const records = this.opened.read((tx) => tx.rawRecords());
+      if (records.some((r) => r.error !== undefined)) return 'VLT-3034';
+      const audit = records.filter((r) => r.key.startsWith('audit/')).map((r) => r.value);
+      if (!audit.every(auditShape)) return 'VLT-3033';
+      if (records.some((r) => r.sumOk === false)) {
+        return records.some((r) => r.key === 'header' && r.sumOk === false)
+          ? 'VLT-3030'
+          : 'VLT-3035';
+      }
+      return null;
+    } catch (again) {
+      return damageCode(again) ?? 'VLT-3034';
     }
   }
 

@@ -1,5 +1,6 @@
 /** Telling damage in the store from a bug: used by every host path that reads it. */
 import { VaultError, type ErrorCode } from '../core/errors.js';
+import type { AuditRecord } from '../store/store.js';
 
 /**
  * The code for an error a store read threw: a record that does not decode or
@@ -13,4 +14,30 @@ export function damageCode(err: unknown): ErrorCode | null {
   const stack = err.stack ?? '';
   if (/node_modules\/(lmdb|msgpackr)\//.test(stack)) return 'VLT-3034';
   return null;
+}
+
+const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const buf = (v: unknown): v is Buffer => Buffer.isBuffer(v);
+const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+const AUDIT_KEYS = 'action,actor,at,entryId,hash,host,outcome,prev,sealed,seq,source,subject';
+const textOrNull = (v: unknown) => v === null || typeof v === 'string';
+
+/** Exactly the fields of an audit record, each of its type (the chain's hash reads a missing one as empty). */
+export function auditShape(a: unknown): a is AuditRecord {
+  return (
+    obj(a) &&
+    Object.keys(a).sort().join(',') === AUDIT_KEYS &&
+    int(a.seq) &&
+    typeof a.at === 'number' &&
+    typeof a.action === 'string' &&
+    typeof a.actor === 'string' &&
+    typeof a.source === 'string' &&
+    typeof a.outcome === 'string' &&
+    textOrNull(a.entryId) &&
+    (a.sealed === null || buf(a.sealed)) &&
+    textOrNull(a.host) &&
+    textOrNull(a.subject) &&
+    buf(a.prev) &&
+    buf(a.hash)
+  );
 }

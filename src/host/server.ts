@@ -24,7 +24,6 @@ import {
 } from './agents.js';
 import { appendAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
-import { damageCode } from './damage.js';
 import { backupVault, restoreVault } from './backup.js';
 import { checkStore, scanInChild } from './check.js';
 import { Store } from '../store/store.js';
@@ -693,7 +692,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         }
         // Log the kind of failure only: a message of a dependency could quote input.
         log(`internal error in ${op}: ${describe(err)}`);
-        const damage = damageCode(err);
+        const damage = ctx.explain(err);
         if (damage !== null) {
           reply(200, { ok: false, code: damage, message: ERRORS[damage].message });
           return;

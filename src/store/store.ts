@@ -309,8 +309,15 @@ export class Tx {
     const out: RawRecord[] = [];
     const sums = new Map<string, unknown>();
     const keys: string[] = [];
+    let previous = '';
+    const disorder: string[] = [];
     for (const k of this.db.getKeys({})) {
       const key = typeof k === 'string' ? k : `<non-text key ${JSON.stringify(k)}>`;
+      // Keys come in order unless a page is damaged; a range read would then miss records.
+      if (typeof k === 'string') {
+        if (k <= previous) disorder.push(k);
+        previous = k;
+      }
       if (key.startsWith(SUM_PREFIX)) {
         try {
           sums.set(key.slice(SUM_PREFIX.length), this.db.get(k));
@@ -336,6 +343,9 @@ export class Tx {
       }
       sums.delete(key);
       out.push({ key, value, sumOk, ...(error === undefined ? {} : { error }) });
+    }
+    for (const key of disorder) {
+      out.push({ key, value: undefined, sumOk: null, error: 'out of order' });
     }
     // A checksum whose record is gone: a record lost (or its key damaged).
     for (const key of sums.keys())

@@ -22,7 +22,6 @@ import { listAgents } from '../../src/host/agents.js';
 import { viewAudit } from '../../src/host/audit-log.js';
 import { checkStore } from '../../src/host/check.js';
 import { HostContext } from '../../src/host/context.js';
-import { damageCode } from '../../src/host/damage.js';
 import { listEntries } from '../../src/host/entries.js';
 import { unlockWithRecovery } from '../../src/host/owner.js';
 import { disposeAll } from '../support/e2e-helpers.js';
@@ -67,12 +66,14 @@ interface Reader {
 /** What something answered: a value, or the code it refused with. */
 type Answer = { value: unknown } | { code: string };
 
-function answer(fn: () => unknown): Answer {
+/** As the host's socket server answers: a VaultError's code, or the damage an unexpected error comes from. */
+function answer(ctx: HostContext, fn: () => unknown): Answer {
   try {
     return { value: JSON.parse(JSON.stringify(fn())) as unknown };
   } catch (err) {
     if (err instanceof VaultError) return { code: err.code };
-    return { code: damageCode(err) ?? `internal ${err instanceof Error ? err.name : typeof err}` };
+    const frame = err instanceof Error ? (err.stack ?? '').split('\n').slice(0, 4).join(' | ') : '';
+    return { code: ctx.explain(err) ?? `internal ${frame}` };
   }
 }
 
@@ -148,17 +149,19 @@ describe('byte flips over a real store', () => {
         s = await unlockWithRecovery(ctx, Secret.fromString(recovery));
       } catch (err) {
         owner.push(
-          answer(() => {
+          answer(ctx, () => {
             throw err;
           }),
         );
       }
       if (s !== undefined) {
         const session = s;
-        owner.push(answer(() => listEntries(ctx, session)));
-        owner.push(answer(() => listAgents(ctx, session).map((a) => ({ ...a, reads: undefined }))));
+        owner.push(answer(ctx, () => listEntries(ctx, session)));
         owner.push(
-          answer(() =>
+          answer(ctx, () => listAgents(ctx, session).map((a) => ({ ...a, reads: undefined }))),
+        );
+        owner.push(
+          answer(ctx, () =>
             viewAudit(
               ctx.store().read((tx) => tx.audit()),
               session.auditKeys(),
@@ -169,7 +172,7 @@ describe('byte flips over a real store', () => {
       }
       const values = readers.map((r) =>
         r.reads.map((q) =>
-          answer(() => {
+          answer(ctx, () => {
             const a = authenticate(ctx, Secret.fromString(r.token), 'test');
             try {
               const v = readField(ctx, a, { entry: q.entry, field: q.field, mode: 'get' }, 'test');
