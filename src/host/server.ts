@@ -722,6 +722,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const server = createServer(route(null, sourceOf));
   server.keepAliveTimeout = 1000;
 
+  // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
+  // read it first in a child, before any request can open it here, and
+  // refuse with VLT-3034 instead of dying.
+  if (Store.exists(opts.dir)) {
+    ctx.damaged = await scanInChild(ctx.storePath, false);
+    if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
+  }
   try {
     await listenOnce(server, socketPath);
   } catch (err) {
@@ -735,12 +742,6 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await listenOnce(server, socketPath);
   }
   chmodSync(socketPath, 0o600);
-  // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
-  // read it first in a child, and refuse with VLT-3034 instead of dying.
-  if (Store.exists(opts.dir)) {
-    ctx.damaged = await scanInChild(ctx.storePath, false);
-    if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
-  }
   // Before the first request: no `run` holds a session of an earlier host.
   if (ctx.damaged === null && ctx.hasVault()) {
     const ended = endOrphanedSessions(ctx);
