@@ -134,8 +134,8 @@ export class HostContext {
       return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
-      // A record that does not decode is damage, not a failed audit write.
-      const damage = damageCode(err);
+      // A record that does not decode, or a damaged store, is damage, not a failed audit write.
+      const damage = this.explain(err);
       if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
       throw new VaultError('VLT-3004', undefined, { cause: err });
     }

@@ -10,9 +10,13 @@ import type { AuditRecord } from '../store/store.js';
 export function damageCode(err: unknown): ErrorCode | null {
   if (err instanceof VaultError) return null;
   if (!(err instanceof Error)) return null;
-  if (/^MDB_/.test(err.message)) return 'VLT-3034';
+  // LMDB's own word for a damaged page; not its write failures (ENOSPC, EACCES: VLT-3004).
+  if (/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID|VERSION_MISMATCH|BAD_VALSIZE)/.test(err.message)) {
+    return 'VLT-3034';
+  }
+  // A value that does not decode, met on lmdb-js's read path.
   const stack = err.stack ?? '';
-  if (/node_modules\/(lmdb|msgpackr)\//.test(stack)) return 'VLT-3034';
+  if (/node_modules\/(msgpackr\/|lmdb\/read\.js)/.test(stack)) return 'VLT-3034';
   return null;
 }
 
