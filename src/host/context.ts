@@ -157,6 +157,18 @@ export class HostContext {
   }
 
   async close(): Promise<void> {
+    if (this.opened !== null && this.damaged === null) {
+      try {
+        const at = this.now();
+        if (this.opened.read((tx) => tx.header() !== null)) {
+          // Twice: see Tx.settle().
+          this.opened.write((tx) => tx.settle(at));
+          this.opened.write((tx) => tx.settle(at));
+        }
+      } catch {
+        // A store that cannot be written now (read-only, full): closed as it is.
+      }
+    }
     await this.opened?.close();
     this.opened = null;
   }

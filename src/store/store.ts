@@ -279,6 +279,17 @@ export class Tx {
     if (summed(key)) void this.db.remove(SUM_PREFIX + key);
   }
 
+  /**
+   * Records that the host closed the store cleanly at `at`. Written twice in
+   * a row (two transactions of the same content), so both of LMDB's meta
+   * pages point at the same data: a damaged transaction id that made LMDB
+   * pick the older meta page then loses nothing, where it would otherwise
+   * roll the store back one transaction without a trace.
+   */
+  settle(at: number): void {
+    this.set('settled', { at });
+  }
+
   /** Whether every record has its checksum; false for a vault from before them. */
   sumsKept(): boolean {
     return this.db.get(SUMS_MARKER) === 1;

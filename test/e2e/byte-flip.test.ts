@@ -220,22 +220,28 @@ describe('byte flips over a real store', () => {
     rmSync(dir2, { recursive: true, force: true });
   });
 
-  test(`${FLIPS} flips: each harmless or reported with a damage code; never a wrong value`, async (t) => {
+  test(`${FLIPS} flips across the file, and 128 on the meta pages: each harmless or reported with a damage code; never a wrong value`, async (t) => {
     t.diagnostic(`seed ${SEED}, store ${size} bytes`);
     const next = rng(SEED);
     const original = readFileSync(base);
     const tally = { harmless: 0, reported: 0, unreadable: 0 };
     const codes = new Map<string, number>();
     const failures: string[] = [];
+    // Spread over the whole file: flip i lands in the i-th slice of it. Then
+    // each byte of both meta pages' transaction ids and roots (bytes 128-191
+    // of pages 0 and 1): a flip there can make LMDB pick the older meta page.
+    const plan: { offset: number; bit: number }[] = [];
     for (let i = 0; i < FLIPS; i++) {
-      if (i < Number(process.env.FLIP_FROM ?? 0)) {
-        next();
-        next();
-        continue;
-      }
-      // Spread over the whole file: flip i lands in the i-th slice of it.
-      const offset = Math.min(size - 1, Math.floor(((i + next()) * size) / FLIPS));
-      const bit = Math.floor(next() * 8);
+      plan.push({
+        offset: Math.min(size - 1, Math.floor(((i + next()) * size) / FLIPS)),
+        bit: Math.floor(next() * 8),
+      });
+    }
+    for (const page of [0, 4096]) {
+      for (let b = 128; b < 192; b++) plan.push({ offset: page + b, bit: Math.floor(next() * 8) });
+    }
+    for (const [i, { offset, bit }] of plan.entries()) {
+      if (i < Number(process.env.FLIP_FROM ?? 0)) continue;
       const dir = join(rig.root, `flip-${i}`);
       mkdirSync(dir);
       const bytes = Buffer.from(original);
@@ -298,7 +304,7 @@ describe('byte flips over a real store', () => {
       }
     }
     t.diagnostic(
-      `harmless ${tally.harmless}, reported ${tally.reported} (${tally.unreadable} unreadable store); codes ${JSON.stringify(Object.fromEntries(codes))}`,
+      `${plan.length} flips (${FLIPS} spread, ${plan.length - FLIPS} on the meta pages): harmless ${tally.harmless}, reported ${tally.reported} (${tally.unreadable} unreadable store); codes ${JSON.stringify(Object.fromEntries(codes))}`,
     );
     assert.deepEqual(failures, []);
   });
