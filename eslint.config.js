@@ -52,6 +52,7 @@ export default tseslint.config(
         [],
         [
           native('sodium-native', 'src/crypto'),
+          native('koffi', 'src/kernel'),
           native('lmdb', 'src/store'),
           native('node-pty', 'shell/'),
           native('fido2-lib', 'src/webauthn'),
@@ -71,6 +72,7 @@ export default tseslint.config(
       ],
       [
         native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
         native('lmdb', 'src/store'),
         native('fido2-lib', 'src/webauthn'),
         native('node-pty', 'shell/'),
@@ -94,6 +96,7 @@ export default tseslint.config(
       ],
       [
         native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
         native('lmdb', 'src/store'),
         native('fido2-lib', 'src/webauthn'),
       ],
@@ -108,7 +111,20 @@ export default tseslint.config(
           message: 'crypto sits below host and cli',
         },
       ],
-      [native('lmdb', 'src/store')],
+      [native('lmdb', 'src/store'), native('koffi', 'src/kernel')],
+    ),
+  },
+  {
+    // The only importer of koffi (flock, SO_PEERCRED); host and client load it lazily.
+    files: ['src/kernel/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['crypto', 'store', 'host', 'client', 'cli']),
+          message: 'kernel sits below everything',
+        },
+      ],
+      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
     ),
   },
   {
@@ -124,6 +140,7 @@ export default tseslint.config(
       [{ group: ours(['client', 'cli']), message: 'host does not import its callers' }],
       [
         native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
         native('lmdb', 'src/store'),
         native('fido2-lib', 'src/webauthn'),
       ],
@@ -141,6 +158,7 @@ export default tseslint.config(
       ],
       [
         native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
         native('lmdb', 'src/store'),
         native('fido2-lib', 'src/webauthn'),
       ],
@@ -156,7 +174,11 @@ export default tseslint.config(
           message: 'webauthn verifies and relays; it reaches the store only through the host',
         },
       ],
-      [native('sodium-native', 'src/crypto'), native('lmdb', 'src/store')],
+      [
+        native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
+        native('lmdb', 'src/store'),
+      ],
     ),
   },
   {
@@ -173,6 +195,7 @@ export default tseslint.config(
         ],
         [
           native('sodium-native', 'src/crypto'),
+          native('koffi', 'src/kernel'),
           native('lmdb', 'src/store'),
           native('fido2-lib', 'src/webauthn'),
         ],
@@ -186,6 +209,7 @@ export default tseslint.config(
       [{ group: ours(['store']), message: 'cli reaches the store only through the host' }],
       [
         native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
         native('lmdb', 'src/store'),
         native('fido2-lib', 'src/webauthn'),
       ],

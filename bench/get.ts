@@ -1,13 +1,22 @@
 /**
  * `vault-cli get` against a warm host, beside a bare `node -e ''` on the same
  * Node, interleaved in one run. Prints medians and the ratio; asserts nothing.
+ * With `--baseline <dir>`, a build of another commit (its `dist`, e.g. made by
+ * `git worktree add /tmp/base <commit> && (cd /tmp/base && npx tsc -p
+ * tsconfig.build.json)`, or a copy of dist/ kept aside) runs `get` on a vault
+ * of its own in the same interleaved loop: before and after side by side.
  *
- *   npm run bench            (or: node --import tsx bench/get.ts [runs])
+ *   npm run bench            (or: node --import tsx bench/get.ts [runs] [--baseline <dist>])
  */
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Rig } from '../test/support/rig.js';
 
-const runs = Number(process.argv[2] ?? 40);
+const args = process.argv.slice(2);
+const at = args.indexOf('--baseline');
+const baseline = at >= 0 ? args.splice(at, 2)[1] : undefined;
+const runs = Number(args[0] ?? 40);
 
 function time(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
   const t0 = process.hrtime.bigint();
@@ -24,6 +33,7 @@ const median = (xs: number[]) => {
 };
 
 const rig = new Rig();
+const baseRig = new Rig();
 try {
   await rig.create();
   await rig.set('Bench', 'bench-value');
@@ -39,11 +49,35 @@ try {
   const cli = new URL('../dist/src/cli/main.js', import.meta.url).pathname;
   time(process.execPath, [cli, 'get', 'Bench'], env); // warm the host and the page cache
 
+  let baseCli: string | undefined;
+  let baseEnv: NodeJS.ProcessEnv | undefined;
+  if (baseline !== undefined) {
+    baseCli = resolve(baseline, 'src', 'cli', 'main.js');
+    const owner = (argv: string[], input = '') => {
+      const r = spawnSync(process.execPath, [baseCli as string, ...argv], {
+        env: baseRig.env,
+        input,
+      });
+      if (r.status !== 0) throw new Error(`baseline ${argv.join(' ')}: ${r.stderr.toString()}`);
+      return r.stdout.toString();
+    };
+    owner(['vault', 'create']);
+    owner(['entry', 'set', 'Bench'], 'bench-value');
+    const baseToken = owner(['agent', 'add', 'bench', '--scope', 'Bench']).trim();
+    baseEnv = { ...baseRig.env, VAULT_TOKEN: baseToken };
+    delete baseEnv.NODE_EXTRA_CA_CERTS;
+    delete baseEnv.VAULT_PASSPHRASE_FILE;
+    time(process.execPath, [baseCli, 'get', 'Bench'], baseEnv);
+  }
+
   const bare: number[] = [];
   const get: number[] = [];
+  const base: number[] = [];
   for (let i = 0; i < runs; i++) {
     bare.push(time(process.execPath, ['-e', ''], env));
     get.push(time(process.execPath, [cli, 'get', 'Bench'], env));
+    if (baseCli !== undefined && baseEnv !== undefined)
+      base.push(time(process.execPath, [baseCli, 'get', 'Bench'], baseEnv));
   }
   const b = median(bare);
   const g = median(get);
@@ -59,7 +93,22 @@ try {
       .toFixed(1)
       .padStart(9)}`,
   );
+  if (base.length > 0) {
+    const m = median(base);
+    console.log(
+      `${'baseline get'.padEnd(22)}${m.toFixed(1).padStart(10)}${Math.min(...base)
+        .toFixed(1)
+        .padStart(9)}`,
+    );
+    console.log(`ratio get / baseline get: ${(g / m).toFixed(2)}x`);
+  }
   console.log(`ratio get / bare node: ${(g / b).toFixed(2)}x (target: at most 2x)`);
 } finally {
   await rig.dispose();
+  if (baseline !== undefined) {
+    spawnSync(process.execPath, [resolve(baseline, 'src', 'cli', 'main.js'), 'daemon', 'stop'], {
+      env: baseRig.env,
+    });
+  }
+  rmSync(baseRig.root, { recursive: true, force: true });
 }

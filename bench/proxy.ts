@@ -22,8 +22,10 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
+import { HostChannel } from '../src/client/client.js';
 import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
-import { Rig, ok } from '../test/support/rig.js';
+import { CLI, Rig, ok } from '../test/support/rig.js';
 
 const args = process.argv.slice(2);
 const seconds = Number(args.find((a) => /^[0-9.]+$/.test(a)) ?? 2);
@@ -141,6 +143,54 @@ async function newConnection(
     agent.destroy();
   }
   return { p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/**
+ * The host alone: `resolve` calls on kept-alive connections (as the proxy
+ * makes them), `conc` at a time, for one cell.
+ */
+async function hostResolves(rig: Rig, token: string, conc: number): Promise<Cell> {
+  const channel = new HostChannel({
+    vaultDir: rig.vaultDir,
+    daemon: { node: process.execPath, script: CLI, env: rig.env },
+    autoStart: false,
+  });
+  const body = { token, refs: [{ entry: 'Bench', field: 'token' }], host: 'localhost' };
+  const one = async () => {
+    const t = performance.now();
+    await channel.call('resolve', body);
+    return performance.now() - t;
+  };
+  await Promise.all(Array.from({ length: conc }, one));
+  const lat: number[] = [];
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (performance.now() < end) lat.push(await one());
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  channel.close();
+  return { rps: lat.length / elapsed, p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/** One durable flush on this disk: a 4 KiB write and fdatasync, p50 of 200, in ms. */
+function flushFloor(dir: string): number {
+  const fd = openSync(join(dir, 'flush-probe'), 'w');
+  const page = Buffer.alloc(4096, 1);
+  const lat: number[] = [];
+  try {
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      writeSync(fd, page, 0, page.length, 0);
+      fdatasyncSync(fd);
+      lat.push(performance.now() - t);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return pct(lat, 50);
 }
 
 /** A child Node process running `code`, ready when it prints a line. */
@@ -425,19 +475,56 @@ async function main(): Promise<void> {
           .join(''),
       );
     line(head);
+    const measured = new Map<string, Cell[]>();
     for (const r of rows) {
       const cells = [r.name];
+      const got: Cell[] = [];
       for (const conc of [1, 8, 32]) {
         const c = await keepAlive(r.port, upPort, r.ca, conc, r.headers);
+        got.push(c);
         cells.push(c.rps.toFixed(0), c.p50.toFixed(2), c.p99.toFixed(2));
       }
+      measured.set(r.name, got);
       const n = await newConnection(r.port, upPort, r.ca, r.headers);
       cells.push(n.p50.toFixed(2), n.p99.toFixed(2));
       line(cells);
     }
+    const hostCells: string[] = ['host resolve alone'];
+    for (const conc of [1, 8, 32]) {
+      const c = await hostResolves(rig, token, conc);
+      hostCells.push(c.rps.toFixed(0), c.p50.toFixed(2), c.p99.toFixed(2));
+    }
+    line(hostCells);
     console.log(
-      'latencies in ms; "+ ref" resolves a vault:// reference through the host on every request',
+      'latencies in ms; "+ ref" resolves a vault:// reference through the host on every request;',
     );
+    console.log(
+      '"host resolve alone": the same resolve called straight on the host, on kept-alive connections',
+    );
+    const flush = flushFloor(rig.root);
+    console.log(
+      `one durable flush (4 KiB write + fdatasync) on this disk: p50 ${flush.toFixed(2)} ms`,
+    );
+    const plain = measured.get('vault-cli proxy');
+    const filled = measured.get('vault-cli proxy + ref');
+    const mitm = measured.get('mitmproxy');
+    if (plain !== undefined && filled !== undefined) {
+      const share = (i: number) =>
+        `${(((filled[i]?.rps ?? 0) / (plain[i]?.rps ?? 1)) * 100).toFixed(0)}%`;
+      console.log(
+        `targets: "+ ref" as a share of no reference: c=8 ${share(1)}, c=32 ${share(2)} (target 40%)`,
+      );
+      if (mitm !== undefined) {
+        const x = (i: number) => ((filled[i]?.rps ?? 0) / (mitm[i]?.rps ?? 1)).toFixed(1);
+        console.log(
+          `         "+ ref" over mitmproxy: c=1 ${x(0)}x, c=8 ${x(1)}x, c=32 ${x(2)}x (target 5x)`,
+        );
+      }
+      const above = (filled[0]?.p50 ?? 0) - (plain[0]?.p50 ?? 0);
+      console.log(
+        `         c=1 p50 above no reference: ${above.toFixed(2)} ms (target: at most one flush, ${flush.toFixed(2)} ms)`,
+      );
+    }
     // Load from elsewhere drifts over a run; a ratio from cells measured back
     // to back, alternating, is steadier than one from the table above. The TLS
     // pipe's share is the ceiling for any proxy that ends TLS on both sides.

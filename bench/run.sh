@@ -6,4 +6,5 @@ npm run build --silent
 node --import tsx bench/get.ts "$@"
 node --import tsx bench/render.ts
 node --import tsx bench/proxy.ts
+node --import tsx bench/resolve.ts
 node --import tsx bench/run.ts

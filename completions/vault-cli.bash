@@ -26,6 +26,7 @@ __vault_cli_command() {
     'vault backup') echo 'vault backup'; return ;;
     'vault check') echo 'vault check'; return ;;
     'vault restore') echo 'vault restore'; return ;;
+    'vault rekey') echo 'vault rekey'; return ;;
     'entry set') echo 'entry set'; return ;;
     'entry rm') echo 'entry rm'; return ;;
     'entry show') echo 'entry show'; return ;;
@@ -46,6 +47,9 @@ __vault_cli_command() {
     'audit archive') echo 'audit archive'; return ;;
     'daemon stop') echo 'daemon stop'; return ;;
     'daemon status') echo 'daemon status'; return ;;
+    'host install') echo 'host install'; return ;;
+    'host uninstall') echo 'host uninstall'; return ;;
+    'host status') echo 'host status'; return ;;
   esac
   case "$1" in
     'init') echo 'init' ;;
@@ -75,16 +79,17 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon host'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
-          'vault') __vault_cli_words 'create passwd backup check restore'; return 0 ;;
+          'vault') __vault_cli_words 'create passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
+          'host') __vault_cli_words 'install uninstall status'; return 0 ;;
         esac ;;
     esac
   fi
@@ -110,6 +115,7 @@ _vault_cli() {
       'run --allow-net') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
+      'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'agent add --scope') __vault_cli_names entry; return 0 ;;
       'agent add --kind') :; return 0 ;;
       'agent add --per-minute') :; return 0 ;;
@@ -124,6 +130,14 @@ _vault_cli() {
       'audit --since') :; return 0 ;;
       'audit --archive') __vault_cli_files; return 0 ;;
       'audit archive --before') :; return 0 ;;
+      'host install --user') :; return 0 ;;
+      'host install --group') :; return 0 ;;
+      'host install --state-dir') __vault_cli_files; return 0 ;;
+      'host install --socket-dir') __vault_cli_files; return 0 ;;
+      'host install --member') :; return 0 ;;
+      'host install --move') __vault_cli_files; return 0 ;;
+      'host uninstall --move-to') __vault_cli_files; return 0 ;;
+      'host uninstall --owner') :; return 0 ;;
     esac
   fi
   if [[ "$cur" == -* ]]; then
@@ -142,9 +156,10 @@ _vault_cli() {
       'vault backup') __vault_cli_words '--json --help' ;;
       'vault check') __vault_cli_words '--json --help' ;;
       'vault restore') __vault_cli_words '--yes --dry-run --json --help' ;;
+      'vault rekey') __vault_cli_words '--help' ;;
       'entry set') __vault_cli_words '--field --tier --help' ;;
       'entry rm') __vault_cli_words '--help' ;;
-      'entry show') __vault_cli_words '--json --help' ;;
+      'entry show') __vault_cli_words '--json --reveal --field --help' ;;
       'entry ls') __vault_cli_words '--json --help' ;;
       'entry hosts') __vault_cli_words '--clear --help' ;;
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
@@ -166,6 +181,9 @@ _vault_cli() {
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
       'daemon status') __vault_cli_words '--json --help' ;;
+      'host install') __vault_cli_words '--user --group --state-dir --socket-dir --member --move --no-systemd --help' ;;
+      'host uninstall') __vault_cli_words '--move-to --owner --purge --help' ;;
+      'host status') __vault_cli_words '--json --help' ;;
     esac
     return 0
   fi
@@ -186,9 +204,10 @@ _vault_cli() {
     'vault backup') valued='  ' ;;
     'vault check') valued='  ' ;;
     'vault restore') valued='  ' ;;
+    'vault rekey') valued='  ' ;;
     'entry set') valued=' --field --tier ' ;;
     'entry rm') valued='  ' ;;
-    'entry show') valued='  ' ;;
+    'entry show') valued=' --field ' ;;
     'entry ls') valued='  ' ;;
     'entry hosts') valued='  ' ;;
     'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;
@@ -210,6 +229,9 @@ _vault_cli() {
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
     'daemon status') valued='  ' ;;
+    'host install') valued=' --user --group --state-dir --socket-dir --member --move ' ;;
+    'host uninstall') valued=' --move-to --owner ' ;;
+    'host status') valued='  ' ;;
   esac
   for ((i = n + 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"

@@ -39,6 +39,8 @@ export function stateLook(state: AgentSummary['state']): StateLook {
       return { marker: '■', text: 'LOCKED', tone: 'alarm' };
     case 'revoked':
       return { marker: '×', text: 'revoked', tone: 'muted' };
+    case 'altered':
+      return { marker: '!', text: 'ALTERED outside vault-cli', tone: 'alarm' };
   }
 }
 

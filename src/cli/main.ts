@@ -21,7 +21,11 @@ async function main(argv: readonly string[]): Promise<number> {
   const script = fileURLToPath(import.meta.url);
   const client = {
     vaultDir: paths.vaultDir,
+    socketDir: paths.socketDir,
     daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
+    acceptFaketime: env.VAULT_ACCEPT_FAKETIME === '1',
+    // The hardened host runs as its own user: a client neither starts nor doubts it by pid.
+    system: paths.systemHost,
   };
   const ctx: CliContext = {
     inv,
@@ -37,7 +41,7 @@ async function main(argv: readonly string[]): Promise<number> {
     client,
     call: async (op, body, opts) => {
       const { call } = await import('../client/client.js');
-      return call({ ...client, autoStart: opts?.autoStart ?? true }, op, body);
+      return call({ ...client, autoStart: opts?.autoStart ?? client.system === null }, op, body);
     },
   };
   const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };

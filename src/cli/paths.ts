@@ -2,12 +2,70 @@
  * The one module that reads the home directory, the XDG variables and the
  * VAULT_* overrides (DESIGN.md section 12). Everything else receives paths.
  */
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
+/** Where `host install` records the hardened host, for every client on the machine. */
+export const SYSTEM_HOST_CONFIG = '/etc/vault-cli/host.json';
+
+/** The hardened host as `host install` recorded it (root-owned, world-readable). */
+export interface SystemHost {
+  readonly user: string;
+  readonly group: string;
+  readonly uid: number;
+  readonly gid: number;
+  /** The host's state directory (the store): only the host's user enters it. */
+  readonly stateDir: string;
+  /** The socket's directory: the host's, reachable by its group, writable by nobody else. */
+  readonly socketDir: string;
+}
+
+/**
+ * The hardened host's record at `file`, when there is one that root owns and
+ * nobody else may write: a record another user could write could point the
+ * owner's client at a socket of theirs.
+ */
+export function readSystemHost(file: string): SystemHost | null {
+  try {
+    const st = statSync(file);
+    if (st.uid !== 0 || (st.mode & 0o022) !== 0) return null;
+    const j = JSON.parse(readFileSync(file, 'utf8')) as Partial<SystemHost>;
+    if (
+      typeof j.user !== 'string' ||
+      typeof j.group !== 'string' ||
+      typeof j.uid !== 'number' ||
+      typeof j.gid !== 'number' ||
+      typeof j.stateDir !== 'string' ||
+      typeof j.socketDir !== 'string'
+    ) {
+      return null;
+    }
+    return {
+      user: j.user,
+      group: j.group,
+      uid: j.uid,
+      gid: j.gid,
+      stateDir: j.stateDir,
+      socketDir: j.socketDir,
+    };
+  } catch {
+    return null;
+  }
+}
+
 export interface Paths {
-  /** The vault: LMDB store, the host's socket and log. */
+  /** The vault: LMDB store, the host's lock and log (and its socket in same-user mode). */
   readonly vaultDir: string;
+  /** Where the host's socket is: the vault directory, or the hardened host's socket directory. */
+  readonly socketDir: string;
+  /** The hardened host's record (VAULT_HOST_CONFIG, else /etc/vault-cli/host.json). */
+  readonly hostConfig: string;
+  /**
+   * The hardened host this client uses: recorded, this user is in its group
+   * (or root), and no VAULT_DIR chose a vault of this user's.
+   */
+  readonly systemHost: SystemHost | null;
   /** The agent's side: its token, proxy configuration, CA. */
   readonly configDir: string;
   readonly tokenFile: string;
@@ -87,8 +145,26 @@ function agentDirs(env: NodeJS.ProcessEnv): AgentDirs {
 export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
   const configDir = dirFrom(env, 'VAULT_CONFIG_DIR', 'XDG_CONFIG_HOME', '.config');
   const file = (name: string) => (env[name] ? resolve(env[name] as string) : null);
+  const hostConfig = file('VAULT_HOST_CONFIG') ?? SYSTEM_HOST_CONFIG;
+  // An explicit VAULT_DIR is a vault of this user's (or the host's own, when it
+  // is the hardened host); otherwise a recorded system host is the vault.
+  const explicit = env.VAULT_DIR !== undefined && env.VAULT_DIR !== '';
+  const recorded = explicit ? null : readSystemHost(hostConfig);
+  // Only its group's members (and root, who set it up) use it: a user left out
+  // of the group keeps a same-user vault of their own.
+  const uid = process.getuid?.() ?? -1;
+  const systemHost =
+    recorded !== null &&
+    (uid === 0 || uid === recorded.uid || (process.getgroups?.() ?? []).includes(recorded.gid))
+      ? recorded
+      : null;
+  const vaultDir =
+    systemHost?.stateDir ?? dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share'));
   return {
-    vaultDir: dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
+    vaultDir,
+    socketDir: systemHost?.socketDir ?? file('VAULT_SOCKET_DIR') ?? vaultDir,
+    hostConfig,
+    systemHost,
     configDir,
     tokenFile: join(configDir, 'token'),
     wrapsFile: join(configDir, 'wraps.json'),
@@ -122,6 +198,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
 export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'VAULT_HOST_IDLE_MS'];
   const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
+  if (paths.socketDir !== paths.vaultDir) out.VAULT_SOCKET_DIR = paths.socketDir;
   for (const k of keep) if (env[k] !== undefined) out[k] = env[k];
   return out;
 }

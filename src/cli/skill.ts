@@ -53,8 +53,12 @@ Rules:
      a hardware key. Tell the user; nothing you do will lift it.
    - VLT-2050 (Values go only into a pipe): nothing was read; run the
      command again with its output piped into the program that needs it.
-   Retrying, or guessing entry names after a refusal, counts against you: a
-   second rate-limit violation within two hours locks the agent down.
+   Guessing entry names counts against you: each name refused with VLT-2041
+   takes one of your reads in the minute and the hour, as reading a
+   credential would (asking the same name again in the window costs nothing
+   more). After three guesses in a minute your next read is refused with
+   VLT-2042 and recorded as a violation; a second violation within two hours
+   locks the agent down.
 `;
 
 const DESCRIPTION =

@@ -5,11 +5,10 @@
  * crypto engine and no UI, so `get` stays a short process.
  */
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { connect } from 'node:net';
-import { join } from 'node:path';
+import { connect, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
-  PID_HEADER,
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
@@ -20,8 +19,12 @@ import {
 } from '../core/protocol.js';
 
 export interface ClientOptions {
-  /** The vault directory, where the host's socket lives. */
+  /** The vault directory (the host's socket is there unless `socketDir` says otherwise). */
   readonly vaultDir: string;
+  /** Where the host's socket is: the hardened host's socket directory. */
+  readonly socketDir?: string;
+  /** The hardened host (its user's uid), when this client uses it: never started from here. */
+  readonly system?: { readonly uid: number; readonly user: string } | null;
   /** How to start a host: the node binary and the CLI script to run `daemon` with. */
   readonly daemon: {
     readonly node: string;
@@ -30,6 +33,53 @@ export interface ClientOptions {
   };
   /** Whether to start a host when none answers. */
   readonly autoStart?: boolean;
+  /** Accept a host under libfaketime before sending a passphrase (tests only; see host-check.ts). */
+  readonly acceptFaketime?: boolean;
+}
+
+/** Request fields that carry the owner's secret: the host is checked before they are sent. */
+const OWNER_SECRETS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
+
+function carriesOwnerSecret(body: object): boolean {
+  return OWNER_SECRETS.some((k) => {
+    const v = (body as Record<string, unknown>)[k];
+    return typeof v === 'string' && v !== '';
+  });
+}
+
+/**
+ * Connects to the host's socket and, when the request carries the owner's
+ * secret, checks the process that accepted before anything is written.
+ */
+function open(
+  opts: ClientOptions,
+  socketPath: string,
+  body: object,
+  onReady: (sock: Socket) => void,
+  onRefused: (err: unknown) => void,
+): Socket {
+  const sock = connect(socketPath, () => {
+    if (!carriesOwnerSecret(body)) return onReady(sock);
+    import('./host-check.js')
+      .then(({ checkHost }) =>
+        checkHost(sock, {
+          socketDir: dirname(socketPath),
+          socketPath,
+          node: opts.daemon.node,
+          script: opts.daemon.script,
+          acceptFaketime: opts.acceptFaketime,
+          systemUid: opts.system?.uid,
+        }),
+      )
+      .then(
+        () => onReady(sock),
+        (err: unknown) => {
+          sock.destroy();
+          onRefused(err);
+        },
+      );
+  });
+  return sock;
 }
 
 const START_WAIT_MS = 10_000;
@@ -40,7 +90,7 @@ class Unreachable extends Error {}
 function requestHead(op: Op, length: number): string {
   return (
     `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${length}\r\n${PID_HEADER}: ${process.pid}\r\nConnection: close\r\n\r\n`
+    `Content-Length: ${length}\r\nConnection: close\r\n\r\n`
   );
 }
 
@@ -50,13 +100,19 @@ function requestHead(op: Op, length: number): string {
  * loads undici), and the host's replies are always small, complete JSON with a
  * Content-Length.
  */
-function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Promise<Reply<O>> {
+function post<O extends Op>(
+  opts: ClientOptions,
+  socketPath: string,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<Reply<O>> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
     const head = requestHead(op, payload.length);
     const chunks: Buffer[] = [];
     let connected = false;
-    const sock = connect(socketPath, () => {
+    let refused = false;
+    const ready = (sock: Socket) => {
       connected = true;
       // Not end(): the host's HTTP server drops a half-closed connection before
       // it replies. `Connection: close` makes the host close after the reply.
@@ -66,12 +122,17 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
         wire.fill(0);
         payload.fill(0);
       });
+    };
+    const sock = open(opts, socketPath, body, ready, (err) => {
+      refused = true;
+      payload.fill(0);
+      reject(err);
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
     let settled = false;
     sock.on('error', (err: NodeJS.ErrnoException) => {
       payload.fill(0);
-      if (settled) return;
+      if (settled || refused) return;
       settled = true;
       if (!connected && (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')) {
         reject(new Unreachable(err.code));
@@ -80,7 +141,7 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
       }
     });
     sock.on('end', () => {
-      if (settled) return;
+      if (settled || refused) return;
       settled = true;
       if (chunks.length === 0) {
         reject(goneMidRequest(op));
@@ -102,6 +163,7 @@ function post<O extends Op>(socketPath: string, op: O, body: Ops[O]['req']): Pro
  */
 const WRITES: ReadonlySet<Op> = new Set<Op>([
   'vault.create',
+  'vault.rekey',
   'vault.passwd',
   'vault.restore',
   'entry.set',
@@ -185,12 +247,18 @@ export async function call<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Ops[O]['res']> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   let reply: Reply<O> | undefined;
   try {
-    reply = await post(socketPath, op, body);
+    reply = await post(opts, socketPath, op, body);
   } catch (err) {
     if (!(err instanceof Unreachable)) throw err;
+    if (opts.system != null) {
+      throw new VaultError(
+        'VLT-3005',
+        `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
+      );
+    }
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     // (`vault restore` may bring one back into an empty directory.)
@@ -207,12 +275,205 @@ export async function call<O extends Op>(
       if (Date.now() > deadline) throw new VaultError('VLT-3005');
       await sleep(wait);
       try {
-        reply = await post(socketPath, op, body);
+        reply = await post(opts, socketPath, op, body);
       } catch (again) {
         if (!(again instanceof Unreachable)) throw again;
       }
     }
   }
+  return unwrap(reply);
+}
+
+/** How long the channel keeps an idle connection: well inside the host's keep-alive (5 s). */
+const CHANNEL_IDLE_MS = 2000;
+/** Connections one channel opens at most; calls beyond wait for one. */
+const CHANNEL_MAX = 64;
+
+/** One kept-alive connection of a channel, one call at a time. */
+class ChannelConnection {
+  readonly sock: Socket;
+  #buf: Buffer = Buffer.alloc(0);
+  #pending: { resolve: (raw: Buffer) => void; reject: (err: Error) => void } | null = null;
+  /** Calls answered on it so far: a connection that answered none is a new one. */
+  answered = 0;
+  idleSince = 0;
+  reusable = true;
+
+  constructor(sock: Socket) {
+    this.sock = sock;
+    sock.setNoDelay(true);
+    sock.on('data', (c: Buffer) => this.#data(c));
+    const gone = (err: Error) => {
+      this.reusable = false;
+      const p = this.#pending;
+      this.#pending = null;
+      p?.reject(err);
+    };
+    sock.on('error', (err) => gone(new VaultError('VLT-3005', undefined, { cause: err })));
+    sock.on('close', () => gone(new Closed()));
+  }
+
+  #data(c: Buffer): void {
+    this.#buf = this.#buf.length === 0 ? c : Buffer.concat([this.#buf, c]);
+    const split = this.#buf.indexOf('\r\n\r\n');
+    if (split < 0) return;
+    const head = this.#buf.subarray(0, split).toString('latin1');
+    const length = Number(/\r\ncontent-length: *([0-9]+)/i.exec(head)?.[1] ?? NaN);
+    if (!Number.isInteger(length) || this.#pending === null) {
+      this.reusable = false;
+      this.sock.destroy();
+      return;
+    }
+    const end = split + 4 + length;
+    if (this.#buf.length < end) return;
+    const raw = this.#buf.subarray(0, end);
+    // Bytes past the reply: the two sides no longer agree; the connection goes.
+    if (this.#buf.length > end) this.reusable = false;
+    if (/\r\nconnection: *close/i.test(head)) this.reusable = false;
+    this.#buf = Buffer.alloc(0);
+    const p = this.#pending;
+    this.#pending = null;
+    this.answered++;
+    p.resolve(raw);
+  }
+
+  /** Sends one request and reads its reply (raw, whole). */
+  exchange(wire: Buffer): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.#pending = { resolve, reject };
+      this.sock.write(wire, () => wire.fill(0));
+    });
+  }
+}
+
+/** The host closed a connection before replying. */
+class Closed extends Error {}
+
+/**
+ * Calls to the host on a few kept-alive connections, for a process that calls
+ * it often: the proxy resolves on every filled request, and a new Unix
+ * connection (with `Connection: close`) per call cost it a connect, an accept
+ * and a close each time, and kept the host from grouping concurrent commits.
+ * Calls at once go on connections of their own (up to CHANNEL_MAX), so the
+ * host sees them together. Idle connections do not keep the process alive.
+ *
+ * A reused connection the host closed before replying (its keep-alive ran
+ * out as the call went) is retried once on a new one: the host reads a
+ * request whole before acting on it, so a connection closed with no reply
+ * at that moment carried nothing it acted on.
+ */
+export class HostChannel {
+  readonly #opts: ClientOptions;
+  readonly #socketPath: string;
+  readonly #idle: ChannelConnection[] = [];
+  readonly #waiting: (() => void)[] = [];
+  #open = 0;
+  #closed = false;
+
+  constructor(opts: ClientOptions) {
+    this.#opts = opts;
+    this.#socketPath = join(opts.vaultDir, SOCKET_NAME);
+  }
+
+  /** As `call`: the operation's result, or its VaultError. */
+  async call<O extends Op>(op: O, body: Ops[O]['req']): Promise<Ops[O]['res']> {
+    if (this.#closed) throw new VaultError('VLT-3005');
+    let conn = await this.#take();
+    // No host answers: the one-off path starts one (or says why not).
+    if (conn === null) return call(this.#opts, op, body);
+    const payload = Buffer.from(JSON.stringify(body));
+    const head = Buffer.from(channelHead(op, payload.length));
+    let raw: Buffer;
+    try {
+      try {
+        raw = await conn.exchange(Buffer.concat([head, payload]));
+      } catch (err) {
+        if (!(err instanceof Closed) || conn.answered === 0) throw err;
+        this.#give(conn);
+        conn = await this.#take();
+        if (conn === null) throw new VaultError('VLT-3005');
+        raw = await conn.exchange(Buffer.concat([head, payload]));
+      }
+    } catch (err) {
+      if (conn !== null) this.#give(conn);
+      if (err instanceof Closed) throw goneMidRequest(op);
+      throw err;
+    } finally {
+      payload.fill(0);
+    }
+    this.#give(conn);
+    return unwrap(parseReply<O>(raw));
+  }
+
+  /** Ends every connection; later calls fail. */
+  close(): void {
+    this.#closed = true;
+    for (const c of this.#idle.splice(0)) c.sock.destroy();
+    for (const w of this.#waiting.splice(0)) w();
+  }
+
+  /** An idle connection, a new one, or (at the limit) the next one freed; null when no host answers. */
+  async #take(): Promise<ChannelConnection | null> {
+    for (;;) {
+      const now = Date.now();
+      while (this.#idle.length > 0) {
+        const c = this.#idle.pop() as ChannelConnection;
+        if (c.reusable && !c.sock.destroyed && now - c.idleSince < CHANNEL_IDLE_MS) {
+          c.sock.ref();
+          return c;
+        }
+        c.sock.destroy();
+      }
+      if (this.#closed) throw new VaultError('VLT-3005');
+      if (this.#open < CHANNEL_MAX) return this.#connect();
+      await new Promise<void>((r) => this.#waiting.push(r));
+    }
+  }
+
+  #connect(): Promise<ChannelConnection | null> {
+    this.#open++;
+    return new Promise((resolve, reject) => {
+      const sock = connect(this.#socketPath);
+      const c = new ChannelConnection(sock);
+      let connected = false;
+      sock.once('close', () => {
+        this.#open--;
+        this.#waiting.shift()?.();
+      });
+      sock.once('connect', () => {
+        connected = true;
+        resolve(c);
+      });
+      sock.once('error', (err: NodeJS.ErrnoException) => {
+        if (connected) return;
+        if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') resolve(null);
+        else reject(new VaultError('VLT-3005', undefined, { cause: err }));
+      });
+    });
+  }
+
+  #give(c: ChannelConnection): void {
+    if (this.#closed || !c.reusable || c.sock.destroyed) {
+      c.sock.destroy();
+      return;
+    }
+    c.idleSince = Date.now();
+    c.sock.unref();
+    this.#idle.push(c);
+    this.#waiting.shift()?.();
+  }
+}
+
+/** A channel's request head: like requestHead, kept alive. */
+function channelHead(op: Op, length: number): string {
+  return (
+    `POST /${PROTOCOL_VERSION}/${op} HTTP/1.1\r\nHost: vault-host\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${length}\r\n\r\n`
+  );
+}
+
+/** A reply's result, or its error thrown. */
+function unwrap<O extends Op>(reply: Reply<O>): Ops[O]['res'] {
   if (reply.ok) return reply.result;
   const code = isErrorCode(reply.code) ? reply.code : 'VLT-3007';
   const problems = (reply.problems ?? []).map((p) => ({
@@ -236,7 +497,7 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
   onLine: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const socketPath = join(opts.vaultDir, SOCKET_NAME);
+  const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   if (signal?.aborted === true) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(JSON.stringify(body));
@@ -244,9 +505,16 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
     let buffered = Buffer.alloc(0);
     let streaming = false;
     let pending = '';
-    const sock = connect(socketPath, () => {
-      sock.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0));
-    });
+    const sock = open(
+      opts,
+      socketPath,
+      body,
+      (s) => s.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0)),
+      (err) => {
+        payload.fill(0);
+        reject(err);
+      },
+    );
     const stop = () => {
       payload.fill(0);
       sock.destroy();

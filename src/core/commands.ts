@@ -248,6 +248,14 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'vault',
   },
   {
+    path: ['vault', 'rekey'],
+    summary: 'make a new root key and print a new recovery key (the old one stops working)',
+    side: 'owner',
+    args: [],
+    flags: [],
+    module: 'vault',
+  },
+  {
     path: ['entry', 'set'],
     summary: 'create an entry or rotate one of its fields (value from stdin or a prompt)',
     side: 'owner',
@@ -268,10 +276,17 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   {
     path: ['entry', 'show'],
-    summary: 'show an entry’s fields and metadata (never values)',
+    summary: 'show an entry’s fields and metadata; --reveal prints one field’s value',
     side: 'owner',
     args: [entryArg],
-    flags: [json],
+    flags: [
+      json,
+      {
+        name: 'reveal',
+        summary: 'print the value of one field (--field; default password), audited',
+      },
+      field,
+    ],
     module: 'entry',
   },
   {
@@ -504,6 +519,71 @@ export const COMMANDS: readonly CommandDef[] = [
     args: [],
     flags: [json],
     module: 'daemon',
+  },
+  {
+    path: ['host', 'install'],
+    summary: 'as root: run the vault host as its own system user (hardened mode)',
+    side: 'local',
+    args: [],
+    flags: [
+      { name: 'user', value: 'string', summary: 'the host’s system user (default vault-cli)' },
+      {
+        name: 'group',
+        value: 'string',
+        summary: 'the group whose members reach the host (default vault-cli)',
+      },
+      {
+        name: 'state-dir',
+        value: 'string',
+        summary: 'the store, only the host’s user enters it (default /var/lib/vault-cli)',
+        complete: 'file',
+      },
+      {
+        name: 'socket-dir',
+        value: 'string',
+        summary: 'the socket, reachable by the group (default /run/vault-cli)',
+        complete: 'file',
+      },
+      {
+        name: 'member',
+        value: 'string',
+        repeat: true,
+        summary: 'a user to add to the group',
+      },
+      {
+        name: 'move',
+        value: 'string',
+        summary: 'move this same-user vault directory’s store into the hardened host',
+        complete: 'file',
+      },
+      { name: 'no-systemd', summary: 'write no service unit; print how to start the host' },
+    ],
+    module: 'host',
+  },
+  {
+    path: ['host', 'uninstall'],
+    summary: 'as root: undo `host install` (the store moves out or is purged)',
+    side: 'local',
+    args: [],
+    flags: [
+      {
+        name: 'move-to',
+        value: 'string',
+        summary: 'move the store to this directory, owned by --owner',
+        complete: 'file',
+      },
+      { name: 'owner', value: 'string', summary: 'the user who gets the moved store' },
+      { name: 'purge', summary: 'delete the hardened host’s store' },
+    ],
+    module: 'host',
+  },
+  {
+    path: ['host', 'status'],
+    summary: 'say which mode is in use (same-user or hardened) and whether the host runs',
+    side: 'local',
+    args: [],
+    flags: [json],
+    module: 'host',
   },
 ];
 

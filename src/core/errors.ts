@@ -19,6 +19,14 @@ export const ERRORS = {
    * the message names what is missing and how to fix it, or --no-sandbox.
    */
   'VLT-1005': { exit: 69, message: 'The agent sandbox cannot start here.' },
+  /** One request names more references than the host takes at once (MAX_REFS); 64, as usage. */
+  'VLT-1006': { exit: 64, message: 'Too many references in one request; nothing was resolved.' },
+  /** `host install|uninstall` run without root. 77 (EX_NOPERM). */
+  'VLT-1007': { exit: 77, message: 'This command needs root.' },
+  /** `host uninstall` would delete the hardened host's vault: --move-to or --purge decides. */
+  'VLT-1008': { exit: 64, message: 'The hardened host still holds a vault; say where it goes.' },
+  /** A vault to be moved is still served by a host: stop it first. 75 (EX_TEMPFAIL). */
+  'VLT-1009': { exit: 75, message: 'A vault host still serves this vault; stop it first.' },
   /** `vault restore` without a terminal to ask on, and without --yes. */
   'VLT-1010': {
     exit: 64,
@@ -75,6 +83,17 @@ export const ERRORS = {
   'VLT-3006': { exit: 73, message: 'A vault already exists at this location.' },
   'VLT-3007': { exit: 70, message: 'Internal error in the vault host.' },
   'VLT-3008': { exit: 69, message: 'Upstream server unreachable or not trusted.' },
+  /**
+   * The owner's client would not send the passphrase: the process on the host's
+   * socket is not this vault's host (not the lock holder, another program, run
+   * under a preload or an inspector, traced). 77: a refusal, as a wrong token.
+   */
+  'VLT-3010': {
+    exit: 77,
+    message: "The process on the vault host's socket is not this vault's host; nothing was sent.",
+  },
+  /** Hardened-mode setup: no hardened host recorded, or a system tool (useradd, systemctl) failed. */
+  'VLT-3011': { exit: 71, message: 'Hardened host set-up failed.' },
   /**
    * A record older than the state the rest of the vault says it must have: a
    * field or entry put back from before a rotation (anti-rollback). Refused;

@@ -157,6 +157,35 @@ export function decideRead(
   };
 }
 
+/**
+ * Charges names refused as out of scope (or unknown: the same) to the rate
+ * windows, as reads of credentials would be: each distinct name takes a slot
+ * in the minute and the hour, so an agent that guesses runs into VLT-2042 on
+ * its next read. The refusal itself stays VLT-2041 and records no violation
+ * (the specification: a read outside the scope leaves the agent active).
+ * Names are added only while the hour has room, so the stored state stays
+ * within the agent's own hourly limit however much it guesses.
+ */
+export function chargeRefused(
+  state: RateState,
+  limits: Limits,
+  ids: readonly string[],
+  now: number,
+): RateState {
+  const s = prune(state, now);
+  const reads = { ...s.reads };
+  let room = limits.perHour - distinctInWindow(reads, new Set(), HOUR_MS, now);
+  for (const id of ids) {
+    if (reads[id] !== undefined) {
+      reads[id] = now;
+    } else if (room > 0) {
+      reads[id] = now;
+      room--;
+    }
+  }
+  return { ...s, reads };
+}
+
 /** The owner locks an agent by hand. */
 export function lockByHand(state: RateState, now: number): RateState {
   if (state.lock !== null) return state;

@@ -19,8 +19,18 @@ export const STORE_FILE = 'vault.mdb';
  * (even after `daemon stop`) sees the pid gone and exits instead of serving.
  */
 export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
-/** Header carrying the caller's pid, recorded as the audit source. */
-export const PID_HEADER = 'x-vault-client-pid';
+/**
+ * The host's lock file in the vault directory: the host that holds an
+ * exclusive flock on it is the vault's one host, and the only one that binds
+ * or removes the socket. A client checks that its peer holds it.
+ */
+export const LOCK_NAME = 'host.lock';
+/**
+ * References one `resolve` may name (a render's distinct references, a proxy
+ * request's): more is refused whole (VLT-1006) before any lookup, so a
+ * request's cost and what it adds to the store stay bounded.
+ */
+export const MAX_REFS = 1000;
 
 export interface OwnerAuth {
   readonly passphrase: string;
@@ -45,7 +55,8 @@ export interface EntrySummary {
 export interface AgentSummary {
   readonly name: string;
   readonly kind: 'ai' | 'script';
-  readonly state: 'active' | 'violation' | 'locked' | 'revoked';
+  /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
+  readonly state: 'active' | 'violation' | 'locked' | 'revoked' | 'altered';
   readonly scope: readonly string[];
   readonly limits: Limits;
   readonly usage: { readonly minute: number; readonly hour: number };
@@ -59,6 +70,8 @@ export interface HostStatus {
   readonly vaultDir: string;
   readonly startedAt: number;
   readonly vault: boolean;
+  /** `hardened`: the host runs as its own user with its socket in a directory of its own. */
+  readonly mode: 'same-user' | 'hardened';
 }
 
 /** What a backup holds. */
@@ -126,6 +139,8 @@ export interface Ops {
     res: { values: string[] };
   };
   'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
+  /** A new root key (and recovery key, returned once); the passphrase stays. */
+  'vault.rekey': { req: OwnerAuth; res: { recoveryKey: string } };
   'vault.passwd': {
     req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
     res: Record<string, never>;
@@ -148,6 +163,11 @@ export interface Ops {
   };
   'entry.rm': { req: OwnerAuth & { entry: string }; res: Record<string, never> };
   'entry.show': { req: OwnerAuth & { entry: string }; res: EntrySummary };
+  /** The owner's own look at one value (base64), audited as `reveal` before it is sent. */
+  'entry.reveal': {
+    req: OwnerAuth & { entry: string; field: string };
+    res: { value: string; version: number };
+  };
   'entry.ls': { req: OwnerAuth; res: { entries: EntrySummary[] } };
   /** Binds an entry to the hosts the proxy may send it to; an empty list lifts the binding. */
   'entry.hosts': { req: OwnerAuth & { entry: string; hosts: string[] }; res: EntrySummary };
@@ -227,6 +247,13 @@ export interface Ops {
       archived?: number;
       /** The first sequence number verified (after archived records). */
       from?: number;
+      /** The last record the owner's anchor vouches for (0: none), and when it was made. */
+      anchored: number;
+      anchoredAt: number | null;
+      /** Records after the anchor: chained, but not vouched for. */
+      unanchored: number;
+      /** Why the anchor does not hold (a rewrite or cut before it), or null. */
+      anchorProblem: string | null;
     };
   };
 }

@@ -37,6 +37,15 @@ export class KeyArena {
     sodium.sodium_memzero(this.#mem);
     this.#used = this.#mem.length;
   }
+
+  /**
+   * Zeroes every key taken and makes the whole arena usable again: for a pool
+   * of per-request arenas. Whoever took a key from it must be done with it.
+   */
+  reset(): void {
+    sodium.sodium_memzero(this.#mem);
+    this.#used = 0;
+  }
 }
 
 /** Where secret bytes go: ordinary memory (false), a guarded allocation of their own (true), an arena. */

@@ -16,10 +16,10 @@
 import { agentActor, UNKNOWN_ACTOR, type AuditAction, type AuditEvent } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
-import { decideRead, inScope } from '../core/policy.js';
+import { chargeRefused, decideRead, inScope } from '../core/policy.js';
 import { KEY_BYTES, KeyArena, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed, type KeyPair } from '../crypto/box.js';
-import { equal } from '../crypto/hash.js';
+import { equal, keyedHash } from '../crypto/hash.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
@@ -34,22 +34,97 @@ import {
   type VaultHeader,
 } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
+import type { Borrowed, CallerKeys } from './caller-cache.js';
 import { normalHost } from './entries.js';
-import { fieldHash, nameHash, openMeta, openName } from './grants.js';
-import type { HostContext } from './context.js';
+import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
+import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 import { parseSeed, totpCode } from './totp.js';
 
 /** An authenticated agent for the length of one request. */
 export interface AgentSession {
+  /** The agent as stored when the request began (each transaction reads it again). */
   readonly agent: AgentRecord;
   readonly keys: KeyPair;
   readonly indexKey: Buffer;
-  /** Guarded memory for the request's keys: the two above, and the tier and data keys it opens. */
+  /** Guarded memory for the keys this request opens (data keys), wiped when it ends. */
   readonly arena: KeyArena;
   /** Set when the token is a `run` session token: its id, checked again in each transaction. */
   readonly sessionId?: string;
+  /**
+   * The key sealed in `box` to this caller (a grant's data key), or null; the
+   * session owns it (never wipe it).
+   */
+  unseal(box: Buffer): Buffer | null;
+  /** Wipes or gives back every key of the request: see endSession. */
+  end(): void;
+}
+
+/** Request arenas, zeroed and reused: a guarded allocation maps fresh pages every time. */
+const spareArenas: KeyArena[] = [];
+const SPARE_ARENAS = 64;
+
+function requestArena(): KeyArena {
+  return spareArenas.pop() ?? new KeyArena();
+}
+
+function returnArena(a: KeyArena): void {
+  a.reset();
+  if (spareArenas.length < SPARE_ARENAS) spareArenas.push(a);
+  else a.wipe();
+}
+
+/** A request's session on keys the caller cache lent it. */
+function lentSession(agent: AgentRecord, lent: Borrowed): AgentSession {
+  const arena = requestArena();
+  let ended = false;
+  return {
+    agent,
+    keys: lent.keys.keys,
+    indexKey: lent.keys.indexKey,
+    arena,
+    ...(lent.keys.sessionId === undefined ? {} : { sessionId: lent.keys.sessionId }),
+    unseal: (box) => lent.unseal(box),
+    end: () => {
+      if (ended) return;
+      ended = true;
+      returnArena(arena);
+      lent.done();
+    },
+  };
+}
+
+/** A request's session on keys of its own (the cache is off): all wiped when it ends. */
+function ownSession(agent: AgentRecord, k: CallerKeys, arena: KeyArena): AgentSession {
+  return {
+    agent,
+    keys: k.keys,
+    indexKey: k.indexKey,
+    arena,
+    ...(k.sessionId === undefined ? {} : { sessionId: k.sessionId }),
+    unseal: (box) => openSealed(k.keys, box, arena),
+    end: () => {
+      wipe(k.keys.secretKey, k.indexKey);
+      arena.wipe();
+    },
+  };
+}
+
+/**
+ * The caller cache's check of a kept token against the records now: the
+ * agent (and session) still there, not revoked, not expired, and the token's
+ * verifier still theirs. Returns the agent as stored, or null.
+ */
+function stillValid(ctx: HostContext, k: CallerKeys): AgentRecord | null {
+  return ctx.store().read((tx) => {
+    const agent = tx.agent(k.agentId);
+    if (agent === null || agent.revoked !== null) return null;
+    if (k.sessionId === undefined) return equal(agent.verifier, k.verifier) ? agent : null;
+    const r = tx.session(k.sessionId);
+    if (r === null || r.agentId !== k.agentId || !sessionLive(r, ctx.now())) return null;
+    return equal(r.verifier, k.verifier) ? agent : null;
+  });
 }
 
 /**
@@ -89,6 +164,7 @@ function view(
 /** A session token: its record and the agent it acts for, or null when the id names no session. */
 function sessionAuth(
   ctx: HostContext,
+  token: Buffer,
   header: VaultHeader,
   id: string,
   secret: Buffer,
@@ -119,7 +195,13 @@ function sessionAuth(
     const keys = { publicKey: r.publicKey, secretKey };
     const indexKey = openSealed(keys, r.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey, arena, sessionId: r.id };
+    return opened(
+      ctx,
+      token,
+      agent,
+      { agentId: agent.id, sessionId: r.id, keys, indexKey, verifier: r.verifier },
+      arena,
+    );
   } catch (err) {
     arena.wipe();
     throw err;
@@ -161,11 +243,15 @@ function refuse(ctx: HostContext, header: VaultHeader, e: AuditEvent, err: Vault
  * @throws VaultError VLT-2040 (audited), VLT-3003 when the agent's keys do not open.
  */
 export function authenticate(ctx: HostContext, token: Secret, source: string): AgentSession {
+  const bytes = token.expose();
+  let fresh: AgentRecord | null = null;
+  const lent = ctx.callers.borrow(bytes, (k) => (fresh = stillValid(ctx, k)) !== null);
+  if (lent !== null && fresh !== null) return lentSession(fresh, lent);
   const store = ctx.store();
   const header = store.read((tx) => ctx.header(tx));
   if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
   if (header.schema < SCHEMA_VERSION) throw new VaultError('VLT-3024');
-  const parsed = parseToken(token.expose().toString('utf8'));
+  const parsed = parseToken(bytes.toString('utf8'));
   const agent = parsed === null ? null : store.read((tx) => tx.agent(parsed.agentId));
   const denied = (actor: string, message?: string): never =>
     refuse(
@@ -175,7 +261,7 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
       new VaultError('VLT-2040', message),
     );
   if (parsed !== null && agent === null) {
-    const session = sessionAuth(ctx, header, parsed.agentId, parsed.secret, denied);
+    const session = sessionAuth(ctx, bytes, header, parsed.agentId, parsed.secret, denied);
     if (session !== null) return session;
   }
   if (parsed === null || agent === null) return denied(UNKNOWN_ACTOR);
@@ -194,7 +280,13 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
     const keys = { publicKey: agent.publicKey, secretKey };
     const indexKey = openSealed(keys, agent.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');
-    return { agent, keys, indexKey, arena };
+    return opened(
+      ctx,
+      bytes,
+      agent,
+      { agentId: agent.id, keys, indexKey, verifier: agent.verifier },
+      arena,
+    );
   } catch (err) {
     arena.wipe();
     throw err;
@@ -203,10 +295,27 @@ export function authenticate(ctx: HostContext, token: Secret, source: string): A
   }
 }
 
-/** Wipes every key the request opened: the session's own, and each tier and data key. */
+/**
+ * A token's keys, just opened into `arena`: kept by the caller cache for the
+ * caller's next requests (and lent to this one), or this request's alone.
+ */
+function opened(
+  ctx: HostContext,
+  token: Buffer,
+  agent: AgentRecord,
+  k: CallerKeys,
+  arena: KeyArena,
+): AgentSession {
+  if (!ctx.callers.enabled) return ownSession(agent, k, arena);
+  return lentSession(agent, ctx.callers.keep(token, k, arena));
+}
+
+/**
+ * The request is over: every key it opened is wiped; the caller's own keys
+ * are wiped too, or given back to the caller cache that keeps them.
+ */
 export function endSession(s: AgentSession): void {
-  wipe(s.keys.secretKey, s.indexKey);
-  s.arena.wipe();
+  s.end();
 }
 
 /** A reference to one field of one entry, as the caller wrote it. */
@@ -231,6 +340,32 @@ interface Target {
   dataKey: Buffer;
 }
 
+/** What check() found for one entry of a request, kept for its other fields. */
+type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta };
+
+/**
+ * The entry half of check(): the grant opened, its generation, the sealed name
+ * equal to the name asked for, the meta opened. Once per entry and name in a
+ * request, however many of its fields are asked for.
+ */
+function checkEntry(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  grant: Grant,
+  name: string,
+): EntryCheck {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = session.unseal(grant.box);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const sealed = openName(header, dataKey, entry);
+  if (sealed === null) return { code: 'VLT-3003' };
+  if (sealed !== name) return { code: 'VLT-3022' };
+  const meta = openMeta(header, dataKey, entry);
+  if (meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta };
+}
+
 /**
  * One reference checked against the caller's grant, inside the transaction:
  * its data key opened from the grant, the entry's sealed name equal to the name
@@ -239,23 +374,15 @@ interface Target {
  * a totp seed refused (VLT-2052), and for a fill the host binding.
  */
 function check(
-  session: AgentSession,
-  header: VaultHeader,
   tx: Tx,
   entry: EntryRecord,
-  grant: Grant,
+  checked: EntryCheck,
   ref: FieldRef,
   purpose: Purpose,
   host: string | null,
 ): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
-  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
-  const dataKey = openSealed(session.keys, grant.box, session.arena);
-  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
-  const name = openName(header, dataKey, entry);
-  if (name === null) return { code: 'VLT-3003' };
-  if (name !== ref.entry) return { code: 'VLT-3022' };
-  const meta = openMeta(header, dataKey, entry);
-  if (meta === null) return { code: 'VLT-3003' };
+  if ('code' in checked) return checked;
+  const { dataKey, meta } = checked;
   const record = tx.field(entry.id, fieldHash(dataKey, entry.id, ref.field));
   if (record === null) return { code: 'VLT-2044' };
   if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
@@ -266,6 +393,9 @@ function check(
     return { code: 'VLT-2045' };
   return { record, dataKey };
 }
+
+/** Refused references audited by name in one request; the rest share one record. */
+const AUDITED_REFUSALS = 16;
 
 function retryText(d: { retryAt: number | null; window: string }): string {
   const when =
@@ -283,19 +413,29 @@ function retryText(d: { retryAt: number | null; window: string }): string {
  * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several
  *   references, `problems` names each bad one), VLT-3003, VLT-3004.
  */
-export function release(
+export async function release(
   ctx: HostContext,
   session: AgentSession,
   refs: readonly FieldRef[],
   purpose: Purpose,
   source: string,
-): Secret[] {
+): Promise<Secret[]> {
   const keyOf = (r: FieldRef) => JSON.stringify([r.entry, r.field]);
-  const distinct = [...new Map(refs.map((r) => [keyOf(r), r])).values()];
+  // Each distinct reference and where it stands in the request, built once:
+  // the cost of a request stays linear in its size (issue 16).
+  const at = new Map<string, { ref: FieldRef; indices: number[] }>();
+  refs.forEach((r, index) => {
+    const k = keyOf(r);
+    const seen = at.get(k);
+    if (seen === undefined) at.set(k, { ref: r, indices: [index] });
+    else seen.indices.push(index);
+  });
+  const distinct = [...at.values()].map((a) => a.ref);
   const actor = agentActor(session.agent.name);
   const host = purpose.kind === 'fill' ? purpose.host : null;
 
-  const decided = ctx.commit(
+  // Grouped with the other requests of this moment: one durable flush for all.
+  const decided = await ctx.commitGrouped(
     (tx): { ok: true; targets: Target[]; header: VaultHeader } | { ok: false; err: VaultError } => {
       const header = ctx.header(tx);
       const { agent, scope, grants, index, dead } = view(tx, ctx, session);
@@ -315,9 +455,34 @@ export function release(
             host,
           }),
         );
-      /** Every reference refused for one reason, each audited. */
+      /**
+       * Audits refused references: each of the first AUDITED_REFUSALS by name,
+       * the rest in one record that counts them, so one request grows the store
+       * by a bounded amount however many names it guesses.
+       */
+      const auditRefused = (
+        action: AuditAction,
+        refused: readonly { l: (typeof looked)[number]; code: ErrorCode }[],
+      ) => {
+        for (const { l, code } of refused.slice(0, AUDITED_REFUSALS)) audit(action, code, l);
+        const rest = refused.length - AUDITED_REFUSALS;
+        if (rest > 0) {
+          appendAudit(
+            tx,
+            header,
+            event(ctx, action, refused[AUDITED_REFUSALS]?.code ?? 'VLT-2041', actor, source, {
+              entry: `(${rest} more references)`,
+              host,
+            }),
+          );
+        }
+      };
+      /** Every reference refused for one reason, audited. */
       const refuseAll = (action: AuditAction, code: ErrorCode, message?: string) => {
-        for (const l of looked) audit(action, code, l);
+        auditRefused(
+          action,
+          looked.map((l) => ({ l, code })),
+        );
         return { ok: false as const, err: new VaultError(code, message) };
       };
       if (agent.revoked !== null || dead) return refuseAll('denied', 'VLT-2040', 'Token revoked.');
@@ -325,6 +490,8 @@ export function release(
 
       const targets: Target[] = [];
       const problems: { index: number; code: ErrorCode }[] = [];
+      const refused: { l: (typeof looked)[number]; code: ErrorCode }[] = [];
+      const checkedEntries = new Map<string, EntryCheck>();
       for (const l of looked) {
         const { entry, ref } = l;
         let code: ErrorCode | null = null;
@@ -334,16 +501,20 @@ export function release(
         if (entry === null || !inScope(scope, l.entryId) || grant === undefined) {
           code = 'VLT-2041';
         } else {
-          const c = check(session, header, tx, entry, grant, ref, purpose, host);
+          const k = JSON.stringify([entry.id, ref.entry]);
+          let e = checkedEntries.get(k);
+          if (e === undefined) {
+            e = checkEntry(session, header, entry, grant, ref.entry);
+            checkedEntries.set(k, e);
+          }
+          const c = check(tx, entry, e, ref, purpose, host);
           if ('code' in c) code = c.code;
           else ({ record, dataKey } = c);
         }
         if (code !== null || entry === null || record === null || dataKey === null) {
-          audit('denied', code ?? 'VLT-2041', l);
-          refs.forEach(
-            (r, index) =>
-              keyOf(r) === keyOf(ref) && problems.push({ index, code: code ?? 'VLT-2041' }),
-          );
+          const c = code ?? 'VLT-2041';
+          refused.push({ l, code: c });
+          for (const index of at.get(keyOf(ref))?.indices ?? []) problems.push({ index, code: c });
           continue;
         }
         targets.push({
@@ -355,6 +526,18 @@ export function release(
         });
       }
       if (problems.length > 0) {
+        // A name refused as out of scope (or unknown: the same) takes a slot in
+        // the rate windows as a read would, once per name and window, so
+        // guessing names costs the agent its next reads (the guardrail skill
+        // says so). The refusal itself stays VLT-2041 (policy.ts chargeRefused).
+        const guessed = refused
+          .filter((r) => r.code === 'VLT-2041')
+          .map((r) => `?${keyedHash(session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
+        if (guessed.length > 0) {
+          const rate = chargeRefused(agent.rate, agent.limits, [...new Set(guessed)], ctx.now());
+          tx.putAgent({ ...agent, rate });
+        }
+        auditRefused('denied', refused);
         problems.sort((a, b) => a.index - b.index);
         const first = problems[0]?.code ?? 'VLT-2041';
         const message =
@@ -386,8 +569,11 @@ export function release(
       // One record per credential released (an entry: DESIGN section 6), naming
       // its fields, as the limits charged it.
       const byEntry = new Map<string, (typeof looked)[number][]>();
-      for (const l of looked)
-        byEntry.set(l.entryId ?? '', [...(byEntry.get(l.entryId ?? '') ?? []), l]);
+      for (const l of looked) {
+        const group = byEntry.get(l.entryId ?? '');
+        if (group === undefined) byEntry.set(l.entryId ?? '', [l]);
+        else group.push(l);
+      }
       for (const [first, ...more] of byEntry.values()) {
         if (first === undefined) continue;
         const fields = [first, ...more].map((l) => l.ref.field).join(', ');
@@ -395,6 +581,8 @@ export function release(
       }
       return { ok: true, targets, header };
     },
+    // At most one record per distinct reference, AUDITED_REFUSALS + 1 when refused.
+    distinct.length * RECORD_BYTES,
   );
   if (!decided.ok) throw decided.err;
 
@@ -431,14 +619,20 @@ function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {
  * (mode `totp`) to an authenticated agent.
  * @throws VaultError as release().
  */
-export function readField(
+export async function readField(
   ctx: HostContext,
   session: AgentSession,
   req: { entry: string; field: string; mode: 'get' | 'totp' },
   source: string,
-): Secret {
+): Promise<Secret> {
   const field = req.mode === 'totp' ? TOTP_FIELD : req.field;
-  const [value] = release(ctx, session, [{ entry: req.entry, field }], { kind: req.mode }, source);
+  const [value] = await release(
+    ctx,
+    session,
+    [{ entry: req.entry, field }],
+    { kind: req.mode },
+    source,
+  );
   if (value === undefined) throw new VaultError('VLT-3007');
   return value;
 }

@@ -15,6 +15,7 @@ import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import {
   addGrants,
+  agentMacHolds,
   dropGrants,
   openName,
   recordIndexKey,
@@ -136,11 +137,13 @@ function summarise(
   const state =
     a.revoked !== null
       ? 'revoked'
-      : a.rate.lock !== null
-        ? 'locked'
-        : recent.length > 0
-          ? 'violation'
-          : 'active';
+      : !agentMacHolds(s, a)
+        ? 'altered'
+        : a.rate.lock !== null
+          ? 'locked'
+          : recent.length > 0
+            ? 'violation'
+            : 'active';
   return {
     name: a.name,
     kind: a.kind,
@@ -264,10 +267,17 @@ export function lockAgent(
   name: string,
   source: string,
 ): AgentSummary {
-  return changeAgent(ctx, s, name, source, (_tx, _h, a) => ({
-    next: { ...a, rate: lockByHand(a.rate, ctx.now()) },
-    events: [ownerEvent(ctx, 'agent_lock', source, { subject: a.name })],
-  }));
+  // No MAC check and no new MAC: a lock only tightens, so it must work on an
+  // altered record too, and must not vouch for what was altered (the rate
+  // state is outside the MAC).
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const a = mustFindAgent(tx, name);
+    const next = { ...a, rate: lockByHand(a.rate, ctx.now()) };
+    tx.putAgent(next);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_lock', source, { subject: a.name }));
+    return summarise(tx, s, header, next, ctx.now());
+  });
 }
 
 /**

@@ -26,7 +26,13 @@ import { VaultError } from '../core/errors.js';
 import { open, seal, slot, wipe } from '../crypto/aead.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditRecord } from '../store/store.js';
-import { appendAudit, brokenLink, type ChainStart } from './audit-log.js';
+import {
+  anchorVerdict,
+  appendAudit,
+  brokenLink,
+  type AuditVerdict,
+  type ChainStart,
+} from './audit-log.js';
 import type { HostContext } from './context.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
 
@@ -43,8 +49,12 @@ interface ArchiveHead {
   readonly endHash: string;
 }
 
+/**
+ * From the audit secret key, which `vault rekey` keeps (old records stay
+ * readable): a key from the MAC key would lock every archive made before a rekey.
+ */
 function archiveKey(s: OwnerSession): Buffer {
-  return keyedHash(s.macKey(), 'audit-archive');
+  return keyedHash(s.auditKeys().secretKey, 'audit-archive');
 }
 
 function encode(r: AuditRecord): unknown {
@@ -190,47 +200,61 @@ export function verifyWithArchive(
   ctx: HostContext,
   s: OwnerSession,
   archivePaths: readonly string[],
-): { records: number; brokenAt: number | null; archived?: number; from?: number } {
-  const { records, head, base } = ctx
-    .store()
-    .read((tx) => ({ records: tx.audit(), head: tx.auditHead(), base: tx.auditBase() }));
-  if (archivePaths.length === 0) {
-    return {
-      records: records.length,
-      brokenAt: brokenLink(records, head?.hash ?? null, base),
-      from: (base?.seq ?? 0) + 1,
-    };
-  }
-  const archives = archivePaths
-    .map((p) => {
-      if (!isAbsolute(p)) throw new VaultError('VLT-1002', 'The archive path must be absolute.');
-      return readArchive(s, p);
-    })
-    .sort((a, b) => a.head.firstSeq - b.head.firstSeq);
-  const first = archives[0]?.head;
-  let at: ChainStart =
-    first === undefined || (first.firstSeq === 1 && first.startHash === GENESIS_HEX)
-      ? { seq: 0, hash: Buffer.alloc(32) }
-      : { seq: first.firstSeq - 1, hash: Buffer.from(first.startHash, 'hex') };
-  const from = at.seq + 1;
-  let archived = 0;
-  for (const a of archives) {
-    const total = archived + records.length + a.records.length;
-    // Each archive starts where the one before it ended.
-    if (a.head.firstSeq !== at.seq + 1 || a.head.startHash !== at.hash.toString('hex')) {
-      return { records: total, brokenAt: at.seq + 1, archived, from };
+): AuditVerdict & { archived?: number; from?: number } {
+  const { records, head, base, anchor } = ctx.store().read((tx) => ({
+    records: tx.audit(),
+    head: tx.auditHead(),
+    base: tx.auditBase(),
+    anchor: tx.auditAnchor(),
+  }));
+  const key = s.anchorKey();
+  try {
+    if (archivePaths.length === 0) {
+      return {
+        records: records.length,
+        brokenAt: brokenLink(records, head?.hash ?? null, base),
+        from: (base?.seq ?? 0) + 1,
+        ...anchorVerdict(records, anchor, key, s.vaultId, base),
+      };
     }
-    const broken = brokenLink(a.records, Buffer.from(a.head.endHash, 'hex'), at);
-    if (broken !== null) return { records: total, brokenAt: broken, archived, from };
-    archived += a.records.length;
-    at = { seq: a.head.lastSeq, hash: Buffer.from(a.head.endHash, 'hex') };
+    const archives = archivePaths
+      .map((p) => {
+        if (!isAbsolute(p)) throw new VaultError('VLT-1002', 'The archive path must be absolute.');
+        return readArchive(s, p);
+      })
+      .sort((a, b) => a.head.firstSeq - b.head.firstSeq);
+    const first = archives[0]?.head;
+    const start: ChainStart =
+      first === undefined || (first.firstSeq === 1 && first.startHash === GENESIS_HEX)
+        ? { seq: 0, hash: Buffer.alloc(32) }
+        : { seq: first.firstSeq - 1, hash: Buffer.from(first.startHash, 'hex') };
+    const from = start.seq + 1;
+    // Archives and store as one chain: the anchor may vouch for a record in either.
+    const whole = [...archives.flatMap((a) => a.records), ...records];
+    const anchored = anchorVerdict(whole, anchor, key, s.vaultId, start);
+    let at = start;
+    let archived = 0;
+    for (const a of archives) {
+      const total = archived + records.length + a.records.length;
+      // Each archive starts where the one before it ended.
+      if (a.head.firstSeq !== at.seq + 1 || a.head.startHash !== at.hash.toString('hex')) {
+        return { records: total, brokenAt: at.seq + 1, archived, from, ...anchored };
+      }
+      const broken = brokenLink(a.records, Buffer.from(a.head.endHash, 'hex'), at);
+      if (broken !== null) return { records: total, brokenAt: broken, archived, from, ...anchored };
+      archived += a.records.length;
+      at = { seq: a.head.lastSeq, hash: Buffer.from(a.head.endHash, 'hex') };
+    }
+    // The store's chain must start exactly where the last archive ends.
+    const joins = base !== null && base.seq === at.seq && equal(base.hash, at.hash);
+    return {
+      records: archived + records.length,
+      brokenAt: joins ? brokenLink(records, head?.hash ?? null, base) : at.seq + 1,
+      archived,
+      from,
+      ...anchored,
+    };
+  } finally {
+    wipe(key);
   }
-  // The store's chain must start exactly where the last archive ends.
-  const joins = base !== null && base.seq === at.seq && equal(base.hash, at.hash);
-  return {
-    records: archived + records.length,
-    brokenAt: joins ? brokenLink(records, head?.hash ?? null, base) : at.seq + 1,
-    archived,
-    from,
-  };
 }

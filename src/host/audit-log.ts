@@ -1,16 +1,19 @@
 /**
  * Appends audit events as hash-chained records and reads them back for the
- * owner. Entry names are sealed to the owner's audit key: the host can write a
- * record it cannot read back, and the store file shows no name.
+ * owner. Entry names, fields and ids are sealed to the owner's audit key: the
+ * host can write a record it cannot read back, and the store file shows no
+ * name and no entry id. Each owner command anchors the chain head with a MAC
+ * only the owner's passphrase reaches (anchorAudit), so a rewrite or a cut
+ * before the anchor is found by `audit --verify` even if the rest is re-chained.
  */
 import type { AuditEvent, AuditView } from '../core/audit.js';
 import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
-import type { AuditRecord, Tx, VaultHeader } from '../store/store.js';
+import type { AuditAnchor, AuditRecord, Tx, VaultHeader } from '../store/store.js';
 
 const GENESIS: Buffer = Buffer.alloc(32);
 
-function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
+export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
   return keyedHash(
     null,
     'audit-v1',
@@ -32,11 +35,11 @@ function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
 export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRecord {
   const head = tx.auditHead();
   const sealed =
-    e.entry === null && e.field === null
+    e.entry === null && e.field === null && e.entryId === null
       ? null
       : sealTo(
           header.auditPublicKey,
-          Buffer.from(JSON.stringify({ entry: e.entry, field: e.field })),
+          Buffer.from(JSON.stringify({ entry: e.entry, field: e.field, entryId: e.entryId })),
         );
   const base = {
     seq: (head?.seq ?? 0) + 1,
@@ -45,7 +48,8 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
     actor: e.actor,
     source: e.source,
     outcome: e.outcome,
-    entryId: e.entryId,
+    // Sealed with the name (schema 2): an id in clear would link records to entries.
+    entryId: null,
     sealed,
     host: e.host,
     subject: e.subject,
@@ -121,4 +125,114 @@ export function brokenLink(
   }
   if (headHash !== null && !equal(prev, headHash)) return seq + 1;
   return null;
+}
+
+function anchorMac(key: Buffer, vaultId: Buffer, a: Omit<AuditAnchor, 'mac'>): Buffer {
+  return keyedHash(key, 'audit-anchor-v1', vaultId, a.seq, a.hash, a.at);
+}
+
+/** MACs the current chain head, inside the caller's write transaction; nothing when it is anchored already. */
+export function anchorAudit(tx: Tx, vaultId: Buffer, key: Buffer, now: number): void {
+  const head = tx.auditHead();
+  if (head === null) return;
+  const prev = tx.auditAnchor();
+  if (prev !== null && prev.seq === head.seq && equal(prev.hash, head.hash)) return;
+  const a = { seq: head.seq, hash: head.hash, at: now };
+  tx.putAuditAnchor({ ...a, mac: anchorMac(key, vaultId, a) });
+}
+
+export interface AuditVerdict {
+  readonly records: number;
+  /** The first record whose link does not hold, or null. */
+  readonly brokenAt: number | null;
+  /** The last record the owner's anchor vouches for (0: none). */
+  readonly anchored: number;
+  /** When the anchor was made (ms), or null. */
+  readonly anchoredAt: number | null;
+  /** Records after the anchor, chained but not vouched for. */
+  readonly unanchored: number;
+  /** Why the anchor does not hold, or null. */
+  readonly anchorProblem: string | null;
+}
+
+/**
+ * The chain checked from its start, and against the owner's anchor: a record
+ * changed, removed or re-chained at or before the anchored one, or a log cut
+ * shorter than it, fails, whatever the rest of the chain says. `start` is
+ * where the chain begins when older records were archived (`audit archive`);
+ * an anchor on an archived record holds only when the records given (archives
+ * first, then the store's) still reach back to it.
+ */
+export function verifyAudit(
+  records: readonly AuditRecord[],
+  headHash: Buffer | null,
+  anchor: AuditAnchor | null,
+  key: Buffer,
+  vaultId: Buffer,
+  start: ChainStart | null = null,
+): AuditVerdict {
+  const brokenAt = brokenLink(records, headHash, start);
+  return {
+    records: records.length,
+    brokenAt,
+    ...anchorVerdict(records, anchor, key, vaultId, start),
+  };
+}
+
+/** What the owner's anchor says of `records` (which follow `start`): the anchor half of verifyAudit. */
+export function anchorVerdict(
+  records: readonly AuditRecord[],
+  anchor: AuditAnchor | null,
+  key: Buffer,
+  vaultId: Buffer,
+  start: ChainStart | null = null,
+): Omit<AuditVerdict, 'records' | 'brokenAt'> {
+  const before = start?.seq ?? 0;
+  const last = before + records.length;
+  const anchoredAt = anchor?.at ?? null;
+  if (anchor === null) {
+    return {
+      anchoredAt,
+      anchored: 0,
+      unanchored: records.length,
+      anchorProblem: last > 0 ? 'no anchor: the owner’s anchor was removed' : null,
+    };
+  }
+  const { mac, ...rest } = anchor;
+  if (!Buffer.isBuffer(mac) || !equal(mac, anchorMac(key, vaultId, rest))) {
+    return {
+      anchoredAt,
+      anchored: 0,
+      unanchored: records.length,
+      anchorProblem: 'the anchor is not the owner’s',
+    };
+  }
+  const unanchored = Math.max(0, last - anchor.seq);
+  if (anchor.seq > last) {
+    return {
+      anchoredAt,
+      anchored: anchor.seq,
+      unanchored: 0,
+      anchorProblem: `the log was cut: anchored record ${anchor.seq} is missing`,
+    };
+  }
+  // The anchored record is the one the chain starts after (the last archived one).
+  const at = anchor.seq === before ? start : records[anchor.seq - before - 1];
+  if (at === undefined || at === null) {
+    return {
+      anchoredAt,
+      anchored: anchor.seq,
+      unanchored,
+      anchorProblem: `anchored record ${anchor.seq} is archived: verify with the --archive file that holds it`,
+    };
+  }
+  if (at.seq !== anchor.seq || !equal(at.hash, anchor.hash)) {
+    return {
+      anchoredAt,
+      anchored: anchor.seq,
+      unanchored,
+      anchorProblem: `record ${anchor.seq} is not the one the owner anchored: the log before it was rewritten`,
+    };
+  }
+  return { anchoredAt, anchored: anchor.seq, unanchored, anchorProblem: null };
 }

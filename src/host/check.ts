@@ -24,7 +24,7 @@ import type {
   Store,
   VaultHeader,
 } from '../store/store.js';
-import { brokenLink, type ChainStart } from './audit-log.js';
+import { anchorVerdict, brokenLink, type ChainStart } from './audit-log.js';
 import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';
@@ -74,6 +74,17 @@ export class Problems {
 const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const buf = (v: unknown): v is Buffer => Buffer.isBuffer(v);
 const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** The single records that issue 15 added, each of its own shape. */
+const SHAPES: Readonly<Record<string, (v: unknown) => boolean>> = {
+  // Failed owner passphrases: how many in a row, and the last one's time.
+  'owner-failures': (v) => obj(v) && int(v.count) && v.count >= 0 && typeof v.last === 'number',
+  // Entries an ended session held, queued for rotation at the owner's next command.
+  'rotate-pending': (v) => Array.isArray(v) && v.every((id) => typeof id === 'string'),
+  // The owner's MAC of the chain head (its MAC is checked with the owner's keys, below).
+  'audit-anchor': (v) =>
+    obj(v) && int(v.seq) && v.seq > 0 && buf(v.hash) && typeof v.at === 'number' && buf(v.mac),
+};
 
 function headerShape(h: unknown): h is VaultHeader {
   return (
@@ -157,6 +168,12 @@ export function checkRecords(
     } else if (r.key === 'audit-head') head = r.value;
     else if (r.key === 'audit-base') base = r.value;
     else if (r.key.startsWith('audit/')) audit.push(r.value as AuditRecord);
+    else {
+      const shaped = SHAPES[r.key];
+      if (shaped !== undefined && !shaped(r.value)) {
+        problems.add('VLT-3035', r.key, 'The record is not the kind of record its key says.');
+      }
+    }
   }
   if (header === null && !problems.list.some((p) => p.where === 'header')) {
     problems.add('VLT-3030', 'header', 'The vault has no header.');
@@ -324,9 +341,31 @@ export function checkSealed(
     }
     // Every audit record's sealed names open with the owner's audit key.
     const keys = s.auditKeys();
-    for (const r of tx.audit()) {
+    const audit = tx.audit();
+    for (const r of audit) {
       if (r.sealed !== null && (!buf(r.sealed) || openSealed(keys, r.sealed) === null)) {
         problems.add('VLT-3031', `audit ${r.seq}`, 'Its sealed entry name does not open.');
+      }
+    }
+    // The owner's anchor: its MAC holds and the record it names is the one in
+    // the chain. A vault with no anchor yet (migrated, no owner command since)
+    // is not damaged; `audit --verify` says it is unanchored. A removed
+    // anchor leaves its checksum behind, reported above.
+    const anchor = tx.auditAnchor();
+    if (anchor !== null && SHAPES['audit-anchor']?.(anchor) === true && audit.every(auditShape)) {
+      const base = tx.auditBase();
+      const key = s.anchorKey();
+      try {
+        const verdict = anchorVerdict(audit, anchor, key, v, base);
+        if (verdict.anchorProblem !== null) {
+          problems.add(
+            'VLT-3033',
+            'audit-anchor',
+            `The owner's anchor does not hold: ${verdict.anchorProblem}.`,
+          );
+        }
+      } finally {
+        wipe(key);
       }
     }
     return { entries: entries.size, agents: agents.length };

@@ -9,6 +9,7 @@ import { STORE_FILE } from '../core/protocol.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
 import { auditShape, damageCode } from './damage.js';
+import { CallerCache } from './caller-cache.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts
@@ -16,6 +17,8 @@ import { auditShape, damageCode } from './damage.js';
  * write path; lmdb-js issue 40), so the host refuses cleanly before that.
  */
 export const MIN_FREE_BYTES = 1024 * 1024;
+/** What one audit record may take in a transaction, at most: a page of its own. */
+export const RECORD_BYTES = 4096;
 
 export class HostContext {
   private opened: Store | null = null;
@@ -25,11 +28,15 @@ export class HostContext {
   damaged: string | null = null;
   /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
   readonly events = new EventEmitter();
+  /** Authenticated callers' keys between requests (caller-cache.ts). */
+  readonly callers: CallerCache;
 
   constructor(
     readonly dir: string,
     readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.callers = new CallerCache(now);
+  }
 
   /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
   store(): Store {
@@ -118,16 +125,12 @@ export class HostContext {
   /**
    * A write transaction whose failure to commit refuses the request: every
    * write carries an audit record, so a failed commit is VLT-3004 (fail closed).
+   * `writes` is what the transaction may add at most (a page per record): the
+   * reserve must hold after a large transaction too, not only before a small one.
    */
-  commit<T>(fn: (tx: Tx) => T): T {
+  commit<T>(fn: (tx: Tx) => T, writes = 0): T {
     const store = this.store();
-    const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES) {
-      throw new VaultError(
-        'VLT-3004',
-        'Audit record could not be written (disk full); access refused.',
-      );
-    }
+    this.#roomLeft(writes);
     try {
       const out = store.write(fn);
       this.events.emit('commit');
@@ -156,7 +159,48 @@ export class HostContext {
     }
   }
 
+  /**
+   * `commit`, grouped: the transactions of every request that asks while a
+   * commit is under way are committed as one (lmdb-js batches them, each a
+   * child transaction, so one that throws is rolled back alone), with one
+   * durable flush for all of them, and the flush runs off the event loop
+   * beside the next group's work. Each promise settles only once its commit
+   * is on disk, so whatever a transaction records (an audit record) is
+   * durable before its caller goes on (releases a value). They run in the
+   * order asked, each seeing the writes of those before it.
+   */
+  async commitGrouped<T>(fn: (tx: Tx) => T, writes = 0): Promise<T> {
+    const store = this.store();
+    this.#roomLeft(writes);
+    try {
+      const out = await store.writeDurable(fn);
+      this.events.emit('commit');
+      return out;
+    } catch (err) {
+      if (err instanceof VaultError) throw err;
+      // As in commit(): damage the store shows is named, not called a failed audit write.
+      const damage = this.explain(err);
+      if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
+      throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
+  }
+
+  /**
+   * @throws VaultError VLT-3004 when the file system is (nearly) full: the
+   * reserve must still hold after a transaction that adds `writes` bytes.
+   */
+  #roomLeft(writes = 0): void {
+    const fs = statfsSync(this.dir);
+    if (fs.bavail * fs.bsize < MIN_FREE_BYTES + writes) {
+      throw new VaultError(
+        'VLT-3004',
+        'Audit record could not be written (disk full); access refused.',
+      );
+    }
+  }
+
   async close(): Promise<void> {
+    this.callers.clear();
     if (this.opened !== null && this.damaged === null) {
       try {
         const at = this.now();

@@ -11,7 +11,7 @@ import {
   checkSimpleName,
 } from '../core/names.js';
 import type { EntrySummary } from '../core/protocol.js';
-import { newKey, randomBytes, seal, wipe } from '../crypto/aead.js';
+import { newKey, open, randomBytes, seal, wipe } from '../crypto/aead.js';
 import type { Secret } from '../crypto/secret.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
@@ -23,7 +23,8 @@ import {
   openName,
   rotateEntry,
   sealMeta,
-  verifyAgent,
+  agentMacHolds,
+  sessionMacHolds,
   withAgentMac,
   withSessionMac,
   type EntryMeta,
@@ -185,7 +186,7 @@ export function setEntry(
         s,
         header,
         existing,
-        t === undefined ? {} : { tier, tierKey: t.key },
+        t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
       );
       entry = r.entry;
       dataKey = r.dataKey;
@@ -195,6 +196,7 @@ export function setEntry(
       const fieldKey = fieldHash(dataKey, entry.id, field);
       const previous = tx.field(entry.id, fieldKey);
       const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+      const had = previous !== null || meta.versions[field] !== undefined;
       tx.putField(entry.id, fieldKey, {
         version,
         gen: entry.gen,
@@ -212,7 +214,7 @@ export function setEntry(
         meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
         updated: now,
       });
-      const action = existing === null ? 'entry_add' : previous === null ? 'field_add' : 'rotate';
+      const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
       appendAudit(
         tx,
         header,
@@ -235,14 +237,16 @@ export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, sou
     const gone = new Set([e.id]);
     for (const a of tx.agents()) {
       if (a.revoked !== null || !a.scope.includes(e.id)) continue;
-      verifyAgent(s, a);
       const scope = a.scope.filter((id) => id !== e.id);
-      tx.putAgent(withAgentMac(s, { ...a, scope, ...dropGrants(a, gone) }));
+      const next = { ...a, scope, ...dropGrants(a, gone) };
+      // An altered record loses the entry too, but is not vouched for.
+      tx.putAgent(agentMacHolds(s, a) ? withAgentMac(s, next) : next);
     }
     for (const r of tx.sessions()) {
       if (r.revoked !== null || !r.scope.includes(e.id)) continue;
       const scope = r.scope.filter((id) => id !== e.id);
-      tx.putSession(withSessionMac(s, { ...r, scope, ...dropGrants(r, gone) }));
+      const next = { ...r, scope, ...dropGrants(r, gone) };
+      tx.putSession(sessionMacHolds(s, r) ? withSessionMac(s, next) : next);
     }
     appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
   });
@@ -266,6 +270,54 @@ function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): 
 
 export function showEntry(ctx: HostContext, s: OwnerSession, name: string): EntrySummary {
   return ctx.store().read((tx) => summary(tx, s, ctx.header(tx), mustFindEntry(tx, s, name)));
+}
+
+/**
+ * The owner's own look at one value: the `reveal` audit record is committed
+ * before the value leaves the host, as an agent's read is.
+ * @throws VaultError VLT-4001 for an unknown entry, VLT-2044 for a field it does not have.
+ */
+export function revealField(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; field: string },
+  source: string,
+): { value: string; version: number } {
+  const field = checkFieldName(req.field);
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const e = mustFindEntry(tx, s, req.entry);
+    const dataKey = s.dataKey(header, e);
+    try {
+      const meta = readMeta(header, dataKey, e);
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, field));
+      if (rec === null || !meta.fields.includes(field)) {
+        throw new VaultError('VLT-2044', `${quote(req.entry)} has no field ${quote(field)}.`);
+      }
+      // As an agent's read: a field put back from before a rotation is refused.
+      if (rec.gen !== e.gen || rec.version < (meta.versions[field] ?? 0)) {
+        throw new VaultError('VLT-3020');
+      }
+      const value = open(
+        dataKey,
+        rec.value,
+        slots.field(header.vaultId, e.id, field, rec.version, rec.gen),
+      );
+      if (value === null) throw new VaultError('VLT-3003');
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'reveal', source, { entryId: e.id, entry: req.entry, field }),
+      );
+      try {
+        return { value: value.toString('base64'), version: rec.version };
+      } finally {
+        wipe(value);
+      }
+    } finally {
+      wipe(dataKey);
+    }
+  });
 }
 
 export function listEntries(ctx: HostContext, s: OwnerSession): EntrySummary[] {

@@ -109,9 +109,19 @@ export function withSessionMac(s: OwnerSession, r: SessionRecord): SessionRecord
   return { ...r, mac: sessionMac(s.macKey(), r) };
 }
 
+/** Whether an agent record's owner MAC holds. */
+export function agentMacHolds(s: OwnerSession, a: AgentRecord): boolean {
+  return Buffer.isBuffer(a.mac) && equal(a.mac, agentMac(s.macKey(), a));
+}
+
+/** Whether a session record's owner MAC holds. */
+export function sessionMacHolds(s: OwnerSession, r: SessionRecord): boolean {
+  return Buffer.isBuffer(r.mac) && equal(r.mac, sessionMac(s.macKey(), r));
+}
+
 /** @throws VaultError VLT-3021 when the agent record was changed outside the host. */
 export function verifyAgent(s: OwnerSession, a: AgentRecord): AgentRecord {
-  if (!Buffer.isBuffer(a.mac) || !equal(a.mac, agentMac(s.macKey(), a))) {
+  if (!agentMacHolds(s, a)) {
     throw new VaultError(
       'VLT-3021',
       `The record of agent ${JSON.stringify(a.name)} failed authentication (changed outside vault-cli); refused.`,
@@ -122,7 +132,7 @@ export function verifyAgent(s: OwnerSession, a: AgentRecord): AgentRecord {
 
 /** @throws VaultError VLT-3021 */
 export function verifySession(s: OwnerSession, r: SessionRecord): SessionRecord {
-  if (!Buffer.isBuffer(r.mac) || !equal(r.mac, sessionMac(s.macKey(), r))) {
+  if (!sessionMacHolds(s, r)) {
     throw new VaultError('VLT-3021');
   }
   return r;
@@ -177,16 +187,18 @@ export function dropGrants(
  * generation, the name, meta and every field re-sealed under it (field records
  * move to their new keyed hashes), `change` applied to the meta and fields
  * first, and the new key granted to every agent and live session that still
- * holds a grant of the entry (each record's MAC checked, then renewed). Returns
- * the new entry and its data key (the caller wipes it).
- * @throws VaultError VLT-3003 when something does not open, VLT-3020 a rolled-back field, VLT-3021.
+ * holds a grant of the entry (each record's MAC checked, then renewed). A
+ * record whose MAC fails gets no new key and is left as it is (still
+ * failing): an altered agent must not stop the owner rotating a credential.
+ * Returns the new entry and its data key (the caller wipes it).
+ * @throws VaultError VLT-3003 when something does not open, VLT-3020 a rolled-back field.
  */
 export function rotateEntry(
   tx: Tx,
   s: OwnerSession,
   header: VaultHeader,
   entry: EntryRecord,
-  opts: { tier?: string; tierKey?: Buffer } = {},
+  opts: { tier?: string; tierKey?: Buffer; replacing?: string } = {},
 ): { entry: EntryRecord; dataKey: Buffer; meta: EntryMeta } {
   const old = s.dataKey(header, entry);
   const next = newKey();
@@ -203,6 +215,12 @@ export function rotateEntry(
       const key = fieldHash(old, entry.id, f);
       const rec = tx.field(entry.id, key);
       if (rec === null) continue;
+      if (f === opts.replacing) {
+        // About to be set anew: its old record is not carried over (nor checked),
+        // so the owner can repair a rolled-back field by setting it.
+        tx.removeField(entry.id, key);
+        continue;
+      }
       if (rec.gen !== entry.gen || rec.version < (meta.versions[f] ?? 0))
         throw new VaultError('VLT-3020');
       const value = open(old, rec.value, slots.field(v, entry.id, f, rec.version, rec.gen), true);
@@ -228,14 +246,14 @@ export function rotateEntry(
     const grant = (publicKey: Buffer): Grant => ({ gen, box: sealTo(publicKey, next) });
     for (const a of tx.agents()) {
       if (a.revoked !== null || a.grants?.[entry.id] === undefined) continue;
-      verifyAgent(s, a);
+      if (!agentMacHolds(s, a)) continue;
       tx.putAgent(
         withAgentMac(s, { ...a, grants: { ...a.grants, [entry.id]: grant(a.publicKey) } }),
       );
     }
     for (const r of tx.sessions()) {
       if (r.revoked !== null || r.grants?.[entry.id] === undefined) continue;
-      verifySession(s, r);
+      if (!sessionMacHolds(s, r)) continue;
       tx.putSession(
         withSessionMac(s, { ...r, grants: { ...r.grants, [entry.id]: grant(r.publicKey) } }),
       );

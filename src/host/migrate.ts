@@ -5,14 +5,23 @@
  * fields re-sealed in schema 2's slots and the fields moved to keyed hashes
  * under the data key; every agent's tier keys and vault index key are
  * replaced by grants of its scope and an index of its own, MACed; sessions
- * (none can be live: each ended with the host that held it) are erased.
+ * (none can be live: each ended with the host that held it) are erased; the
+ * audit records' entry ids move into their sealed part and the chain is
+ * re-hashed (then anchored by the owner's command), so no record keeps an
+ * entry id in clear.
  */
 import { VaultError } from '../core/errors.js';
 import { newKey, open, seal, unwrapKey, wipe } from '../crypto/aead.js';
-import { sealTo } from '../crypto/box.js';
+import { openSealed, sealTo } from '../crypto/box.js';
 import { keyedHash } from '../crypto/hash.js';
-import { SCHEMA_VERSION, type EntryRecord, type VaultHeader } from '../store/store.js';
-import { appendAudit } from './audit-log.js';
+import {
+  SCHEMA_VERSION,
+  type AuditRecord,
+  type EntryRecord,
+  type Tx,
+  type VaultHeader,
+} from '../store/store.js';
+import { appendAudit, recordHash } from './audit-log.js';
 import type { HostContext } from './context.js';
 import {
   addGrants,
@@ -25,6 +34,32 @@ import {
 } from './grants.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots, slotsV1 } from './slots.js';
+
+/** Schema 1's audit records with their entry ids sealed with the names, the chain re-hashed. */
+function rechainAudit(tx: Tx, s: OwnerSession, header: VaultHeader): void {
+  const keys = s.auditKeys();
+  let prev: Buffer = Buffer.alloc(32);
+  let last: AuditRecord | null = null;
+  for (const r of tx.audit()) {
+    let sealed = r.sealed;
+    if (r.entryId !== null) {
+      const opened = r.sealed === null ? null : openSealed(keys, r.sealed);
+      const names =
+        opened === null ? { entry: null, field: null } : JSON.parse(opened.toString('utf8'));
+      sealed = sealTo(
+        header.auditPublicKey,
+        Buffer.from(JSON.stringify({ ...names, entryId: r.entryId })),
+      );
+    }
+    const base = { ...r, entryId: null, sealed, prev };
+    const { hash: _h, ...rest } = base;
+    void _h;
+    last = { ...rest, hash: recordHash(rest) };
+    tx.putAuditRecord(last);
+    prev = last.hash;
+  }
+  if (last !== null) tx.putAuditHeadOnly({ seq: last.seq, hash: last.hash });
+}
 
 function openV1(key: Buffer, blob: Buffer, ad: Buffer): Buffer {
   const out = open(key, blob, ad, true);
@@ -133,6 +168,7 @@ export function migrate(ctx: HostContext, s: OwnerSession, source: string): Owne
           }),
         );
       }
+      rechainAudit(tx, s, h2);
       appendAudit(
         tx,
         h2,

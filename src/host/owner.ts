@@ -8,15 +8,32 @@ import { OWNER_ACTOR } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
 import { DEFAULT_TIER } from '../core/names.js';
 import { newKey, open, randomBytes, seal, unwrapKey, wipe } from '../crypto/aead.js';
-import { newKeyPair, type KeyPair } from '../crypto/box.js';
+import { newKeyPair, sealTo, type KeyPair } from '../crypto/box.js';
 import { keyedHash } from '../crypto/hash.js';
 import { kdfParamsSane, newKdfParams, passphraseKey } from '../crypto/kdf.js';
 import type { Secret } from '../crypto/secret.js';
 import { RECOVERY_PREFIX, decodeKeyString, encodeKeyString } from '../crypto/token.js';
-import { SCHEMA_VERSION, type EntryRecord, type Tx, type VaultHeader } from '../store/store.js';
-import { appendAudit } from './audit-log.js';
+import {
+  SCHEMA_VERSION,
+  type AgentRecord,
+  type EntryRecord,
+  type SessionRecord,
+  type Tx,
+  type VaultHeader,
+} from '../store/store.js';
+import { anchorAudit, appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
+import {
+  addGrants,
+  openName,
+  recordIndexKey,
+  agentMacHolds,
+  sessionMacHolds,
+  withAgentMac,
+  withSessionMac,
+} from './grants.js';
 import { migrate } from './migrate.js';
+import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 
 export const MIN_PASSPHRASE_CHARS = 8;
@@ -64,6 +81,11 @@ export class OwnerSession {
       this.mac = key;
     }
     return this.mac;
+  }
+
+  /** The key of the audit anchor: derived from the MAC key, so only the root key reaches it. */
+  anchorKey(): Buffer {
+    return keyedHash(this.macKey(), 'audit-anchor-key');
   }
 
   /** The root key, for the schema migration only. */
@@ -117,6 +139,19 @@ export class OwnerSession {
       this.audit = { publicKey: this.header.auditPublicKey, secretKey };
     }
     return this.audit;
+  }
+
+  /**
+   * Keeps the audit key pair alone and wipes everything else (root, index and
+   * tier keys): for `audit --follow`, which reads the audit log for as long as
+   * the owner watches and needs nothing more. The caller wipes the returned
+   * secret key when it is done; `wipe()` no longer reaches it.
+   */
+  keepAuditKeysOnly(): KeyPair {
+    const keys = this.auditKeys();
+    this.audit = null;
+    this.wipe();
+    return keys;
   }
 
   /** The root key re-wrapped by a new passphrase. */
@@ -188,6 +223,7 @@ export async function createVault(
       if (tx.header() !== null) throw new VaultError('VLT-3006');
       tx.putHeader(header);
       appendAudit(tx, header, ownerEvent(ctx, 'vault_create', source));
+      anchorAudit(tx, vaultId, keyedHash(mac, 'audit-anchor-key'), ctx.now());
     });
     return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
   } finally {
@@ -329,4 +365,99 @@ export function ownerEvent(
     host: null,
     subject: more.subject ?? null,
   };
+}
+
+/**
+ * `vault rekey`: a new root key, recovery key, tier keys, owner index key and
+ * MAC key, in one write transaction. Every data key is re-wrapped under its
+ * tier's new key, the owner's name rows re-keyed, every live agent and session
+ * checked against the old MAC, then given a new index and MAC; the audit key
+ * pair is kept (old records stay readable), its secret key re-wrapped. The
+ * old passphrase header, recovery key and root key open nothing after.
+ * Returns the new recovery key (shown once).
+ */
+export async function rekeyVault(
+  ctx: HostContext,
+  s: OwnerSession,
+  passphrase: Secret,
+  source: string,
+): Promise<{ recoveryKey: string }> {
+  const kdf = newKdfParams();
+  const ownerKey = await passphraseKey(passphrase.expose(), kdf);
+  const root = newKey();
+  const recovery = newKey();
+  const indexKey = newKey();
+  const mac = newKey();
+  const fresh: Buffer[] = [];
+  const s2 = new OwnerSession(s.header, root, indexKey);
+  try {
+    ctx.commit((tx) => {
+      const h = ctx.header(tx);
+      const v = h.vaultId;
+      // Records whose MAC fails keep their old grants and stay unvouched for
+      // (they fail under the new MAC key too); the rest are re-granted below.
+      const altered = new Set<string>();
+      for (const a of tx.agents()) if (!agentMacHolds(s, a)) altered.add(a.id);
+      for (const r of tx.sessions()) if (!sessionMacHolds(s, r)) altered.add(r.id);
+      const tierKeys = new Map<string, Buffer>();
+      const tiers: Record<string, Buffer> = {};
+      for (const t of Object.keys(h.tiers)) {
+        const k = newKey();
+        fresh.push(k);
+        tierKeys.set(t, k);
+        tiers[t] = seal(root, k, slots.tierKey(v, t));
+      }
+      const h2: VaultHeader = {
+        ...h,
+        kdf,
+        rootByOwner: seal(ownerKey, root, slots.rootByOwner(v)),
+        rootByRecovery: seal(recovery, root, slots.rootByRecovery(v)),
+        indexKey: seal(root, indexKey, slots.indexKey(v)),
+        macKey: seal(root, mac, slots.macKey(v)),
+        auditSecretKey: seal(root, s.auditKeys().secretKey, slots.auditSecretKey(v)),
+        tiers,
+      };
+      tx.putHeader(h2);
+      s2.adopt(h2);
+      const entries = new Map<string, EntryRecord>();
+      for (const e of tx.entries()) {
+        const dk = s.dataKey(h, e);
+        try {
+          const name = openName(h, dk, e);
+          const tk = tierKeys.get(e.tier);
+          if (name === null || tk === undefined) throw new VaultError('VLT-3003');
+          const next = { ...e, dataKey: seal(tk, dk, slots.dataKey(v, e.id, e.tier, e.gen)) };
+          tx.putEntry(next);
+          entries.set(e.id, next);
+          tx.removeName(s.nameHash(name));
+          tx.putName(s2.nameHash(name), e.id);
+        } finally {
+          wipe(dk);
+        }
+      }
+      const regrant = <R extends AgentRecord | SessionRecord>(
+        r: R,
+        kind: 'agent' | 'session',
+      ): R => {
+        const ik = recordIndexKey(s2, kind, r.id);
+        const held = Object.keys(r.grants ?? {}).flatMap((id) => entries.get(id) ?? []);
+        const g = addGrants(s2, h2, r.publicKey, ik, { grants: {}, index: {} }, held);
+        return { ...r, ...g, indexKey: sealTo(r.publicKey, ik) };
+      };
+      for (const a of tx.agents()) {
+        if (altered.has(a.id)) continue;
+        tx.putAgent(withAgentMac(s2, a.revoked === null ? regrant(a, 'agent') : a));
+      }
+      for (const r of tx.sessions()) {
+        if (altered.has(r.id) || !sessionLive(r, ctx.now())) continue;
+        tx.putSession(withSessionMac(s2, regrant(r, 'session')));
+      }
+      appendAudit(tx, h2, ownerEvent(ctx, 'vault_rekey', source));
+      anchorAudit(tx, v, s2.anchorKey(), ctx.now());
+    });
+    return { recoveryKey: encodeKeyString(RECOVERY_PREFIX, recovery) };
+  } finally {
+    s2.wipe();
+    wipe(ownerKey, recovery, mac, ...fresh);
+  }
 }

@@ -4,15 +4,26 @@
  * turns their errors into `{ ok: false, code, message }`. It never logs a
  * request body, and a reply never carries a secret except the one asked for.
  */
-import { chmodSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, constants, mkdirSync, openSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
 import { ERRORS, VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
-import { PID_HEADER, PROTOCOL_VERSION, SOCKET_NAME, type Op, type Ops } from '../core/protocol.js';
+import {
+  LOCK_NAME,
+  MAX_REFS,
+  PROTOCOL_VERSION,
+  SOCKET_NAME,
+  type HostStatus,
+  type Op,
+  type Ops,
+} from '../core/protocol.js';
+import { peerCred, tryLock } from '../kernel/unix.js';
 import { Secret } from '../crypto/secret.js';
+import { wipe } from '../crypto/aead.js';
+import type { KeyPair } from '../crypto/box.js';
 import {
   addAgent,
   listAgents,
@@ -22,17 +33,18 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { appendAudit, viewAudit } from './audit-log.js';
+import { anchorAudit, appendAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
+import { liftOwnerSecrets, type OwnerSecretField } from './owner-secrets.js';
 import { backupVault, restoreVault } from './backup.js';
 import { checkStore, scanInChild } from './check.js';
 import { Store } from '../store/store.js';
 import { archiveAudit, verifyWithArchive } from './archive.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
-import { endOrphanedSessions, mintSession, revokeSession } from './sessions.js';
+import { endOrphanedSessions, mintSession, revokeSession, rotatePending } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
 import { SessionSockets } from './session-sockets.js';
-import { listEntries, removeEntry, setEntry, setHosts, showEntry } from './entries.js';
+import { listEntries, removeEntry, revealField, setEntry, setHosts, showEntry } from './entries.js';
 import {
   beginEnrol,
   beginUnlock,
@@ -45,14 +57,13 @@ import {
   checkNewPassphrase,
   createVault,
   ownerEvent,
+  rekeyVault,
   unlockOwner,
   unlockWithRecovery,
   type OwnerSession,
 } from './owner.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
-/** References in one resolve request (a render of a large file charges them together). */
-const MAX_REFS = 10_000;
 
 type Body = Record<string, unknown>;
 
@@ -111,14 +122,34 @@ function auditFilter(b: Body): AuditFilter {
   };
   return { agent: optStr(b, 'agent'), since: whole('since'), afterSeq: whole('afterSeq') };
 }
+/** The owner's secrets readBody() took out of each body's bytes (owner-secrets.ts). */
+const lifted = new WeakMap<Body, Map<OwnerSecretField, Secret>>();
+
 function secret(b: Body, key: string, encoding: 'utf8' | 'base64' = 'utf8'): Secret {
+  const own = lifted.get(b)?.get(key as OwnerSecretField);
+  if (own !== undefined) return own;
   return new Secret(Buffer.from(str(b, key), encoding));
+}
+/** Wipes the owner's secrets a request carried, used or not, once it is answered. */
+function wipeLifted(b: Body): void {
+  for (const v of lifted.get(b)?.values() ?? []) v.wipe();
+  lifted.delete(b);
+}
+/** An owner secret the request may carry (the recovery key), or undefined. */
+function optSecret(b: Body, key: OwnerSecretField): Secret | undefined {
+  return lifted.get(b)?.get(key) ?? (b[key] === undefined ? undefined : secret(b, key));
 }
 
 type Handler = (b: Body, source: string) => Promise<unknown>;
 
 export interface HostOptions {
   readonly dir: string;
+  /**
+   * Where the socket goes, when not in `dir`: the hardened host's socket
+   * directory, which its group may reach. The socket is then 0660 (the group
+   * connects) and the directory the host's alone to write.
+   */
+  readonly socketDir?: string;
   /** Stop after this long without a request; 0 for never. */
   readonly idleMs: number;
   readonly now?: () => number;
@@ -137,15 +168,32 @@ async function asOwner<T>(
   ctx: HostContext,
   b: Body,
   source: string,
-  fn: (s: OwnerSession) => T,
+  fn: (s: OwnerSession) => T | Promise<T>,
 ): Promise<T> {
   const pass = secret(b, 'passphrase');
   const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
-    return fn(s);
+    rotatePending(ctx, s);
+    // Awaited: the anchor goes on the head the command leaves (a backup's record included).
+    const out = await fn(s);
+    anchor(ctx, s);
+    return out;
   } finally {
     s.wipe();
+  }
+}
+
+/**
+ * Each owner command anchors the audit chain head it leaves. Best effort: a
+ * command that could not commit its anchor (a full disk) has still done its
+ * work, and `audit --verify` counts the records after the last anchor.
+ */
+function anchor(ctx: HostContext, s: OwnerSession): void {
+  try {
+    ctx.commit((tx) => anchorAudit(tx, s.vaultId, s.anchorKey(), ctx.now()));
+  } catch {
+    // Left unanchored; reported as such.
   }
 }
 
@@ -170,9 +218,16 @@ function handlers(
   stop: () => void,
   startedAt: number,
   sockets: SessionSockets,
+  mode: HostStatus['mode'],
 ): Record<Op, Handler> {
   const h: { [O in Op]: (b: Body, source: string) => Promise<Ops[O]['res']> } = {
-    status: async () => ({ pid: process.pid, vaultDir: ctx.dir, startedAt, vault: vaultHere(ctx) }),
+    status: async () => ({
+      pid: process.pid,
+      vaultDir: ctx.dir,
+      startedAt,
+      vault: vaultHere(ctx),
+      mode,
+    }),
     // The owner's proof from any caller: an agent that could stop the host could
     // put its own process on the socket and take the owner's next passphrase.
     shutdown: async (b, source) => {
@@ -194,7 +249,7 @@ function handlers(
       if (mode !== 'get' && mode !== 'totp') throw bad('mode');
       const session = authenticate(ctx, secret(b, 'token'), source);
       try {
-        const value = readField(
+        const value = await readField(
           ctx,
           session,
           { entry: str(b, 'entry'), field: str(b, 'field'), mode },
@@ -209,8 +264,12 @@ function handlers(
     },
     resolve: async (b, source) => {
       const raw = b.refs;
-      if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_REFS) {
-        throw bad(`refs must be a list of 1 to ${MAX_REFS} references`);
+      if (!Array.isArray(raw) || raw.length === 0) throw bad('refs must be a list of references');
+      if (raw.length > MAX_REFS) {
+        throw new VaultError(
+          'VLT-1006',
+          `One request names at most ${MAX_REFS} references; this one names ${raw.length}. Nothing was resolved.`,
+        );
       }
       const refs = raw.map((r: unknown) => {
         const o = (typeof r === 'object' && r !== null ? r : {}) as Body;
@@ -218,7 +277,7 @@ function handlers(
       });
       const session = authenticate(ctx, secret(b, 'token'), source);
       try {
-        const values = release(
+        const values = await release(
           ctx,
           session,
           refs,
@@ -236,11 +295,12 @@ function handlers(
     'vault.passwd': async (b, source) => {
       const next = secret(b, 'newPassphrase');
       checkNewPassphrase(next);
-      const recovery = optStr(b, 'recoveryKey');
+      const recovery = optSecret(b, 'recoveryKey');
       const s =
         recovery !== undefined
-          ? await unlockWithRecovery(ctx, Secret.fromString(recovery), source)
+          ? await unlockWithRecovery(ctx, recovery, source)
           : await unlockOwner(ctx, secret(b, 'passphrase'), source);
+      recovery?.wipe();
       try {
         const rewrapped = await s.rewrapRoot(next);
         ctx.commit((tx) => {
@@ -248,6 +308,7 @@ function handlers(
           tx.putHeader({ ...header, ...rewrapped });
           appendAudit(tx, header, ownerEvent(ctx, 'vault_passwd', source));
         });
+        anchor(ctx, s);
         return {};
       } finally {
         s.wipe();
@@ -255,8 +316,7 @@ function handlers(
       }
     },
     'vault.backup': async (b, source) => {
-      await asOwner(ctx, b, source, () => null);
-      return backupVault(ctx, str(b, 'path'), source);
+      return asOwner(ctx, b, source, () => backupVault(ctx, str(b, 'path'), source));
     },
     'vault.check': async (b, source) => {
       const pass = secret(b, 'passphrase');
@@ -302,6 +362,16 @@ function handlers(
         pass.wipe();
       }
     },
+    'vault.rekey': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      const s = await unlockOwner(ctx, pass, source);
+      try {
+        return await rekeyVault(ctx, s, pass, source);
+      } finally {
+        s.wipe();
+        pass.wipe();
+      }
+    },
     'entry.set': (b, source) =>
       asOwner(ctx, b, source, (s) =>
         setEntry(
@@ -319,6 +389,10 @@ function handlers(
     'entry.rm': (b, source) =>
       asOwner(ctx, b, source, (s) => (removeEntry(ctx, s, str(b, 'entry'), source), {})),
     'entry.show': (b, source) => asOwner(ctx, b, source, (s) => showEntry(ctx, s, str(b, 'entry'))),
+    'entry.reveal': (b, source) =>
+      asOwner(ctx, b, source, (s) =>
+        revealField(ctx, s, { entry: str(b, 'entry'), field: str(b, 'field') }, source),
+      ),
     'entry.ls': (b, source) => asOwner(ctx, b, source, (s) => ({ entries: listEntries(ctx, s) })),
     'entry.hosts': (b, source) =>
       asOwner(ctx, b, source, (s) =>
@@ -462,14 +536,21 @@ function readBody(req: IncomingMessage): Promise<Body> {
       chunks.push(c);
     });
     req.on('end', () => {
+      const raw = Buffer.concat(chunks);
       try {
-        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        // The owner's secrets leave as Buffers before the bytes become a string.
+        const secrets = liftOwnerSecrets(raw);
+        const parsed: unknown = JSON.parse(raw.toString('utf8') || '{}');
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          for (const v of secrets.values()) v.wipe();
           throw bad('body');
+        }
+        lifted.set(parsed as Body, secrets);
         resolve(parsed as Body);
       } catch (err) {
         reject(err instanceof VaultError ? err : bad('body is not JSON'));
       } finally {
+        raw.fill(0);
         for (const c of chunks) c.fill(0);
       }
     });
@@ -477,10 +558,26 @@ function readBody(req: IncomingMessage): Promise<Body> {
   });
 }
 
-/** `pid:<n>` as the client states it; a same-user peer could lie, see docs/threat-model.md. */
+const peers = new WeakMap<Socket, string>();
+
+/**
+ * The audit source of a request: `pid:<n> uid:<n>` of the connecting process,
+ * as the kernel recorded it (SO_PEERCRED). Nothing the client writes on the
+ * socket can change it; a pid the client states about itself is not read.
+ */
 function sourceOf(req: IncomingMessage): string {
-  const pid = req.headers[PID_HEADER];
-  return typeof pid === 'string' && /^[0-9]{1,10}$/.test(pid) ? `pid:${pid}` : 'local';
+  const socket = req.socket;
+  let source = peers.get(socket);
+  if (source === undefined) {
+    try {
+      const peer = peerCred(socket);
+      source = `pid:${peer.pid} uid:${peer.uid}`;
+    } catch {
+      source = 'local';
+    }
+    peers.set(socket, source);
+  }
+  return source;
 }
 
 async function listenOnce(server: Server, path: string): Promise<void> {
@@ -499,15 +596,28 @@ async function listenOnce(server: Server, path: string): Promise<void> {
   });
 }
 
-function alive(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
+/**
+ * One host per vault: an exclusive flock on `<dir>/host.lock`, taken before
+ * the socket is bound and held until the host has closed its socket and its
+ * store. Whoever holds it owns `host.sock`: only the holder removes a socket
+ * file (a stale one, before it binds) and its close unlinks only its own, so an
+ * orphan host can no longer take the live host's socket path with it.
+ * @returns the lock's file descriptor, or null when another host holds it.
+ */
+function takeHostLock(dir: string): number | null {
+  const fd = openSync(
+    join(dir, LOCK_NAME),
+    constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    if (tryLock(fd)) return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  closeSync(fd);
+  return null;
 }
 
 /** How often a follower also polls, for records another host process committed. */
@@ -525,19 +635,23 @@ async function followAudit(
   fail: (err: unknown) => void,
   followers: { count: number },
 ): Promise<void> {
-  let session: OwnerSession;
+  let keys: KeyPair;
   let filter: AuditFilter;
+  let body: Body | undefined;
   try {
-    const body = await readBody(req);
+    body = await readBody(req);
     filter = auditFilter(body);
     const pass = secret(body, 'passphrase');
-    session = await unlockOwner(ctx, pass, sourceOf(req));
+    const session = await unlockOwner(ctx, pass, sourceOf(req));
     pass.wipe();
+    // A follower may last for hours: it keeps the audit key pair, not the root key.
+    keys = session.keepAuditKeysOnly();
   } catch (err) {
     fail(err);
     return;
+  } finally {
+    if (body !== undefined) wipeLifted(body);
   }
-  const keys = session.auditKeys();
   let last = filter.afterSeq ?? 0;
   res.useChunkedEncodingByDefault = false;
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
@@ -558,7 +672,7 @@ async function followAudit(
     followers.count--;
     ctx.events.off('commit', flush);
     clearInterval(poll);
-    session.wipe();
+    wipe(keys.secretKey);
   });
   flush();
 }
@@ -600,6 +714,7 @@ async function holdSession(
   res.on('close', () => {
     followers.count--;
     sockets.close(id);
+    ctx.callers.clear();
     try {
       revokeSession(ctx, id, source);
     } catch {
@@ -608,6 +723,27 @@ async function holdSession(
   });
 }
 
+/**
+ * Operations that change no agent, session or entry: the agents' own and the
+ * owner's reads (the dashboard polls these). Any other clears the caller
+ * cache before and after it runs (caller-cache.ts): a change to who may do
+ * what is never met by keys kept from before it. (Each request checks the
+ * records anyway; this is so they are not kept either.)
+ */
+const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'status',
+  'entry.show',
+  'entry.ls',
+  'agent.ls',
+  'agent.show',
+  'key.ls',
+  'audit.list',
+  'audit.verify',
+]);
+
 /** The only operations a sandboxed session's socket serves. */
 const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
 
@@ -615,12 +751,17 @@ export class HostAlreadyRunning extends Error {}
 
 /**
  * Starts the host on `<dir>/host.sock`.
- * @throws HostAlreadyRunning when another host answers on the socket.
+ * @throws HostAlreadyRunning when another host holds the vault's host lock.
  */
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const log = opts.log ?? (() => {});
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
-  const socketPath = join(opts.dir, SOCKET_NAME);
+  const socketDir = opts.socketDir ?? opts.dir;
+  const shared = socketDir !== opts.dir;
+  if (shared) mkdirSync(socketDir, { recursive: true, mode: 0o750 });
+  const socketPath = join(socketDir, SOCKET_NAME);
+  const lock = takeHostLock(opts.dir);
+  if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
   const ctx = new HostContext(opts.dir, opts.now);
   const startedAt = Date.now();
   let idle: NodeJS.Timeout | undefined;
@@ -632,17 +773,25 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
+    // The lock goes last: until then no other host may bind or unlink host.sock.
     server.close(() => {
-      void ctx.close().finally(resolveStopped);
+      void ctx.close().finally(() => {
+        closeSync(lock);
+        resolveStopped();
+      });
     });
     server.closeAllConnections();
     sockets.closeAll();
   };
   const followers = { count: 0 };
   const sockets = new SessionSockets(
-    opts.dir,
+    socketDir,
+    shared,
     (id) => route(sandboxGuard(id), (req) => `sandbox ${sourceOf(req)}`),
-    (id) => revokeSession(ctx, id, 'host'),
+    (id) => {
+      ctx.callers.clear();
+      revokeSession(ctx, id, 'host');
+    },
   );
   const touch = () => {
     clearTimeout(idle);
@@ -653,7 +802,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       stop();
     }, opts.idleMs);
   };
-  const table = handlers(ctx, stop, startedAt, sockets);
+  const table = handlers(ctx, stop, startedAt, sockets, shared ? 'hardened' : 'same-user');
 
   /**
    * A session socket's gate: agent operations only, with that session's token
@@ -712,36 +861,44 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
         return;
       }
+      const changes = !CALLER_OPS.has(op);
       readBody(req)
-        .then((body) => {
-          guard?.(op, body);
-          return handler(body, source(req));
+        .then(async (body) => {
+          try {
+            guard?.(op, body);
+            if (changes) ctx.callers.clear();
+            return await handler(body, source(req));
+          } finally {
+            wipeLifted(body);
+          }
+        })
+        .finally(() => {
+          if (changes) ctx.callers.clear();
         })
         .then((result) => reply(200, { ok: true, result }), fail);
     };
   const server = createServer(route(null, sourceOf));
-  server.keepAliveTimeout = 1000;
+  // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
+  server.keepAliveTimeout = 5000;
 
-  // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
-  // read it first in a child, before any request can open it here, and
-  // refuse with VLT-3034 instead of dying.
-  if (Store.exists(opts.dir)) {
-    ctx.damaged = await scanInChild(ctx.storePath, false);
-    if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
-  }
   try {
+    // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
+    // read it first in a child, before any request can open it here, and
+    // refuse with VLT-3034 instead of dying. After the host lock (taken above),
+    // so a second host started meanwhile stops at the lock instead of reading
+    // too; the child only reads the store file and never takes host.lock.
+    if (Store.exists(opts.dir)) {
+      ctx.damaged = await scanInChild(ctx.storePath, false);
+      if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
+    }
+    // Under the lock, a socket file left here is a dead host's: no live host can own it.
+    rmSync(socketPath, { force: true });
     await listenOnce(server, socketPath);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    // A host that has bound but not yet listened refuses connections for a
-    // moment: only a socket that refuses twice, 100 ms apart, is stale.
-    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
-    await new Promise((r) => setTimeout(r, 100));
-    if (await alive(socketPath)) throw new HostAlreadyRunning('a vault host is already running');
-    unlinkSync(socketPath);
-    await listenOnce(server, socketPath);
+    closeSync(lock);
+    throw err;
   }
-  chmodSync(socketPath, 0o600);
+  chmodSync(socketPath, shared ? 0o660 : 0o600);
   // Before the first request: no `run` holds a session of an earlier host.
   if (ctx.damaged === null && ctx.hasVault()) {
     const ended = endOrphanedSessions(ctx);

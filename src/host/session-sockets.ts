@@ -4,7 +4,7 @@
  * agent operations (whoami, read, resolve) and only for that session's token,
  * so an agent inside the sandbox cannot stop the host, try the owner's
  * passphrase or bring in another token (VLT-2051). Each socket lives in
- * `<vault>/sessions/` (0700, the host's) and goes when its session ends.
+ * `<socket dir>/sessions/` (0700, the host's) and goes when its session ends.
  */
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -19,6 +19,8 @@ export class SessionSockets {
 
   constructor(
     private readonly dir: string,
+    /** Hardened host: `run` (a member of the host's group) must reach the sockets. */
+    private readonly shared: boolean,
     /** The restricted request handler for session `id`. */
     private readonly serve: (id: string) => RequestListener,
     /** Ends session `id` (revokes it) when nobody held it in time. */
@@ -29,7 +31,7 @@ export class SessionSockets {
   async open(id: string): Promise<string> {
     const dir = join(this.dir, 'sessions');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
+    chmodSync(dir, this.shared ? 0o750 : 0o700);
     // 64 bits of the id keep the path inside sun_path's 108 bytes.
     const path = join(dir, `${id.slice(0, 16)}.sock`);
     // Only this host writes here: a file of that name is an earlier host's leftover.
@@ -43,7 +45,7 @@ export class SessionSockets {
         resolve();
       });
     });
-    chmodSync(path, 0o600);
+    chmodSync(path, this.shared ? 0o660 : 0o600);
     this.servers.set(id, { server, path });
     const timer = setTimeout(() => {
       this.unheld.delete(id);

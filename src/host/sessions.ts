@@ -18,7 +18,7 @@ import type { SessionRecord, Tx } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
-import { addGrants, recordIndexKey, verifyAgent, withSessionMac } from './grants.js';
+import { addGrants, recordIndexKey, rotateEntry, verifyAgent, withSessionMac } from './grants.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 
@@ -126,7 +126,10 @@ export function revokeSession(ctx: HostContext, id: string, source: string): voi
     const r = tx.session(id);
     if (r === null || r.revoked !== null) return;
     const header = ctx.header(tx);
-    // Its grants go; the entries keep their keys until their next rotation (no owner key here).
+    // Its grants go; the entries it held are rotated at the owner's next
+    // command (rotatePending), since the host holds no owner key here.
+    const held = Object.keys(r.grants ?? {});
+    if (held.length > 0) tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
     tx.putSession({
       ...r,
       scope: [],
@@ -164,4 +167,27 @@ export function endOrphanedSessions(ctx: HostContext): number {
 /** Whether a session is alive at `now`. */
 export function sessionLive(r: SessionRecord, now: number): boolean {
   return r.revoked === null && now < r.expires;
+}
+
+/**
+ * Rotates the entries ended sessions held (see revokeSession), for the owner
+ * at the start of a command: keys a session saved open nothing after. Best
+ * effort: a rotation that fails (an altered record, VLT-3021) leaves the list
+ * for the next command and does not stop this one.
+ */
+export function rotatePending(ctx: HostContext, s: OwnerSession): void {
+  try {
+    ctx.commit((tx) => {
+      const ids = tx.pendingRotation();
+      if (ids.length === 0) return;
+      const header = ctx.header(tx);
+      for (const id of ids) {
+        const e = tx.entry(id);
+        if (e !== null) wipe(rotateEntry(tx, s, header, e).dataKey);
+      }
+      tx.putPendingRotation([]);
+    });
+  } catch {
+    // Left pending.
+  }
 }

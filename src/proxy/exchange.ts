@@ -8,9 +8,15 @@
  *
  * Why: measured A/B against ClientRequest, alternating 1 s rounds, median
  * share of direct: c=1 46% -> 59%, c=32 55% -> 59%, c=8 unchanged (the TLS
- * work bounds it). `_http_common` is an undocumented built-in; the pinned
- * Node runs every proxy test through this file, and a Node without it fails
- * at the proxy's start, not mid-request.
+ * work bounds it). `_http_common` is an undocumented built-in, and it stays:
+ * Node has no public parser API, and the llhttp npm package generates C, it
+ * is not a parser JavaScript can call (a WebAssembly build of it, as undici
+ * bundles privately, would be a second copy of the parser to keep up to
+ * date, for no gain in speed). So it is pinned instead: `parserProblem`
+ * parses a canned exchange (a chunked response with a trailer, then a
+ * second response on the same connection) and checks every callback this
+ * file relies on fires as expected, and the proxy refuses to start when it
+ * does not; the pinned Node runs every proxy test through this file.
  *
  * What it guarantees: a connection carries one exchange at a time; it is
  * handed back for reuse only when the response ended cleanly, the server
@@ -30,6 +36,7 @@ interface Parser {
 interface ParserClass {
   new (): Parser;
   readonly RESPONSE: number;
+  readonly kOnMessageBegin: number;
   readonly kOnHeaders: number;
   readonly kOnHeadersComplete: number;
   readonly kOnBody: number;
@@ -39,6 +46,58 @@ interface ParserClass {
 const { HTTPParser } = createRequire(import.meta.url)('_http_common') as {
   HTTPParser: ParserClass;
 };
+
+/**
+ * Why this Node's parser cannot serve the proxy, or null when it behaves as
+ * this file expects: every member used is there, and a chunked response with
+ * a trailer followed by a second response parse into the callbacks in order,
+ * the trailer through kOnHeaders at the end of its message (where the
+ * reader drops it), never into the next head.
+ */
+export function parserProblem(): string | null {
+  const names = [
+    'RESPONSE',
+    'kOnMessageBegin',
+    'kOnHeaders',
+    'kOnHeadersComplete',
+    'kOnBody',
+    'kOnMessageComplete',
+  ] as const;
+  const missing = names.filter((n) => typeof HTTPParser?.[n] !== 'number');
+  if (missing.length > 0) return `_http_common.HTTPParser lacks ${missing.join(', ')}`;
+  const events: string[] = [];
+  try {
+    const p = new HTTPParser();
+    p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+    p[HTTPParser.kOnMessageBegin] = () => events.push('begin');
+    p[HTTPParser.kOnHeaders] = (h: string[]) => events.push(`headers ${h.join(':')}`);
+    p[HTTPParser.kOnHeadersComplete] = (...a: unknown[]) => {
+      events.push(`head ${String(a[5])} ${(a[2] as string[] | undefined)?.length ?? 'none'}`);
+      return 0;
+    };
+    p[HTTPParser.kOnBody] = (b: Buffer) => events.push(`body ${b.toString('latin1')}`);
+    p[HTTPParser.kOnMessageComplete] = () => events.push('complete');
+    const wire =
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n' +
+      '1\r\na\r\n0\r\nX-T: v\r\n\r\nHTTP/1.1 204 No Content\r\nX-N: 1\r\n\r\n';
+    const n = p.execute(Buffer.from(wire, 'latin1'));
+    if (n instanceof Error)
+      return `_http_common.HTTPParser failed a canned response (${n.message})`;
+  } catch (err) {
+    return `_http_common.HTTPParser failed a canned response (${(err as Error).name})`;
+  }
+  // After a trailer, llhttp hands the next head's headers over through kOnHeaders
+  // too (this Node does): the reader must start each message with an empty list.
+  const first = ['begin', 'head 200 4', 'body a', 'headers X-T:v', 'complete', 'begin'];
+  const second = [
+    ['head 204 2', 'complete'],
+    ['headers X-N:1', 'head 204 none', 'complete'],
+  ];
+  const seen = events.join('|');
+  return second.some((s) => seen === [...first, ...s].join('|'))
+    ? null
+    : `_http_common.HTTPParser reads responses differently (${events.join(', ')})`;
+}
 
 /** Where an exchange delivers its response. */
 export interface ResponseSink {
@@ -60,6 +119,12 @@ class Reader {
   constructor(readonly socket: TLSSocket) {
     const p = this.#parser;
     p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+    // The header list is per message: trailers llhttp hands over at a message's
+    // end (kOnHeaders again) must never become part of the next response's head,
+    // which may be another caller's.
+    p[HTTPParser.kOnMessageBegin] = () => {
+      this.#headers = [];
+    };
     p[HTTPParser.kOnHeaders] = (headers: string[]) => {
       for (const h of headers) this.#headers.push(h);
     };
@@ -85,7 +150,11 @@ class Reader {
       return this.current.onHead(status, message, raw, keepAlive);
     };
     p[HTTPParser.kOnBody] = (b: Buffer) => this.current?.onBody(b);
-    p[HTTPParser.kOnMessageComplete] = () => this.current?.onComplete();
+    p[HTTPParser.kOnMessageComplete] = () => {
+      // Trailers: dropped, never relayed, never kept.
+      this.#headers = [];
+      this.current?.onComplete();
+    };
     socket.on('data', (d: Buffer) => {
       // Bytes on a connection nobody is waiting on: it cannot be trusted again.
       if (this.current === null) return void socket.destroy();

@@ -23,7 +23,8 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
-import { isIP, type Socket } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP, type Socket } from 'node:net';
 import { pipeline, type Duplex, type Transform } from 'node:stream';
 import { TLSSocket, createSecureContext } from 'node:tls';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -41,7 +42,7 @@ import {
   type HeaderRef,
 } from './headers.js';
 import { credentials } from './caller.js';
-import { Exchange } from './exchange.js';
+import { Exchange, parserProblem } from './exchange.js';
 import { Relay, type BodySource } from './relay.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 import { Scavenger } from './scavenge.js';
@@ -232,16 +233,79 @@ function decoderFor(encoding: string): Transform | null {
 interface Prepared {
   readonly headers: string[];
   readonly replacements: Replacement[];
+  /**
+   * Plain HTTP carrying a value: the loopback address its host name was
+   * judged by, which is where it is sent (no second lookup that could answer
+   * otherwise). Null otherwise.
+   */
+  readonly address: string | null;
+}
+
+/** This machine's loopback addresses (IPv4-mapped IPv6 ones included). */
+const LOOPBACK_NET = new BlockList();
+LOOPBACK_NET.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK_NET.addAddress('::1', 'ipv6');
+
+/**
+ * The loopback address `host` resolves to, or null when it does not resolve
+ * or any address it resolves to is not this machine's loopback: plain HTTP
+ * carries a value only to this machine, judged by where the name leads, not
+ * by how it is spelled.
+ */
+async function loopbackAddress(host: string): Promise<string | null> {
+  let found: { address: string; family: number }[];
+  try {
+    found = await lookup(host, { all: true, verbatim: true });
+  } catch {
+    return null;
+  }
+  const local = (a: { address: string; family: number }) =>
+    LOOPBACK_NET.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4');
+  return found.length > 0 && found.every(local) ? (found[0]?.address ?? null) : null;
+}
+
+/**
+ * Why a request's Host does not name where it goes, or null: exactly one
+ * Host, naming the CONNECT target (or the absolute-form URL's host), with the
+ * same port when it gives one. A value bound to one host must not go out
+ * addressed to another (domain fronting on a shared CDN or load balancer).
+ */
+export function hostMismatch(raw: readonly string[], dest: Destination): string | null {
+  let host: string | null = null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (host !== null) return 'more than one Host header';
+    host = raw[i + 1] as string;
+  }
+  if (host === null) return 'no Host header';
+  const a = parseAuthority(host.trim(), dest.port);
+  if (a === null) return 'an invalid Host header';
+  if (a.host !== dest.host || a.port !== dest.port) {
+    return `Host ${JSON.stringify(host.slice(0, 100))} is not the destination ${dest.host}:${dest.port}`;
+  }
+  return null;
 }
 
 export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  // Pinned to the parser it was built against (exchange.ts): never started on another.
+  const parser = parserProblem();
+  if (parser !== null) {
+    return Promise.reject(
+      new VaultError('VLT-3007', `The proxy cannot run on this Node: ${parser}.`),
+    );
+  }
   // The upstream CAs as one context, not as a `ca` option: Node's agent puts a
   // `ca` option into every request's pool key (a 200 kB string built per request,
   // most of the proxy's CPU when measured); a secure context is not part of it.
   const upstreamTrust = createSecureContext({ ca: [...opts.upstreamCa] });
   const agents = {
-    https: new HttpsAgent({ keepAlive: true, secureContext: upstreamTrust, maxFreeSockets: 64 }),
-    http: new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
+    https: new CallerHttpsAgent({
+      keepAlive: true,
+      secureContext: upstreamTrust,
+      maxFreeSockets: 64,
+    }),
+    http: new CallerHttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
   };
   const tunnels = new WeakMap<Socket, Tunnel>();
   const scavenger = new Scavenger();
@@ -253,7 +317,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (!tunnels.has(client)) return null;
     let u = held.get(client);
     if (u === undefined) {
-      const made = upstreams.forTunnel(dest.host, dest.port);
+      const made = upstreams.forTunnel(dest.host, dest.port, tunnels.get(client)?.caller ?? null);
       client.once('close', () => made.end());
       held.set(client, made);
       u = made;
@@ -293,7 +357,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const forward = forwardable(req.rawHeaders, upgrade);
     // Most requests hold no reference: their headers go on as they are, unsplit.
     if (!forward.some((v, i) => i % 2 === 1 && v.includes('vault://'))) {
-      return { headers: forward, replacements: [] };
+      return { headers: forward, replacements: [], address: null };
     }
     const t = template(forward);
     if (t.malformed.length > 0) {
@@ -303,13 +367,22 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         `Malformed reference in header ${m?.header}: ${JSON.stringify(m?.written)}.`,
       );
     }
-    if (t.refs.length === 0) return { headers: fill(t, []), replacements: [] };
-    if (!dest.tls && !isLoopback(dest.host)) {
+    if (t.refs.length === 0) return { headers: fill(t, []), replacements: [], address: null };
+    const pin = hostMismatch(req.rawHeaders, dest);
+    if (pin !== null) {
       throw refuse(
-        'VLT-2045',
-        'Credentials go only over HTTPS (or plain HTTP to this machine); nothing was sent.',
+        'VLT-2048',
+        `${pin}: a value goes only to the host the request is addressed to; nothing was sent.`,
       );
     }
+    const address = dest.tls ? null : await loopbackAddress(dest.host);
+    if (!dest.tls && address === null) {
+      throw refuse(
+        'VLT-2045',
+        'Credentials go only over HTTPS (or plain HTTP to this machine, judged by what the name resolves to); nothing was sent.',
+      );
+    }
+    if (!dest.tls && dest.port === ownPort) throw refuse('VLT-2049');
     let values: Buffer[];
     try {
       values = await opts.resolve(
@@ -334,13 +407,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       value: values[i] as Buffer,
       reference: Buffer.from(r.written, 'latin1'),
     }));
-    return { headers, replacements };
+    return { headers, replacements, address };
   }
 
   function upstreamRequest(
     req: IncomingMessage,
-    dest: Destination,
-    path: string,
+    { dest, path, caller }: Routed,
     p: Prepared,
     upgrade: boolean,
   ) {
@@ -354,6 +426,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       path,
       headers,
       setHost: false,
+      [CALLER]: caller,
     };
     if (dest.tls) {
       return httpsRequest({
@@ -362,7 +435,9 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         servername: isIP(dest.host) === 0 ? dest.host : undefined,
       });
     }
-    return httpRequest({ ...common, agent: upgrade ? false : agents.http });
+    // Plain HTTP with a value: to the loopback address the name was judged by.
+    const plain = { ...common, host: p.address ?? dest.host };
+    return httpRequest({ ...plain, agent: upgrade ? false : agents.http });
   }
 
   function responseHeaders(raw: readonly string[], p: Prepared, bodyChanges: boolean): string[] {
@@ -503,7 +578,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (own !== null) return exchangeInTunnel(req, res, dest, path, p, own);
 
     // Absolute-form requests (plain HTTP, or https:// without a tunnel): node:http's client.
-    const up = upstreamRequest(req, dest, path, p, false);
+    const up = upstreamRequest(req, r, p, false);
     let relay: Relay | null = null;
     up.on('response', (upRes) => {
       const r = respond(
@@ -547,7 +622,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     head: Buffer,
     r: Routed,
   ): Promise<void> {
-    const { dest, path } = r;
+    const { dest } = r;
     let p: Prepared;
     try {
       p = await prepare(req, r, true);
@@ -558,9 +633,16 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     // (websocket.ts): no extension is offered, so none can compress them.
     const scrub = new Scrubber(p.replacements).active;
     const sent = scrub ? { ...p, headers: without(p.headers, ['sec-websocket-extensions']) } : p;
-    const up = upstreamRequest(req, dest, path, sent, true);
+    const up = upstreamRequest(req, r, sent, true);
     socket.once('close', () => wipeValues(p));
     up.on('upgrade', (upRes, upSocket, upHead) => {
+      if (!isWebSocket(upRes.headers.upgrade)) {
+        upSocket.destroy();
+        return rawError(
+          socket,
+          refuse('VLT-3008', `Upstream ${dest.host}:${dest.port} switched to another protocol.`),
+        );
+      }
       const headers = forwardable(upRes.rawHeaders, true);
       let text = `HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\n`;
       for (let i = 0; i + 1 < headers.length; i += 2) {
@@ -682,6 +764,10 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     void handle(req, res, r);
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Only a Node without shouldUpgradeCallback gets here with another protocol.
+    if (!isWebSocket(req.headers.upgrade)) {
+      return rawError(socket, refuse('VLT-2048', 'Only WebSocket upgrades are relayed.'));
+    }
     const r = precheck(req);
     if (r instanceof VaultError) return rawError(socket, r);
     void handleUpgrade(req, socket, head, r);
@@ -697,7 +783,16 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     );
   };
 
-  const serverOptions = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 };
+  const serverOptions = {
+    requestTimeout: 0,
+    headersTimeout: 60_000,
+    keepAliveTimeout: 30_000,
+    // Only a WebSocket handshake is an upgrade. Any other (h2c, TLS upgrade)
+    // is an ordinary request whose Upgrade is dropped as hop-by-hop: the
+    // upstream answers it in HTTP/1.1, and no protocol the proxy cannot read
+    // (and so cannot scrub) runs over a connection it relays.
+    shouldUpgradeCallback: (req: IncomingMessage) => isWebSocket(req.headers.upgrade),
+  };
   // The tunnels' decrypted connections: never listens, gets sockets handed over.
   const inner: Server = createServer(serverOptions);
   inner.on('request', onRequest);
@@ -763,6 +858,35 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       });
     });
   });
+}
+
+/** Where a request's caller rides in node:http's request options, for the agents' pool names. */
+const CALLER = Symbol('caller');
+type WithCaller = { [CALLER]?: string | null };
+const callerPart = (o: unknown) => {
+  const c = (o as WithCaller | undefined)?.[CALLER];
+  return c === undefined || c === null ? ':-' : `:+${c}`;
+};
+
+/**
+ * node:http's agents, pooling by caller as well as origin: a kept-alive
+ * upstream connection one caller used is never handed to another
+ * (upstream.ts does the same for tunnels).
+ */
+class CallerHttpsAgent extends HttpsAgent {
+  override getName(o?: Parameters<HttpsAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
+}
+class CallerHttpAgent extends HttpAgent {
+  override getName(o?: Parameters<HttpAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
+}
+
+/** Is this Upgrade header value a WebSocket handshake (`websocket`, any case)? */
+function isWebSocket(upgrade: string | undefined): boolean {
+  return upgrade !== undefined && upgrade.trim().toLowerCase() === 'websocket';
 }
 
 function wipeValues(p: Prepared): void {

@@ -7,8 +7,14 @@
  * bookkeeping (a name per request, free lists, moves between them) was a
  * fifth of the proxy's time per request when measured at concurrency 1. When
  * a tunnel ends, its connection goes to a small shared pool, where the next
- * tunnel to the same target finds it warm; a new connection resumes a TLS
- * session with that target when one is known. A request that finds its
+ * tunnel of the same caller to the same target finds it warm; a new
+ * connection resumes a TLS session with that target when one is known.
+ *
+ * The pool is keyed by caller as well as target: a connection one caller
+ * used is never lent to another, so whatever state it could carry (a parser
+ * left mid-message, an upstream's idea of who is on it) stays that caller's.
+ * A pooled connection's idle timer is one listener set when it is opened;
+ * pooling only arms it. A request that finds its
  * tunnel's connection busy (a client pipelining) takes another.
  *
  * Each request on a connection is an `Exchange` (exchange.ts), which hands
@@ -39,9 +45,12 @@ export class Upstreams {
     this.#trust = trust;
   }
 
-  /** The connection holder of one tunnel to `host:port`. */
-  forTunnel(host: string, port: number): TunnelUpstream {
-    return new TunnelUpstream(this, host, port);
+  /**
+   * The connection holder of one tunnel to `host:port` opened by `caller`
+   * (its token; null for the proxy's own identity).
+   */
+  forTunnel(host: string, port: number, caller: string | null): TunnelUpstream {
+    return new TunnelUpstream(this, host, port, poolKey(host, port, caller));
   }
 
   /** Ends every pooled connection; those in use end when handed back. */
@@ -52,9 +61,8 @@ export class Upstreams {
     this.#pooled = 0;
   }
 
-  /** @internal A connection to `host:port` lent to `holder`: a pooled one, else a new one. */
-  lend(holder: TunnelUpstream, host: string, port: number): TLSSocket {
-    const key = `${host}:${port}`;
+  /** @internal A connection to `host:port` lent to `holder`: one pooled under `key`, else a new one. */
+  lend(holder: TunnelUpstream, host: string, port: number, key: string): TLSSocket {
     const s = this.#fromPool(key) ?? this.#open(host, port, key);
     this.#holder.set(s, holder);
     return s;
@@ -71,7 +79,8 @@ export class Upstreams {
     list.push(s);
     this.#pool.set(key, list);
     this.#pooled++;
-    s.setTimeout(POOL_IDLE_MS, () => s.destroy());
+    // Arms the one 'timeout' listener #open set; adds none.
+    s.setTimeout(POOL_IDLE_MS);
     s.unref();
   }
 
@@ -99,18 +108,19 @@ export class Upstreams {
   }
 
   #open(host: string, port: number, key: string): TLSSocket {
+    const target = `${host}:${port}`;
     const s = connect({
       host,
       port,
       servername: isIP(host) === 0 ? host : undefined,
       secureContext: this.#trust,
-      session: this.#sessions.get(key),
+      session: this.#sessions.get(target),
       ALPNProtocols: ['http/1.1'],
     });
     s.setNoDelay(true);
     s.on('session', (session: Buffer) => {
-      this.#sessions.delete(key);
-      this.#sessions.set(key, session);
+      this.#sessions.delete(target);
+      this.#sessions.set(target, session);
       if (this.#sessions.size > SESSIONS_MAX) {
         const oldest = this.#sessions.keys().next().value;
         if (oldest !== undefined) this.#sessions.delete(oldest);
@@ -118,9 +128,11 @@ export class Upstreams {
     });
     // While idle, nobody else listens: an error then just ends it.
     s.on('error', () => {
-      this.#sessions.delete(key);
+      this.#sessions.delete(target);
       s.destroy();
     });
+    // Only ever armed while the connection sits in the pool (release).
+    s.on('timeout', () => s.destroy());
     s.on('close', () => {
       this.#holder.get(s)?.forget(s);
       this.#unpool(s, key);
@@ -136,12 +148,14 @@ export class TunnelUpstream {
   readonly #upstreams: Upstreams;
   readonly #host: string;
   readonly #port: number;
+  readonly #key: string;
 
   /** @internal Made by `Upstreams.forTunnel`. */
-  constructor(upstreams: Upstreams, host: string, port: number) {
+  constructor(upstreams: Upstreams, host: string, port: number, key: string) {
     this.#upstreams = upstreams;
     this.#host = host;
     this.#port = port;
+    this.#key = key;
   }
 
   /** The connection for this tunnel's next request. */
@@ -149,7 +163,7 @@ export class TunnelUpstream {
     const kept = this.#idle;
     this.#idle = null;
     if (kept !== null && !kept.destroyed && kept.writable) return kept;
-    return this.#upstreams.lend(this, this.#host, this.#port);
+    return this.#upstreams.lend(this, this.#host, this.#port, this.#key);
   }
 
   /** The tunnel ended: its idle connection goes to the shared pool. */
@@ -157,7 +171,7 @@ export class TunnelUpstream {
     this.#ended = true;
     const kept = this.#idle;
     this.#idle = null;
-    if (kept !== null) this.#upstreams.release(kept, `${this.#host}:${this.#port}`);
+    if (kept !== null) this.#upstreams.release(kept, this.#key);
   }
 
   /**
@@ -170,11 +184,20 @@ export class TunnelUpstream {
       this.#idle = s;
       return;
     }
-    this.#upstreams.release(s, `${this.#host}:${this.#port}`);
+    this.#upstreams.release(s, this.#key);
   }
 
   /** @internal A connection of ours closed. */
   forget(s: TLSSocket): void {
     if (this.#idle === s) this.#idle = null;
   }
+}
+
+/**
+ * Where a caller's idle connections to a target wait. A NUL cannot be in a
+ * token read from Proxy-Authorization, a host or a port, so no two callers
+ * share a key.
+ */
+function poolKey(host: string, port: number, caller: string | null): string {
+  return `${caller === null ? '-' : `+${caller}`}\0${host}:${port}`;
 }

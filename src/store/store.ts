@@ -3,8 +3,11 @@
  * The only importer of lmdb. It holds ciphertext and metadata only: entry names
  * and values are sealed before they arrive here, names are keyed hashes.
  *
- * Every write is a `transactionSync`, committed and flushed to disk before it
- * returns, so a reply the host sends after `write()` describes durable state.
+ * Every write is committed and flushed to disk before the caller goes on: a
+ * `transactionSync` (`write`), or, for the fills and reads that come in
+ * bursts, a batched asynchronous transaction resolved only once flushed
+ * (`writeDurable`). A reply the host sends after either describes durable
+ * state.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
@@ -202,11 +205,23 @@ export interface AuditHead {
   readonly hash: Buffer;
 }
 
+/**
+ * The chain head as the owner's last command saw it, MACed with a key only the
+ * owner's passphrase (or recovery key) reaches: records up to `seq` cannot be
+ * rewritten or cut without `audit --verify` seeing it.
+ */
+export interface AuditAnchor extends AuditHead {
+  readonly at: number;
+  readonly mac: Buffer;
+}
+
 const K = {
   header: 'header',
   auditHead: 'audit-head',
   auditBase: 'audit-base',
   ownerFailures: 'owner-failures',
+  auditAnchor: 'audit-anchor',
+  rotatePending: 'rotate-pending',
   entry: (id: string) => `entry/${id}`,
   field: (entryId: string, fieldKey: string) => `field/${entryId}/${fieldKey}`,
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
@@ -496,6 +511,22 @@ export class Tx {
     this.set(K.ownerFailures, f);
   }
 
+  /** Entries an ended session held, to rotate at the owner's next command (the host has no owner key). */
+  pendingRotation(): string[] {
+    return (this.db.get(K.rotatePending) as string[] | undefined) ?? [];
+  }
+  putPendingRotation(ids: readonly string[]): void {
+    if (ids.length === 0) this.del(K.rotatePending);
+    else this.set(K.rotatePending, [...ids]);
+  }
+
+  auditAnchor(): AuditAnchor | null {
+    return (this.db.get(K.auditAnchor) as AuditAnchor | undefined) ?? null;
+  }
+  putAuditAnchor(a: AuditAnchor): void {
+    this.set(K.auditAnchor, a);
+  }
+
   auditHead(): AuditHead | null {
     return (this.db.get(K.auditHead) as AuditHead | undefined) ?? null;
   }
@@ -514,6 +545,13 @@ export class Tx {
       void this.db.remove(key);
     }
     this.set(K.auditBase, { seq: base.seq, hash: base.hash });
+  }
+  /** Rewrites one record in place: the schema migration's re-chaining only. */
+  putAuditRecord(r: AuditRecord): void {
+    void this.db.put(K.audit(r.seq), r);
+  }
+  putAuditHeadOnly(h: AuditHead): void {
+    this.set(K.auditHead, h);
   }
   audit(fromSeq = 1): AuditRecord[] {
     return [...this.db.getRange({ start: K.audit(fromSeq), end: 'audit0' })].map(
@@ -580,6 +618,23 @@ export class Store {
    */
   write<T>(fn: (tx: Tx) => T): T {
     return this.db.transactionSync(() => fn(new Tx(this.db)));
+  }
+
+  /**
+   * A write transaction queued with the others of this moment (lmdb-js
+   * batches them into one LMDB transaction, each a child transaction of its
+   * own, so one that throws is rolled back alone), resolved only once the
+   * commit is flushed to disk. The flush runs off the event loop
+   * (overlappingSync, lmdb-js's default here), beside the next batch's work,
+   * instead of blocking it as `write` does.
+   */
+  async writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    const db = this.db as unknown as {
+      transactionAsync(action: () => T, asChild: boolean): Promise<T>;
+    };
+    const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
+    await this.db.flushed;
+    return out;
   }
 
   async close(): Promise<void> {

@@ -55,7 +55,7 @@ describe('audit archive keeps the store bounded', () => {
           // As in the host, requests come one event-loop turn after another (lmdb-js
           // renews its read snapshot between turns, so freed pages become reusable).
           if (i % 100 === 0) await new Promise((r) => setImmediate(r));
-          const [v] = release(
+          const [v] = await release(
             ctx,
             session,
             [{ entry: 'API', field: 'password' }],

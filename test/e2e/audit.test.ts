@@ -10,6 +10,8 @@ import { after, before, describe, test } from 'node:test';
 // The tamper tests rewrite raw audit records on purpose: they need the store below the Store API.
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
+import { recordHash } from '../../src/host/audit-log.js';
+import type { AuditRecord } from '../../src/store/store.js';
 import { assertRefused, hex } from '../support/e2e-helpers.js';
 import { CLI, PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
 
@@ -125,7 +127,7 @@ describe('records of owner and agent actions', () => {
     assert.equal(first.action, 'vault_create');
     assert.equal(first.actor, 'owner');
     assert.equal(first.outcome, 'ok');
-    assert.match(first.source, /^pid:[0-9]+$/);
+    assert.match(first.source, /^pid:[0-9]+ uid:[0-9]+$/);
     assert.ok(first.at >= started - 1000 && first.at <= Date.now(), `at ${first.at}`);
     assert.equal(first.time, new Date(first.at).toISOString());
     assert.deepEqual(
@@ -206,7 +208,7 @@ describe('records of owner and agent actions', () => {
       for (const r of fresh) {
         assert.equal(r.actor, 'owner', JSON.stringify(r));
         assert.equal(r.outcome, 'ok', JSON.stringify(r));
-        assert.match(r.source, /^pid:[0-9]+$/);
+        assert.match(r.source, /^pid:[0-9]+ uid:[0-9]+$/);
         assert.equal(r.host, null);
       }
       for (const [i, want] of step.expect.entries()) {
@@ -218,7 +220,7 @@ describe('records of owner and agent actions', () => {
     });
   }
 
-  test('ai_read: a value returned to an ai agent (the default kind), source is its pid', async () => {
+  test('ai_read: a value returned to an ai agent (the default kind), source is its pid and uid from the kernel', async () => {
     const before = await records(rig);
     const child = spawnCli(['get', 'Stripe Prod'], {
       ...rig.env,
@@ -240,7 +242,7 @@ describe('records of owner and agent actions', () => {
     assert.equal(r.field, 'password');
     assert.equal(r.host, null);
     assert.equal(r.subject, null);
-    assert.equal(r.source, `pid:${child.pid}`);
+    assert.equal(r.source, `pid:${child.pid} uid:${process.getuid?.()}`);
     assert.equal(r.time, new Date(r.at).toISOString());
     assert.ok(r.at >= started && r.at <= Date.now());
   });
@@ -312,7 +314,7 @@ describe('records of owner and agent actions', () => {
       assert.equal(r.outcome, d.code);
       assert.equal(r.entry, d.entry);
       assert.equal(r.field, d.field);
-      assert.match(r.source, /^pid:[0-9]+$/);
+      assert.match(r.source, /^pid:[0-9]+ uid:[0-9]+$/);
     });
   }
 
@@ -673,14 +675,19 @@ describe('audit --verify', () => {
     try {
       const r = await rig.owner(['audit', '--verify']);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout, `audit chain verified: ${all.length} records\n`);
+      // The listing just made (an owner command) anchored every record so far.
+      const n = all.length;
+      assert.equal(
+        r.stdout,
+        `audit chain verified: ${n} records; anchored up to record ${n} by the owner, 0 after it unanchored\n`,
+      );
       assert.equal(r.stderr, '');
       await rig.set('Three', 'v3');
       // Across a host restart too.
       await rig.stop();
       assert.equal(
         ok(await rig.owner(['audit', '--verify'])),
-        `audit chain verified: ${all.length + 1} records\n`,
+        `audit chain verified: ${n + 1} records; anchored up to record ${n + 1} by the owner, 0 after it unanchored\n`,
       );
     } finally {
       await rig.dispose();
@@ -744,6 +751,88 @@ describe('audit --verify', () => {
         assert.equal(db.removeSync(key(last)), true);
       });
       assertBroken(await rig.owner(['audit', '--verify']), last, 'truncated log');
+    } finally {
+      await rig.dispose();
+    }
+  });
+
+  /** The records from `from` on re-chained, as an attacker who can hash but not MAC does it. */
+  function rechain(db: ReturnType<typeof open>, records: AuditRecord[]): void {
+    let prev = records[0]?.prev ?? Buffer.alloc(32);
+    records.forEach((r, i) => {
+      const base = { ...r, seq: i + 1, prev };
+      const { hash: _old, ...rest } = base;
+      void _old;
+      const hash = recordHash(rest);
+      db.putSync(key(i + 1), { ...rest, hash });
+      prev = hash;
+    });
+    db.putSync('audit-head', { seq: records.length, hash: prev });
+  }
+
+  function readAll(db: ReturnType<typeof open>): AuditRecord[] {
+    return [...db.getRange({ start: 'audit/', end: 'audit0' })].map((r) => r.value as AuditRecord);
+  }
+
+  test('agent records after the last owner command are reported unanchored', async () => {
+    const { rig, all } = await populated();
+    try {
+      const token = await rig.addAgent('later', ['One']);
+      ok(await rig.agent(['get', 'One'], token));
+      ok(await rig.agent(['get', 'One'], token));
+      const n = all.length + 1;
+      assert.equal(
+        ok(await rig.owner(['audit', '--verify'])),
+        `audit chain verified: ${n + 2} records; anchored up to record ${n} by the owner, 2 after it unanchored\n`,
+      );
+    } finally {
+      await rig.dispose();
+    }
+  });
+
+  test('a record deleted before the anchor and the rest re-chained is caught', async () => {
+    const { rig, all } = await populated();
+    try {
+      await tamper(rig, (db) => {
+        const records = readAll(db);
+        assert.equal(records.length, all.length);
+        const deny = records.findIndex((r) => r.action === 'denied');
+        assert.ok(deny > 0);
+        for (const r of records) db.removeSync(key(r.seq));
+        rechain(db, [...records.slice(0, deny), ...records.slice(deny + 1)]);
+      });
+      const body = assertRefused(await rig.owner(['audit', '--verify']), 'VLT-3003', 'rechained');
+      assert.match(body, /anchor.*record \d+ is missing|rewritten|cut/);
+    } finally {
+      await rig.dispose();
+    }
+  });
+
+  test('a log cut before the anchor, its head moved back, is caught', async () => {
+    const { rig, all } = await populated();
+    try {
+      await tamper(rig, (db) => {
+        const records = readAll(db);
+        const keep = records.slice(0, records.length - 3);
+        for (const r of records.slice(keep.length)) db.removeSync(key(r.seq));
+        const last = keep.at(-1) as AuditRecord;
+        db.putSync('audit-head', { seq: last.seq, hash: last.hash });
+      });
+      const body = assertRefused(await rig.owner(['audit', '--verify']), 'VLT-3003', 'cut');
+      assert.match(body, new RegExp(`cut: anchored record ${all.length} is missing`));
+    } finally {
+      await rig.dispose();
+    }
+  });
+
+  test('a re-chained log with the anchor removed is caught', async () => {
+    const { rig } = await populated();
+    try {
+      await tamper(rig, (db) => {
+        db.removeSync('audit-anchor');
+      });
+      const body = assertRefused(await rig.owner(['audit', '--verify']), 'VLT-3003', 'no anchor');
+      assert.match(body, /no anchor/);
     } finally {
       await rig.dispose();
     }

@@ -67,9 +67,9 @@ interface Reader {
 type Answer = { value: unknown } | { code: string };
 
 /** As the host's socket server answers: a VaultError's code, or the damage an unexpected error comes from. */
-function answer(ctx: HostContext, fn: () => unknown): Answer {
+async function answer(ctx: HostContext, fn: () => unknown): Promise<Answer> {
   try {
-    return { value: JSON.parse(JSON.stringify(fn())) as unknown };
+    return { value: JSON.parse(JSON.stringify(await fn())) as unknown };
   } catch (err) {
     if (err instanceof VaultError) return { code: err.code };
     const frame = err instanceof Error ? (err.stack ?? '').split('\n').slice(0, 4).join(' | ') : '';
@@ -152,19 +152,21 @@ describe('byte flips over a real store', () => {
         s = await unlockWithRecovery(ctx, Secret.fromString(recovery));
       } catch (err) {
         owner.push(
-          answer(ctx, () => {
+          await answer(ctx, () => {
             throw err;
           }),
         );
       }
       if (s !== undefined) {
         const session = s;
-        owner.push(answer(ctx, () => listEntries(ctx, session)));
+        owner.push(await answer(ctx, () => listEntries(ctx, session)));
         owner.push(
-          answer(ctx, () => listAgents(ctx, session).map((a) => ({ ...a, reads: undefined }))),
+          await answer(ctx, () =>
+            listAgents(ctx, session).map((a) => ({ ...a, reads: undefined })),
+          ),
         );
         owner.push(
-          answer(ctx, () =>
+          await answer(ctx, () =>
             viewAudit(
               ctx.store().read((tx) => tx.audit()),
               session.auditKeys(),
@@ -173,21 +175,32 @@ describe('byte flips over a real store', () => {
         );
         session.wipe();
       }
-      const values = readers.map((r) =>
-        r.reads.map((q) =>
-          answer(ctx, () => {
-            const a = authenticate(ctx, Secret.fromString(r.token), 'test');
-            try {
-              const v = readField(ctx, a, { entry: q.entry, field: q.field, mode: 'get' }, 'test');
-              const text = v.expose().toString('utf8');
-              v.wipe();
-              return text;
-            } finally {
-              endSession(a);
-            }
-          }),
-        ),
-      );
+      // One read at a time, in order, as before reads became grouped (async) commits.
+      const values: Answer[][] = [];
+      for (const r of readers) {
+        const row: Answer[] = [];
+        for (const q of r.reads) {
+          row.push(
+            await answer(ctx, async () => {
+              const a = authenticate(ctx, Secret.fromString(r.token), 'test');
+              try {
+                const v = await readField(
+                  ctx,
+                  a,
+                  { entry: q.entry, field: q.field, mode: 'get' },
+                  'test',
+                );
+                const text = v.expose().toString('utf8');
+                v.wipe();
+                return text;
+              } finally {
+                endSession(a);
+              }
+            }),
+          );
+        }
+        values.push(row);
+      }
       return { check, owner, values };
     } finally {
       await ctx.close();

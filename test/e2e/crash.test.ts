@@ -18,7 +18,8 @@ import {
   settleHosts,
   waitGone,
 } from '../support/e2e-helpers.js';
-import { Rig, ok, type Result } from '../support/rig.js';
+import { copyStore, entryIdsByName } from '../support/offline.js';
+import { PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '3');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -162,18 +163,13 @@ describe('a ciphertext moved to another entry’s slot', () => {
     assert.equal(ok(await rig.agent(['get', 'Entry B'], token)), 'value-of-b\n');
     await rig.stop();
 
-    // Which id is which: the owner's entry_add records, in order (A was added first).
+    // Which id is which: as the owner's keys see them (audit records keep no id in clear).
     const store = Store.open(rig.vaultDir);
-    const { ids, adds } = store.read((tx) => ({
-      ids: tx.entries().map((e) => e.id),
-      adds: tx
-        .audit()
-        .filter((r) => r.action === 'entry_add')
-        .map((r) => r.entryId),
-    }));
+    const ids = store.read((tx) => tx.entries().map((e) => e.id));
     await store.close();
     assert.equal(ids.length, 2);
-    const [idA, idB] = adds;
+    const byName = await entryIdsByName(copyStore(rig.vaultDir, rig.root), PASSPHRASE);
+    const [idA, idB] = [byName.get('Entry A'), byName.get('Entry B')];
     assert.ok(idA && idB && idA !== idB && ids.includes(idA) && ids.includes(idB));
 
     const db = open({

@@ -23,8 +23,10 @@ before(async () => {
   await rig.set('B', 'value-B');
   ok(await rig.owner(['entry', 'set', 'C', '--tier', 'prod'], { input: 'value-C' }));
   await rig.set('Other', 'value-Other');
-  one = await rig.addAgent('one', ['A']);
-  two = await rig.addAgent('two', ['A', 'B']);
+  // Limits out of the way: refused names take slots of the rate windows too.
+  const roomy = ['--per-minute', '100', '--per-hour', '1000'];
+  one = await rig.addAgent('one', ['A'], roomy);
+  two = await rig.addAgent('two', ['A', 'B'], roomy);
   installBin(rig);
 });
 after(() => rig.dispose());
@@ -57,7 +59,7 @@ test('an agent scoped to one entry decrypts that entry only from a store copy wi
   assert.equal(b.stderr, none.stderr);
 });
 
-test('a run --scope session token decrypts its narrowed scope only from a store copy', async () => {
+test('a run --scope session token decrypts its narrowed scope only from a store copy, and nothing once it ended', async () => {
   const leak = join(rig.root, 'leak');
   mkdirSync(leak, { recursive: true });
   const tokenFile = join(leak, 'token');
@@ -78,6 +80,12 @@ test('a run --scope session token decrypts its narrowed scope only from a store 
   const loot = await tokenLoot(leak, session);
   assert.deepEqual(loot.values, ['value-B']);
   assert.deepEqual(await dataKeysReached(leak, loot.keys), ['B']);
+  // The session has ended; the owner's next command rotates what it held.
+  ok(await rig.owner(['entry', 'ls']));
+  const later = copyStore(rig.vaultDir, rig.root);
+  assert.deepEqual(await dataKeysReached(later, loot.keys), []);
+  assert.deepEqual(await valuesWith(later, loot.keys), []);
+  assert.equal(ok(await rig.agent(['get', 'B'], two)), 'value-B\n');
 });
 
 test('keys saved before agent revoke open nothing rotated after, nor entries added later', async () => {

@@ -271,6 +271,8 @@ test(
         {
           vaultDir: locked.vaultDir,
           daemon: { node: process.execPath, script: CLI, env: locked.env },
+          // The host runs under libfaketime: the owner's client is told to accept it.
+          acceptFaketime: true,
         },
         PASSPHRASE,
       );

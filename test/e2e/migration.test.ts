@@ -73,6 +73,16 @@ test('the owner’s next command migrates it; nothing is lost', async () => {
   assert.equal(audit.filter((r) => r.action === 'vault_migrate').length, 1);
   assert.ok(audit.some((r) => r.action === 'entry_add' && r.entry === 'GitHub'));
   assert.match(ok(await rig.owner(['audit', '--verify'])), /verified/);
+  // No record keeps an entry id in clear, old ones included.
+  await rig.stop();
+  const store = Store.open(rig.vaultDir);
+  try {
+    const records = store.read((tx) => tx.audit());
+    assert.ok(records.length > 10);
+    for (const r of records) assert.equal(r.entryId, null, `record ${r.seq}`);
+  } finally {
+    await store.close();
+  }
   // Owner changes after the migration work as on a new vault.
   await rig.set('GitHub', 'hunter3');
   assert.equal(ok(await rig.agent(['get', 'GitHub'], BOT)), 'hunter3\n');

@@ -124,3 +124,27 @@ test('render into a pipe stays all or nothing: one bad reference, nothing writte
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^vault-cli: VLT-2041: vault:\/\/Payroll\/password: /);
 });
+
+test('the owner sees a value on a terminal with entry show --reveal, audited as reveal', async () => {
+  const r = await underPty(rig, ['entry', 'show', 'Stripe Prod', '--reveal', '--field', 'key'])
+    .exited;
+  assert.equal(r.exitCode, 0, r.output);
+  assert.equal(r.output.replace(/\r/g, ''), 'sk_live_x\n');
+  const last = (await auditRecords(rig)).at(-1);
+  assert.equal(last?.action, 'reveal');
+  assert.equal(last?.actor, 'owner');
+  assert.equal(last?.entry, 'Stripe Prod');
+  assert.equal(last?.field, 'key');
+
+  const missing = await rig.owner(['entry', 'show', 'Stripe Prod', '--reveal', '--field', 'nope']);
+  const msg = assertRefused(missing, 'VLT-2044');
+  assert.ok(!msg.includes('sk_live_x') && !msg.includes('hunter2'), msg);
+  assert.equal(missing.stdout, '');
+  const plain = await rig.owner(['entry', 'show', 'Stripe Prod', '--field', 'key']);
+  assertRefused(plain, 'VLT-1001');
+});
+
+test('an agent with a token and no passphrase cannot reveal: the prompt needs a terminal', async () => {
+  const r = await withStdout(['entry', 'show', 'Stripe Prod', '--reveal'], 'pipe');
+  assertRefused(r, 'VLT-1003');
+});

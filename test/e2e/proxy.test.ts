@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CA_BUNDLE_VARS } from '../../src/cli/commands/proxy.js';
 import { hex } from '../support/e2e-helpers.js';
 import {
   Upstream,
@@ -48,7 +49,7 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): P
 function parseEnv(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.trim().split('\n')) {
-    const m = /^export ([A-Za-z_]+)=(.*)$/.exec(line);
+    const m = /^export ([A-Za-z0-9_]+)=(.*)$/.exec(line);
     assert.ok(m, line);
     const v = m[2] as string;
     out[m[1] as string] = v.startsWith("'") ? v.slice(1, -1).replaceAll(`'\\''`, "'") : v;
@@ -103,7 +104,7 @@ describe('proxy: real clients through the real proxy', () => {
     assert.equal(env.NODE_EXTRA_CA_CERTS, caPath);
     const caPem = readFileSync(caPath, 'utf8');
     assert.match(caPem, /^-----BEGIN CERTIFICATE-----\n/);
-    for (const k of ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO']) {
+    for (const k of CA_BUNDLE_VARS) {
       const bundle = readFileSync(env[k] as string, 'utf8');
       assert.ok(bundle.endsWith(caPem), k);
       assert.ok(bundle.length > caPem.length * 10, `${k} holds the system roots too`);

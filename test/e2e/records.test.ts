@@ -102,6 +102,9 @@ test('a rolled-back field record is refused with VLT-3020; so is a whole entry p
   const r = await rig.agent(['get', 'R'], token);
   assertRefused(r, 'VLT-3020');
   assert.doesNotMatch(r.stderr, /value-R/);
+  // The owner repairs it by setting the value again.
+  await rig.set('R', 'value-R3');
+  assert.equal(ok(await rig.agent(['get', 'R'], token)), 'value-R3\n');
 });
 
 async function snapshot(name: string) {
@@ -124,8 +127,17 @@ test('a scope widened in the store: reads stay refused, and the owner’s run an
     tx.putAgent({ ...a, scope: [...a.scope, id('Secret')] });
   });
   assertRefused(await rig.agent(['get', 'Secret'], token), 'VLT-2041');
+  assert.match(ok(await rig.owner(['agent', 'show', 'bot'])), /^state: +altered/m);
   const r = await underPty(rig, ['run', '--no-sandbox', '--agent', 'bot', '--', 'true']).exited;
   assert.notEqual(r.exitCode, 0);
   assert.match(r.output, /VLT-3021/);
   assertRefused(await rig.owner(['agent', 'scope', 'bot', '--add', 'R']), 'VLT-3021');
+  // The altered agent cannot stop the owner rotating a credential it holds;
+  // it gets no key to the new value.
+  await rig.set('C7', 'value-C7-rotated');
+  const r2 = await rig.agent(['get', 'C7'], token);
+  assertRefused(r2, 'VLT-3020');
+  assert.doesNotMatch(r2.stderr, /rotated/);
+  ok(await rig.owner(['agent', 'lock', 'bot']));
+  ok(await rig.owner(['agent', 'revoke', 'bot']));
 });

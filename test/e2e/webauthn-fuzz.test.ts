@@ -657,6 +657,9 @@ test(
         ['unlock_failed', 'VLT-4007', 'malformed'],
         ['unlock_failed', 'VLT-4007', 'malformed'],
         ['unlock_failed', 'VLT-4007', 'malformed'],
+        // The two key.finish calls with a wrong passphrase: owner guesses are audited.
+        ['passphrase_failed', 'VLT-3002', null],
+        ['passphrase_failed', 'VLT-3002', null],
       ],
     );
   },

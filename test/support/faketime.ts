@@ -23,6 +23,9 @@ export class FakeClock {
   constructor(private readonly rig: Rig) {
     this.file = join(rig.root, 'faketime');
     this.write();
+    // The owner's client checks the host before sending the passphrase, and a
+    // host under a preload is not one it trusts unless told (host-check.ts).
+    (rig.env as Record<string, string>).VAULT_ACCEPT_FAKETIME = '1';
   }
 
   private write(): void {

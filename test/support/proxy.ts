@@ -13,7 +13,8 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { isIP, type AddressInfo, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { CLI, type Rig } from './rig.js';
@@ -207,18 +208,27 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `vault-cli proxy` on a free port as the agent with `token`, trusting the test CA upstream. */
+/**
+ * Starts `vault-cli proxy` on a free port as the agent with `token`, trusting
+ * the test CA upstream. `wrap`: a command it runs under (bwrap with its
+ * arguments, ending in `--`), which must take the proxy down when it ends.
+ */
 export async function startProxy(
   rig: Rig,
   token: string,
   ca: TestCa | null,
   more: NodeJS.ProcessEnv = {},
+  wrap: readonly string[] = [],
 ): Promise<ProxyProcess> {
   const env: NodeJS.ProcessEnv = { ...rig.env, VAULT_TOKEN: token, ...more };
   delete env.VAULT_PASSPHRASE_FILE;
   const port = await freePort();
   const args = [CLI, 'proxy', '--port', String(port), ...(ca ? ['--upstream-ca', ca.caFile] : [])];
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const [cmd, ...pre] = [...wrap, process.execPath];
+  const proc = spawn(cmd as string, [...pre, ...args], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   return new Promise((resolve, reject) => {
     proc.stderr?.on('data', (c: Buffer) => {
@@ -301,4 +311,127 @@ export async function tunnelExchange(
     t.on('close', () => resolve(out));
     t.on('error', reject);
   });
+}
+
+/** A whole response read through a `Tunnel`. */
+export interface Reply {
+  readonly status: number;
+  readonly head: string;
+  readonly body: string;
+  readonly trailers: string;
+}
+
+/**
+ * A client connection through a CONNECT tunnel opened as `token` (null: no
+ * Proxy-Authorization), reading whole responses (Content-Length or chunked,
+ * trailers kept apart).
+ */
+export class Tunnel {
+  private buf = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  closed = false;
+
+  private constructor(private readonly t: TLSSocket) {
+    t.on('data', (c: Buffer) => {
+      this.buf = Buffer.concat([this.buf, c]);
+      this.waiting?.();
+    });
+    t.on('close', () => {
+      this.closed = true;
+      this.waiting?.();
+    });
+    t.on('error', () => undefined);
+  }
+
+  /** The raw CONNECT reply when the proxy refused the tunnel, else the tunnel. */
+  static async open(
+    proxyPort: number,
+    target: string,
+    ca: string,
+    token: string | null,
+  ): Promise<Tunnel> {
+    const { connect } = await import('node:net');
+    const { connect: tlsConnect } = await import('node:tls');
+    const auth =
+      token === null
+        ? ''
+        : `Proxy-Authorization: Basic ${Buffer.from(`vault:${token}`).toString('base64')}\r\n`;
+    const socket = connect(proxyPort, '127.0.0.1');
+    socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
+    const reply = await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      const onData = (c: Buffer) => {
+        buf += c.toString('latin1');
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        socket.off('data', onData);
+        resolve(buf.slice(0, end + 4));
+      };
+      socket.on('data', onData);
+      socket.on('error', reject);
+    });
+    if (!reply.startsWith('HTTP/1.1 200 ')) throw new Error(`tunnel refused: ${reply}`);
+    const host = target.replace(/:[0-9]+$/, '');
+    const t = tlsConnect({ socket, host, servername: isIP(host) === 0 ? host : undefined, ca });
+    await new Promise((r, j) => {
+      t.once('secureConnect', r);
+      t.once('error', j);
+    });
+    return new Tunnel(t);
+  }
+
+  send(raw: string): void {
+    this.t.write(raw);
+  }
+
+  async reply(): Promise<Reply> {
+    for (;;) {
+      const r = this.parse();
+      if (r !== null) return r;
+      if (this.closed) throw new Error(`closed with ${JSON.stringify(this.buf.toString())}`);
+      await new Promise<void>((r) => (this.waiting = r));
+      this.waiting = null;
+    }
+  }
+
+  private parse(): Reply | null {
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0) return null;
+    const head = this.buf.subarray(0, end).toString('latin1');
+    let at = end + 4;
+    let body = '';
+    let trailers = '';
+    const length = /\r\ncontent-length: *([0-9]+)/i.exec(head);
+    if (length !== null) {
+      const n = Number(length[1]);
+      if (this.buf.length < at + n) return null;
+      body = this.buf.subarray(at, at + n).toString();
+      at += n;
+    } else if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      for (;;) {
+        const line = this.buf.indexOf('\r\n', at);
+        if (line < 0) return null;
+        const n = parseInt(this.buf.subarray(at, line).toString(), 16);
+        if (n === 0) {
+          const stop = this.buf.indexOf('\r\n\r\n', line);
+          if (stop < 0) return null;
+          trailers = this.buf.subarray(line + 2, stop + 2).toString('latin1');
+          at = stop + 4;
+          break;
+        }
+        if (this.buf.length < line + 2 + n + 2) return null;
+        body += this.buf.subarray(line + 2, line + 2 + n).toString();
+        at = line + 2 + n + 2;
+      }
+    }
+    this.buf = this.buf.subarray(at);
+    return { status: Number(head.split(' ')[1]), head, body, trailers };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const done = new Promise((r) => this.t.once('close', r));
+    this.t.end();
+    await done;
+  }
 }

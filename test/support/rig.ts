@@ -97,6 +97,8 @@ export class Rig {
       VAULT_PASSPHRASE_FILE: this.passphraseFile,
       // A host a failed test leaves behind ends by itself.
       VAULT_HOST_IDLE_MS: '60000',
+      // VAULT_DEBUG=1 npm test: the CLI prints the cause of an internal error.
+      ...(process.env.VAULT_DEBUG === undefined ? {} : { VAULT_DEBUG: process.env.VAULT_DEBUG }),
     };
   }
 

@@ -110,6 +110,11 @@ test('the appended records are numbered 1..10 and chained to the head', () => {
   }
 });
 
+test('no record keeps an entry id in clear: it is sealed with the name', () => {
+  assert.ok(records.some((r) => r.sealed !== null));
+  for (const r of records) assert.equal(r.entryId, null);
+});
+
 test('an untouched chain verifies, with and without the head', () => {
   assert.equal(brokenLink(records, head.hash), null);
   assert.equal(brokenLink(records, null), null);
@@ -125,7 +130,6 @@ test('a changed record is detected, whichever field changed', () => {
     ['source', (r) => ({ ...r, source: 'pid:1' })],
     ['at', (r) => ({ ...r, at: r.at + 1 })],
     ['entryId', (r) => ({ ...r, entryId: 'e9' })],
-    ['entryId null', (r) => ({ ...r, entryId: null })],
     ['sealed', (r) => ({ ...r, sealed: records[0]?.sealed ?? null })],
     ['sealed null', (r) => ({ ...r, sealed: null })],
     ['host', (r) => ({ ...r, host: 'evil.example' })],

@@ -8,6 +8,7 @@ import {
   HOUR_MS,
   MINUTE_MS,
   VIOLATION_SPAN_MS,
+  chargeRefused,
   decideRead,
   lockByHand,
   usage,
@@ -350,4 +351,24 @@ test('property: a lone read of a fresh agent is always allowed', () => {
     }),
     { numRuns: RUNS },
   );
+});
+
+// Issue 16: names refused with VLT-2041 take slots of the windows, never more
+// than the hour's limit holds, and record no violation.
+test('chargeRefused: each distinct refused name takes a slot; the hour bounds what is stored', () => {
+  const limits = DEFAULT_LIMITS;
+  const a = chargeRefused(FRESH_RATE_STATE, limits, ['?a', '?b'], T0);
+  assert.deepEqual(usage(a, T0), { minute: 2, hour: 2 });
+  assert.deepEqual(a.violations, []);
+  // The same name again costs nothing more; a real read now meets a fuller window.
+  const b = chargeRefused(a, limits, ['?a'], T0 + 1000);
+  assert.deepEqual(usage(b, T0 + 1000), { minute: 2, hour: 2 });
+  assert.equal(decideRead(b, limits, ['e1'], T0 + 2000).kind, 'allow');
+  assert.equal(decideRead(b, limits, ['e1', 'e2'], T0 + 2000).kind, 'limited');
+  // A thousand guesses store no more names than the hour allows.
+  const many = Array.from({ length: 1000 }, (_, i) => `?g${i}`);
+  const c = chargeRefused(b, limits, many, T0 + 3000);
+  assert.equal(Object.keys(c.reads).length, limits.perHour);
+  assert.deepEqual(c.violations, []);
+  assert.equal(c.lock, null);
 });

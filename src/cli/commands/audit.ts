@@ -34,23 +34,31 @@ export const run: Command = async (ctx) => {
     throw new VaultError('VLT-1001', '--archive goes with --verify.');
   }
   if (flag(ctx, 'verify')) {
-    const { records, brokenAt, archived, from } = await ctx.call('audit.verify', {
+    const v = await ctx.call('audit.verify', {
       passphrase,
       ...(archives.length === 0 ? {} : { archives }),
     });
-    if (brokenAt !== null) {
+    if (v.brokenAt !== null) {
       throw new VaultError(
         'VLT-3003',
-        `Audit chain broken at record ${brokenAt} of ${records}: a record was changed, removed or reordered.`,
+        `Audit chain broken at record ${v.brokenAt} of ${v.records}: a record was changed, removed or reordered.`,
+      );
+    }
+    if (v.anchorProblem !== null) {
+      throw new VaultError(
+        'VLT-3003',
+        `Audit chain does not match the owner's anchor: ${v.anchorProblem}.`,
       );
     }
     const where =
-      archived !== undefined
-        ? ` (${archived} in the archive, ${records - archived} in the store)`
-        : (from ?? 1) > 1
-          ? ` (from record ${from}; earlier ones are archived: --archive <file> verifies them too)`
+      v.archived !== undefined
+        ? ` (${v.archived} in the archive, ${v.records - v.archived} in the store)`
+        : (v.from ?? 1) > 1
+          ? ` (from record ${v.from}; earlier ones are archived: --archive <file> verifies them too)`
           : '';
-    ctx.stdout.write(`audit chain verified: ${records} records${where}\n`);
+    ctx.stdout.write(
+      `audit chain verified: ${v.records} records${where}; anchored up to record ${v.anchored} by the owner, ${v.unanchored} after it unanchored\n`,
+    );
     return 0;
   }
   const f = filters(ctx);

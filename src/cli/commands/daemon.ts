@@ -50,6 +50,14 @@ function running(pid: number): boolean {
 }
 
 async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
+  const system = ctx.paths.systemHost;
+  if (system !== null) {
+    // The hardened host runs as its own user, started by systemd or as `host install` printed.
+    throw new VaultError(
+      'VLT-3011',
+      `This machine's vault host runs as ${system.user} (vault-cli host status); set VAULT_DIR to run a host of your own.`,
+    );
+  }
   // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
   process.on('SIGUSR1', () => {});
   process.umask(0o077);
@@ -66,6 +74,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   try {
     host = await startHost({
       dir: ctx.paths.vaultDir,
+      socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
       log,
     });

@@ -34,7 +34,23 @@ export const run: Command = async (ctx) => {
     ctx.stderr.write(`vault-cli: removed ${JSON.stringify(entry)}\n`);
     return 0;
   }
+  if (sub === 'show' && flag(ctx, 'reveal')) {
+    if (flag(ctx, 'json')) throw new VaultError('VLT-1001', '--reveal prints the value alone.');
+    // The owner's choice, to any stdout: the pipe-only rule is for agents (docs/pipes.md).
+    const res = await ctx.call('entry.reveal', {
+      passphrase: await ownerPassphrase(ctx),
+      entry,
+      field: flagString(ctx, 'field') ?? DEFAULT_FIELD,
+    });
+    const value = Buffer.from(res.value, 'base64');
+    ctx.stdout.write(Buffer.concat([value, Buffer.from('\n')]));
+    value.fill(0);
+    return 0;
+  }
   if (sub === 'show') {
+    if (flagString(ctx, 'field') !== undefined) {
+      throw new VaultError('VLT-1001', '--field goes with --reveal.');
+    }
     const e = await ctx.call('entry.show', { passphrase: await ownerPassphrase(ctx), entry });
     ctx.stdout.write(flag(ctx, 'json') ? JSON.stringify(e) + '\n' : showText(e));
     return 0;

@@ -29,12 +29,41 @@ async function authority(ctx: CliContext, token: string) {
 }
 
 /**
+ * Every variable in common use that names the file a client trusts instead
+ * of (not beside) the system store: each gets the bundle (system roots plus
+ * the proxy CA), whatever the user had, so no tool is left on a store that
+ * does not know the proxy's leaves.
+ */
+export const CA_BUNDLE_VARS = [
+  'SSL_CERT_FILE', // OpenSSL, Python ssl/urllib, Ruby, Go, rustls-native-certs, uv
+  'REQUESTS_CA_BUNDLE', // Python requests (and conda)
+  'CURL_CA_BUNDLE', // curl, and requests when REQUESTS_CA_BUNDLE is unset
+  'GIT_SSL_CAINFO', // git
+  'PIP_CERT', // pip (wins over REQUESTS_CA_BUNDLE)
+  'AWS_CA_BUNDLE', // AWS CLI and SDKs (botocore)
+  'HTTPLIB2_CA_CERTS', // httplib2 (Google's older Python clients)
+  'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH', // gRPC core (Python, Ruby, C++)
+  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE', // gcloud
+  'NIX_SSL_CERT_FILE', // Nix
+  'DENO_CERT', // Deno
+  'CARGO_HTTP_CAINFO', // cargo
+  'NPM_CONFIG_CAFILE', // npm (replaces its CA list)
+  'npm_config_cafile', // npm reads either spelling
+] as const;
+
+/**
  * The proxy and CA block of a tool's environment (DESIGN §8): `proxy env`
- * prints it, `run` puts it into the child's environment.
+ * prints it, `run` puts it into the child's environment. `proxyCaDir`: a
+ * directory holding only the CA, for SSL_CERT_DIR (OpenSSL and Go read it
+ * beside SSL_CERT_FILE; a user's own directory is replaced by it).
  */
 export function proxyEnv(
   url: string,
-  paths: { readonly proxyCa: string; readonly proxyCaBundle: string },
+  paths: {
+    readonly proxyCa: string;
+    readonly proxyCaBundle: string;
+    readonly proxyCaDir?: string;
+  },
 ): [string, string][] {
   const bundle = paths.proxyCaBundle;
   return [
@@ -46,10 +75,10 @@ export function proxyEnv(
     ['no_proxy', 'localhost,127.0.0.1,::1'],
     ['NODE_USE_ENV_PROXY', '1'],
     ['NODE_EXTRA_CA_CERTS', paths.proxyCa],
-    ['SSL_CERT_FILE', bundle],
-    ['REQUESTS_CA_BUNDLE', bundle],
-    ['CURL_CA_BUNDLE', bundle],
-    ['GIT_SSL_CAINFO', bundle],
+    ...CA_BUNDLE_VARS.map((k): [string, string] => [k, bundle]),
+    ...(paths.proxyCaDir === undefined
+      ? []
+      : [['SSL_CERT_DIR', paths.proxyCaDir] as [string, string]]),
   ];
 }
 
@@ -96,13 +125,13 @@ export const run: Command = async (ctx) => {
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.
   await ctx.call('whoami', { token });
-  const [{ startProxy }, { call }] = await Promise.all([
+  const [{ startProxy }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../client/client.js'),
   ]);
-  // The client's call itself, not ctx.call: that one imports the client module on
-  // every call, a module-loader lookup the proxy would pay on every request.
-  const client = { ...ctx.client, autoStart: true };
+  // Kept-alive connections to the host, not ctx.call (a new connection per call,
+  // and a module-loader lookup per call): the proxy calls on every fill.
+  const channel = new HostChannel({ ...ctx.client, autoStart: true });
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
@@ -110,7 +139,7 @@ export const run: Command = async (ctx) => {
     // A caller's own token, when its proxy URL carries one, else the init agent's.
     // A caller token the host refuses is refused: never retried as the init agent.
     resolve: async (refs, host, caller) => {
-      const { values } = await call(client, 'resolve', {
+      const { values } = await channel.call('resolve', {
         token: caller ?? token,
         refs: [...refs],
         host,
@@ -118,7 +147,7 @@ export const run: Command = async (ctx) => {
       return values.map((v) => Buffer.from(v, 'base64'));
     },
     admit: async (caller) => {
-      await call(client, 'whoami', { token: caller });
+      await channel.call('whoami', { token: caller });
     },
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') {
@@ -130,7 +159,11 @@ export const run: Command = async (ctx) => {
     `vault-cli: proxy on http://127.0.0.1:${proxy.port} (CA ${ctx.paths.proxyCa})\n`,
   );
   await new Promise<void>((resolve) => {
-    const stop = () => void proxy.close().then(resolve);
+    const stop = () =>
+      void proxy.close().then(() => {
+        channel.close();
+        resolve();
+      });
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });

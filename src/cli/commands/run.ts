@@ -14,7 +14,9 @@
 import {
   accessSync,
   constants,
+  copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
@@ -65,32 +67,40 @@ const HAND_OVER_KEY = 0x1d;
  * for this session and its certificate lives in `dir` until the session ends.
  */
 async function sessionProxy(ctx: CliContext, dir: string) {
-  const [{ startProxy, proxyUrl }, { Authority }] = await Promise.all([
+  const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
+    import('../../client/client.js'),
   ]);
+  // Kept-alive connections to the host: the proxy calls it on every fill.
+  const host = new HostChannel(ctx.client);
   const files = {
     cert: join(dir, 'ca.pem'),
     bundle: join(dir, 'ca-bundle.pem'),
     systemRoots: ctx.paths.systemRoots,
   };
   const authority = Authority.ephemeral(files);
+  // SSL_CERT_DIR: a directory of the session CA alone (Go and rustls read every
+  // file in it; OpenSSL, which wants hashed names, has SSL_CERT_FILE).
+  const certDir = join(dir, 'certs');
+  mkdirSync(certDir, { mode: 0o700 });
+  copyFileSync(files.cert, join(certDir, 'vault-cli-session-ca.pem'));
   const options = {
     authority,
     upstreamCa: upstreamRoots(ctx),
     requireCaller: true,
     resolve: async (
       refs: readonly { entry: string; field: string }[],
-      host: string,
+      to: string,
       caller: string | null,
     ) => {
       if (caller === null) throw new VaultError('VLT-2040');
-      const { values } = await ctx.call('resolve', { token: caller, refs: [...refs], host });
+      const { values } = await host.call('resolve', { token: caller, refs: [...refs], host: to });
       return values.map((v) => Buffer.from(v, 'base64'));
     },
     // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
     admit: async (caller: string) => {
-      await ctx.call('whoami', { token: caller });
+      await host.call('whoami', { token: caller });
     },
   };
   const proxy = await startProxy({ ...options, port: DEFAULT_PORT }).catch(
@@ -99,7 +109,12 @@ async function sessionProxy(ctx: CliContext, dir: string) {
       return startProxy({ ...options, port: 0 });
     },
   );
-  return { proxy, files, url: (token: string) => proxyUrl(proxy.port, token) };
+  return {
+    proxy,
+    host,
+    files: { ...files, dir: certDir },
+    url: (token: string) => proxyUrl(proxy.port, token),
+  };
 }
 
 /** Whether `p` is `dir` or inside it. */
@@ -163,6 +178,7 @@ async function prepareSandbox(
   };
   const secretPaths = [
     ctx.paths.vaultDir,
+    ctx.paths.socketDir,
     ctx.paths.configDir,
     ...ctx.paths.defaultDirs,
     ...[ctx.paths.passphraseFile, ctx.paths.newPassphraseFile].filter((p) => p !== null),
@@ -294,6 +310,7 @@ export const run: Command = async (ctx) => {
         ...proxyEnv(inside, {
           proxyCa: proxy.files.cert,
           proxyCaBundle: proxy.files.bundle,
+          proxyCaDir: proxy.files.dir,
         }).map(([k, v]): [string, string] =>
           k === 'NO_PROXY' || k === 'no_proxy' ? [k, noProxy.join(',')] : [k, v],
         ),
@@ -344,6 +361,7 @@ export const run: Command = async (ctx) => {
   } finally {
     for (const s of servers) s.close();
     await proxy?.proxy.close();
+    proxy?.host.close();
     rmSync(dir, { recursive: true, force: true });
     held.release();
     await ctx.call('session.end', { token }).catch(() => {

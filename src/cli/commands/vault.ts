@@ -1,4 +1,4 @@
-/** `vault-cli vault create|passwd|backup|check|restore`. */
+/** `vault-cli vault create|passwd|rekey|backup|check|restore`. */
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
@@ -16,6 +16,17 @@ export const run: Command = async (ctx) => {
     ctx.stderr.write(
       `vault-cli: vault created in ${ctx.paths.vaultDir}\n` +
         'vault-cli: the recovery key below is shown once; keep it offline. It can reset the passphrase (vault passwd --recovery).\n',
+    );
+    ctx.stdout.write(recoveryKey + '\n');
+    return 0;
+  }
+  if (sub === 'rekey') {
+    const { recoveryKey } = await ctx.call('vault.rekey', {
+      passphrase: await ownerPassphrase(ctx),
+    });
+    ctx.stderr.write(
+      'vault-cli: new root key made; the old recovery key no longer works.\n' +
+        'vault-cli: the new recovery key below is shown once; keep it offline.\n',
     );
     ctx.stdout.write(recoveryKey + '\n');
     return 0;

@@ -1,0 +1,147 @@
+/**
+ * One `resolve` naming many unknown references (issue 16: 10,000 of them held
+ * the host for half a minute and grew the store by ~520 bytes each), timed on
+ * this tree's host and on a baseline build of an earlier commit, in one run.
+ * Prints the host's time to answer (the request's round trip on a warm host),
+ * the growth of the store file, and how long a `get` sent meanwhile waited;
+ * asserts nothing.
+ *
+ *   node --import tsx bench/resolve.ts [sizes, e.g. 1000,10000] [baseline git ref]
+ *
+ * The agent's limits are raised out of the way (100,000 a minute and an hour):
+ * the figures are the request's own cost, not a rate-limit refusal.
+ *
+ * The baseline (default: 8ea27c6, the tree before issue 16) is exported with
+ * `git archive` into a temp directory and built there against this tree's
+ * node_modules.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PASSPHRASE, ROOT } from '../test/support/rig.js';
+
+const SIZES = (process.argv[2] ?? '1000,10000').split(',').map(Number);
+const BASE = process.argv[3] ?? '8ea27c6';
+
+function buildBaseline(ref: string, into: string): string {
+  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
+  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: into,
+  });
+  return join(into, 'dist', 'src', 'cli', 'main.js');
+}
+
+function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = ''): string {
+  const r = spawnSync(process.execPath, [script, ...args], { env, input, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+function post(socket: string, op: string, body: object): Promise<{ ms: number; reply: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = Buffer.from(JSON.stringify(body));
+    const t0 = process.hrtime.bigint();
+    const s = connect(socket, () => {
+      s.write(
+        `POST /v1/${op} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${payload.length}\r\nConnection: close\r\n\r\n`,
+      );
+      s.write(payload);
+    });
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('end', () =>
+      resolve({
+        ms: Number(process.hrtime.bigint() - t0) / 1e6,
+        reply: Buffer.concat(chunks).toString('utf8'),
+      }),
+    );
+    s.on('error', reject);
+  });
+}
+
+interface Figures {
+  resolveMs: number;
+  getMs: number;
+  growth: number;
+  code: string;
+}
+
+async function measure(script: string, n: number): Promise<Figures> {
+  const root = mkdtempSync(join(tmpdir(), 'vault-bench-resolve-'));
+  const passFile = join(root, 'pass');
+  writeFileSync(passFile, PASSPHRASE + '\n', { mode: 0o600 });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: root,
+    LANG: 'C.UTF-8',
+    VAULT_DIR: join(root, 'vault'),
+    VAULT_CONFIG_DIR: join(root, 'config'),
+    VAULT_PASSPHRASE_FILE: passFile,
+    VAULT_HOST_IDLE_MS: '60000',
+  };
+  try {
+    cli(script, env, ['vault', 'create']);
+    cli(script, env, ['entry', 'set', 'Known'], 'known-value');
+    const token = cli(script, env, [
+      'agent',
+      'add',
+      'bench',
+      '--scope',
+      'Known',
+      '--per-minute',
+      '100000',
+      '--per-hour',
+      '100000',
+    ]).trim();
+    const socket = join(env.VAULT_DIR as string, 'host.sock');
+    const store = join(env.VAULT_DIR as string, 'vault.mdb');
+    const refs = Array.from({ length: n }, (_, i) => ({
+      entry: `unknown ${i}`,
+      field: 'password',
+    }));
+    const before = statSync(store).size;
+    const big = post(socket, 'resolve', { token, refs });
+    // A small request sent just after: how long every other client waits.
+    await new Promise((r) => setTimeout(r, 50));
+    const small = await post(socket, 'read', {
+      token,
+      entry: 'Known',
+      field: 'password',
+      mode: 'get',
+    });
+    const r = await big;
+    const code =
+      /"code":"(VLT-[0-9]+)"/.exec(r.reply)?.[1] ?? (r.reply.includes('"ok":true') ? 'ok' : '?');
+    const growth = statSync(store).size - before;
+    cli(script, env, ['daemon', 'stop']);
+    return { resolveMs: r.ms, getMs: small.ms, growth, code };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const baseDir = mkdtempSync(join(tmpdir(), 'vault-bench-base-'));
+try {
+  const baseline = buildBaseline(BASE, baseDir);
+  const current = join(ROOT, process.env.VAULT_TEST_DIST ?? 'dist', 'src', 'cli', 'main.js');
+  const rows: [string, number, Figures][] = [];
+  for (const n of SIZES) {
+    rows.push([`baseline ${BASE}`, n, await measure(baseline, n)]);
+    rows.push(['this tree', n, await measure(current, n)]);
+  }
+  console.log(`one resolve of n unknown references, warm host, node ${process.version}`);
+  console.log(
+    `${'build'.padEnd(20)}${'n'.padStart(7)}${'resolve ms'.padStart(12)}${'get meanwhile ms'.padStart(18)}${'store growth B'.padStart(16)}  reply`,
+  );
+  for (const [name, n, f] of rows) {
+    console.log(
+      `${name.padEnd(20)}${String(n).padStart(7)}${f.resolveMs.toFixed(0).padStart(12)}${f.getMs.toFixed(0).padStart(18)}${String(f.growth).padStart(16)}  ${f.code}`,
+    );
+  }
+} finally {
+  rmSync(baseDir, { recursive: true, force: true });
+}

@@ -1,0 +1,194 @@
+/**
+ * Before the owner's passphrase goes onto the host's socket, the client checks
+ * who is listening: a same-user agent can kill the host and put its own process
+ * on `host.sock` to catch the owner's next passphrase (issue 16). The check runs
+ * on the very connection the passphrase will be written to, with the peer's
+ * identity as the kernel recorded it (SO_PEERCRED), so the process checked is
+ * the process that reads.
+ *
+ * What it asks of the peer, and why each holds or not, is in
+ * docs/threat-model.md ("The owner's client checks the host").
+ */
+import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { VaultError } from '../core/errors.js';
+import { LOCK_NAME } from '../core/protocol.js';
+
+/** Whom the owner's client expects at the other end: this installation's host. */
+export interface ExpectedHost {
+  /** The directory holding the socket (and, in same-user mode, the host lock). */
+  readonly socketDir: string;
+  readonly socketPath: string;
+  /** The node binary and CLI script a host of this installation runs. */
+  readonly node: string;
+  readonly script: string;
+  /**
+   * Accept a host under libfaketime (LD_PRELOAD and FAKETIME_* set): the
+   * tests that move the host's clock, by VAULT_ACCEPT_FAKETIME=1 in the
+   * owner's own environment. Nothing else is relaxed.
+   */
+  readonly acceptFaketime?: boolean;
+  /** The hardened host's uid: then the socket and its directory must be that user's. */
+  readonly systemUid?: number;
+}
+
+/**
+ * Variables that load code into a Node process or change its clock: a host
+ * started with one of these is not this installation's host, whoever started it.
+ */
+const STEERING =
+  /^(LD_|DYLD_|FAKETIME|NODE_OPTIONS$|NODE_INSPECT|NODE_REPL_EXTERNAL_MODULE$|NODE_PATH$|NODE_V8_COVERAGE$|NODE_DEBUG_NATIVE$|NODE_ICU_DATA$|GLIBC_TUNABLES$|MALLOC_)/;
+
+function refuse(why: string): never {
+  throw new VaultError(
+    'VLT-3010',
+    `The process on the vault host's socket is not this vault's host (${why}); the passphrase was not sent.`,
+  );
+}
+
+/** Linux's dev_t as /proc/locks prints it: `MAJOR:MINOR` in hex. */
+function devName(dev: number): string {
+  const d = BigInt(dev);
+  const major = ((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn);
+  const minor = (d & 0xffn) | ((d >> 12n) & ~0xffn);
+  return `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}`;
+}
+
+/** The pids holding an exclusive flock on the file `lockPath` (/proc/locks). */
+export function lockHolders(lockPath: string): number[] {
+  let st;
+  try {
+    st = lstatSync(lockPath);
+  } catch {
+    return [];
+  }
+  if (!st.isFile()) return [];
+  const inode = `${devName(st.dev)}:${st.ino}`;
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[1] === 'FLOCK' && f[3] === 'WRITE' && f[5] === inode)
+    .map((f) => Number(f[4]));
+}
+
+/** Whether process `pid` holds an exclusive flock on the file `lockPath`. */
+function holdsLock(pid: number, lockPath: string): boolean {
+  // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+  return lockHolders(lockPath).includes(pid);
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Socket inodes of process `pid` that are TCP or UDP sockets (an inspector port, for one). */
+function networkSockets(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[([0-9]+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1] !== undefined) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const found: string[] = [];
+  for (const table of ['tcp', 'tcp6', 'udp', 'udp6']) {
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const inode = line.trim().split(/\s+/)[9];
+      if (inode !== undefined && inodes.has(inode)) found.push(`${table} ${inode}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * Checks the process behind `socket` before a passphrase is written to it.
+ * @throws VaultError VLT-3010 naming the check that failed.
+ */
+export async function checkHost(socket: Socket, expected: ExpectedHost): Promise<void> {
+  // Linux only: elsewhere there is neither SO_PEERCRED nor /proc to ask, and
+  // the owner's client trusts the socket's directory alone, as before issue 16
+  // (docs/threat-model.md).
+  if (process.platform !== 'linux') return;
+  const { peerCred } = await import('../kernel/unix.js');
+  let peer;
+  try {
+    peer = peerCred(socket);
+  } catch {
+    return refuse('its identity cannot be read from the kernel');
+  }
+  const me = process.getuid?.() ?? -1;
+  const dir = lstatSync(expected.socketDir);
+  const sock = lstatSync(expected.socketPath);
+  if (!dir.isDirectory() || (dir.mode & 0o022) !== 0) {
+    refuse('its directory is writable by others');
+  }
+  if (expected.systemUid !== undefined) {
+    // Hardened: the host's own user owns the directory, so no other user can
+    // have replaced the socket, and the kernel says that user is listening.
+    // Its /proc is not ours to read, and need not be.
+    const uid = expected.systemUid;
+    if (dir.uid !== uid || sock.uid !== uid || peer.uid !== uid) {
+      refuse(
+        `the socket's directory belongs to uid ${dir.uid}, the socket to ${sock.uid}, the listener runs as ${peer.uid}; the host's user is ${uid}`,
+      );
+    }
+    return;
+  }
+  if (dir.uid !== me || sock.uid !== me || peer.uid !== me) {
+    refuse(`it runs as uid ${peer.uid}, the socket's directory belongs to uid ${dir.uid}`);
+  }
+  if (peer.pid === 0) {
+    // The kernel names no pid for a peer outside this PID namespace: inside a
+    // `run` sandbox, whose socket the owner never needs.
+    refuse('it runs outside this PID namespace, as from inside a `run` sandbox');
+  }
+  if (!holdsLock(peer.pid, join(expected.socketDir, LOCK_NAME))) {
+    refuse(`pid ${peer.pid} does not hold the vault's host lock`);
+  }
+  const proc = `/proc/${peer.pid}`;
+  let exe: string;
+  let argv: string[];
+  let env: string[];
+  let tracer: string | undefined;
+  try {
+    exe = readlinkSync(`${proc}/exe`);
+    argv = readFileSync(`${proc}/cmdline`, 'utf8').split('\0').slice(0, -1);
+    env = readFileSync(`${proc}/environ`, 'utf8').split('\0');
+    tracer = /^TracerPid:\s*([0-9]+)$/m.exec(readFileSync(`${proc}/status`, 'utf8'))?.[1];
+  } catch {
+    return refuse(`pid ${peer.pid} cannot be inspected`);
+  }
+  if (exe !== real(expected.node)) refuse(`pid ${peer.pid} runs ${exe}, not ${expected.node}`);
+  if (argv.length !== 3 || real(argv[1] ?? '') !== real(expected.script) || argv[2] !== 'daemon') {
+    refuse(`pid ${peer.pid} was not started as this installation's \`vault-cli daemon\``);
+  }
+  const faked = (kv: string) =>
+    expected.acceptFaketime === true &&
+    (/^FAKETIME/.test(kv) || /^LD_PRELOAD=[^:]*\/libfaketime[^/:]*$/.test(kv));
+  const steering = env
+    .filter((kv) => !faked(kv))
+    .map((kv) => kv.split('=')[0] ?? '')
+    .filter((k) => STEERING.test(k));
+  if (steering.length > 0) refuse(`pid ${peer.pid} runs with ${steering.join(', ')} set`);
+  if (tracer !== '0') refuse(`pid ${peer.pid} is being traced (TracerPid ${tracer})`);
+  const open = networkSockets(peer.pid);
+  if (open.length > 0) refuse(`pid ${peer.pid} has a network socket open (an inspector?)`);
+  // The libraries a preload or an injected debugger leaves in the map.
+  const maps = readFileSync(`${proc}/maps`, 'utf8');
+  const preloaded =
+    expected.acceptFaketime === true ? /libinject|frida/i : /faketime|libinject|frida/i;
+  if (preloaded.test(maps)) refuse(`pid ${peer.pid} has a preloaded library`);
+}

@@ -1,0 +1,87 @@
+/**
+ * The only importer of koffi (an FFI with prebuilt binaries, so installing
+ * needs no compiler): the two system calls Node does not expose and the vault
+ * relies on. `flock` keeps one host per vault; `SO_PEERCRED` names the process
+ * at the other end of a Unix socket as the kernel knows it, which nothing that
+ * process writes on the socket can change.
+ *
+ * flock on Linux and macOS, SO_PEERCRED on Linux only. The host and the client
+ * load this module lazily, so `get` (which never sends a passphrase) does not
+ * pay for it.
+ */
+import koffi from 'koffi';
+
+/** The peer of a Unix socket, as the kernel recorded it at connect(). */
+export interface PeerCred {
+  readonly pid: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+const SOL_SOCKET = 1;
+/** 17 on x86, x86-64, arm, arm64 and riscv (asm-generic); 21 on powerpc. */
+const SO_PEERCRED = process.arch === 'ppc64' ? 21 : 17;
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+/** EWOULDBLOCK: 11 on Linux, 35 on macOS. */
+const EWOULDBLOCK = process.platform === 'darwin' ? 35 : 11;
+
+interface Libc {
+  flock(fd: number, op: number): number;
+  getsockopt(fd: number, level: number, name: number, out: object, len: number[]): number;
+}
+
+let libc: Libc | null = null;
+
+function load(): Libc {
+  if (libc !== null) return libc;
+  const lib = koffi.load(process.platform === 'darwin' ? 'libSystem.B.dylib' : 'libc.so.6');
+  koffi.struct('vault_ucred', { pid: 'int32', uid: 'uint32', gid: 'uint32' });
+  libc = {
+    flock: lib.func('int flock(int fd, int op)') as Libc['flock'],
+    getsockopt: lib.func(
+      'int getsockopt(int fd, int level, int name, _Out_ vault_ucred *val, _Inout_ uint32_t *len)',
+    ) as Libc['getsockopt'],
+  };
+  return libc;
+}
+
+/**
+ * Takes an exclusive, non-blocking flock on `fd`. The lock lasts as long as the
+ * file stays open in this process (the kernel drops it when the process dies).
+ * @returns false when another open file description holds it.
+ * @throws Error for any other failure.
+ */
+export function tryLock(fd: number): boolean {
+  if (load().flock(fd, LOCK_EX | LOCK_NB) === 0) return true;
+  const errno = koffi.errno();
+  if (errno === EWOULDBLOCK) return false;
+  throw new Error(`flock failed (errno ${errno})`);
+}
+
+/** The file descriptor under a connected `net.Socket` on a Unix socket. */
+export function socketFd(socket: unknown): number {
+  const fd = (socket as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) throw new Error('socket has no file descriptor');
+  return fd;
+}
+
+/**
+ * The pid, uid and gid of the process at the other end of a connected Unix
+ * socket (`socket` is a `net.Socket`), read with SO_PEERCRED.
+ * @throws Error when the socket is closed or the call fails.
+ */
+export function peerCred(socket: unknown): PeerCred {
+  // macOS has LOCAL_PEERCRED with another layout and no pid: not wired here.
+  if (process.platform !== 'linux') throw new Error('SO_PEERCRED is Linux only');
+  const out: Partial<PeerCred> = {};
+  const len = [12];
+  if (load().getsockopt(socketFd(socket), SOL_SOCKET, SO_PEERCRED, out, len) !== 0) {
+    throw new Error(`SO_PEERCRED failed (errno ${koffi.errno()})`);
+  }
+  const { pid, uid, gid } = out;
+  if (typeof pid !== 'number' || typeof uid !== 'number' || typeof gid !== 'number') {
+    throw new Error('SO_PEERCRED returned no credentials');
+  }
+  return { pid, uid, gid };
+}

@@ -1,0 +1,101 @@
+// The host's cache of authenticated callers' keys (src/host/caller-cache.ts):
+// a token finds its keys only while the records still say they are valid;
+// dropped keys are wiped, at once or when the last request using them ends;
+// clear, idleness and a re-granted key are each seen.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KeyArena, newKey } from '../../src/crypto/aead.js';
+import { newKeyPair, sealTo } from '../../src/crypto/box.js';
+import { CallerCache, IDLE_MS, type CallerKeys } from '../../src/host/caller-cache.js';
+
+function caller(agentId = 'agent-1'): { keys: CallerKeys; arena: KeyArena } {
+  const arena = new KeyArena();
+  const pair = newKeyPair();
+  const indexKey = arena.take(32);
+  indexKey.fill(7);
+  return {
+    keys: { agentId, keys: pair, indexKey, verifier: Buffer.alloc(32, 1) },
+    arena,
+  };
+}
+
+const zero = (b: Buffer) => b.every((x) => x === 0);
+const token = (s: string) => Buffer.from(s);
+
+test('a kept token is lent its keys while valid; an invalid one is dropped and wiped', () => {
+  const cache = new CallerCache();
+  const c = caller();
+  cache.keep(token('t1'), c.keys, c.arena).done();
+  const lent = cache.borrow(token('t1'), () => true);
+  assert.ok(lent !== null);
+  assert.equal(lent.keys.indexKey, c.keys.indexKey);
+  lent.done();
+  assert.equal(
+    cache.borrow(token('other'), () => true),
+    null,
+    'another token finds nothing',
+  );
+  assert.equal(
+    cache.borrow(token('t1'), () => false),
+    null,
+    'records say no: not lent',
+  );
+  assert.equal(cache.size, 0);
+  assert.ok(zero(c.keys.indexKey) && zero(c.keys.keys.secretKey), 'keys wiped');
+  assert.equal(
+    cache.borrow(token('t1'), () => true),
+    null,
+    'and gone for good',
+  );
+});
+
+test('keys dropped while a request uses them are wiped when it is done, not before', () => {
+  const cache = new CallerCache();
+  const c = caller();
+  const first = cache.keep(token('t1'), c.keys, c.arena);
+  cache.clear();
+  assert.equal(cache.size, 0);
+  assert.ok(!zero(c.keys.indexKey), 'still in use');
+  first.done();
+  assert.ok(zero(c.keys.indexKey), 'wiped once released');
+});
+
+test('unused for IDLE_MS: dropped and wiped', () => {
+  let now = 1_000_000;
+  const cache = new CallerCache(() => now);
+  const c = caller();
+  cache.keep(token('t1'), c.keys, c.arena).done();
+  now += IDLE_MS + 1;
+  assert.equal(
+    cache.borrow(token('t1'), () => true),
+    null,
+  );
+  assert.ok(zero(c.keys.indexKey));
+  cache.clear();
+});
+
+test('a granted key is opened once per sealed box; a re-granted one is opened afresh', () => {
+  const cache = new CallerCache();
+  const c = caller();
+  const lent = cache.keep(token('t1'), c.keys, c.arena);
+  const dataKey = newKey();
+  const box = sealTo(c.keys.keys.publicKey, dataKey);
+  const a = lent.unseal(box);
+  assert.ok(a !== null && a.equals(dataKey));
+  assert.equal(lent.unseal(box), a, 'the same key, not opened again');
+  const again = lent.unseal(sealTo(c.keys.keys.publicKey, dataKey));
+  assert.ok(again !== null && again !== a && again.equals(dataKey));
+  assert.equal(lent.unseal(sealTo(newKeyPair().publicKey, dataKey)), null, 'not for this caller');
+  lent.done();
+  cache.clear();
+  assert.ok(zero(a) && zero(again), 'opened keys wiped with the caller');
+});
+
+test('disabled: nothing is kept', () => {
+  const cache = new CallerCache();
+  cache.enabled = false;
+  assert.equal(
+    cache.borrow(token('t1'), () => true),
+    null,
+  );
+});
