@@ -23,6 +23,9 @@ __vault_cli_command() {
     'proxy ca') echo 'proxy ca'; return ;;
     'vault create') echo 'vault create'; return ;;
     'vault passwd') echo 'vault passwd'; return ;;
+    'vault backup') echo 'vault backup'; return ;;
+    'vault check') echo 'vault check'; return ;;
+    'vault restore') echo 'vault restore'; return ;;
     'vault rekey') echo 'vault rekey'; return ;;
     'entry set') echo 'entry set'; return ;;
     'entry rm') echo 'entry rm'; return ;;
@@ -41,6 +44,7 @@ __vault_cli_command() {
     'key add') echo 'key add'; return ;;
     'key ls') echo 'key ls'; return ;;
     'key rm') echo 'key rm'; return ;;
+    'audit archive') echo 'audit archive'; return ;;
     'daemon stop') echo 'daemon stop'; return ;;
     'daemon status') echo 'daemon status'; return ;;
     'host install') echo 'host install'; return ;;
@@ -79,10 +83,11 @@ _vault_cli() {
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
-          'vault') __vault_cli_words 'create passwd rekey'; return 0 ;;
+          'vault') __vault_cli_words 'create passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
+          'audit') __vault_cli_words 'archive'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
           'host') __vault_cli_words 'install uninstall status'; return 0 ;;
         esac ;;
@@ -123,6 +128,8 @@ _vault_cli() {
       'key add --name') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
+      'audit --archive') __vault_cli_files; return 0 ;;
+      'audit archive --before') :; return 0 ;;
       'host install --user') :; return 0 ;;
       'host install --group') :; return 0 ;;
       'host install --state-dir') __vault_cli_files; return 0 ;;
@@ -146,6 +153,9 @@ _vault_cli() {
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
+      'vault backup') __vault_cli_words '--json --help' ;;
+      'vault check') __vault_cli_words '--json --help' ;;
+      'vault restore') __vault_cli_words '--yes --dry-run --json --help' ;;
       'vault rekey') __vault_cli_words '--help' ;;
       'entry set') __vault_cli_words '--field --tier --help' ;;
       'entry rm') __vault_cli_words '--help' ;;
@@ -164,7 +174,8 @@ _vault_cli() {
       'key add') __vault_cli_words '--name --no-browser --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
-      'audit') __vault_cli_words '--json --agent --since --follow --verify --help' ;;
+      'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
+      'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
       'completion') __vault_cli_words '--help' ;;
       'daemon') __vault_cli_words '--help' ;;
@@ -190,6 +201,9 @@ _vault_cli() {
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;
+    'vault backup') valued='  ' ;;
+    'vault check') valued='  ' ;;
+    'vault restore') valued='  ' ;;
     'vault rekey') valued='  ' ;;
     'entry set') valued=' --field --tier ' ;;
     'entry rm') valued='  ' ;;
@@ -208,7 +222,8 @@ _vault_cli() {
     'key add') valued=' --name ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
-    'audit') valued=' --agent --since ' ;;
+    'audit') valued=' --agent --since --archive ' ;;
+    'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;
     'completion') valued='  ' ;;
     'daemon') valued='  ' ;;
@@ -230,6 +245,8 @@ _vault_cli() {
     'get 0') : ;;
     'totp 0') : ;;
     'render 0') __vault_cli_files ;;
+    'vault backup 0') __vault_cli_files ;;
+    'vault restore 0') __vault_cli_files ;;
     'entry set 0') __vault_cli_names entry ;;
     'entry rm 0') __vault_cli_names entry ;;
     'entry show 0') __vault_cli_names entry ;;
@@ -243,6 +260,7 @@ _vault_cli() {
     'agent unlock 0') __vault_cli_names agent ;;
     'agent revoke 0') __vault_cli_names agent ;;
     'key rm 0') : ;;
+    'audit archive 0') __vault_cli_files ;;
     'shell-init 0') __vault_cli_words 'bash zsh fish' ;;
     'completion 0') __vault_cli_words 'bash zsh fish' ;;
   esac

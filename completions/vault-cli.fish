@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -50,6 +50,9 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashbo
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'passwd' -d 'change the owner passphrase'
+complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'backup' -d 'write a consistent, encrypted copy of the vault to a file, atomically'
+complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'check' -d 'verify every record, seal, index row and the audit chain; exit 74 on damage'
+complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'restore' -d 'replace the vault by a backup, after showing what it would roll back'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'rekey' -d 'make a new root key and print a new recovery key (the old one stops working)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'entry' -d 'entry commands'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'set' -d 'create an entry or rotate one of its fields (value from stdin or a prompt)'
@@ -72,6 +75,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'add' -d 'enrol a hardware 
 complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'ls' -d 'list enrolled hardware keys'
 complete -c vault-cli -n '__vault_cli_lead 1 key' -a 'rm' -d 'remove an enrolled hardware key'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'audit' -d 'print the audit log'
+complete -c vault-cli -n '__vault_cli_lead 1 audit' -a 'archive' -d 'move the records older than a date into a sealed archive file'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'shell-init' -d 'print the lines to eval in a shell: completion and the agent wrappers'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'daemon' -d 'run the vault host in the foreground'
@@ -112,6 +116,16 @@ complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l recovery -d 'authenticate with the recovery key instead'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is vault backup' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is vault backup' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is vault backup' -F
+complete -c vault-cli -n '__vault_cli_is vault check' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is vault check' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is vault restore' -l yes -d 'restore without asking (needed when no terminal can ask)'
+complete -c vault-cli -n '__vault_cli_is vault restore' -l dry-run -d 'show what would be rolled back; change nothing'
+complete -c vault-cli -n '__vault_cli_is vault restore' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is vault restore' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is vault restore' -F
 complete -c vault-cli -n '__vault_cli_is vault rekey' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is entry set' -l field -x -a 'password key private_key secret_key token totp' -d 'field name (default: password)'
 complete -c vault-cli -n '__vault_cli_is entry set' -l tier -x -d 'tier of a new entry (default: default)'
@@ -169,7 +183,11 @@ complete -c vault-cli -n '__vault_cli_is audit' -l agent -x -a '(__vault_cli_nam
 complete -c vault-cli -n '__vault_cli_is audit' -l since -x -d 'from a time (2026-11-22 14:00) or back a span (10m, 2h, 7d)'
 complete -c vault-cli -n '__vault_cli_is audit' -l follow -d 'keep printing records as they are written'
 complete -c vault-cli -n '__vault_cli_is audit' -l verify -d 'check the hash chain; exit 74 (VLT-3003) if a record was changed, removed or reordered'
+complete -c vault-cli -n '__vault_cli_is audit' -l archive -r -F -d 'with --verify: verify this archive file (repeatable) and its link into the store'
 complete -c vault-cli -n '__vault_cli_is audit' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is audit archive' -l before -x -d 'archive records before this time (2026-11-01) or older than a span (30d)'
+complete -c vault-cli -n '__vault_cli_is audit archive' -l help -d 'show help'
+complete -c vault-cli -n '__vault_cli_is audit archive' -F
 complete -c vault-cli -n '__vault_cli_is shell-init' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is shell-init' -a 'bash zsh fish'
 complete -c vault-cli -n '__vault_cli_is completion' -l help -d 'show help'

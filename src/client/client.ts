@@ -129,24 +129,22 @@ function post<O extends Op>(
       reject(err);
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
+    let settled = false;
     sock.on('error', (err: NodeJS.ErrnoException) => {
       payload.fill(0);
+      if (settled || refused) return;
+      settled = true;
       if (!connected && (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')) {
         reject(new Unreachable(err.code));
       } else {
-        reject(new VaultError('VLT-3005', undefined, { cause: err }));
+        reject(goneMidRequest(op, err));
       }
     });
     sock.on('end', () => {
-      if (refused) return;
+      if (settled || refused) return;
+      settled = true;
       if (chunks.length === 0) {
-        // The host went away mid-request (killed, crashed): it replied nothing, so released nothing.
-        reject(
-          new VaultError(
-            'VLT-3005',
-            'The vault host stopped before replying; nothing was released.',
-          ),
-        );
+        reject(goneMidRequest(op));
         return;
       }
       try {
@@ -156,6 +154,47 @@ function post<O extends Op>(
       }
     });
   });
+}
+
+/**
+ * Operations that change the vault. When the host goes away after the request
+ * was sent, such a change may have been committed before it died: the client
+ * cannot know, and must not say it did not happen.
+ */
+const WRITES: ReadonlySet<Op> = new Set<Op>([
+  'vault.create',
+  'vault.rekey',
+  'vault.passwd',
+  'vault.restore',
+  'entry.set',
+  'entry.rm',
+  'entry.hosts',
+  'agent.add',
+  'agent.scope',
+  'agent.limits',
+  'agent.lock',
+  'agent.revoke',
+  'key.finish',
+  'key.rm',
+  'unlock.finish',
+  'audit.archive',
+]);
+
+/** What to say when the host went away mid-request (killed, crashed) and replied nothing. */
+function goneMidRequest(op: Op, cause?: unknown): VaultError {
+  const message = WRITES.has(op)
+    ? `The vault host stopped before replying: the change may or may not have been saved; run \`vault-cli ${showCommand(op)}\` to see.`
+    : // A read or a check releases nothing without a reply.
+      'The vault host stopped before replying; nothing was released.';
+  return new VaultError('VLT-3005', message, { cause });
+}
+
+function showCommand(op: Op): string {
+  if (op.startsWith('entry.')) return 'entry show <entry>';
+  if (op.startsWith('agent.') || op === 'unlock.finish') return 'agent show <name>';
+  if (op.startsWith('key.')) return 'key ls';
+  if (op === 'audit.archive') return 'audit --verify';
+  return 'vault check';
 }
 
 function parseReply<O extends Op>(raw: Buffer): Reply<O> {
@@ -222,7 +261,12 @@ export async function call<O extends Op>(
     }
     if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
-    if (op !== 'vault.create' && !existsSync(join(opts.vaultDir, STORE_FILE))) {
+    // (`vault restore` may bring one back into an empty directory.)
+    if (
+      op !== 'vault.create' &&
+      op !== 'vault.restore' &&
+      !existsSync(join(opts.vaultDir, STORE_FILE))
+    ) {
       throw new VaultError('VLT-3001');
     }
     await startDaemon(opts);
@@ -352,12 +396,7 @@ export class HostChannel {
       }
     } catch (err) {
       if (conn !== null) this.#give(conn);
-      if (err instanceof Closed) {
-        throw new VaultError(
-          'VLT-3005',
-          'The vault host stopped before replying; nothing was released.',
-        );
-      }
+      if (err instanceof Closed) throw goneMidRequest(op);
       throw err;
     } finally {
       payload.fill(0);

@@ -29,6 +29,10 @@ export const OWNER_ACTIONS = [
   'key_rm',
   'session_start',
   'session_end',
+  'vault_backup',
+  'vault_check',
+  'vault_restore',
+  'audit_archive',
 ] as const;
 export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
 

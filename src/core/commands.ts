@@ -220,6 +220,34 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'vault',
   },
   {
+    path: ['vault', 'backup'],
+    summary: 'write a consistent, encrypted copy of the vault to a file, atomically',
+    side: 'owner',
+    args: [{ name: 'file', summary: 'the backup file to write', complete: 'file' }],
+    flags: [json],
+    module: 'vault',
+  },
+  {
+    path: ['vault', 'check'],
+    summary: 'verify every record, seal, index row and the audit chain; exit 74 on damage',
+    side: 'owner',
+    args: [],
+    flags: [json],
+    module: 'vault',
+  },
+  {
+    path: ['vault', 'restore'],
+    summary: 'replace the vault by a backup, after showing what it would roll back',
+    side: 'owner',
+    args: [{ name: 'file', summary: 'the backup file', complete: 'file' }],
+    flags: [
+      { name: 'yes', summary: 'restore without asking (needed when no terminal can ask)' },
+      { name: 'dry-run', summary: 'show what would be rolled back; change nothing' },
+      json,
+    ],
+    module: 'vault',
+  },
+  {
     path: ['vault', 'rekey'],
     summary: 'make a new root key and print a new recovery key (the old one stops working)',
     side: 'owner',
@@ -427,6 +455,27 @@ export const COMMANDS: readonly CommandDef[] = [
         name: 'verify',
         summary:
           'check the hash chain; exit 74 (VLT-3003) if a record was changed, removed or reordered',
+      },
+      {
+        name: 'archive',
+        value: 'string',
+        repeat: true,
+        summary: 'with --verify: verify this archive file (repeatable) and its link into the store',
+        complete: 'file',
+      },
+    ],
+    module: 'audit',
+  },
+  {
+    path: ['audit', 'archive'],
+    summary: 'move the records older than a date into a sealed archive file',
+    side: 'owner',
+    args: [{ name: 'file', summary: 'the archive file to write', complete: 'file' }],
+    flags: [
+      {
+        name: 'before',
+        value: 'string',
+        summary: 'archive records before this time (2026-11-01) or older than a span (30d)',
       },
     ],
     module: 'audit',

@@ -27,6 +27,11 @@ export const ERRORS = {
   'VLT-1008': { exit: 64, message: 'The hardened host still holds a vault; say where it goes.' },
   /** A vault to be moved is still served by a host: stop it first. 75 (EX_TEMPFAIL). */
   'VLT-1009': { exit: 75, message: 'A vault host still serves this vault; stop it first.' },
+  /** `vault restore` without a terminal to ask on, and without --yes. */
+  'VLT-1010': {
+    exit: 64,
+    message: 'Restore replaces the vault: confirm with --yes when no terminal can ask.',
+  },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },
@@ -119,6 +124,27 @@ export const ERRORS = {
     exit: 75,
     message:
       'This vault must be upgraded by its owner first: any owner command (e.g. `vault-cli entry ls`) does it.',
+  },
+  /** `vault check` and the host's paths: the kinds of damage, each with its code. */
+  'VLT-3030': { exit: 74, message: 'The vault header is missing or damaged.' },
+  'VLT-3031': { exit: 74, message: 'A sealed record does not open (damaged or changed).' },
+  'VLT-3032': {
+    exit: 74,
+    message: 'The name index and the entries disagree: a row leads nowhere, or an entry has none.',
+  },
+  'VLT-3033': {
+    exit: 74,
+    message: 'The audit chain is broken: a record was changed, removed or reordered.',
+  },
+  'VLT-3034': { exit: 74, message: 'A page or record of the store cannot be read.' },
+  'VLT-3035': { exit: 74, message: 'A record does not match its checksum (damaged).' },
+  'VLT-3036': { exit: 74, message: 'A record the vault refers to is missing.' },
+  /** `vault restore`, `audit --verify --archive`: the file given is not one of this vault's, or does not open. */
+  'VLT-3037': { exit: 65, message: 'Not a vault-cli backup or archive, or it does not verify.' },
+  /** `vault restore`: the restored vault did not verify; the vault as it was is back in place. */
+  'VLT-3038': {
+    exit: 74,
+    message: 'The restored vault did not verify; the current vault was put back unchanged.',
   },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },

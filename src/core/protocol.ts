@@ -74,6 +74,51 @@ export interface HostStatus {
   readonly mode: 'same-user' | 'hardened';
 }
 
+/** What a backup holds. */
+export interface BackupSummary {
+  readonly path: string;
+  readonly bytes: number;
+  readonly entries: number;
+  readonly agents: number;
+  readonly auditRecords: number;
+  /** The last audit record: its sequence number and hash (hex). */
+  readonly head: { readonly seq: number; readonly hash: string } | null;
+}
+
+/** One kind of damage `vault check` found, and the record it affects. */
+export interface CheckProblem {
+  readonly code: string;
+  /** The record: `header`, `entry <id>`, `field <id>/<field>`, `agent <name>`, `audit <seq>`, ... */
+  readonly where: string;
+  readonly message: string;
+}
+
+export interface CheckReport {
+  readonly records: number;
+  readonly entries: number;
+  readonly agents: number;
+  readonly auditRecords: number;
+  readonly problems: readonly CheckProblem[];
+}
+
+/** What a restore would roll back against the current vault. */
+export interface RestorePreview {
+  readonly backup: BackupSummary;
+  /** Agents revoked (or absent) now that are live in the backup. */
+  readonly revivedAgents: readonly string[];
+  /** Agents locked now that are not locked in the backup. */
+  readonly liftedLocks: readonly string[];
+  /** Entries whose data key was rotated (or value set) since the backup: name when readable, else id. */
+  readonly undoneRotations: readonly string[];
+  /** Entries that exist now but not in the backup. */
+  readonly lostEntries: readonly string[];
+  /** Audit records in the current vault that the backup does not hold. */
+  readonly lostAuditRecords: number;
+  readonly currentAuditRecords: number;
+  /** False when there is no current vault, or it is too damaged to compare. */
+  readonly currentReadable: boolean;
+}
+
 /** Every operation, its request and its result. */
 export interface Ops {
   status: { req: Record<string, never>; res: HostStatus };
@@ -99,6 +144,18 @@ export interface Ops {
   'vault.passwd': {
     req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
     res: Record<string, never>;
+  };
+  /** A consistent snapshot of the store, written atomically to `path` (absolute). */
+  'vault.backup': { req: OwnerAuth & { path: string }; res: BackupSummary };
+  /** Reads every record and verifies every seal, MAC, index binding and the audit chain. */
+  'vault.check': { req: OwnerAuth; res: CheckReport };
+  /**
+   * Restores a backup: without `confirm`, only the preview (what would be
+   * rolled back); with it, the swap, kept aside until verified.
+   */
+  'vault.restore': {
+    req: OwnerAuth & { path: string; confirm: boolean };
+    res: { preview: RestorePreview; restored: boolean; keptAside: string | null };
   };
   'entry.set': {
     req: OwnerAuth & { entry: string; field: string; tier?: string; value: string };
@@ -176,11 +233,20 @@ export interface Ops {
   'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };
+  /** Moves the records before `before` (ms) into a sealed archive file at `path`. */
+  'audit.archive': {
+    req: OwnerAuth & { path: string; before: number };
+    res: { archived: number; firstSeq: number; lastSeq: number; kept: number };
+  };
   'audit.verify': {
-    req: OwnerAuth;
+    req: OwnerAuth & { archives?: string[] };
     res: {
       records: number;
       brokenAt: number | null;
+      /** Records verified in the archive, with --archive. */
+      archived?: number;
+      /** The first sequence number verified (after archived records). */
+      from?: number;
       /** The last record the owner's anchor vouches for (0: none), and when it was made. */
       anchored: number;
       anchoredAt: number | null;

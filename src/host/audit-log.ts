@@ -91,16 +91,36 @@ export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): Audit
   });
 }
 
-/** The first record whose chain link does not hold, or null when the whole chain verifies. */
+/** Whether a record links to `prev` and hashes to its hash; false for one not shaped like a record. */
+function linkHolds(r: AuditRecord, prev: Buffer): boolean {
+  try {
+    return equal(r.prev, prev) && equal(r.hash, recordHash(r));
+  } catch {
+    return false;
+  }
+}
+
+/** Where a chain starts: the genesis, or the last record moved to an archive (`audit archive`). */
+export interface ChainStart {
+  readonly seq: number;
+  readonly hash: Buffer;
+}
+
+/**
+ * The sequence number of the first record whose chain link does not hold, or
+ * null when the whole chain verifies: from `start` (the record before the
+ * first one, archived) or from the genesis.
+ */
 export function brokenLink(
   records: readonly AuditRecord[],
   headHash: Buffer | null,
+  start: ChainStart | null = null,
 ): number | null {
-  let prev: Buffer = GENESIS;
-  let seq = 0;
+  let prev: Buffer = start?.hash ?? GENESIS;
+  let seq = start?.seq ?? 0;
   for (const r of records) {
     seq++;
-    if (r.seq !== seq || !equal(r.prev, prev) || !equal(r.hash, recordHash(r))) return seq;
+    if (r.seq !== seq || !linkHolds(r, prev)) return seq;
     prev = r.hash;
   }
   if (headHash !== null && !equal(prev, headHash)) return seq + 1;
@@ -174,9 +194,12 @@ export interface AuditVerdict {
 }
 
 /**
- * The chain checked from the start, and against the owner's anchor: a record
+ * The chain checked from its start, and against the owner's anchor: a record
  * changed, removed or re-chained at or before the anchored one, or a log cut
- * shorter than it, fails, whatever the rest of the chain says.
+ * shorter than it, fails, whatever the rest of the chain says. `start` is
+ * where the chain begins when older records were archived (`audit archive`);
+ * an anchor on an archived record holds only when the records given (archives
+ * first, then the store's) still reach back to it.
  */
 export function verifyAudit(
   records: readonly AuditRecord[],
@@ -184,47 +207,70 @@ export function verifyAudit(
   anchor: AuditAnchor | null,
   key: Buffer,
   vaultId: Buffer,
+  start: ChainStart | null = null,
 ): AuditVerdict {
-  const brokenAt = brokenLink(records, headHash);
-  const base = { records: records.length, brokenAt, anchoredAt: anchor?.at ?? null };
+  const brokenAt = brokenLink(records, headHash, start);
+  return {
+    records: records.length,
+    brokenAt,
+    ...anchorVerdict(records, anchor, key, vaultId, start),
+  };
+}
+
+/** What the owner's anchor says of `records` (which follow `start`): the anchor half of verifyAudit. */
+export function anchorVerdict(
+  records: readonly AuditRecord[],
+  anchor: AuditAnchor | null,
+  key: Buffer,
+  vaultId: Buffer,
+  start: ChainStart | null = null,
+): Omit<AuditVerdict, 'records' | 'brokenAt'> {
+  const before = start?.seq ?? 0;
+  const last = before + records.length;
+  const anchoredAt = anchor?.at ?? null;
   if (anchor === null) {
     return {
-      ...base,
+      anchoredAt,
       anchored: 0,
       unanchored: records.length,
-      anchorProblem: records.length > 0 ? 'no anchor: the owner’s anchor was removed' : null,
+      anchorProblem: last > 0 ? 'no anchor: the owner’s anchor was removed' : null,
     };
   }
   const { mac, ...rest } = anchor;
   if (!Buffer.isBuffer(mac) || !equal(mac, anchorMac(key, vaultId, rest))) {
     return {
-      ...base,
+      anchoredAt,
       anchored: 0,
       unanchored: records.length,
       anchorProblem: 'the anchor is not the owner’s',
     };
   }
-  const at = records[anchor.seq - 1];
-  if (at === undefined) {
+  const unanchored = Math.max(0, last - anchor.seq);
+  if (anchor.seq > last) {
     return {
-      ...base,
+      anchoredAt,
       anchored: anchor.seq,
       unanchored: 0,
       anchorProblem: `the log was cut: anchored record ${anchor.seq} is missing`,
     };
   }
+  // The anchored record is the one the chain starts after (the last archived one).
+  const at = anchor.seq === before ? start : records[anchor.seq - before - 1];
+  if (at === undefined || at === null) {
+    return {
+      anchoredAt,
+      anchored: anchor.seq,
+      unanchored,
+      anchorProblem: `anchored record ${anchor.seq} is archived: verify with the --archive file that holds it`,
+    };
+  }
   if (at.seq !== anchor.seq || !equal(at.hash, anchor.hash)) {
     return {
-      ...base,
+      anchoredAt,
       anchored: anchor.seq,
-      unanchored: records.length - anchor.seq,
+      unanchored,
       anchorProblem: `record ${anchor.seq} is not the one the owner anchored: the log before it was rewritten`,
     };
   }
-  return {
-    ...base,
-    anchored: anchor.seq,
-    unanchored: records.length - anchor.seq,
-    anchorProblem: null,
-  };
+  return { anchoredAt, anchored: anchor.seq, unanchored, anchorProblem: null };
 }

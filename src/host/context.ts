@@ -4,8 +4,11 @@
  */
 import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
-import { VaultError } from '../core/errors.js';
+import { join } from 'node:path';
+import { STORE_FILE } from '../core/protocol.js';
+import { VaultError, type ErrorCode } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
+import { auditShape, damageCode } from './damage.js';
 import { CallerCache } from './caller-cache.js';
 
 /**
@@ -19,6 +22,10 @@ export const RECORD_BYTES = 4096;
 
 export class HostContext {
   private opened: Store | null = null;
+  /** While a restore swaps the store file, no request opens it. */
+  private swapping = false;
+  /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
+  damaged: string | null = null;
   /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
@@ -33,10 +40,20 @@ export class HostContext {
 
   /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
   store(): Store {
+    if (this.swapping) {
+      throw new VaultError('VLT-3005', 'The vault is being restored; try again in a moment.');
+    }
     if (this.opened === null) {
       if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
+      if (this.damaged !== null) {
+        throw new VaultError(
+          'VLT-3034',
+          'A page of the store cannot be read (run `vault-cli vault check`; restore a backup).',
+        );
+      }
       try {
         this.opened = Store.open(this.dir);
+        this.addSums(this.opened);
       } catch (err) {
         // A store that cannot be opened for writing cannot take an audit record: refuse.
         throw new VaultError('VLT-3004', undefined, { cause: err });
@@ -45,9 +62,53 @@ export class HostContext {
     return this.opened;
   }
 
+  /** A vault from before record checksums gets them on first open (see store.ts). */
+  private addSums(store: Store): void {
+    try {
+      if (store.read((tx) => tx.header() !== null && !tx.sumsKept())) {
+        store.write((tx) => tx.addMissingSums());
+      }
+    } catch {
+      // A store that cannot be written or read here: the request that needs it says so.
+    }
+  }
+
+  /**
+   * The damage code for an error no path expected: a store error (VLT-3034),
+   * or, when a record of the open store fails its checksum or does not decode,
+   * that damage (a malformed record makes code fail in ways it cannot name);
+   * null when the store is sound and the error is a bug (VLT-3007).
+   */
+  explain(err: unknown): ErrorCode | null {
+    const direct = damageCode(err);
+    if (direct !== null || this.opened === null) return direct;
+    try {
+      const records = this.opened.read((tx) => tx.rawRecords());
+      if (records.some((r) => r.error !== undefined)) return 'VLT-3034';
+      const audit = records.filter((r) => r.key.startsWith('audit/')).map((r) => r.value);
+      if (!audit.every(auditShape)) return 'VLT-3033';
+      if (records.some((r) => r.sumOk === false)) {
+        return records.some((r) => r.key === 'header' && r.sumOk === false)
+          ? 'VLT-3030'
+          : 'VLT-3035';
+      }
+      return null;
+    } catch (again) {
+      return damageCode(again) ?? 'VLT-3034';
+    }
+  }
+
+  get storePath(): string {
+    return join(this.dir, STORE_FILE);
+  }
+
   /** Opens (creating) the store file: `vault create` only. */
   createStore(): Store {
-    this.opened ??= Store.open(this.dir);
+    if (this.opened === null) {
+      this.opened = Store.open(this.dir);
+      // A new store keeps checksums from its first record.
+      this.opened.write((tx) => tx.addMissingSums());
+    }
     return this.opened;
   }
 
@@ -76,7 +137,25 @@ export class HostContext {
       return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
+      // A record that does not decode, or a damaged store, is damage, not a failed audit write.
+      const damage = this.explain(err);
+      if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
       throw new VaultError('VLT-3004', undefined, { cause: err });
+    }
+  }
+
+  /**
+   * Closes the store, runs `swap` (which renames store files; synchronous, so
+   * no request runs in between), and lets the next use open whatever is then
+   * in place. For `vault restore`.
+   */
+  async swapStore(swap: () => void): Promise<void> {
+    this.swapping = true;
+    try {
+      await this.close();
+      swap();
+    } finally {
+      this.swapping = false;
     }
   }
 
@@ -99,6 +178,9 @@ export class HostContext {
       return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
+      // As in commit(): damage the store shows is named, not called a failed audit write.
+      const damage = this.explain(err);
+      if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
       throw new VaultError('VLT-3004', undefined, { cause: err });
     }
   }
@@ -119,6 +201,18 @@ export class HostContext {
 
   async close(): Promise<void> {
     this.callers.clear();
+    if (this.opened !== null && this.damaged === null) {
+      try {
+        const at = this.now();
+        if (this.opened.read((tx) => tx.header() !== null)) {
+          // Twice: see Tx.settle().
+          this.opened.write((tx) => tx.settle(at));
+          this.opened.write((tx) => tx.settle(at));
+        }
+      } catch {
+        // A store that cannot be written now (read-only, full): closed as it is.
+      }
+    }
     await this.opened?.close();
     this.opened = null;
   }

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { matchesFilter, type AuditFilter } from '../core/audit.js';
-import { VaultError, isErrorCode } from '../core/errors.js';
+import { ERRORS, VaultError, isErrorCode } from '../core/errors.js';
 import { DEFAULT_LIMITS } from '../core/policy.js';
 import {
   LOCK_NAME,
@@ -33,9 +33,13 @@ import {
   setLimits,
   showAgent,
 } from './agents.js';
-import { anchorAudit, appendAudit, verifyAudit, viewAudit } from './audit-log.js';
+import { anchorAudit, appendAudit, viewAudit } from './audit-log.js';
 import { HostContext } from './context.js';
 import { liftOwnerSecrets, type OwnerSecretField } from './owner-secrets.js';
+import { backupVault, restoreVault } from './backup.js';
+import { checkStore, scanInChild } from './check.js';
+import { Store } from '../store/store.js';
+import { archiveAudit, verifyWithArchive } from './archive.js';
 import { authenticate, endSession, readField, release, whoami } from './access.js';
 import { endOrphanedSessions, mintSession, revokeSession, rotatePending } from './sessions.js';
 import { parseToken } from '../crypto/token.js';
@@ -164,14 +168,15 @@ async function asOwner<T>(
   ctx: HostContext,
   b: Body,
   source: string,
-  fn: (s: OwnerSession) => T,
+  fn: (s: OwnerSession) => T | Promise<T>,
 ): Promise<T> {
   const pass = secret(b, 'passphrase');
   const s = await unlockOwner(ctx, pass, source);
   pass.wipe();
   try {
     rotatePending(ctx, s);
-    const out = fn(s);
+    // Awaited: the anchor goes on the head the command leaves (a backup's record included).
+    const out = await fn(s);
     anchor(ctx, s);
     return out;
   } finally {
@@ -201,7 +206,9 @@ function vaultHere(ctx: HostContext): boolean {
   try {
     return ctx.hasVault();
   } catch (err) {
-    if (err instanceof VaultError && err.code === 'VLT-3004') return true;
+    if (err instanceof VaultError && (err.code === 'VLT-3004' || err.code === 'VLT-3034')) {
+      return true;
+    }
     throw err;
   }
 }
@@ -306,6 +313,53 @@ function handlers(
       } finally {
         s.wipe();
         next.wipe();
+      }
+    },
+    'vault.backup': async (b, source) => {
+      return asOwner(ctx, b, source, () => backupVault(ctx, str(b, 'path'), source));
+    },
+    'vault.check': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      try {
+        if (!Store.exists(ctx.dir)) throw new VaultError('VLT-3001');
+        const report = await checkStore(
+          ctx.storePath,
+          () => {
+            // Just read whole in a child: whatever damage was found at start is not there now.
+            ctx.damaged = null;
+            return ctx.store();
+          },
+          () => unlockOwner(ctx, pass, source),
+          ctx.now(),
+        );
+        // A store that cannot be read whole takes no audit record either.
+        if (report.problems.some((p) => p.code === 'VLT-3034' && p.where === 'store')) {
+          return report;
+        }
+        ctx.commit((tx) => {
+          const header = tx.header();
+          if (header === null) return;
+          appendAudit(tx, header, {
+            ...ownerEvent(ctx, 'vault_check', source, {
+              subject: `${report.problems.length} problem(s)`,
+            }),
+          });
+        });
+        return report;
+      } finally {
+        pass.wipe();
+      }
+    },
+    'vault.restore': async (b, source) => {
+      const pass = secret(b, 'passphrase');
+      try {
+        return await restoreVault(
+          ctx,
+          { path: str(b, 'path'), passphrase: pass, confirm: b.confirm === true },
+          source,
+        );
+      } finally {
+        pass.wipe();
       }
     },
     'vault.rekey': async (b, source) => {
@@ -453,19 +507,13 @@ function handlers(
         return { records: viewAudit(records, s.auditKeys()) };
       }),
     'audit.verify': (b, source) =>
-      asOwner(ctx, b, source, (s) =>
-        ctx
-          .store()
-          .read((tx) =>
-            verifyAudit(
-              tx.audit(),
-              tx.auditHead()?.hash ?? null,
-              tx.auditAnchor(),
-              s.anchorKey(),
-              s.vaultId,
-            ),
-          ),
-      ),
+      asOwner(ctx, b, source, (s) => verifyWithArchive(ctx, s, strList(b, 'archives'))),
+    'audit.archive': (b, source) =>
+      asOwner(ctx, b, source, (s) => {
+        const before = b.before;
+        if (typeof before !== 'number' || !Number.isFinite(before)) throw bad('before');
+        return archiveAudit(ctx, s, { path: str(b, 'path'), before }, source);
+      }),
     // Served as a stream by followAudit(); reaching here means a plain request.
     'audit.follow': async () => {
       throw bad('audit.follow streams; it has no single reply');
@@ -793,6 +841,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         }
         // Log the kind of failure only: a message of a dependency could quote input.
         log(`internal error in ${op}: ${describe(err)}`);
+        const damage = ctx.explain(err);
+        if (damage !== null) {
+          reply(200, { ok: false, code: damage, message: ERRORS[damage].message });
+          return;
+        }
         reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
       };
       if (guard === null && req.method === 'POST' && op === 'audit.follow') {
@@ -829,6 +882,15 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   server.keepAliveTimeout = 5000;
 
   try {
+    // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
+    // read it first in a child, before any request can open it here, and
+    // refuse with VLT-3034 instead of dying. After the host lock (taken above),
+    // so a second host started meanwhile stops at the lock instead of reading
+    // too; the child only reads the store file and never takes host.lock.
+    if (Store.exists(opts.dir)) {
+      ctx.damaged = await scanInChild(ctx.storePath, false);
+      if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
+    }
     // Under the lock, a socket file left here is a dead host's: no live host can own it.
     rmSync(socketPath, { force: true });
     await listenOnce(server, socketPath);
@@ -838,7 +900,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   }
   chmodSync(socketPath, shared ? 0o660 : 0o600);
   // Before the first request: no `run` holds a session of an earlier host.
-  if (ctx.hasVault()) {
+  if (ctx.damaged === null && ctx.hasVault()) {
     const ended = endOrphanedSessions(ctx);
     if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
   }

@@ -9,7 +9,8 @@
  * (`writeDurable`). A reply the host sends after either describes durable
  * state.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { Limits, RateState } from '../core/policy.js';
@@ -217,6 +218,7 @@ export interface AuditAnchor extends AuditHead {
 const K = {
   header: 'header',
   auditHead: 'audit-head',
+  auditBase: 'audit-base',
   ownerFailures: 'owner-failures',
   auditAnchor: 'audit-anchor',
   rotatePending: 'rotate-pending',
@@ -232,22 +234,163 @@ const K = {
   audit: (seq: number) => `audit/${String(seq).padStart(12, '0')}`,
 };
 
+/**
+ * Every record but the audit records (hash-chained) has a checksum beside it,
+ * `sum/<key>`: a hash of its canonical form, written in the same transaction.
+ * It catches accidental damage (a flipped bit in a timestamp, a counter, a
+ * public key) that no seal or MAC covers; `vault check` compares them. It is
+ * not keyed: tampering is what the seals and MACs are for.
+ */
+const SUM_PREFIX = 'sum/';
+/** Present once every record has its checksum (a vault from before them gets them on first open). */
+const SUMS_MARKER = 'sums';
+
+/** Deterministic text of a record: keys sorted, Buffers as hex. */
+function canon(v: unknown): string {
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `b:${Buffer.from(v).toString('hex')}`;
+  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'u';
+}
+
+/** The checksum of a record's value. */
+export function recordSum(value: unknown): Buffer {
+  return createHash('sha256').update(canon(value)).digest().subarray(0, 16);
+}
+
+/** Whether a store key carries a checksum of its own. */
+function summed(key: string): boolean {
+  return !key.startsWith('audit/') && !key.startsWith(SUM_PREFIX);
+}
+
+/** One record as `vault check` sees it: its key, its value, or why it cannot be read. */
+export interface RawRecord {
+  readonly key: string;
+  readonly value: unknown;
+  /** Why the value did not decode; undefined when it did. */
+  readonly error?: string;
+  /** Whether the stored checksum matches (null: the record takes none, or none is kept). */
+  readonly sumOk: boolean | null;
+}
+
 /** Everything one transaction can read and write. */
 export class Tx {
   constructor(private readonly db: RootDatabase) {}
+
+  private set(key: string, value: unknown): void {
+    void this.db.put(key, value);
+    if (summed(key)) void this.db.put(SUM_PREFIX + key, recordSum(value));
+  }
+
+  private del(key: string): void {
+    void this.db.remove(key);
+    if (summed(key)) void this.db.remove(SUM_PREFIX + key);
+  }
+
+  /**
+   * Records that the host closed the store cleanly at `at`. Written twice in
+   * a row (two transactions of the same content), so both of LMDB's meta
+   * pages point at the same data: a damaged transaction id that made LMDB
+   * pick the older meta page then loses nothing, where it would otherwise
+   * roll the store back one transaction without a trace.
+   */
+  settle(at: number): void {
+    this.set('settled', { at });
+  }
+
+  /** Whether every record has its checksum; false for a vault from before them. */
+  sumsKept(): boolean {
+    return this.db.get(SUMS_MARKER) === 1;
+  }
+
+  /**
+   * Gives every record a checksum, once, for a vault from before them. A store
+   * that has some checksums but lost its marker is damaged: left as it is, so
+   * `vault check` reports it instead of blessing the damage.
+   */
+  addMissingSums(): boolean {
+    if (this.sumsKept()) return false;
+    for (const _ of this.db.getKeys({ start: SUM_PREFIX, end: 'sum0', limit: 1 })) return false;
+    for (const { key, value } of this.db.getRange({})) {
+      if (typeof key === 'string' && summed(key)) {
+        void this.db.put(SUM_PREFIX + key, recordSum(value));
+      }
+    }
+    this.set(SUMS_MARKER, 1);
+    return true;
+  }
+
+  /**
+   * Every record, each read on its own so one that does not decode does not
+   * hide the rest; with whether its checksum holds. For `vault check`.
+   */
+  rawRecords(): RawRecord[] {
+    const out: RawRecord[] = [];
+    const sums = new Map<string, unknown>();
+    const keys: string[] = [];
+    let previous = '';
+    const disorder: string[] = [];
+    for (const k of this.db.getKeys({})) {
+      const key = typeof k === 'string' ? k : `<non-text key ${JSON.stringify(k)}>`;
+      // Keys come in order unless a page is damaged; a range read would then miss records.
+      if (typeof k === 'string') {
+        if (k <= previous) disorder.push(k);
+        previous = k;
+      }
+      if (key.startsWith(SUM_PREFIX)) {
+        try {
+          sums.set(key.slice(SUM_PREFIX.length), this.db.get(k));
+        } catch {
+          sums.set(key.slice(SUM_PREFIX.length), null);
+        }
+      } else keys.push(key);
+    }
+    // Kept once the marker is there, or any checksum is (a lost marker is damage, not a licence).
+    const kept = this.sumsKept() || sums.size > 0;
+    for (const key of keys) {
+      let value: unknown;
+      let error: string | undefined;
+      try {
+        value = this.db.get(key);
+      } catch (err) {
+        error = err instanceof Error ? err.name : 'unreadable';
+      }
+      let sumOk: boolean | null = null;
+      if (summed(key) && kept) {
+        const sum = sums.get(key);
+        sumOk = error === undefined && Buffer.isBuffer(sum) && recordSum(value).equals(sum);
+      }
+      sums.delete(key);
+      out.push({ key, value, sumOk, ...(error === undefined ? {} : { error }) });
+    }
+    for (const key of disorder) {
+      out.push({ key, value: undefined, sumOk: null, error: 'out of order' });
+    }
+    // A checksum whose record is gone: a record lost (or its key damaged).
+    for (const key of sums.keys())
+      out.push({ key: SUM_PREFIX + key, value: undefined, sumOk: false, error: 'orphan' });
+    return out;
+  }
 
   header(): VaultHeader | null {
     return (this.db.get(K.header) as VaultHeader | undefined) ?? null;
   }
   putHeader(h: VaultHeader): void {
-    void this.db.put(K.header, h);
+    this.set(K.header, h);
   }
 
   entry(id: string): EntryRecord | null {
     return (this.db.get(K.entry(id)) as EntryRecord | undefined) ?? null;
   }
   putEntry(e: EntryRecord): void {
-    void this.db.put(K.entry(e.id), e);
+    this.set(K.entry(e.id), e);
   }
   entries(): EntryRecord[] {
     return [...this.db.getRange({ start: 'entry/', end: 'entry0' })].map(
@@ -255,9 +398,9 @@ export class Tx {
     );
   }
   removeEntry(id: string): void {
-    void this.db.remove(K.entry(id));
+    this.del(K.entry(id));
     for (const { key } of this.db.getRange({ start: K.fieldPrefix(id), end: `field/${id}0` })) {
-      void this.db.remove(key);
+      this.del(String(key));
     }
   }
 
@@ -265,7 +408,7 @@ export class Tx {
     return (this.db.get(K.field(entryId, fieldKey)) as FieldRecord | undefined) ?? null;
   }
   putField(entryId: string, fieldKey: string, f: FieldRecord): void {
-    void this.db.put(K.field(entryId, fieldKey), f);
+    this.set(K.field(entryId, fieldKey), f);
   }
   /** Every field record of an entry with its store key (for checks and tests of what the store holds). */
   fieldRecords(entryId: string): { key: string; record: FieldRecord }[] {
@@ -277,7 +420,7 @@ export class Tx {
     );
   }
   removeField(entryId: string, fieldKey: string): void {
-    void this.db.remove(K.field(entryId, fieldKey));
+    this.del(K.field(entryId, fieldKey));
   }
 
   entryIdByName(hash: string): string | null {
@@ -291,17 +434,17 @@ export class Tx {
     }));
   }
   putName(hash: string, entryId: string): void {
-    void this.db.put(K.name(hash), entryId);
+    this.set(K.name(hash), entryId);
   }
   removeName(hash: string): void {
-    void this.db.remove(K.name(hash));
+    this.del(K.name(hash));
   }
 
   agent(id: string): AgentRecord | null {
     return (this.db.get(K.agent(id)) as AgentRecord | undefined) ?? null;
   }
   putAgent(a: AgentRecord): void {
-    void this.db.put(K.agent(a.id), a);
+    this.set(K.agent(a.id), a);
   }
   agents(): AgentRecord[] {
     return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map(
@@ -312,17 +455,17 @@ export class Tx {
     return (this.db.get(K.agentName(name)) as string | undefined) ?? null;
   }
   putAgentName(name: string, id: string): void {
-    void this.db.put(K.agentName(name), id);
+    this.set(K.agentName(name), id);
   }
   removeAgentName(name: string): void {
-    void this.db.remove(K.agentName(name));
+    this.del(K.agentName(name));
   }
 
   session(id: string): SessionRecord | null {
     return (this.db.get(K.session(id)) as SessionRecord | undefined) ?? null;
   }
   putSession(r: SessionRecord): void {
-    void this.db.put(K.session(r.id), r);
+    this.set(K.session(r.id), r);
   }
   sessions(): SessionRecord[] {
     return [...this.db.getRange({ start: 'session/', end: 'session0' })].map(
@@ -330,7 +473,7 @@ export class Tx {
     );
   }
   removeSession(id: string): void {
-    void this.db.remove(K.session(id));
+    this.del(K.session(id));
   }
 
   keys(): KeyRecord[] {
@@ -340,10 +483,10 @@ export class Tx {
     return (this.db.get(K.key(id)) as KeyRecord | undefined) ?? null;
   }
   putKey(k: KeyRecord): void {
-    void this.db.put(K.key(k.id), k);
+    this.set(K.key(k.id), k);
   }
   removeKey(id: string): void {
-    void this.db.remove(K.key(id));
+    this.del(K.key(id));
   }
 
   challenges(): ChallengeRecord[] {
@@ -355,17 +498,17 @@ export class Tx {
     return (this.db.get(K.challenge(id)) as ChallengeRecord | undefined) ?? null;
   }
   putChallenge(c: ChallengeRecord): void {
-    void this.db.put(K.challenge(c.id), c);
+    this.set(K.challenge(c.id), c);
   }
   removeChallenge(id: string): void {
-    void this.db.remove(K.challenge(id));
+    this.del(K.challenge(id));
   }
 
   ownerFailures(): OwnerFailures {
     return (this.db.get(K.ownerFailures) as OwnerFailures | undefined) ?? { count: 0, last: 0 };
   }
   putOwnerFailures(f: OwnerFailures): void {
-    void this.db.put(K.ownerFailures, f);
+    this.set(K.ownerFailures, f);
   }
 
   /** Entries an ended session held, to rotate at the owner's next command (the host has no owner key). */
@@ -373,30 +516,42 @@ export class Tx {
     return (this.db.get(K.rotatePending) as string[] | undefined) ?? [];
   }
   putPendingRotation(ids: readonly string[]): void {
-    if (ids.length === 0) void this.db.remove(K.rotatePending);
-    else void this.db.put(K.rotatePending, [...ids]);
+    if (ids.length === 0) this.del(K.rotatePending);
+    else this.set(K.rotatePending, [...ids]);
   }
 
   auditAnchor(): AuditAnchor | null {
     return (this.db.get(K.auditAnchor) as AuditAnchor | undefined) ?? null;
   }
   putAuditAnchor(a: AuditAnchor): void {
-    void this.db.put(K.auditAnchor, a);
+    this.set(K.auditAnchor, a);
   }
 
   auditHead(): AuditHead | null {
     return (this.db.get(K.auditHead) as AuditHead | undefined) ?? null;
   }
   appendAudit(r: AuditRecord): void {
-    void this.db.put(K.audit(r.seq), r);
-    void this.db.put(K.auditHead, { seq: r.seq, hash: r.hash });
+    // Audit records carry their own hash chain; the head carries a checksum.
+    this.set(K.audit(r.seq), r);
+    this.set(K.auditHead, { seq: r.seq, hash: r.hash });
+  }
+  /** The last record moved to an archive (`audit archive`): the chain in the store starts after it. */
+  auditBase(): AuditHead | null {
+    return (this.db.get(K.auditBase) as AuditHead | undefined) ?? null;
+  }
+  /** Removes the records up to `base.seq` (archived) and says where the chain now starts. */
+  pruneAudit(base: AuditHead): void {
+    for (const key of this.db.getKeys({ start: 'audit/', end: K.audit(base.seq + 1) })) {
+      void this.db.remove(key);
+    }
+    this.set(K.auditBase, { seq: base.seq, hash: base.hash });
   }
   /** Rewrites one record in place: the schema migration's re-chaining only. */
   putAuditRecord(r: AuditRecord): void {
     void this.db.put(K.audit(r.seq), r);
   }
   putAuditHeadOnly(h: AuditHead): void {
-    void this.db.put(K.auditHead, h);
+    this.set(K.auditHead, h);
   }
   audit(fromSeq = 1): AuditRecord[] {
     return [...this.db.getRange({ start: K.audit(fromSeq), end: 'audit0' })].map(
@@ -417,9 +572,39 @@ export class Store {
   }
 
   static open(dir: string): Store {
-    const path = join(dir, STORE_FILE);
-    const db = open({ path, encoding: 'msgpack', compression: false, cache: false });
+    return Store.openFile(join(dir, STORE_FILE));
+  }
+
+  /** Opens a store file by its path (a backup being inspected or restored). */
+  static openFile(path: string, readOnly = false): Store {
+    const db = open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
     return new Store(db, path);
+  }
+
+  /**
+   * A consistent copy of the store at `path` (a new file), compacted, while
+   * writers go on: LMDB's own copy (mdb_env_copy2 with MDB_CP_COMPACT) reads
+   * one snapshot, so the copy never holds half a transaction.
+   */
+  async backup(path: string): Promise<void> {
+    await this.db.backup(path, true);
+  }
+
+  /**
+   * For `vault check`, on a scratch copy only: one write transaction that
+   * allocates and frees pages (a record of a few KiB, put then removed), so a
+   * damaged free-page list shows on the copy, not in the host.
+   */
+  scratchWrite(i: number): void {
+    this.db.transactionSync(() => {
+      void this.db.put(`scratch/${i}`, Buffer.alloc(8192, i));
+      if (i > 0) void this.db.remove(`scratch/${i - 1}`);
+    });
+  }
+
+  /** The size of the store file in bytes. */
+  bytes(): number {
+    return statSync(this.path).size;
   }
 
   /** A consistent snapshot for reading. */

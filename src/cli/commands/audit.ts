@@ -5,7 +5,8 @@
  */
 import { FOLLOW_WIDTHS, formatAuditTable, parseSince, type AuditView } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
-import { flag, flagString, type CliContext, type Command } from '../context.js';
+import { resolve } from 'node:path';
+import { arg, flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 
 function jsonLine(r: AuditView): string {
@@ -26,9 +27,17 @@ function filters(ctx: CliContext): { agent?: string; since?: number } {
 }
 
 export const run: Command = async (ctx) => {
+  if (ctx.inv.command?.path[1] === 'archive') return archive(ctx);
   const passphrase = await ownerPassphrase(ctx);
+  const archives = flagList(ctx, 'archive').map((f) => resolve(f));
+  if (archives.length > 0 && !flag(ctx, 'verify')) {
+    throw new VaultError('VLT-1001', '--archive goes with --verify.');
+  }
   if (flag(ctx, 'verify')) {
-    const v = await ctx.call('audit.verify', { passphrase });
+    const v = await ctx.call('audit.verify', {
+      passphrase,
+      ...(archives.length === 0 ? {} : { archives }),
+    });
     if (v.brokenAt !== null) {
       throw new VaultError(
         'VLT-3003',
@@ -41,8 +50,14 @@ export const run: Command = async (ctx) => {
         `Audit chain does not match the owner's anchor: ${v.anchorProblem}.`,
       );
     }
+    const where =
+      v.archived !== undefined
+        ? ` (${v.archived} in the archive, ${v.records - v.archived} in the store)`
+        : (v.from ?? 1) > 1
+          ? ` (from record ${v.from}; earlier ones are archived: --archive <file> verifies them too)`
+          : '';
     ctx.stdout.write(
-      `audit chain verified: ${v.records} records; anchored up to record ${v.anchored} by the owner, ${v.unanchored} after it unanchored\n`,
+      `audit chain verified: ${v.records} records${where}; anchored up to record ${v.anchored} by the owner, ${v.unanchored} after it unanchored\n`,
     );
     return 0;
   }
@@ -61,3 +76,25 @@ export const run: Command = async (ctx) => {
   ctx.stdout.write(json ? records.map(jsonLine).join('') : formatAuditTable(records));
   return 0;
 };
+
+async function archive(ctx: CliContext): Promise<number> {
+  const text = flagString(ctx, 'before');
+  if (text === undefined) throw new VaultError('VLT-1001', 'audit archive needs --before <time>.');
+  const before = parseSince(text, Date.now());
+  if (before === null) {
+    throw new VaultError('VLT-1002', '--before takes a time (2026-11-01) or a span (30d).');
+  }
+  const path = resolve(arg(ctx, 'file'));
+  const r = await ctx.call('audit.archive', {
+    passphrase: await ownerPassphrase(ctx),
+    path,
+    before,
+  });
+  if (r.archived === 0) ctx.stdout.write('no audit records that old: nothing archived\n');
+  else {
+    ctx.stdout.write(
+      `archived records ${r.firstSeq} to ${r.lastSeq} (${r.archived}) to ${path}; ${r.kept} remain in the store\n`,
+    );
+  }
+  return 0;
+}

@@ -1,6 +1,9 @@
-/** `vault-cli vault create|passwd|rekey`. */
-import { VaultError } from '../../core/errors.js';
-import { flag, type Command } from '../context.js';
+/** `vault-cli vault create|passwd|rekey|backup|check|restore`. */
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
+import type { BackupSummary, RestorePreview } from '../../core/protocol.js';
+import { arg, flag, type CliContext, type Command } from '../context.js';
 import { passphrase, secretInput } from '../io.js';
 import { ownerPassphrase } from '../owner.js';
 
@@ -43,5 +46,100 @@ export const run: Command = async (ctx) => {
     ctx.stderr.write('vault-cli: passphrase changed\n');
     return 0;
   }
+  if (sub === 'backup') return backup(ctx);
+  if (sub === 'check') return check(ctx);
+  if (sub === 'restore') return restore(ctx);
   throw new VaultError('VLT-1001');
 };
+
+function describeBackup(b: BackupSummary): string {
+  const head = b.head === null ? 'empty' : `record ${b.head.seq}, ${b.head.hash.slice(0, 16)}`;
+  return (
+    `  entries        ${b.entries}\n` +
+    `  agents         ${b.agents}\n` +
+    `  audit records  ${b.auditRecords}\n` +
+    `  chain head     ${head}\n` +
+    `  size           ${b.bytes} bytes\n`
+  );
+}
+
+async function backup(ctx: CliContext): Promise<number> {
+  const path = resolve(arg(ctx, 'file'));
+  const summary = await ctx.call('vault.backup', { passphrase: await ownerPassphrase(ctx), path });
+  if (flag(ctx, 'json')) ctx.stdout.write(JSON.stringify(summary) + '\n');
+  else ctx.stdout.write(`backup written to ${summary.path}\n${describeBackup(summary)}`);
+  return 0;
+}
+
+async function check(ctx: CliContext): Promise<number> {
+  const report = await ctx.call('vault.check', { passphrase: await ownerPassphrase(ctx) });
+  if (flag(ctx, 'json')) {
+    ctx.stdout.write(JSON.stringify(report) + '\n');
+  } else {
+    for (const p of report.problems) {
+      ctx.stderr.write(`vault-cli: ${p.code}: ${p.where}: ${p.message}\n`);
+    }
+    const summary =
+      `${report.records} records, ${report.entries} entries, ${report.agents} agents, ` +
+      `${report.auditRecords} audit records`;
+    if (report.problems.length === 0)
+      ctx.stdout.write(`vault check: no damage found (${summary})\n`);
+    else ctx.stdout.write(`vault check: ${report.problems.length} problem(s) (${summary})\n`);
+  }
+  if (report.problems.length === 0) return 0;
+  const first = report.problems[0]?.code;
+  return isErrorCode(first) ? ERRORS[first].exit : 74;
+}
+
+function describePreview(p: RestorePreview): string {
+  const list = (xs: readonly string[]) =>
+    xs.length === 0 ? 'none' : xs.map((x) => JSON.stringify(x)).join(', ');
+  return (
+    `The backup holds:\n${describeBackup(p.backup)}` +
+    (p.currentReadable
+      ? `Restoring it would roll back the current vault:\n`
+      : `There is no current vault it can be compared with (none, or it does not open).\n`) +
+    `  agents that come back       ${list(p.revivedAgents)}\n` +
+    `  locks that lift             ${list(p.liftedLocks)}\n` +
+    `  rotations undone            ${list(p.undoneRotations)}\n` +
+    `  entries lost                ${list(p.lostEntries)}\n` +
+    `  audit records lost          ${p.lostAuditRecords} of ${p.currentAuditRecords}\n`
+  );
+}
+
+async function confirmed(ctx: CliContext): Promise<boolean> {
+  if (flag(ctx, 'yes')) return true;
+  if (ctx.stdin.isTTY !== true) throw new VaultError('VLT-1010');
+  const rl = createInterface({ input: ctx.stdin, output: ctx.stderr });
+  try {
+    const answer = await new Promise<string>((r) => rl.question('Restore this backup? [y/N] ', r));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+async function restore(ctx: CliContext): Promise<number> {
+  const path = resolve(arg(ctx, 'file'));
+  const passphrase = await ownerPassphrase(ctx);
+  const json = flag(ctx, 'json');
+  const { preview } = await ctx.call('vault.restore', { passphrase, path, confirm: false });
+  if (json) ctx.stdout.write(JSON.stringify({ preview, restored: false }) + '\n');
+  else ctx.stdout.write(describePreview(preview));
+  if (flag(ctx, 'dry-run')) return 0;
+  if (!(await confirmed(ctx))) {
+    ctx.stderr.write('vault-cli: nothing restored\n');
+    return 1;
+  }
+  const done = await ctx.call('vault.restore', { passphrase, path, confirm: true });
+  if (json) ctx.stdout.write(JSON.stringify(done) + '\n');
+  else {
+    ctx.stdout.write('vault restored and verified\n');
+    if (done.keptAside !== null) {
+      ctx.stdout.write(
+        `the vault as it was is kept at ${done.keptAside} (delete it when satisfied)\n`,
+      );
+    }
+  }
+  return 0;
+}

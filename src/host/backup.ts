@@ -1,0 +1,360 @@
+/**
+ * `vault backup` and `vault restore`.
+ *
+ * A backup is LMDB's own consistent, compacted copy of the store (one read
+ * snapshot, taken while the host serves), written to a private temp directory
+ * beside the target, flushed, and renamed into place: a reader of the target
+ * sees the old file or the whole new one. It is the store itself, so it is
+ * exactly as encrypted as the store, audit log included.
+ *
+ * A restore copies the backup into a staging directory in the vault directory,
+ * checks it whole (the passphrase must open it), shows what it would roll back
+ * against the current vault, and only when confirmed swaps it in: the current
+ * store is renamed aside, the staged one renamed into place and checked
+ * again; if that fails, the current store is put back.
+ */
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  chmodSync,
+  existsSync,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import { VaultError } from '../core/errors.js';
+import type { BackupSummary, CheckReport, RestorePreview } from '../core/protocol.js';
+import { STORE_FILE } from '../core/protocol.js';
+import { wipe } from '../crypto/aead.js';
+import { Secret } from '../crypto/secret.js';
+import { Store, type Tx } from '../store/store.js';
+import { appendAudit } from './audit-log.js';
+import { checkStore, scanInChild } from './check.js';
+import { HostContext } from './context.js';
+import { openName } from './grants.js';
+import { ownerEvent, unlockOwner, type OwnerSession } from './owner.js';
+import { endOrphanedSessions } from './sessions.js';
+
+/** Flushes a file or directory to disk. */
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a store holds, for the summary a backup prints. */
+function summarize(tx: Tx, path: string, bytes: number): BackupSummary {
+  const head = tx.auditHead();
+  return {
+    path,
+    bytes,
+    entries: tx.entries().length,
+    agents: tx.agents().filter((a) => a.revoked === null).length,
+    auditRecords: tx.audit().length,
+    head: head === null ? null : { seq: head.seq, hash: head.hash.toString('hex') },
+  };
+}
+
+/** Reads a store file that no host serves, and removes the lock file opening it leaves. */
+async function withStoreFile<T>(path: string, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = Store.openFile(path);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+    rmSync(`${path}-lock`, { force: true });
+  }
+}
+
+function absolute(path: string): string {
+  if (!isAbsolute(path)) throw new VaultError('VLT-1002', 'The backup path must be absolute.');
+  return path;
+}
+
+/**
+ * Writes a consistent backup of the vault to `target`, atomically, and says
+ * what it holds. The owner's session has been checked by the caller.
+ */
+export async function backupVault(
+  ctx: HostContext,
+  target: string,
+  source: string,
+): Promise<BackupSummary> {
+  absolute(target);
+  const dir = dirname(target);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A private directory: the copy is never readable by others, even for a moment.
+  const staging = mkdtempSync(join(dir, `.${basename(target)}.tmp-`));
+  const tmp = join(staging, STORE_FILE);
+  try {
+    await ctx.store().backup(tmp);
+    chmodSync(tmp, 0o600);
+    fsyncPath(tmp);
+    const damage = await scanInChild(tmp);
+    if (damage !== null)
+      throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
+    const bytes = statSync(tmp).size;
+    const summary = await withStoreFile(tmp, (s) => s.read((tx) => summarize(tx, target, bytes)));
+    renameSync(tmp, target);
+    fsyncPath(dir);
+    ctx.commit((tx) =>
+      appendAudit(
+        tx,
+        ctx.header(tx),
+        ownerEvent(ctx, 'vault_backup', source, {
+          subject: `${summary.auditRecords} records to seq ${summary.head?.seq ?? 0}`,
+        }),
+      ),
+    );
+    return summary;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** The entry name the owner's session opens, or its id. */
+function entryLabel(s: OwnerSession | null, tx: Tx, id: string): string {
+  if (s === null) return id;
+  const e = tx.entry(id);
+  if (e === null) return id;
+  try {
+    const dk = s.dataKey(tx.header() ?? s.header, e);
+    try {
+      return openName(tx.header() ?? s.header, dk, e) ?? id;
+    } finally {
+      wipe(dk);
+    }
+  } catch {
+    return id;
+  }
+}
+
+/** What replacing `current` by `backup` would roll back. */
+function compare(
+  current: Store | null,
+  currentSession: OwnerSession | null,
+  backup: Store,
+  backupSession: OwnerSession,
+  summary: BackupSummary,
+): RestorePreview {
+  const b = backup.read((tx) => ({
+    agents: new Map(tx.agents().map((a) => [a.id, a])),
+    entries: new Map(tx.entries().map((e) => [e.id, e])),
+    audit: new Map(tx.audit().map((r) => [r.seq, r.hash.toString('hex')])),
+  }));
+  const revivedAgents: string[] = [];
+  const liftedLocks: string[] = [];
+  const undoneRotations: string[] = [];
+  const lostEntries: string[] = [];
+  let lostAuditRecords = 0;
+  let currentAuditRecords = 0;
+  let currentReadable = current !== null;
+  if (current !== null) {
+    try {
+      current.read((tx) => {
+        const now = new Map(tx.agents().map((a) => [a.id, a]));
+        for (const [id, a] of b.agents) {
+          const c = now.get(id);
+          if (a.revoked === null && (c === undefined || c.revoked !== null)) {
+            revivedAgents.push(a.name);
+          }
+          if (
+            c !== undefined &&
+            c.revoked === null &&
+            c.rate.lock !== null &&
+            a.rate.lock === null
+          ) {
+            liftedLocks.push(a.name);
+          }
+        }
+        for (const e of tx.entries()) {
+          const old = b.entries.get(e.id);
+          if (old === undefined) lostEntries.push(entryLabel(currentSession, tx, e.id));
+          else if (old.gen < e.gen) undoneRotations.push(entryLabel(currentSession, tx, e.id));
+        }
+        // A record is lost unless the backup holds the same record (same seq, same hash).
+        let diverged = false;
+        for (const r of tx.audit()) {
+          currentAuditRecords++;
+          if (diverged || b.audit.get(r.seq) !== r.hash.toString('hex')) {
+            diverged = true;
+            lostAuditRecords++;
+          }
+        }
+      });
+    } catch {
+      // A current vault too damaged to read: nothing of it can be compared.
+      currentReadable = false;
+    }
+  }
+  void backupSession;
+  return {
+    backup: summary,
+    revivedAgents,
+    liftedLocks,
+    undoneRotations,
+    lostEntries,
+    lostAuditRecords,
+    currentAuditRecords,
+    currentReadable,
+  };
+}
+
+function problemsText(report: CheckReport): string {
+  return report.problems
+    .slice(0, 5)
+    .map((p) => `${p.code} ${p.where}`)
+    .join('; ');
+}
+
+/**
+ * Previews, and when `confirm` restores, the backup at `path`. The passphrase
+ * must open the backup; it must also open the current vault when that one
+ * still opens (a vault too damaged to open can be restored with the backup's).
+ */
+export async function restoreVault(
+  ctx: HostContext,
+  req: { path: string; passphrase: Secret; confirm: boolean },
+  source: string,
+): Promise<{ preview: RestorePreview; restored: boolean; keptAside: string | null }> {
+  const from = absolute(req.path);
+  if (!existsSync(from) || !statSync(from).isFile()) {
+    throw new VaultError('VLT-3037', 'No backup file at that path.');
+  }
+  // The current vault, if it opens: the passphrase must be the owner's.
+  let current: OwnerSession | null = null;
+  if (Store.exists(ctx.dir)) {
+    try {
+      current = await unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source);
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') throw err;
+      current = null;
+    }
+  }
+  mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
+  const staging = mkdtempSync(join(ctx.dir, 'restore-'));
+  const staged = join(staging, STORE_FILE);
+  const stagedCtx = new HostContext(staging, ctx.now);
+  let swapped = false;
+  try {
+    copyFileSync(from, staged);
+    chmodSync(staged, 0o600);
+    // Read it whole in a child first: a file that is not a store, or a damaged
+    // one, can crash the process that opens it, and that must not be the host.
+    const unreadable = await scanInChild(staged);
+    if (unreadable !== null) {
+      throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
+    }
+    let report: CheckReport;
+    try {
+      report = await checkStore(
+        staged,
+        () => stagedCtx.store(),
+        () => unlockOwner(stagedCtx, new Secret(Buffer.from(req.passphrase.expose())), source),
+        ctx.now(),
+      );
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') {
+        throw new VaultError('VLT-3002', 'The passphrase does not open the backup.');
+      }
+      throw new VaultError('VLT-3037', undefined, { cause: err });
+    }
+    if (report.problems.length > 0) {
+      throw new VaultError('VLT-3037', `The backup does not verify: ${problemsText(report)}.`);
+    }
+    const backupStore = stagedCtx.store();
+    const bytes = statSync(staged).size;
+    const summary = backupStore.read((tx) => summarize(tx, from, bytes));
+    const backupSession = await unlockOwner(
+      stagedCtx,
+      new Secret(Buffer.from(req.passphrase.expose())),
+      source,
+    );
+    let preview: RestorePreview;
+    try {
+      preview = compare(
+        Store.exists(ctx.dir) ? safeStore(ctx) : null,
+        current,
+        backupStore,
+        backupSession,
+        summary,
+      );
+    } finally {
+      backupSession.wipe();
+    }
+    if (!req.confirm) return { preview, restored: false, keptAside: null };
+
+    // The swap: no request reaches the store meanwhile.
+    await stagedCtx.close();
+    const live = join(ctx.dir, STORE_FILE);
+    const aside = join(
+      ctx.dir,
+      `${STORE_FILE}.before-restore-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}`,
+    );
+    const had = existsSync(live);
+    await ctx.swapStore(() => {
+      if (had) renameSync(live, aside);
+      rmSync(`${live}-lock`, { force: true });
+      renameSync(staged, live);
+      fsyncPath(ctx.dir);
+      // Read whole in a child already (staged): a damage found at start is gone with the old file.
+      ctx.damaged = null;
+    });
+    swapped = true;
+    let failure: unknown = null;
+    try {
+      const again = await checkStore(
+        live,
+        () => ctx.store(),
+        () => unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source),
+        ctx.now(),
+      );
+      if (again.problems.length > 0) failure = new VaultError('VLT-3038');
+    } catch (err) {
+      failure = err;
+    }
+    if (failure !== null) {
+      // Put the vault back as it was.
+      await ctx.swapStore(() => {
+        rmSync(live, { force: true });
+        rmSync(`${live}-lock`, { force: true });
+        if (had) renameSync(aside, live);
+        fsyncPath(ctx.dir);
+      });
+      if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
+      throw new VaultError('VLT-3038', undefined, { cause: failure });
+    }
+    ctx.commit((tx) =>
+      appendAudit(
+        tx,
+        ctx.header(tx),
+        ownerEvent(ctx, 'vault_restore', source, {
+          subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
+        }),
+      ),
+    );
+    endOrphanedSessions(ctx);
+    return { preview, restored: true, keptAside: existsSync(aside) ? aside : null };
+  } finally {
+    current?.wipe();
+    await stagedCtx.close();
+    if (swapped || existsSync(staging)) rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** The current store, or null when it does not open. */
+function safeStore(ctx: HostContext): Store | null {
+  try {
+    return ctx.store();
+  } catch {
+    return null;
+  }
+}
