@@ -27,6 +27,7 @@ import { open, seal, slot, wipe } from '../crypto/aead.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditRecord } from '../store/store.js';
 import {
+  anchorAudit,
   anchorVerdict,
   appendAudit,
   brokenLink,
@@ -145,6 +146,15 @@ export function archiveAudit(
     wipe(key);
   }
   ctx.commit((tx) => {
+    // The owner vouches for the chain it archives: a log rewritten before the last
+    // anchor is not archived (that would put the rewrite out of reach of --verify).
+    if (!anchorAudit(tx, s.vaultId, s.anchorKey(), ctx.now())) {
+      rmSync(req.path, { force: true });
+      throw new VaultError(
+        'VLT-3033',
+        'The audit log does not extend what the owner last vouched for; nothing was archived (run `vault-cli audit --verify`).',
+      );
+    }
     // Records appended since the read are newer: they stay.
     tx.pruneAudit({ seq: last.seq, hash: last.hash });
     appendAudit(

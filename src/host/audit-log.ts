@@ -155,22 +155,35 @@ export function anchorAudit(
   if (prev !== null) {
     if (prev.seq === head.seq && equal(prev.hash, head.hash)) return true;
     if (!equal(prev.mac, anchorMac(previousKey, vaultId, prev))) return false;
-    if (!extends_(tx.audit(prev.seq), prev, head)) return false;
+    let after: readonly AuditRecord[];
+    const base = tx.auditBase();
+    if (base !== null && prev.seq <= base.seq) {
+      // The anchored record was archived: it must be the one the chain now starts after.
+      if (prev.seq !== base.seq || !equal(prev.hash, base.hash)) return false;
+      after = tx.audit(base.seq + 1);
+    } else {
+      const [first, ...rest] = tx.audit(prev.seq);
+      if (
+        first === undefined ||
+        first.seq !== prev.seq ||
+        !equal(first.hash, prev.hash) ||
+        !equal(first.hash, recordHash(first))
+      ) {
+        return false;
+      }
+      after = rest;
+    }
+    if (!links(after, prev, head)) return false;
   }
   const a = { seq: head.seq, hash: head.hash, at: now };
   tx.putAuditAnchor({ ...a, mac: anchorMac(key, vaultId, a) });
   return true;
 }
 
-/** Whether `records` (from the anchored one on) start at the anchor unchanged and link up to `head`. */
-function extends_(records: readonly AuditRecord[], anchor: AuditHead, head: AuditHead): boolean {
-  const [first, ...rest] = records;
-  if (first === undefined || first.seq !== anchor.seq || !equal(first.hash, anchor.hash)) {
-    return false;
-  }
-  if (!equal(first.hash, recordHash(first))) return false;
-  let prev: AuditRecord = first;
-  for (const r of rest) {
+/** Whether `records` follow `start` link by link, unchanged, up to `head`. */
+function links(records: readonly AuditRecord[], start: AuditHead, head: AuditHead): boolean {
+  let prev: AuditHead = start;
+  for (const r of records) {
     if (r.seq !== prev.seq + 1 || !equal(r.prev, prev.hash) || !equal(r.hash, recordHash(r))) {
       return false;
     }
