@@ -30,6 +30,7 @@ import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
+import { endedRecord } from './sessions.js';
 import { slots } from './slots.js';
 
 function mustFindAgent(tx: Tx, name: string): AgentRecord {
@@ -305,16 +306,7 @@ export function revokeAgent(ctx: HostContext, s: OwnerSession, name: string, sou
     for (const r of tx.sessions()) {
       if (r.agentId !== a.id || r.revoked !== null) continue;
       for (const id of Object.keys(r.grants ?? {})) lost.add(id);
-      tx.putSession({
-        ...r,
-        scope: [],
-        grants: {},
-        index: {},
-        verifier: Buffer.alloc(0),
-        secretKey: Buffer.alloc(0),
-        indexKey: Buffer.alloc(0),
-        revoked: ctx.now(),
-      });
+      tx.putSession(endedRecord(r, ctx.now()));
     }
     rotateLost(tx, s, header, lost);
     tx.removeAgentName(name);

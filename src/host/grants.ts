@@ -14,6 +14,7 @@
  * checks the MAC before trusting a record: before `run` mints a session from
  * an agent's scope and before any change to an agent.
  */
+import { canon } from '../core/canon.js';
 import { VaultError } from '../core/errors.js';
 import { newKey, open, seal, wipe } from '../crypto/aead.js';
 import { sealTo } from '../crypto/box.js';
@@ -69,21 +70,6 @@ export function sealMeta(
 export function openName(header: VaultHeader, dataKey: Buffer, e: EntryRecord): string | null {
   const raw = open(dataKey, e.name, slots.name(header.vaultId, e.id, e.gen));
   return raw === null ? null : raw.toString('utf8');
-}
-
-/** Deterministic text of a record: keys sorted, Buffers as hex. */
-function canon(v: unknown): string {
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `b:${Buffer.from(v).toString('hex')}`;
-  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canon(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'u';
 }
 
 /** The MAC of an agent record: everything but `rate` (the host writes it without the owner) and the MAC. */

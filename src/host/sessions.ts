@@ -130,16 +130,7 @@ export function revokeSession(ctx: HostContext, id: string, source: string): voi
     // command (rotatePending), since the host holds no owner key here.
     const held = Object.keys(r.grants ?? {});
     if (held.length > 0) tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
-    tx.putSession({
-      ...r,
-      scope: [],
-      grants: {},
-      index: {},
-      verifier: Buffer.alloc(0),
-      secretKey: Buffer.alloc(0),
-      indexKey: Buffer.alloc(0),
-      revoked: ctx.now(),
-    });
+    tx.putSession(endedRecord(r, ctx.now()));
     const name = tx.agent(r.agentId)?.name ?? '?';
     appendAudit(tx, header, {
       ...ownerEvent(ctx, 'session_end', source, { subject: name }),
@@ -190,4 +181,21 @@ export function rotatePending(ctx: HostContext, s: OwnerSession): void {
   } catch {
     // Left pending.
   }
+}
+
+/**
+ * A session record once it has ended: no scope, grants, index or keys left in
+ * it, so nothing the store keeps of it opens anything.
+ */
+export function endedRecord(r: SessionRecord, now: number): SessionRecord {
+  return {
+    ...r,
+    scope: [],
+    grants: {},
+    index: {},
+    verifier: Buffer.alloc(0),
+    secretKey: Buffer.alloc(0),
+    indexKey: Buffer.alloc(0),
+    revoked: now,
+  };
 }

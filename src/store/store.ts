@@ -9,6 +9,7 @@
  * (`writeDurable`). A reply the host sends after either describes durable
  * state.
  */
+import { canon } from '../core/canon.js';
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -244,21 +245,6 @@ const K = {
 const SUM_PREFIX = 'sum/';
 /** Present once every record has its checksum (a vault from before them gets them on first open). */
 const SUMS_MARKER = 'sums';
-
-/** Deterministic text of a record: keys sorted, Buffers as hex. */
-function canon(v: unknown): string {
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `b:${Buffer.from(v).toString('hex')}`;
-  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canon(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'u';
-}
 
 /** The checksum of a record's value. */
 export function recordSum(value: unknown): Buffer {
