@@ -4,11 +4,14 @@
  * its kind of damage and the record it affects.
  *
  * LMDB keeps no checksums of its pages: a damaged page can make a reader
- * crash (SIGSEGV, SIGBUS) or loop. So the store is first read whole by a child
- * process (check-worker.js); only when that survives does the host read it.
+ * crash (SIGSEGV, SIGBUS) or loop, and a page that reads survive can still
+ * crash a write into it. So the store is first read whole, and a copy of it
+ * written into page by page, by a child process (check-worker.js); only when
+ * that survives does the host read it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import type { CheckProblem, CheckReport } from '../core/protocol.js';
@@ -56,10 +59,21 @@ export function scanInChild(storePath: string, writes = true): Promise<string | 
     const timer = setTimeout(() => child.kill('SIGKILL'), SCAN_TIMEOUT_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0 && /^ok [0-9]+/.test(out)) resolve(null);
-      else if (signal === 'SIGKILL') resolve('reading it did not finish (a damaged page loops)');
-      else if (signal !== null) resolve(`reading it crashed (${signal})`);
-      else resolve(`reading it failed (${out.trim().slice(0, 80) || `exit ${code}`})`);
+      // A probe that crashed left its scratch copy (check-worker.ts names it by its pid).
+      if (child.pid !== undefined) {
+        rmSync(join(dirname(storePath), `.check-${child.pid}`), { recursive: true, force: true });
+      }
+      const doing = /^read [0-9]+/.test(out) ? 'writing into it' : 'reading it';
+      if (code === 0 && /(^|\n)ok [0-9]+\n$/.test(out)) resolve(null);
+      else if (signal === 'SIGKILL') resolve(`${doing} did not finish (a damaged page loops)`);
+      else if (signal !== null) resolve(`${doing} crashed (${signal})`);
+      else {
+        const said = out
+          .replace(/^read [0-9]+\n/, '')
+          .trim()
+          .slice(0, 80);
+        resolve(`${doing} failed (${said || `exit ${code}`})`);
+      }
     });
   });
 }

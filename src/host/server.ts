@@ -882,13 +882,16 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   server.keepAliveTimeout = 5000;
 
   try {
-    // A store LMDB cannot read whole (a damaged page) crashes whoever opens it:
-    // read it first in a child, before any request can open it here, and
-    // refuse with VLT-3034 instead of dying. After the host lock (taken above),
-    // so a second host started meanwhile stops at the lock instead of reading
-    // too; the child only reads the store file and never takes host.lock.
+    // A store LMDB cannot read whole (a damaged page) crashes whoever opens it,
+    // and a page that reads survive can crash the first write into it (an
+    // audit record, with nearly every request): read it, and write into a copy
+    // of it, first in a child, before any request can open it here, and refuse
+    // with VLT-3034 instead of dying at every request. After the host lock
+    // (taken above), so a second host started meanwhile stops at the lock
+    // instead of reading too; the child never takes host.lock. It costs the
+    // start ~25 ms on a 100 KB store, ~0.5 s on a 30 MB one.
     if (Store.exists(opts.dir)) {
-      ctx.damaged = await scanInChild(ctx.storePath, false);
+      ctx.damaged = await scanInChild(ctx.storePath);
       if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
     }
     // Under the lock, a socket file left here is a dead host's: no live host can own it.

@@ -567,6 +567,12 @@ export class Store {
     return new Store(db, path);
   }
 
+  /** A scratch copy for `vault check`'s write probe: nothing in it needs to reach the disk. */
+  static openScratch(path: string): Store {
+    const db = open({ path, encoding: 'msgpack', compression: false, cache: false, noSync: true });
+    return new Store(db, path);
+  }
+
   /**
    * A consistent copy of the store at `path` (a new file), compacted, while
    * writers go on: LMDB's own copy (mdb_env_copy2 with MDB_CP_COMPACT) reads
@@ -586,6 +592,71 @@ export class Store {
       void this.db.put(`scratch/${i}`, Buffer.alloc(8192, i));
       if (i > 0) void this.db.remove(`scratch/${i - 1}`);
     });
+  }
+
+  /**
+   * For `vault check`, on a scratch copy only: one write transaction that
+   * writes into every leaf page, as the host's writes would (a key inserted
+   * just after each key, then removed; each record put back as it was). A
+   * damaged page that reads survive can still crash an insert into it, and
+   * a host appends an audit record with nearly every request.
+   */
+  probeWrites(): void {
+    const keys = [...this.db.getKeys({})].filter((k): k is string => typeof k === 'string');
+    this.db.transactionSync(() => {
+      for (const k of keys) {
+        void this.db.put(`${k}\u0000`, 0);
+        void this.db.remove(`${k}\u0000`);
+        let value: unknown;
+        try {
+          value = this.db.get(k);
+        } catch {
+          continue;
+        }
+        if (value !== undefined) void this.db.put(k, value);
+      }
+    });
+  }
+
+  /**
+   * For `vault check`, on a scratch copy only: one write transaction that
+   * takes a page for each page the file has (a value of one overflow page
+   * each), so every page the free-page list names is handed out and written
+   * once: a damaged list (a page past the end, a page in use) fails or
+   * crashes here instead of in the host, whose small writes reach each part
+   * of the list only by chance. Then they are freed again.
+   */
+  drainFreePages(): void {
+    // The pages not in either tree are the free ones: take that many and a margin
+    // (a clean, compact store drains in a few pages; a file never needs more than its size).
+    const st = this.db.getStats() as {
+      lastPageNumber: number;
+      treeBranchPageCount: number;
+      treeLeafPageCount: number;
+      overflowPages: number;
+      free: { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    };
+    const used = (t: {
+      treeBranchPageCount: number;
+      treeLeafPageCount: number;
+      overflowPages: number;
+    }) => t.treeBranchPageCount + t.treeLeafPageCount + t.overflowPages;
+    const free = st.lastPageNumber + 1 - 2 - used(st) - used(st.free);
+    const pages = Math.min(Math.max(free, 0) + 64, Math.ceil(statSync(this.path).size / 4096) + 8);
+    // Over half a page: a value of its own overflow page, taken one page at a time.
+    const value = Buffer.alloc(3000, 0xa5);
+    this.db.transactionSync(() => {
+      for (let i = 0; i < pages; i++) void this.db.put(`scratch/drain/${i}`, value);
+    });
+    this.db.transactionSync(() => {
+      for (let i = 0; i < pages; i++) void this.db.remove(`scratch/drain/${i}`);
+    });
+  }
+
+  /** How many bytes LMDB's newer meta page says the store uses (its last page's end). */
+  claimedBytes(): number {
+    const st = this.db.getStats() as { lastPageNumber: number; pageSize: number };
+    return (st.lastPageNumber + 1) * st.pageSize;
   }
 
   /** The size of the store file in bytes. */

@@ -7,9 +7,10 @@
 // or reported by `vault check` with a damage code; and whatever check says,
 // no read ever returns another value, and no path fails with an internal
 // error. Check and the reads run in this process (the recovery key unlocks,
-// to spare an Argon2 per flip); the store is first read by check's own child
-// process, as in the host, so a flip on a page that crashes LMDB is reported
-// instead of crashing the test.
+// to spare an Argon2 per flip); the store is first read, and a scratch copy of
+// it written into, by check's own child process, as at the host's start, so a
+// flip on a page that crashes LMDB's reader or a later write (the reads below
+// append audit records) is reported instead of crashing the test.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // store whose first page is damaged (which crashes whatever opens it) gives
 // VLT-3034 from every command instead of a dead host, and check says so.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 // The damage is made below the Store API, as a disk error would make it.
@@ -86,5 +86,103 @@ describe('vault check', () => {
     );
     // The host is still there to answer.
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
+  });
+});
+
+describe('a store that reads but crashes a write', () => {
+  const rig = new Rig();
+  after(() => disposeAll(rig));
+
+  test('every leaf page claims a later transaction: VLT-3034 from owner and agent, check names the write, the host lives', async () => {
+    await rig.create();
+    await rig.set('Mail', 'mail-value');
+    const token = await rig.addAgent('bot', ['Mail']);
+    await rig.stop();
+    const file = join(rig.vaultDir, 'vault.mdb');
+    const bytes = readFileSync(file);
+    // Bytes 8-15 of a page are the transaction that wrote it, 18-19 its flags
+    // (2: a leaf). A leaf "from the future" reads fine, but LMDB's writer takes
+    // it for a page of its own transaction and writes into the map in place:
+    // SIGSEGV. The host's start must find that before a request writes.
+    let leaves = 0;
+    for (let page = 2; page * 4096 < bytes.length; page++) {
+      if (bytes.readUInt16LE(page * 4096 + 18) !== 2) continue;
+      bytes[page * 4096 + 11] = (bytes[page * 4096 + 11] ?? 0) ^ 0x01;
+      leaves++;
+    }
+    assert.ok(leaves > 0);
+    writeFileSync(file, bytes);
+    assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
+    assertRefused(await rig.agent(['get', 'Mail'], token), 'VLT-3034');
+    const r = await rig.owner(['vault', 'check']);
+    assert.equal(r.code, 74);
+    assert.match(
+      r.stderr,
+      /^vault-cli: VLT-3034: store: The store file cannot be read whole: writing into it crashed \(SIG[A-Z]+\)\.\n$/,
+    );
+    // The same host answers again; the probe left no copy of the store beside it.
+    assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
+    assert.deepEqual(
+      readdirSync(rig.vaultDir).filter((n) => n.startsWith('.check-')),
+      [],
+    );
+  });
+});
+
+describe('a store whose free-page list names a page past its end', () => {
+  const rig = new Rig();
+  after(() => disposeAll(rig));
+
+  test('the host refuses with VLT-3034 at start instead of meeting it in a write; check names the write', async () => {
+    await rig.create();
+    // Owner writes free pages: the free-page list has records.
+    for (let i = 0; i < 6; i++) await rig.set('Mail', `mail-value-${i}`);
+    await rig.stop();
+    const file = join(rig.vaultDir, 'vault.mdb');
+    const bytes = readFileSync(file);
+    // The newer of the two meta pages (its transaction id at 152), then the
+    // free-page tree's root (88) from it: a leaf whose first record is a list
+    // of page numbers (count, then the pages). A page past the end goes in.
+    const meta = bytes.readBigUInt64LE(152) > bytes.readBigUInt64LE(4096 + 152) ? 0 : 4096;
+    const root = Number(bytes.readBigUInt64LE(meta + 88));
+    const page = root * 4096;
+    assert.equal(bytes.readUInt16LE(page + 18), 2, 'the free-page root is a leaf');
+    const node = page + 24 + bytes.readUInt16LE(page + 24);
+    const data = node + 8 + bytes.readUInt16LE(node + 6);
+    assert.ok(bytes.readBigUInt64LE(data) > 0n, 'the record lists pages');
+    bytes.writeBigUInt64LE(BigInt(bytes.length / 4096 + 500), data + 8);
+    writeFileSync(file, bytes);
+    assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
+    const r = await rig.owner(['vault', 'check']);
+    assert.equal(r.code, 74);
+    assert.match(
+      r.stderr,
+      /^vault-cli: VLT-3034: store: The store file cannot be read whole: writing into it (failed|crashed) \(.+\)\.\n$/,
+    );
+  });
+});
+
+describe('a store whose meta page puts its last page past the end of the file', () => {
+  const rig = new Rig();
+  after(() => disposeAll(rig));
+
+  test('refused with VLT-3034 before any write is sent gigabytes out', async () => {
+    await rig.create();
+    await rig.set('Mail', 'mail-value');
+    await rig.stop();
+    const file = join(rig.vaultDir, 'vault.mdb');
+    const bytes = readFileSync(file);
+    // The newer meta page's last page number (at 144): 2^23 pages is 32 GiB out.
+    const meta = bytes.readBigUInt64LE(152) > bytes.readBigUInt64LE(4096 + 152) ? 0 : 4096;
+    bytes.writeBigUInt64LE(bytes.readBigUInt64LE(meta + 144) | (1n << 23n), meta + 144);
+    writeFileSync(file, bytes);
+    assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
+    const r = await rig.owner(['vault', 'check']);
+    assert.equal(r.code, 74);
+    assert.equal(
+      r.stderr,
+      'vault-cli: VLT-3034: store: The store file cannot be read whole: reading it failed (its last page lies past the end of the file).\n',
+    );
+    assert.ok(statSync(file).size < 1024 * 1024, 'the store file did not grow');
   });
 });
