@@ -9,7 +9,7 @@
  * transactions: any of these would crash or fail the host's writes. Prints `read <records>` once read,
  * then `ok <records>`. Its one argument is the store file's path.
  */
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Store, type RawRecord } from '../store/store.js';
 
@@ -26,43 +26,50 @@ function shape(all: readonly RawRecord[]): { records: number; unreadable: number
 
 async function main(path: string, writes: boolean): Promise<number> {
   const store = Store.openFile(path, true);
-  const before = store.read((tx) => shape(tx.rawRecords()));
-  const n = before.records;
-  // Every page up to the last one was written, so the file holds them all. A
-  // damaged last-page number past the end sends the next write gigabytes out.
-  const past = store.claimedBytes() > store.bytes();
-  await store.close();
-  if (past) throw new Error('its last page lies past the end of the file');
-  if (!writes) return n;
-  // Read whole: what follows is the write probe (the parent names which one failed).
-  process.stdout.write(`read ${n}\n`);
-  const scratch = join(dirname(path), `.check-${process.pid}`);
-  const copy = join(scratch, 'vault.mdb');
   try {
-    mkdirSync(scratch, { mode: 0o700 });
-    copyFileSync(path, copy);
-  } catch (err) {
-    // No room for the copy (or no right to make it) says nothing about the store: no probe.
-    rmSync(scratch, { recursive: true, force: true });
-    process.stdout.write(`no probe: ${(err as NodeJS.ErrnoException).code ?? 'copy failed'}\n`);
-    return n;
-  }
-  try {
-    const writable = Store.openScratch(copy);
-    writable.probeWrites();
-    writable.drainFreePages();
-    for (let i = 0; i < WRITES; i++) writable.scratchWrite(i);
-    // A damaged list can hand out a page past the end or one in use without an
-    // error at the time: the copy must still read as it did.
-    const after = writable.read((tx) => shape(tx.rawRecords()));
-    if (after.records !== before.records || after.unreadable !== before.unreadable) {
-      throw new Error('the records read differently after writes');
+    const n = store.read((tx) => tx.rawRecords().length);
+    // Every page up to the last one was written, so the file holds them all. A
+    // damaged last-page number past the end sends the next write gigabytes out.
+    if (store.claimedBytes() > store.bytes()) {
+      throw new Error('its last page lies past the end of the file');
     }
-    await writable.close();
+    if (!writes) return n;
+    // Read whole: what follows is the write probe (the parent names which one failed).
+    process.stdout.write(`read ${n}\n`);
+    const scratch = join(dirname(path), `.check-${process.pid}`);
+    const copy = join(scratch, 'vault.mdb');
+    try {
+      mkdirSync(scratch, { mode: 0o700 });
+      // LMDB's own copy of one snapshot, page for page (not compacted: the
+      // damage is in the pages): a host may be writing while check runs.
+      await store.copyPages(copy);
+    } catch (err) {
+      // No room for the copy (or no right to make it) says nothing about the store: no probe.
+      rmSync(scratch, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message.split(':')[0];
+      process.stdout.write(`no probe: ${code ?? 'copy failed'}\n`);
+      return n;
+    }
+    try {
+      const writable = Store.openScratch(copy);
+      const before = writable.read((tx) => shape(tx.rawRecords()));
+      writable.probeWrites();
+      writable.drainFreePages();
+      for (let i = 0; i < WRITES; i++) writable.scratchWrite(i);
+      // A damaged list can hand out a page past the end or one in use without an
+      // error at the time: the copy must still read as it did.
+      const after = writable.read((tx) => shape(tx.rawRecords()));
+      if (after.records !== before.records || after.unreadable !== before.unreadable) {
+        throw new Error('the records read differently after writes');
+      }
+      await writable.close();
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    return n;
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    await store.close();
   }
-  return n;
 }
 
 const path = process.argv[2];

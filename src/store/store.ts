@@ -583,6 +583,14 @@ export class Store {
   }
 
   /**
+   * A consistent copy of the store at `path`, page for page as they are (not
+   * compacted, free pages and all): what `vault check`'s write probe writes into.
+   */
+  async copyPages(path: string): Promise<void> {
+    await this.db.backup(path, false);
+  }
+
+  /**
    * For `vault check`, on a scratch copy only: one write transaction that
    * allocates and frees pages (a record of a few KiB, put then removed), so a
    * damaged free-page list shows on the copy, not in the host.

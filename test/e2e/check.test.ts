@@ -186,3 +186,38 @@ describe('a store whose meta page puts its last page past the end of the file', 
     assert.ok(statSync(file).size < 1024 * 1024, 'the store file did not grow');
   });
 });
+
+describe('vault check while agents read', () => {
+  const rig = new Rig();
+  after(() => disposeAll(rig));
+
+  test('a sound store stays sound: the probe writes into a consistent copy, not a torn one', async () => {
+    await rig.create();
+    await rig.set('Mail', 'mail-value');
+    const token = await rig.addAgent(
+      'bot',
+      ['Mail'],
+      ['--per-minute', '1000000', '--per-hour', '1000000'],
+    );
+    let reading = true;
+    let reads = 0;
+    const readers = [1, 2, 3].map(async () => {
+      while (reading) {
+        const r = await rig.agent(['get', 'Mail'], token);
+        assert.equal(r.stdout, 'mail-value\n', r.stderr);
+        reads++;
+      }
+    });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await rig.owner(['vault', 'check']);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /^vault check: no damage found/);
+      }
+    } finally {
+      reading = false;
+      await Promise.all(readers);
+    }
+    assert.ok(reads > 0);
+  });
+});
