@@ -75,6 +75,15 @@ export const ERRORS = {
     message:
       'A one-time-password seed never leaves the vault; `vault-cli totp <entry>` gives the code.',
   },
+  /**
+   * The proxy of a sandboxed `run` session was asked for a destination on this
+   * machine (its loopback, a local interface, link-local) the owner did not
+   * allow with `--allow-net`: the sandbox's only way out must not lead back in.
+   */
+  'VLT-2053': {
+    exit: 77,
+    message: 'Destination is on this machine; a sandboxed session reaches it only when allowed.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

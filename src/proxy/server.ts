@@ -42,6 +42,7 @@ import {
   type HeaderRef,
 } from './headers.js';
 import { credentials } from './caller.js';
+import { confinedLookup, isLocalHost } from './local.js';
 import { Exchange, parserProblem } from './exchange.js';
 import { Relay, type BodySource } from './relay.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
@@ -81,6 +82,13 @@ export interface ProxyOptions {
    * asked about again for ADMIT_FOR_MS: each fill is checked by the host anyway.
    */
   readonly admit?: (caller: string) => Promise<void>;
+  /**
+   * For a sandboxed `run` session: destinations on this machine (local.ts:
+   * loopback, unspecified, link-local, its interface addresses, judged by
+   * what the name resolves to) are refused (403, VLT-2053) unless their
+   * `host:port` is in this set (the owner's `--allow-net`).
+   */
+  readonly confine?: ReadonlySet<string>;
 }
 
 export interface RunningProxy {
@@ -141,6 +149,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-2048': 400,
   'VLT-2049': 400,
   'VLT-2052': 403,
+  'VLT-2053': 403,
   'VLT-3008': 502,
 };
 
@@ -309,7 +318,10 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   };
   const tunnels = new WeakMap<Socket, Tunnel>();
   const scavenger = new Scavenger();
-  const upstreams = new Upstreams(upstreamTrust);
+  /** Where a connection to `host:port` must not lead to this machine, the lookup that sees to it. */
+  const lookupFor = (host: string, port: number) =>
+    opts.confine === undefined || opts.confine.has(`${host}:${port}`) ? undefined : confinedLookup;
+  const upstreams = new Upstreams(upstreamTrust, lookupFor);
   const held = new WeakMap<Socket, TunnelUpstream>();
 
   /** The tunnel's hold on upstream connections (upstream.ts); null outside a tunnel. */
@@ -327,6 +339,16 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   let ownPort = opts.port;
 
   const refuse = (code: ErrorCode, message?: string) => new VaultError(code, message);
+
+  /** A sandboxed session's refusal of a destination on this machine, or null. */
+  async function confined(dest: { host: string; port: number }): Promise<VaultError | null> {
+    if (lookupFor(dest.host, dest.port) === undefined) return null;
+    if (!(await isLocalHost(dest.host))) return null;
+    return refuse(
+      'VLT-2053',
+      `${dest.host}:${dest.port} is on this machine; from a sandbox the proxy goes there only when \`vault-cli run --allow-net ${dest.host}:${dest.port}\` allows it.`,
+    );
+  }
 
   /** Caller tokens the host accepted, until when. */
   const admitted = new Map<string, number>();
@@ -352,8 +374,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     { dest, caller }: Routed,
     upgrade: boolean,
   ): Promise<Prepared> {
-    // A tunnel's caller was admitted when the tunnel opened.
-    if (!tunnels.has(req.socket)) await admit(caller);
+    // A tunnel's caller was admitted, and its target judged, when the tunnel opened.
+    if (!tunnels.has(req.socket)) {
+      await admit(caller);
+      const local = await confined(dest);
+      if (local !== null) throw local;
+    }
     const forward = forwardable(req.rawHeaders, upgrade);
     // Most requests hold no reference: their headers go on as they are, unsplit.
     if (!forward.some((v, i) => i % 2 === 1 && v.includes('vault://'))) {
@@ -422,6 +448,7 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const common = {
       host: dest.host,
       port: dest.port,
+      lookup: lookupFor(dest.host, dest.port),
       method: req.method,
       path,
       headers,
@@ -810,11 +837,14 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     if (isSelf(a)) return rawError(socket, refuse('VLT-2049'));
     const caller = callerOf(req);
     if (caller instanceof VaultError) return rawError(socket, caller);
-    void admit(caller).then(
-      () => openTunnel(socket as Socket, head, a, caller),
-      (err: unknown) =>
-        rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
-    );
+    void admit(caller)
+      .then(() => confined(a))
+      .then(
+        (local) =>
+          local === null ? openTunnel(socket as Socket, head, a, caller) : rawError(socket, local),
+        (err: unknown) =>
+          rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
+      );
   });
 
   /** Answers a CONNECT and serves what comes through it, decrypted, as requests. */

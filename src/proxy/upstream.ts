@@ -20,8 +20,11 @@
  * Each request on a connection is an `Exchange` (exchange.ts), which hands
  * the connection back with `give` when it is reusable.
  */
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { connect, type SecureContext, type TLSSocket } from 'node:tls';
+
+/** The `lookup` a connection to `host:port` must use (a sandboxed session's, local.ts), if any. */
+export type LookupFor = (host: string, port: number) => LookupFunction | undefined;
 
 /** Idle connections kept across tunnels, all targets together. */
 const POOL_MAX = 64;
@@ -33,6 +36,7 @@ const SESSIONS_MAX = 256;
 /** The proxy's upstream connections: who holds each, the shared pool, TLS sessions. */
 export class Upstreams {
   readonly #trust: SecureContext;
+  readonly #lookupFor: LookupFor;
   readonly #pool = new Map<string, TLSSocket[]>();
   #pooled = 0;
   readonly #sessions = new Map<string, Buffer>();
@@ -40,9 +44,10 @@ export class Upstreams {
   readonly #holder = new WeakMap<TLSSocket, TunnelUpstream>();
   #closed = false;
 
-  /** `trust`: what upstream certificates are verified against. */
-  constructor(trust: SecureContext) {
+  /** `trust`: what upstream certificates are verified against; `lookupFor`: see LookupFor. */
+  constructor(trust: SecureContext, lookupFor: LookupFor = () => undefined) {
     this.#trust = trust;
+    this.#lookupFor = lookupFor;
   }
 
   /**
@@ -109,9 +114,11 @@ export class Upstreams {
 
   #open(host: string, port: number, key: string): TLSSocket {
     const target = `${host}:${port}`;
+    const lookup = this.#lookupFor(host, port);
     const s = connect({
       host,
       port,
+      ...(lookup === undefined ? {} : { lookup }),
       servername: isIP(host) === 0 ? host : undefined,
       secureContext: this.#trust,
       session: this.#sessions.get(target),

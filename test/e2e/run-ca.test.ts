@@ -87,7 +87,20 @@ test('every CA variable points at the session bundle, and curl, git, Node, Pytho
   const before = up.seen.length;
   const r = await underPty(
     rig,
-    ['run', '--agent', 'a', '--upstream-ca', join(rig.root, 'ca.pem'), '--', 'bash', '-c', script],
+    // The upstream is a service of this machine: the sandbox's proxy reaches it only when allowed.
+    [
+      'run',
+      '--agent',
+      'a',
+      '--upstream-ca',
+      join(rig.root, 'ca.pem'),
+      '--allow-net',
+      `localhost:${up.port}`,
+      '--',
+      'bash',
+      '-c',
+      script,
+    ],
     userHad,
   ).exited;
   assert.equal(r.exitCode, 0, r.output);

@@ -48,6 +48,9 @@ before(async () => {
       caFile,
       '--allow-write',
       rig.root,
+      // The upstream is a service of this machine: the sandbox's proxy reaches it only when allowed.
+      '--allow-net',
+      `localhost:${upstream.port}`,
       '--',
       'bash',
       '--norc',

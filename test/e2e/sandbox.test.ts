@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { alive, assertRefused, auditRecords, hex, hostPid } from '../support/e2e-helpers.js';
@@ -123,6 +124,8 @@ describe('what the agent can still do', () => {
         `${via} ${JSON.stringify(process.execPath)} -e ${JSON.stringify(node)}`,
         `${via} python3 -c ${JSON.stringify(python)}`,
       ].join('; '),
+      // The upstream is a service of this machine: only an owner's --allow-net lets the proxy reach it.
+      ['--allow-net', `localhost:${up.port}`],
     );
     const m = said(r.output);
     assert.equal(m.get('curl'), '200', r.output);
@@ -282,6 +285,38 @@ describe('network', () => {
       (await ran(`echo "direct=$(${direct})"`, ['--allow-net', `localhost:${up.port}`])).output,
     );
     assert.equal(open.get('direct'), '200');
+  });
+});
+
+describe('the proxy does not lead back into this machine', () => {
+  test('loopback, unspecified and interface addresses are refused (VLT-2053) unless --allow-net names them', async () => {
+    const via = 'NO_PROXY= no_proxy=';
+    const outward = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
+    const targets = [
+      `https://localhost:${up.port}/tunnel`,
+      `https://127.0.0.1:${up.port}/tunnel-ip`,
+      `https://[::1]:${up.port}/tunnel-ip6`,
+      `https://0.0.0.0:${up.port}/tunnel-any`,
+      ...(outward === undefined ? [] : [`https://${outward}:${up.port}/tunnel-eth`]),
+    ];
+    const before = up.seen.length;
+    const r = await ran(
+      [
+        ...targets.map(
+          (t, i) =>
+            `echo "connect-${'abcdef'[i]}=$(${via} curl -s -o /dev/null -w '%{http_connect}' -H 'Authorization: Bearer vault://X/password' ${t})"`,
+        ),
+        `echo "plain=$(${via} curl -s -w ' %{http_code}' http://localhost:${up.port}/plain | tr -d '\\r\\n')"`,
+      ].join('; '),
+    );
+    const m = said(r.output);
+    for (const [i, t] of targets.entries())
+      assert.equal(m.get(`connect-${'abcdef'[i]}`), '403', `${t}: ${r.output}`);
+    assert.match(m.get('plain') ?? '', /VLT-2053.* 403$/, r.output);
+    assert.equal(up.seen.length, before, 'nothing reached the upstream');
+    assert.ok(!r.output.includes(secret));
   });
 });
 

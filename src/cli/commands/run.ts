@@ -66,7 +66,7 @@ const HAND_OVER_KEY = 0x1d;
  * The session's proxy: 1983 when free, any free port otherwise; its CA is made
  * for this session and its certificate lives in `dir` until the session ends.
  */
-async function sessionProxy(ctx: CliContext, dir: string) {
+async function sessionProxy(ctx: CliContext, dir: string, confine?: ReadonlySet<string>) {
   const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
@@ -89,6 +89,7 @@ async function sessionProxy(ctx: CliContext, dir: string) {
     authority,
     upstreamCa: upstreamRoots(ctx),
     requireCaller: true,
+    ...(confine === undefined ? {} : { confine }),
     resolve: async (
       refs: readonly { entry: string; field: string }[],
       to: string,
@@ -294,7 +295,16 @@ export const run: Command = async (ctx) => {
   let proxy: Awaited<ReturnType<typeof sessionProxy>> | undefined;
   const servers: Server[] = [];
   try {
-    proxy = await sessionProxy(ctx, dir);
+    // Sandboxed, the proxy is the agent's only way out: not back into this machine,
+    // except to what the owner allowed with --allow-net.
+    const confine = sandboxed
+      ? new Set(
+          flagList(ctx, 'allow-net')
+            .map((t) => parseRoute(t))
+            .map((r) => `${r.host.toLowerCase()}:${r.port}`),
+        )
+      : undefined;
+    proxy = await sessionProxy(ctx, dir, confine);
     const spec =
       sandbox === null || programs === null || started.socket === undefined
         ? null
