@@ -112,6 +112,7 @@ _vault_cli() {
       'run --keep-env') :; return 0 ;;
       'run --upstream-ca') __vault_cli_files; return 0 ;;
       'run --allow-write') __vault_cli_files; return 0 ;;
+      'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
@@ -149,7 +150,7 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-net --no-sandbox --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -197,7 +198,7 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-net ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;

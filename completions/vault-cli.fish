@@ -107,6 +107,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l scope -x -a '(__vault_cli_names
 complete -c vault-cli -n '__vault_cli_is run' -l keep-env -x -d 'pass this secret-looking variable through (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l upstream-ca -r -F -d 'also trust this PEM file for upstream servers in the proxy (tests, private CAs)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-write -r -F -d 'let the sandboxed agent write this directory too (repeatable)'
+complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

@@ -19,6 +19,55 @@
 import { spawnSync } from 'node:child_process';
 import { VaultError } from '../src/core/errors.js';
 
+/**
+ * Where the owner's other credentials usually are, under the home directory:
+ * SSH and GPG keys, cloud and cluster logins, registry and Git tokens, password
+ * stores, browser profiles. A sandbox hides those that exist unless the owner
+ * names one with --allow-read: an agent reads the whole file system, and these
+ * are what it would take instead of going through the vault.
+ */
+export const CREDENTIAL_STORES: readonly string[] = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker',
+  '.netrc',
+  '.git-credentials',
+  '.config/git/credentials',
+  '.npmrc',
+  '.pypirc',
+  '.config/gh',
+  '.config/hub',
+  '.password-store',
+  '.vault-token',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.terraform.d/credentials.tfrc.json',
+  '.local/share/keyrings',
+  '.mozilla',
+  '.config/google-chrome',
+  '.config/chromium',
+];
+
+/**
+ * Unix sockets that lead out of the sandbox: a read-only bind does not stop a
+ * connect(), and a new network namespace hides only abstract sockets. Through
+ * the user's runtime directory (XDG_RUNTIME_DIR: the service manager and
+ * session bus, where `systemd-run --user` starts a process outside any
+ * sandbox; ssh and gpg agents) or a container engine's socket, an agent would
+ * act as the owner, or as root, outside. The runtime directory is given by the
+ * caller; these are the fixed ones.
+ */
+export const ESCAPE_SOCKETS: readonly string[] = [
+  '/var/run/docker.sock',
+  '/run/docker.sock',
+  '/run/podman/podman.sock',
+  '/run/containerd/containerd.sock',
+];
+
 /** The proxy's port inside the sandbox: its loopback is its own, so always the documented one. */
 export const SANDBOX_PROXY_PORT = 1983;
 

@@ -181,6 +181,14 @@ export const COMMANDS: readonly CommandDef[] = [
         complete: 'file',
       },
       {
+        name: 'allow-read',
+        value: 'string',
+        repeat: true,
+        summary:
+          'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent (repeatable)',
+        complete: 'file',
+      },
+      {
         name: 'allow-net',
         value: 'string',
         repeat: true,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { networkInterfaces } from 'node:os';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { alive, assertRefused, auditRecords, hex, hostPid } from '../support/e2e-helpers.js';
@@ -143,6 +144,61 @@ describe('what the agent can still do', () => {
 });
 
 describe('files', () => {
+  test("the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one", async () => {
+    const planted = `planted-${hex(8)}`;
+    mkdirSync(join(rig.root, '.ssh'), { recursive: true });
+    writeFileSync(join(rig.root, '.ssh', 'id_ed25519'), planted);
+    mkdirSync(join(rig.root, '.aws'), { recursive: true });
+    writeFileSync(join(rig.root, '.aws', 'credentials'), planted);
+    writeFileSync(join(rig.root, '.netrc'), planted);
+    // The user's runtime directory, with a socket as the service manager's bus would be.
+    const runtime = join(rig.root, 'runtime');
+    mkdirSync(runtime, { mode: 0o700 });
+    let reached = 0;
+    const bus = createServer((c) => {
+      reached++;
+      c.destroy();
+    });
+    await new Promise<void>((r) => bus.listen(join(runtime, 'bus'), r));
+    const flags = ['--agent', 'a', '--upstream-ca', join(rig.root, 'ca.pem')];
+    const script = [
+      `echo "ssh=$(cat ~/.ssh/id_ed25519 2>/dev/null | wc -c)"`,
+      `echo "aws=$(cat ~/.aws/credentials 2>/dev/null | wc -c)"`,
+      `echo "netrc=$(cat ~/.netrc 2>/dev/null | wc -c)"`,
+      `echo "netrc-write=$(echo x 2>/dev/null > ~/.netrc && echo yes || echo no)"`,
+      `socat -u OPEN:/dev/null UNIX-CONNECT:$XDG_RUNTIME_DIR/bus 2>/dev/null; echo "bus=$?"`,
+    ].join('; ');
+    try {
+      const hid = await underPty(rig, ['run', ...flags, '--', 'bash', '-c', script], {
+        XDG_RUNTIME_DIR: runtime,
+      }).exited;
+      assert.equal(hid.exitCode, 0, hid.output);
+      const m = said(hid.output);
+      assert.equal(m.get('ssh'), '0', hid.output);
+      assert.equal(m.get('aws'), '0', hid.output);
+      assert.equal(m.get('netrc'), '0', hid.output);
+      assert.equal(m.get('netrc-write'), 'no', hid.output);
+      assert.notEqual(m.get('bus'), '0', hid.output);
+      assert.equal(reached, 0, 'no connection reached the runtime socket');
+      assert.ok(!hid.output.includes(planted));
+      const shown = await underPty(
+        rig,
+        ['run', ...flags, '--allow-read', join(rig.root, '.ssh'), '--', 'bash', '-c', script],
+        { XDG_RUNTIME_DIR: runtime },
+      ).exited;
+      const s = said(shown.output);
+      assert.equal(s.get('ssh'), String(planted.length), shown.output);
+      assert.equal(s.get('aws'), '0', shown.output);
+      const wrong = await underPty(rig, ['run', ...flags, '--allow-read', '/etc', '--', 'true'])
+        .exited;
+      assert.notEqual(wrong.exitCode, 0);
+      assert.match(wrong.output, /VLT-1002: --allow-read takes one of the credential stores/);
+    } finally {
+      bus.close();
+    }
+    assert.equal(readFileSync(join(rig.root, '.netrc'), 'utf8'), planted);
+  });
+
   test('the store, the config directory and the passphrase file cannot be read, copied or changed', async () => {
     const store = join(rig.vaultDir, 'vault.mdb');
     const r = await ran(

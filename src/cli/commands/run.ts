@@ -25,7 +25,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, connect, isIP, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, isAbsolute, resolve } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import { flag, flagList, flagString, type CliContext, type Command } from '../context.js';
@@ -194,6 +194,37 @@ async function prepareSandbox(
       'VLT-1001',
       'Run the agent from a directory outside the vault and configuration directories.',
     );
+  const sandbox = await import('../../../shell/sandbox.js');
+  // The owner's other credentials: hidden unless named with --allow-read.
+  const home = homedir();
+  const stores = sandbox.CREDENTIAL_STORES.map((f) => join(home, f));
+  const shown = flagList(ctx, 'allow-read').map((p) => {
+    const full = resolve(p);
+    if (!stores.includes(full))
+      throw new VaultError(
+        'VLT-1002',
+        `--allow-read takes one of the credential stores a sandbox hides (${sandbox.CREDENTIAL_STORES.map((f) => `~/${f}`).join(', ')}), not ${JSON.stringify(p)}.`,
+      );
+    return full;
+  });
+  // Sockets that lead outside: the runtime directory (unless the session's own files are in it) and container engines.
+  const runtime = ctx.env.XDG_RUNTIME_DIR ?? `/run/user/${process.getuid?.() ?? ''}`;
+  const escapes = [
+    ...(within(dir, runtime) || within(cwd, runtime) ? [] : [runtime]),
+    ...sandbox.ESCAPE_SOCKETS,
+  ];
+  for (const path of [...stores.filter((s) => !shown.includes(s)), ...escapes].map((p) =>
+    resolve(p),
+  )) {
+    const k = kind(path);
+    if (k === null || hidden.some((h) => h.path === path)) continue;
+    if (within(cwd, path))
+      throw new VaultError(
+        'VLT-1001',
+        `Run the agent from a directory outside ${path} (the sandbox hides it), or name it with --allow-read.`,
+      );
+    hidden.push({ path, dir: k === 'dir' });
+  }
   const writable = flagList(ctx, 'allow-write').map((d) => {
     const full = resolve(d);
     if (kind(full) !== 'dir')
@@ -202,13 +233,12 @@ async function prepareSandbox(
     if (hidden.some((h) => within(full, h.path)))
       throw new VaultError(
         'VLT-1002',
-        `--allow-write cannot open the vault or configuration directories: ${JSON.stringify(d)}.`,
+        `--allow-write cannot open a path the sandbox hides (the vault, configuration, a credential store): ${JSON.stringify(d)}.`,
       );
     return full;
   });
   // The installation and the `vault-cli` on PATH: readable (the agent runs them), never writable.
   const installation = resolve(dirname(ctx.script), '..', '..', '..');
-  const sandbox = await import('../../../shell/sandbox.js');
   const onPath = sandbox.which('vault-cli', ctx.env.PATH);
   const readOnly = [
     installation,
