@@ -546,6 +546,15 @@ export class Tx {
   }
 }
 
+/**
+ * Records (or pages) per transaction of `vault check`'s write probe: about
+ * what the host's own transactions write. One transaction over a whole
+ * compacted copy (a backup) freed so many pages that LMDB crashed saving the
+ * free-page list (mdb_freelist_save, SIGSEGV): a crash of the probe itself,
+ * on a sound store, which the host's transactions never come near.
+ */
+const PROBE_CHUNK = 64;
+
 export class Store {
   private constructor(
     private readonly db: RootDatabase,
@@ -611,6 +620,11 @@ export class Store {
    */
   probeWrites(): void {
     const keys = [...this.db.getKeys({})].filter((k): k is string => typeof k === 'string');
+    for (let at = 0; at < keys.length; at += PROBE_CHUNK)
+      this.#probeKeys(keys.slice(at, at + PROBE_CHUNK));
+  }
+
+  #probeKeys(keys: readonly string[]): void {
     this.db.transactionSync(() => {
       for (const k of keys) {
         void this.db.put(`${k}\u0000`, 0);
@@ -653,12 +667,18 @@ export class Store {
     const pages = Math.min(Math.max(free, 0) + 64, Math.ceil(statSync(this.path).size / 4096) + 8);
     // Over half a page: a value of its own overflow page, taken one page at a time.
     const value = Buffer.alloc(3000, 0xa5);
-    this.db.transactionSync(() => {
-      for (let i = 0; i < pages; i++) void this.db.put(`scratch/drain/${i}`, value);
-    });
-    this.db.transactionSync(() => {
-      for (let i = 0; i < pages; i++) void this.db.remove(`scratch/drain/${i}`);
-    });
+    for (let at = 0; at < pages; at += PROBE_CHUNK) {
+      this.db.transactionSync(() => {
+        for (let i = at; i < Math.min(pages, at + PROBE_CHUNK); i++)
+          void this.db.put(`scratch/drain/${i}`, value);
+      });
+    }
+    for (let at = 0; at < pages; at += PROBE_CHUNK) {
+      this.db.transactionSync(() => {
+        for (let i = at; i < Math.min(pages, at + PROBE_CHUNK); i++)
+          void this.db.remove(`scratch/drain/${i}`);
+      });
+    }
   }
 
   /** How many bytes LMDB's newer meta page says the store uses (its last page's end). */

@@ -3,12 +3,14 @@
 // store whose first page is damaged (which crashes whatever opens it) gives
 // VLT-3034 from every command instead of a dead host, and check says so.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 // The damage is made below the Store API, as a disk error would make it.
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
+import { scanInChild } from '../../src/host/check.js';
 import { assertRefused, disposeAll } from '../support/e2e-helpers.js';
 import { Rig } from '../support/rig.js';
 
@@ -219,5 +221,26 @@ describe('vault check while agents read', () => {
       await Promise.all(readers);
     }
     assert.ok(reads > 0);
+  });
+});
+
+describe('the write probe on a sound compacted copy', () => {
+  test('a backup-sized compact copy passes: the probe writes in host-sized transactions', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vault-cli-test-'));
+    try {
+      const db = open({ path: join(dir, 'live.mdb'), encoding: 'msgpack', compression: false });
+      await db.transaction(() => {
+        for (let i = 0; i < 2000; i++) void db.put(`k/${i}`, { v: Buffer.alloc(1500, i) });
+      });
+      await db.transaction(() => {
+        for (let i = 0; i < 2000; i += 2) void db.remove(`k/${i}`);
+      });
+      // What `vault backup` writes: LMDB's compacted copy (one transaction over it crashed LMDB).
+      await db.backup(join(dir, 'compact.mdb'), true);
+      await db.close();
+      assert.equal(await scanInChild(join(dir, 'compact.mdb')), null);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
