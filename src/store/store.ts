@@ -667,12 +667,11 @@ export class Store {
     const pages = Math.min(Math.max(free, 0) + 64, Math.ceil(statSync(this.path).size / 4096) + 8);
     // Over half a page: a value of its own overflow page, taken one page at a time.
     const value = Buffer.alloc(3000, 0xa5);
-    for (let at = 0; at < pages; at += PROBE_CHUNK) {
-      this.db.transactionSync(() => {
-        for (let i = at; i < Math.min(pages, at + PROBE_CHUNK); i++)
-          void this.db.put(`scratch/drain/${i}`, value);
-      });
-    }
+    // Taken in one transaction, so every page of the list is handed out (pages
+    // freed meanwhile are not); freed again in host-sized ones (see PROBE_CHUNK).
+    this.db.transactionSync(() => {
+      for (let i = 0; i < pages; i++) void this.db.put(`scratch/drain/${i}`, value);
+    });
     for (let at = 0; at < pages; at += PROBE_CHUNK) {
       this.db.transactionSync(() => {
         for (let i = at; i < Math.min(pages, at + PROBE_CHUNK); i++)
