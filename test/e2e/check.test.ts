@@ -159,7 +159,8 @@ describe('a store whose free-page list names a page past its end', () => {
     assert.equal(r.code, 74);
     assert.match(
       r.stderr,
-      /^vault-cli: VLT-3034: store: The store file cannot be read whole: writing into it (failed|crashed) \(.+\)\.\n$/,
+      // Where LMDB meets the bad entry (reading the list's stats or taking its pages) varies with the layout.
+      /^vault-cli: VLT-3034: store: The store file cannot be read whole: (reading|writing into) it (failed|crashed) \(.+\)\.\n$/,
     );
   });
 });
