@@ -7,101 +7,34 @@
  * What the agent gets, in mount order (a later mount covers an earlier one):
  * the whole file system read-only; a private /tmp, /dev and /proc (its own
  * processes only); its working directory and the owner's --allow-write
- * directories writable; then the protected paths covered: the vault and
- * config directories and the passphrase files hidden, the installation of
- * vault-cli and the shell's start-up files read-only again. Its only network
- * is its own loopback, where socat relays 127.0.0.1:1983 to the session's
- * proxy and each --allow-net destination to its relay in `run`; the host is
- * reached through the session's own socket, never the host's.
+ * directories writable; then the installation of vault-cli and the shell's
+ * start-up files read-only again, and last the protected paths hidden (which
+ * ones: shell/sandbox-policy.ts). Its only network is its own loopback, where
+ * socat relays 127.0.0.1:PROXY_PORT to the session's proxy and each
+ * --allow-net destination to its relay in `run` (`openRelays`, the outside
+ * ends); the host is reached through the session's own socket, never the
+ * host's.
  *
- * `sandboxArgs` is pure: paths are given, checked and sorted by the caller.
+ * `sandboxArgs` is pure: the policy has decided, checked and sorted the paths.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { PROXY_PORT } from '../src/core/commands.js';
 import { VaultError } from '../src/core/errors.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
 
 /**
- * Where the owner's other credentials usually are, under the home directory:
- * SSH and GPG keys, cloud and cluster logins, registry and Git tokens, password
- * stores, browser profiles. A sandbox hides those that exist unless the owner
- * names one with --allow-read: an agent reads the whole file system, and these
- * are what it would take instead of going through the vault.
+ * What bubblewrap starts: the policy's paths and routes, the programs, the
+ * session's own host socket (bound over the policy's placeholder), and the
+ * agent's command (its file looked up on the child's PATH, and arguments).
  */
-export const CREDENTIAL_STORES: readonly string[] = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker',
-  '.netrc',
-  '.git-credentials',
-  '.config/git/credentials',
-  '.npmrc',
-  '.pypirc',
-  '.config/gh',
-  '.config/hub',
-  '.password-store',
-  '.vault-token',
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.terraform.d/credentials.tfrc.json',
-  '.local/share/keyrings',
-  '.mozilla',
-  '.config/google-chrome',
-  '.config/chromium',
-];
-
-/**
- * Unix sockets that lead out of the sandbox: a read-only bind does not stop a
- * connect(), and a new network namespace hides only abstract sockets. Through
- * the user's runtime directory (XDG_RUNTIME_DIR: the service manager and
- * session bus, where `systemd-run --user` starts a process outside any
- * sandbox; ssh and gpg agents) or a container engine's socket, an agent would
- * act as the owner, or as root, outside. The runtime directory is given by the
- * caller; these are the fixed ones.
- */
-export const ESCAPE_SOCKETS: readonly string[] = [
-  '/var/run/docker.sock',
-  '/run/docker.sock',
-  '/run/podman/podman.sock',
-  '/run/containerd/containerd.sock',
-];
-
-/** The proxy's port inside the sandbox: its loopback is its own, so always the documented one. */
-export const SANDBOX_PROXY_PORT = 1983;
-
-/** A direct TCP route the owner allowed (--allow-net host:port): an address inside, a relay outside. */
-export interface NetRoute {
-  readonly host: string;
-  readonly port: number;
-  /** The loopback address the host name resolves to inside (127.0.0.x). */
-  readonly address: string;
-  /** The Unix socket of `run`'s relay to host:port. */
-  readonly socket: string;
-}
-
 export interface SandboxSpec {
+  readonly policy: SandboxPolicy;
   readonly bwrap: string;
   readonly socat: string;
-  /** The agent's command: its file (looked up on the child's PATH) and arguments. */
+  readonly hostSocket: string;
   readonly command: readonly string[];
-  readonly cwd: string;
-  /** Existing directories the agent may write besides cwd and its /tmp (--allow-write). */
-  readonly writable: readonly string[];
-  /** Existing paths the agent may neither read nor write: directories and files. */
-  readonly hidden: readonly { readonly path: string; readonly dir: boolean }[];
-  /** Existing paths bound read-only again after the writable ones (installation, start-up files). */
-  readonly readOnly: readonly string[];
-  /** `run`'s directory for this session, bound read-only at the same path: CA files, sockets. */
-  readonly sessionDir: string;
-  /** The session's host socket, bound over a placeholder file in sessionDir. */
-  readonly hostSocket: { readonly from: string; readonly to: string };
-  /** The proxy's Unix socket (inside sessionDir). */
-  readonly proxySocket: string;
-  readonly routes: readonly NetRoute[];
-  /** A hosts file naming each route's address (bound over /etc/hosts), when there are routes. */
-  readonly hostsFile: string | null;
 }
 
 /** Single-quoted for sh. */
@@ -118,8 +51,8 @@ function q(s: string): string {
  */
 function innerScript(s: SandboxSpec): string {
   const relays = [
-    { listen: `127.0.0.1`, port: SANDBOX_PROXY_PORT, to: s.proxySocket },
-    ...s.routes.map((r) => ({ listen: r.address, port: r.port, to: r.socket })),
+    { listen: `127.0.0.1`, port: PROXY_PORT, to: s.policy.proxySocket },
+    ...s.policy.routes.map((r) => ({ listen: r.address, port: r.port, to: r.socket })),
   ];
   const lines = relays.map(
     (r) =>
@@ -158,17 +91,65 @@ export function sandboxArgs(s: SandboxSpec): string[] {
     '--tmpfs',
     '/tmp',
   ];
-  for (const dir of [s.cwd, ...s.writable]) a.push('--bind', dir, dir);
-  a.push('--ro-bind', s.sessionDir, s.sessionDir, '--bind', s.hostSocket.from, s.hostSocket.to);
-  if (s.hostsFile !== null) a.push('--ro-bind', s.hostsFile, '/etc/hosts');
-  for (const p of s.readOnly) a.push('--ro-bind', p, p);
-  for (const h of s.hidden) {
+  const p = s.policy;
+  for (const dir of [p.cwd, ...p.writable]) a.push('--bind', dir, dir);
+  a.push('--ro-bind', p.sessionDir, p.sessionDir, '--bind', s.hostSocket, p.hostSocket);
+  if (p.hostsFile !== null) a.push('--ro-bind', p.hostsFile.path, '/etc/hosts');
+  for (const r of p.readOnly) a.push('--ro-bind', r, r);
+  for (const h of p.hidden) {
     if (h.dir) a.push('--tmpfs', h.path, '--remount-ro', h.path);
     else a.push('--ro-bind', '/dev/null', h.path);
   }
-  a.push('--chdir', s.cwd, '--', '/bin/bash', '-c', innerScript(s), 'vault-cli-sandbox');
+  a.push('--chdir', p.cwd, '--', '/bin/bash', '-c', innerScript(s), 'vault-cli-sandbox');
   a.push(...s.command);
   return a;
+}
+
+/** A Unix-socket server at `path` whose connections `onConnection` takes. */
+async function listenUnix(path: string, onConnection: (s: Socket) => void): Promise<Server> {
+  const server = createServer(onConnection);
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(path, () => res());
+  });
+  return server;
+}
+
+/**
+ * The outside ends of the sandbox's network, in the session directory: the
+ * proxy's socket (its connections go to `proxy`), a relay to each allowed
+ * route, the placeholder the host socket is bound over, and the hosts file.
+ * `close` stops the relays; the files go with the session directory.
+ */
+export async function openRelays(
+  policy: SandboxPolicy,
+  proxy: { accept(s: Socket): void },
+): Promise<{ close(): void }> {
+  const servers: Server[] = [];
+  const close = () => {
+    for (const s of servers) s.close();
+  };
+  try {
+    servers.push(await listenUnix(policy.proxySocket, (s) => proxy.accept(s)));
+    writeFileSync(policy.hostSocket, '');
+    for (const r of policy.routes)
+      servers.push(
+        await listenUnix(r.socket, (inner) => {
+          const outer = connect(r.port, r.host);
+          inner.on('error', () => outer.destroy());
+          outer.on('error', () => inner.destroy());
+          inner.pipe(outer).pipe(inner);
+        }),
+      );
+    if (policy.hostsFile !== null) {
+      const system = existsSync('/etc/hosts') ? readFileSync('/etc/hosts', 'utf8') : '';
+      writeFileSync(policy.hostsFile.path, [...policy.hostsFile.lines, system].join('\n'));
+    }
+  } catch (err) {
+    close();
+    throw err;
+  }
+  return { close };
 }
 
 /** Where a program is on PATH, or null. */

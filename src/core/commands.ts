@@ -50,7 +50,17 @@ const noBrowser: FlagDef = {
   name: 'no-browser',
   summary: 'print the ceremony page’s URL only; do not open a browser',
 };
-const proxyPort: FlagDef = { name: 'port', value: 'count', summary: 'port (default 1983)' };
+/**
+ * The proxy's port on 127.0.0.1 (interface-spec), the default of `--port`: the
+ * product's contract, so the one definition sits with the command table that
+ * documents it; `proxy`, `run` and the sandbox's loopback all use it.
+ */
+export const PROXY_PORT = 1983;
+const proxyPort: FlagDef = {
+  name: 'port',
+  value: 'count',
+  summary: `port (default ${PROXY_PORT})`,
+};
 const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
 const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
 
@@ -97,7 +107,7 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   {
     path: ['proxy'],
-    summary: 'run the reference-resolving HTTPS proxy on 127.0.0.1 (default port 1983)',
+    summary: `run the reference-resolving HTTPS proxy on 127.0.0.1 (default port ${PROXY_PORT})`,
     side: 'agent',
     args: [],
     flags: [

@@ -7,7 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CA_BUNDLE_VARS } from '../../src/cli/commands/proxy.js';
+import { CA_BUNDLE_VARS } from '../../src/proxy/env.js';
 import { hex } from '../support/e2e-helpers.js';
 import {
   Upstream,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { CA_BUNDLE_VARS } from '../../src/cli/commands/proxy.js';
+import { CA_BUNDLE_VARS } from '../../src/proxy/env.js';
 import { hex } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa, type TestCa } from '../support/proxy.js';
 import { installBin, underPty } from '../support/pty.js';

@@ -5,16 +5,14 @@
  * request whose proxy URL carries a token as user-info acts for that token
  * instead (docs/decisions.md: Proxy).
  */
-import { readFileSync } from 'node:fs';
-import { getCACertificates } from 'node:tls';
+import { PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
+import { proxyEnv, upstreamRoots } from '../../proxy/env.js';
 import { flagCount, flagList, type CliContext, type Command } from '../context.js';
 import { loadToken } from '../token.js';
 
-export const DEFAULT_PORT = 1983;
-
 function port(ctx: CliContext): number {
-  const p = flagCount(ctx, 'port') ?? DEFAULT_PORT;
+  const p = flagCount(ctx, 'port') ?? PROXY_PORT;
   if (p > 65535) throw new VaultError('VLT-1001', 'Ports are 1 to 65535.');
   return p;
 }
@@ -26,82 +24,6 @@ async function authority(ctx: CliContext, token: string) {
     { config: p.proxyConfig, cert: p.proxyCa, bundle: p.proxyCaBundle, systemRoots: p.systemRoots },
     token,
   );
-}
-
-/**
- * Every variable in common use that names the file a client trusts instead
- * of (not beside) the system store: each gets the bundle (system roots plus
- * the proxy CA), whatever the user had, so no tool is left on a store that
- * does not know the proxy's leaves.
- */
-export const CA_BUNDLE_VARS = [
-  'SSL_CERT_FILE', // OpenSSL, Python ssl/urllib, Ruby, Go, rustls-native-certs, uv
-  'REQUESTS_CA_BUNDLE', // Python requests (and conda)
-  'CURL_CA_BUNDLE', // curl, and requests when REQUESTS_CA_BUNDLE is unset
-  'GIT_SSL_CAINFO', // git
-  'PIP_CERT', // pip (wins over REQUESTS_CA_BUNDLE)
-  'AWS_CA_BUNDLE', // AWS CLI and SDKs (botocore)
-  'HTTPLIB2_CA_CERTS', // httplib2 (Google's older Python clients)
-  'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH', // gRPC core (Python, Ruby, C++)
-  'CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE', // gcloud
-  'NIX_SSL_CERT_FILE', // Nix
-  'DENO_CERT', // Deno
-  'CARGO_HTTP_CAINFO', // cargo
-  'NPM_CONFIG_CAFILE', // npm (replaces its CA list)
-  'npm_config_cafile', // npm reads either spelling
-] as const;
-
-/**
- * The proxy and CA block of a tool's environment (DESIGN §8): `proxy env`
- * prints it, `run` puts it into the child's environment. `proxyCaDir`: a
- * directory holding only the CA, for SSL_CERT_DIR (OpenSSL and Go read it
- * beside SSL_CERT_FILE; a user's own directory is replaced by it).
- */
-export function proxyEnv(
-  url: string,
-  paths: {
-    readonly proxyCa: string;
-    readonly proxyCaBundle: string;
-    readonly proxyCaDir?: string;
-  },
-): [string, string][] {
-  const bundle = paths.proxyCaBundle;
-  return [
-    ['HTTPS_PROXY', url],
-    ['https_proxy', url],
-    ['HTTP_PROXY', url],
-    ['http_proxy', url],
-    ['NO_PROXY', 'localhost,127.0.0.1,::1'],
-    ['no_proxy', 'localhost,127.0.0.1,::1'],
-    ['NODE_USE_ENV_PROXY', '1'],
-    ['NODE_EXTRA_CA_CERTS', paths.proxyCa],
-    ...CA_BUNDLE_VARS.map((k): [string, string] => [k, bundle]),
-    ...(paths.proxyCaDir === undefined
-      ? []
-      : [['SSL_CERT_DIR', paths.proxyCaDir] as [string, string]]),
-  ];
-}
-
-/**
- * What upstream servers are verified against: the system roots (the bundle
- * file, or Node's copy of the system store), plus each `--upstream-ca` file.
- * @throws VaultError VLT-1002 when an `--upstream-ca` file cannot be read.
- */
-export function upstreamRoots(ctx: CliContext): string[] {
-  let roots: string[];
-  try {
-    roots = [readFileSync(ctx.paths.systemRoots, 'utf8')];
-  } catch {
-    roots = getCACertificates('system');
-  }
-  const extra = flagList(ctx, 'upstream-ca').map((f) => {
-    try {
-      return readFileSync(f, 'utf8');
-    } catch {
-      throw new VaultError('VLT-1002', `Cannot read the CA file ${JSON.stringify(f)}.`);
-    }
-  });
-  return [...roots, ...extra];
 }
 
 /** A value for a POSIX shell: single-quoted unless plainly safe. */
@@ -135,7 +57,7 @@ export const run: Command = async (ctx) => {
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
-    upstreamCa: upstreamRoots(ctx),
+    upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
     // A caller's own token, when its proxy URL carries one, else the init agent's.
     // A caller token the host refuses is refused: never retried as the init agent.
     resolve: async (refs, host, caller) => {

@@ -1,0 +1,291 @@
+/**
+ * What the agent sandbox of `vault-cli run` hides, keeps read-only and opens
+ * (docs/sandbox.md), decided by one pure function over plain facts: the paths
+ * in play, what exists at each, the owner's flags. `run` gathers the facts
+ * (`policyProbes` names the paths to look at); shell/sandbox.ts carries the
+ * decision out (bubblewrap's arguments, the relays).
+ *
+ * The invariant it guards: a protected path (the vault's own directories and
+ * passphrase files, a credential store that --allow-read does not name, a
+ * socket that leads outside) is hidden, whatever --allow-write says. A
+ * writable directory inside one is refused, and one that holds one is covered
+ * again after it (the hidden paths are mounted last). So is a working
+ * directory inside one: the agent could not work there.
+ */
+import { isIP } from 'node:net';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { PROXY_PORT } from '../src/core/commands.js';
+import { VaultError } from '../src/core/errors.js';
+
+/**
+ * Where the owner's other credentials usually are, under the home directory:
+ * SSH and GPG keys, cloud and cluster logins, registry and Git tokens, password
+ * stores, browser profiles. A sandbox hides those that exist unless the owner
+ * names one with --allow-read: an agent reads the whole file system, and these
+ * are what it would take instead of going through the vault.
+ */
+export const CREDENTIAL_STORES: readonly string[] = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker',
+  '.netrc',
+  '.git-credentials',
+  '.config/git/credentials',
+  '.npmrc',
+  '.pypirc',
+  '.config/gh',
+  '.config/hub',
+  '.password-store',
+  '.vault-token',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.terraform.d/credentials.tfrc.json',
+  '.local/share/keyrings',
+  '.mozilla',
+  '.config/google-chrome',
+  '.config/chromium',
+];
+
+/**
+ * Unix sockets that lead out of the sandbox: a read-only bind does not stop a
+ * connect(), and a new network namespace hides only abstract sockets. Through
+ * the user's runtime directory (XDG_RUNTIME_DIR: the service manager and
+ * session bus, where `systemd-run --user` starts a process outside any
+ * sandbox; ssh and gpg agents) or a container engine's socket, an agent would
+ * act as the owner, or as root, outside. The runtime directory comes from the
+ * environment; these are the fixed ones.
+ */
+export const ESCAPE_SOCKETS: readonly string[] = [
+  '/var/run/docker.sock',
+  '/run/docker.sock',
+  '/run/podman/podman.sock',
+  '/run/containerd/containerd.sock',
+];
+
+export type PathKind = 'dir' | 'file';
+
+/** The facts the policy is decided on, besides what exists. Paths may be relative to `cwd`. */
+export interface PolicyFacts {
+  /** The agent's working directory (absolute). */
+  readonly cwd: string;
+  readonly home: string;
+  /** The owner's uid, for the default runtime directory; null where there is none. */
+  readonly uid: number | null;
+  readonly xdgRuntimeDir: string | undefined;
+  /** `run`'s directory for this session (CA files, sockets): it exists. */
+  readonly sessionDir: string;
+  /** The vault's own paths: vault, socket, config and default directories, passphrase files. */
+  readonly vaultPaths: readonly string[];
+  /** Readable but never writable: the installation, the `vault-cli` on PATH, shell start-up files. */
+  readonly readOnly: readonly string[];
+  readonly allowRead: readonly string[];
+  readonly allowWrite: readonly string[];
+  readonly allowNet: readonly string[];
+}
+
+export interface PolicyInput extends PolicyFacts {
+  /**
+   * What is at each path of `policyProbes(input)`: a directory, a file, or
+   * nothing. A path missing here is a defect of the caller's, and throws.
+   */
+  readonly found: ReadonlyMap<string, PathKind | null>;
+}
+
+/** A direct TCP route the owner allowed (--allow-net host:port): an address inside, a relay outside. */
+export interface NetRoute {
+  readonly host: string;
+  readonly port: number;
+  /** The loopback address the host name resolves to inside (127.0.0.x). */
+  readonly address: string;
+  /** The Unix socket of `run`'s relay to host:port. */
+  readonly socket: string;
+}
+
+export interface HiddenPath {
+  readonly path: string;
+  readonly dir: boolean;
+}
+
+/** The decision, as shell/sandbox.ts carries it out. Every path is absolute. */
+export interface SandboxPolicy {
+  readonly cwd: string;
+  /** Existing directories the agent may write besides cwd and its /tmp (--allow-write). */
+  readonly writable: readonly string[];
+  /** Existing paths bound read-only again after the writable ones. */
+  readonly readOnly: readonly string[];
+  /** Existing paths the agent may neither read nor write, none inside another hidden directory. */
+  readonly hidden: readonly HiddenPath[];
+  /** Bound read-only at the same path inside. */
+  readonly sessionDir: string;
+  /** The placeholder in sessionDir that the session's host socket is bound over. */
+  readonly hostSocket: string;
+  /** Where `run` serves the proxy, relayed to 127.0.0.1:PROXY_PORT inside. */
+  readonly proxySocket: string;
+  readonly routes: readonly NetRoute[];
+  /** The hosts file bound over /etc/hosts, naming each route's address, when there are routes. */
+  readonly hostsFile: { readonly path: string; readonly lines: readonly string[] } | null;
+  /** The destinations the session's proxy may reach on this machine: `host:port`. */
+  readonly confine: ReadonlySet<string>;
+}
+
+/** Whether `p` is `dir` or inside it. */
+export function within(p: string, dir: string): boolean {
+  const r = relative(dir, p);
+  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+}
+
+/**
+ * `--allow-net host:port`, checked.
+ * @throws VaultError VLT-1002 for anything but a host name and a port, or the proxy's own.
+ */
+export function parseRoute(text: string): { host: string; port: number } {
+  const m = /^([A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(text);
+  const port = Number(m?.[2]);
+  const host = (m?.[1] ?? '').toLowerCase();
+  // A name is mapped to a loopback address inside; an address cannot be (no such interface there).
+  if (m === null || port < 1 || port > 65535 || isIP(host) !== 0)
+    throw new VaultError(
+      'VLT-1002',
+      `--allow-net takes host:port with a host name (or localhost), not ${JSON.stringify(text)}.`,
+    );
+  if (host === 'localhost' && port === PROXY_PORT)
+    throw new VaultError(
+      'VLT-1002',
+      `--allow-net: localhost:${PROXY_PORT} is the vault proxy inside.`,
+    );
+  return { host, port };
+}
+
+/** The runtime directory, unless the session's own files or the agent's work are in it. */
+function runtimeDir(input: PolicyFacts): string[] {
+  const runtime = resolve(input.cwd, input.xdgRuntimeDir ?? `/run/user/${input.uid ?? ''}`);
+  return within(input.sessionDir, runtime) || within(input.cwd, runtime) ? [] : [runtime];
+}
+
+const stores = (home: string) => CREDENTIAL_STORES.map((f) => join(home, f));
+
+/** Every path the policy asks about: `found` must say what is at each. */
+export function policyProbes(input: PolicyFacts): string[] {
+  const at = (p: string) => resolve(input.cwd, p);
+  return [
+    ...new Set(
+      [
+        ...input.vaultPaths,
+        ...stores(input.home),
+        ...runtimeDir(input),
+        ...ESCAPE_SOCKETS,
+        ...input.allowWrite,
+        ...input.readOnly,
+      ].map(at),
+    ),
+  ];
+}
+
+/**
+ * The sandbox for these facts.
+ * @throws VaultError VLT-1001 when the working directory is inside a path the
+ * sandbox hides; VLT-1002 for an --allow-net, --allow-read or --allow-write it
+ * cannot honour. Nothing is started before it returns.
+ */
+export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
+  const { cwd, sessionDir } = input;
+  const at = (p: string) => resolve(cwd, p);
+  const kind = (p: string): PathKind | null => {
+    const k = input.found.get(p);
+    if (k === undefined) throw new Error(`sandbox policy: nothing is known about ${p}`);
+    return k;
+  };
+  // A route named twice is one relay (two would contend for one address and port).
+  const routes = [
+    ...new Map(input.allowNet.map(parseRoute).map((r) => [`${r.host}:${r.port}`, r])).values(),
+  ];
+
+  let hidden: HiddenPath[] = [];
+  // One mount per hidden tree: bubblewrap cannot make a mount point inside a read-only tmpfs.
+  const hide = (path: string) => {
+    const k = kind(path);
+    if (k === null || hidden.some((h) => within(path, h.path) && (h.dir || h.path === path)))
+      return;
+    if (k === 'dir') hidden = hidden.filter((h) => !within(h.path, path));
+    hidden.push({ path, dir: k === 'dir' });
+  };
+  const vault = [...new Set(input.vaultPaths.map(at))];
+  for (const p of vault) hide(p);
+  if (hidden.some((h) => within(cwd, h.path)))
+    throw new VaultError(
+      'VLT-1001',
+      'Run the agent from a directory outside the vault and configuration directories.',
+    );
+
+  // The owner's other credentials: hidden unless named with --allow-read.
+  const home = stores(input.home);
+  const shown = input.allowRead.map((p) => {
+    const full = at(p);
+    if (!home.includes(full))
+      throw new VaultError(
+        'VLT-1002',
+        `--allow-read takes one of the credential stores a sandbox hides (${CREDENTIAL_STORES.map((f) => `~/${f}`).join(', ')}), not ${JSON.stringify(p)}.`,
+      );
+    return full;
+  });
+  // Sockets that lead outside: the runtime directory and the container engines'.
+  const outside = [
+    ...home.filter((s) => !shown.includes(s)),
+    ...runtimeDir(input),
+    ...ESCAPE_SOCKETS,
+  ];
+  for (const path of outside.map(at)) {
+    if (kind(path) === null) continue;
+    if (within(cwd, path))
+      throw new VaultError(
+        'VLT-1001',
+        `Run the agent from a directory outside ${path} (the sandbox hides it), or name it with --allow-read.`,
+      );
+    hide(path);
+  }
+
+  const writable = input.allowWrite.map((d) => {
+    const full = at(d);
+    if (kind(full) !== 'dir')
+      throw new VaultError('VLT-1002', `--allow-write takes a directory: ${JSON.stringify(d)}.`);
+    // A directory holding one of them is fine: they are covered again after it.
+    if (hidden.some((h) => within(full, h.path)))
+      throw new VaultError(
+        'VLT-1002',
+        `--allow-write cannot open a path the sandbox hides (the vault, configuration, a credential store): ${JSON.stringify(d)}.`,
+      );
+    return full;
+  });
+  const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
+
+  // One address per host name, whatever its ports: the hosts file can name only one.
+  const addresses = new Map<string, string>();
+  const planned = routes.map((r, i) => {
+    // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
+    const address =
+      r.host === 'localhost'
+        ? '127.0.0.1'
+        : (addresses.get(r.host) ?? `127.0.0.${addresses.size + 2}`);
+    if (r.host !== 'localhost') addresses.set(r.host, address);
+    return { ...r, address, socket: join(sessionDir, `net-${i}.sock`) };
+  });
+  return {
+    cwd,
+    writable,
+    readOnly,
+    hidden,
+    sessionDir,
+    hostSocket: join(sessionDir, 'host.sock'),
+    proxySocket: join(sessionDir, 'proxy.sock'),
+    routes: planned,
+    hostsFile:
+      planned.length === 0
+        ? null
+        : { path: join(sessionDir, 'hosts'), lines: [...addresses].map(([h, a]) => `${a}\t${h}`) },
+    confine: new Set(routes.map((r) => `${r.host}:${r.port}`)),
+  };
+}
