@@ -160,6 +160,41 @@ export function parseRoute(text: string): { host: string; port: number } {
   return { host, port };
 }
 
+/**
+ * The --allow-net routes: a relay socket each in the session directory, a
+ * loopback address per host name inside (named in the hosts file), and the
+ * destinations the session's proxy may reach on this machine.
+ * @throws VaultError VLT-1002 for a route `parseRoute` refuses.
+ */
+function planRoutes(
+  allowNet: readonly string[],
+  sessionDir: string,
+): Pick<SandboxPolicy, 'routes' | 'hostsFile' | 'confine'> {
+  // A route named twice is one relay (two would contend for one address and port).
+  const routes = [
+    ...new Map(allowNet.map(parseRoute).map((r) => [`${r.host}:${r.port}`, r])).values(),
+  ];
+  // One address per host name, whatever its ports: the hosts file can name only one.
+  const addresses = new Map<string, string>();
+  const planned = routes.map((r, i) => {
+    // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
+    const address =
+      r.host === 'localhost'
+        ? '127.0.0.1'
+        : (addresses.get(r.host) ?? `127.0.0.${addresses.size + 2}`);
+    if (r.host !== 'localhost') addresses.set(r.host, address);
+    return { ...r, address, socket: join(sessionDir, `net-${i}.sock`) };
+  });
+  return {
+    routes: planned,
+    hostsFile:
+      planned.length === 0
+        ? null
+        : { path: join(sessionDir, 'hosts'), lines: [...addresses].map(([h, a]) => `${a}\t${h}`) },
+    confine: new Set(routes.map((r) => `${r.host}:${r.port}`)),
+  };
+}
+
 /** The runtime directory, unless the session's own files or the agent's work are in it. */
 function runtimeDir(input: PolicyFacts): string[] {
   const runtime = resolve(input.cwd, input.xdgRuntimeDir ?? `/run/user/${input.uid ?? ''}`);
@@ -199,10 +234,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     if (k === undefined) throw new Error(`sandbox policy: nothing is known about ${p}`);
     return k;
   };
-  // A route named twice is one relay (two would contend for one address and port).
-  const routes = [
-    ...new Map(input.allowNet.map(parseRoute).map((r) => [`${r.host}:${r.port}`, r])).values(),
-  ];
+  const net = planRoutes(input.allowNet, sessionDir);
 
   let hidden: HiddenPath[] = [];
   // One mount per hidden tree: bubblewrap cannot make a mount point inside a read-only tmpfs.
@@ -232,7 +264,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
       );
     return full;
   });
-  // Sockets that lead outside: the runtime directory and the container engines'.
+  // The stores not shown, and the sockets that lead outside.
   const outside = [
     ...home.filter((s) => !shown.includes(s)),
     ...runtimeDir(input),
@@ -262,17 +294,6 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
   });
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
 
-  // One address per host name, whatever its ports: the hosts file can name only one.
-  const addresses = new Map<string, string>();
-  const planned = routes.map((r, i) => {
-    // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
-    const address =
-      r.host === 'localhost'
-        ? '127.0.0.1'
-        : (addresses.get(r.host) ?? `127.0.0.${addresses.size + 2}`);
-    if (r.host !== 'localhost') addresses.set(r.host, address);
-    return { ...r, address, socket: join(sessionDir, `net-${i}.sock`) };
-  });
   return {
     cwd,
     writable,
@@ -281,11 +302,6 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     sessionDir,
     hostSocket: join(sessionDir, 'host.sock'),
     proxySocket: join(sessionDir, 'proxy.sock'),
-    routes: planned,
-    hostsFile:
-      planned.length === 0
-        ? null
-        : { path: join(sessionDir, 'hosts'), lines: [...addresses].map(([h, a]) => `${a}\t${h}`) },
-    confine: new Set(routes.map((r) => `${r.host}:${r.port}`)),
+    ...net,
   };
 }

@@ -177,6 +177,43 @@ interface Box {
   readonly sandbox: typeof Sandbox;
 }
 
+/**
+ * The agent's environment (shell/env.ts): the session token, and the proxy
+ * block pointing at the session's proxy; inside the sandbox, at its loopback
+ * end, with the allowed routes reached directly and VAULT_DIR at the session
+ * directory, where the client finds the session's socket as it would the host's.
+ */
+async function agentEnv(
+  ctx: CliContext,
+  s: {
+    token: string;
+    dir: string;
+    proxy: Awaited<ReturnType<typeof sessionProxy>>;
+    box: Box | null;
+  },
+): Promise<Record<string, string>> {
+  const { files } = s.proxy;
+  const url = s.proxy.url(s.token);
+  // Inside, the proxy's loopback is the sandbox's own: always the documented port.
+  const inside = s.box === null ? url : url.replace(/:[0-9]+$/, `:${PROXY_PORT}`);
+  const noProxy = [...NO_PROXY, ...(s.box?.policy.routes.map((r) => r.host) ?? [])];
+  const ca = { proxyCa: files.cert, proxyCaBundle: files.bundle, proxyCaDir: files.dir };
+  const { childEnv } = await import('../../../shell/env.js');
+  return childEnv({
+    parent: ctx.env,
+    sessionToken: s.token,
+    proxy: [
+      ...proxyEnv(inside, ca, noProxy),
+      ...(s.box === null ? [] : [['VAULT_DIR', s.dir] as [string, string]]),
+    ],
+    keep: flagList(ctx, 'keep-env'),
+    forbiddenValues: [
+      ...longLivedToken(ctx.paths.tokenFile),
+      ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
+    ],
+  }).env;
+}
+
 /** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
 async function supervised(
   ctx: CliContext,
@@ -196,32 +233,7 @@ async function supervised(
     // except to what the owner allowed with --allow-net.
     proxy = await sessionProxy(ctx, s.dir, box?.policy.confine);
     relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
-    const url = proxy.url(token);
-    // Inside, the proxy's loopback is the sandbox's own: always the documented port.
-    const inside = box === null ? url : url.replace(/:[0-9]+$/, `:${PROXY_PORT}`);
-    const noProxy = [...NO_PROXY, ...(box?.policy.routes.map((r) => r.host) ?? [])];
-    const { env } = (await import('../../../shell/env.js')).childEnv({
-      parent: ctx.env,
-      sessionToken: token,
-      proxy: [
-        ...proxyEnv(
-          inside,
-          {
-            proxyCa: proxy.files.cert,
-            proxyCaBundle: proxy.files.bundle,
-            proxyCaDir: proxy.files.dir,
-          },
-          noProxy,
-        ),
-        // Inside, the client finds the session's socket where it looks for the host's.
-        ...(box === null ? [] : [['VAULT_DIR', s.dir] as [string, string]]),
-      ],
-      keep: flagList(ctx, 'keep-env'),
-      forbiddenValues: [
-        ...longLivedToken(ctx.paths.tokenFile),
-        ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
-      ],
-    });
+    const env = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
     const [{ supervise }, { dashboardApi }] = await Promise.all([
       import('../../../shell/supervisor.js'),
       import('./dashboard.js'),
@@ -232,7 +244,12 @@ async function supervised(
       args:
         box === null
           ? s.command.slice(1)
-          : box.sandbox.sandboxArgs({ ...box.programs, ...box, command: s.command }),
+          : box.sandbox.sandboxArgs({
+              ...box.programs,
+              policy: box.policy,
+              hostSocket: box.hostSocket,
+              command: s.command,
+            }),
       env,
       cwd: process.cwd(),
       signalForeground: box !== null,
@@ -313,7 +330,7 @@ export const run: Command = async (ctx) => {
         dir,
         passphrase,
         token,
-        box: box === null ? null : { ...box, hostSocket: hostSocket as string },
+        box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
       });
     } finally {
       held.release();
