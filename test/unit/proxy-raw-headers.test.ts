@@ -38,9 +38,9 @@ const name = fc.oneof(
   fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,16}$/),
 );
 /** A value as a parser hands it over: no line break, no surrounding whitespace. */
-const value = fc
-  .stringMatching(/^[\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]{0,30}[\x21-\x7e\x80-\xff])?$/)
-  .map((v) => v);
+const value = fc.stringMatching(
+  /^[\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]{0,30}[\x21-\x7e\x80-\xff])?$/,
+);
 const pairs = fc.array(fc.tuple(name, fc.oneof(value, fc.constant(''))), { maxLength: 12 });
 const flat = (p: readonly (readonly [string, string])[]) => p.flatMap(([n, v]) => [n, v]);
 
