@@ -20,8 +20,7 @@
  *   refused.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { lookup } from 'node:dns/promises';
-import { BlockList, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { VaultError } from '../core/errors.js';
@@ -38,7 +37,7 @@ import {
   type Prepared,
 } from './forward.js';
 import { fill, framingProblem, type HeaderTemplate } from './headers.js';
-import { confinedLookup, isLocalHost } from './local.js';
+import { confinedLookup, isLocalHost, loopbackAddress } from './local.js';
 import {
   callerOf,
   isConfined,
@@ -117,29 +116,6 @@ export interface RunningProxy {
 export const ADMIT_FOR_MS = 30_000;
 const ADMITTED_MAX = 1024;
 
-/** This machine's loopback addresses (IPv4-mapped IPv6 ones included). */
-const LOOPBACK_NET = new BlockList();
-LOOPBACK_NET.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK_NET.addAddress('::1', 'ipv6');
-
-/**
- * The loopback address `host` resolves to, or null when it does not resolve
- * or any address it resolves to is not this machine's loopback: plain HTTP
- * carries a value only to this machine, judged by where the name leads, not
- * by how it is spelled.
- */
-async function loopbackAddress(host: string): Promise<string | null> {
-  let found: { address: string; family: number }[];
-  try {
-    found = await lookup(host, { all: true, verbatim: true });
-  } catch {
-    return null;
-  }
-  const local = (a: { address: string; family: number }) =>
-    LOOPBACK_NET.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4');
-  return found.length > 0 && found.every(local) ? (found[0]?.address ?? null) : null;
-}
-
 const SERVER_OPTIONS = {
   requestTimeout: 0,
   headersTimeout: 60_000,
@@ -159,6 +135,12 @@ export function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   return ProxyServer.start(opts);
 }
 
+/**
+ * One running proxy: two node:http servers (the listening one, and the one
+ * that serves what comes decrypted through tunnels), its upstream
+ * connections, and the per-connection state the checks need (tunnels,
+ * admitted callers, connections refused for their framing).
+ */
 export class ProxyServer implements RunningProxy {
   readonly #opts: ProxyOptions;
   #port: number;

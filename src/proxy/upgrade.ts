@@ -22,6 +22,9 @@ export function isWebSocket(upgrade: string | undefined): boolean {
   return upgrade !== undefined && upgrade.trim().toLowerCase() === 'websocket';
 }
 
+const unrelayable = () =>
+  new VaultError('VLT-3008', 'The upstream sent a response head that cannot be relayed.');
+
 /**
  * The upstream's answer head as the client gets it, or null when it cannot
  * be written as it says (a header line break llhttp let through).
@@ -43,30 +46,9 @@ export function relayUpgrade(
   dest: Destination,
   replacements: readonly Replacement[],
 ): void {
-  const unrelayable = () =>
-    new VaultError('VLT-3008', 'The upstream sent a response head that cannot be relayed.');
-  up.on('upgrade', (upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) => {
-    if (!isWebSocket(upRes.headers.upgrade)) {
-      upSocket.destroy();
-      return rawError(
-        client,
-        new VaultError(
-          'VLT-3008',
-          `Upstream ${dest.host}:${dest.port} switched to another protocol.`,
-        ),
-      );
-    }
-    const answer = answerHead(
-      upRes,
-      responseHeaders(new RawHeaders(upRes.rawHeaders), replacements, false, true),
-    );
-    if (answer === null) {
-      upSocket.destroy();
-      return rawError(client, unrelayable());
-    }
-    client.write(answer);
-    join(client, head, upSocket, upHead, replacements);
-  });
+  up.on('upgrade', (upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) =>
+    upgraded(client, head, upRes, upSocket, upHead, dest, replacements),
+  );
   up.on('response', (upRes: IncomingMessage) => {
     // The server declined the upgrade: an ordinary response, then close.
     const headers = responseHeaders(new RawHeaders(upRes.rawHeaders), replacements, false)
@@ -83,6 +65,31 @@ export function relayUpgrade(
   up.on('error', (err: NodeJS.ErrnoException) =>
     rawError(client, upstreamFailure(dest, err.code ?? 'connection failed')),
   );
+}
+
+/** The upstream switched protocols: WebSocket only, its answer relayed, then the two sides joined. */
+function upgraded(
+  client: Duplex,
+  head: Buffer,
+  upRes: IncomingMessage,
+  upSocket: Duplex,
+  upHead: Buffer,
+  dest: Destination,
+  replacements: readonly Replacement[],
+): void {
+  if (!isWebSocket(upRes.headers.upgrade)) {
+    upSocket.destroy();
+    const message = `Upstream ${dest.host}:${dest.port} switched to another protocol.`;
+    return rawError(client, new VaultError('VLT-3008', message));
+  }
+  const raw = new RawHeaders(upRes.rawHeaders);
+  const answer = answerHead(upRes, responseHeaders(raw, replacements, false, true));
+  if (answer === null) {
+    upSocket.destroy();
+    return rawError(client, unrelayable());
+  }
+  client.write(answer);
+  join(client, head, upSocket, upHead, replacements);
 }
 
 /** The two sides of an upgraded connection joined, the server's frames scrubbed when a value went in. */
