@@ -41,7 +41,7 @@ const MALFORMED: Credentials = { kind: 'malformed' };
  * malformed header is reported as such, never quoted.
  */
 export function credentials(raw: RawHeaders | readonly string[]): Credentials {
-  const all = (raw instanceof RawHeaders ? raw : new RawHeaders(raw)).all('proxy-authorization');
+  const all = RawHeaders.of(raw).all('proxy-authorization');
   if (all.length > 1) return MALFORMED;
   const value = all[0];
   if (value === undefined) return NONE;

@@ -1,22 +1,16 @@
 /**
- * What the proxy does to header lists, as pure functions over Node's raw
- * header arrays (`[name, value, name, value, ...]`, order, case and duplicates
- * as received). Injected headers always win: the outgoing list is built from
- * the raw list, hop-by-hop headers and those named in `Connection` are
- * dropped, `Proxy-Authorization` is dropped, every other header keeps its
- * order, case and duplicates, and a `vault://` reference in a value is
- * replaced in place by the resolved value.
+ * What the proxy reads in header lists (raw-headers.ts views, or Node's flat
+ * raw arrays): the references in their values, lifted out as a template and
+ * filled in place with the resolved values (every other byte, header, order,
+ * case and duplicate kept); the request framing it refuses; what encodings
+ * and heads it can relay.
  */
 import { ReferenceScanner, type ScanSink } from '../core/reference.js';
 import { RawHeaders } from './raw-headers.js';
 
-/** A view over a header list given either way. */
-export const viewOf = (h: RawHeaders | readonly string[]): RawHeaders =>
-  h instanceof RawHeaders ? h : new RawHeaders(h);
-
 /**
- * The headers that go on to the next hop, from a raw list.
- * `keepUpgrade` keeps `Upgrade` and sends `Connection: Upgrade` (a WebSocket handshake).
+ * The headers that go on to the next hop, from a flat raw list (the view's
+ * `withoutHopByHop`, in array form). `keepUpgrade` keeps `Upgrade` and sends `Connection: Upgrade` (a WebSocket handshake).
  */
 export function forwardable(raw: readonly string[], keepUpgrade = false): string[] {
   return [...new RawHeaders(raw).withoutHopByHop(keepUpgrade).toArray()];
@@ -29,7 +23,7 @@ export function forwardable(raw: readonly string[], keepUpgrade = false): string
  * Two readings of one request's length are how requests are smuggled.
  */
 export function framingProblem(raw: RawHeaders | readonly string[]): string | null {
-  const h = viewOf(raw);
+  const h = RawHeaders.of(raw);
   const lengths = h.all('content-length');
   const encodings = h.all('transfer-encoding');
   if (lengths.length > 0 && encodings.length > 0) {
@@ -69,7 +63,7 @@ export function template(raw: RawHeaders | readonly string[]): HeaderTemplate {
   const refs: HeaderRef[] = [];
   const byKey = new Map<string, number>();
   const malformed: { header: string; written: string }[] = [];
-  for (const [name, value] of viewOf(raw)) {
+  for (const [name, value] of RawHeaders.of(raw)) {
     const parts: (Buffer | number)[] = [];
     if (!value.includes('vault://')) {
       headers.push({ name, parts: [Buffer.from(value, 'latin1')] });
@@ -114,7 +108,7 @@ export function fill(t: HeaderTemplate, values: readonly Buffer[]): string[] {
 
 /** Whether a header list says the body may be decoded (an encoding the proxy can undo). */
 export function contentEncoding(raw: RawHeaders | readonly string[]): string | null {
-  const all = viewOf(raw).all('content-encoding');
+  const all = RawHeaders.of(raw).all('content-encoding');
   const enc = all.length === 0 ? null : all.map((v) => v.trim().toLowerCase()).join(', ');
   return enc === null || enc === 'identity' ? null : enc;
 }
@@ -132,7 +126,7 @@ const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
  */
 export function relayableHead(message: string, raw: RawHeaders | readonly string[]): boolean {
   if (BAD_VALUE.test(message)) return false;
-  for (const [name, value] of viewOf(raw)) {
+  for (const [name, value] of RawHeaders.of(raw)) {
     if (!TOKEN.test(name) || BAD_VALUE.test(value)) return false;
   }
   return true;

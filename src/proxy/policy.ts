@@ -56,7 +56,7 @@ export function hostMismatch(
   raw: RawHeaders | readonly string[],
   dest: Destination,
 ): string | null {
-  const hosts = (raw instanceof RawHeaders ? raw : new RawHeaders(raw)).all('host');
+  const hosts = RawHeaders.of(raw).all('host');
   if (hosts.length > 1) return 'more than one Host header';
   const host = hosts[0];
   if (host === undefined) return 'no Host header';

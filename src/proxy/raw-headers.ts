@@ -35,6 +35,11 @@ export class RawHeaders implements Iterable<readonly [name: string, value: strin
     this.#raw = raw;
   }
 
+  /** A view over a list given either way: a view as it is, a flat array wrapped. */
+  static of(h: RawHeaders | readonly string[]): RawHeaders {
+    return h instanceof RawHeaders ? h : new RawHeaders(h);
+  }
+
   /** How many headers (not names) the list holds. */
   get size(): number {
     return this.#raw.length >> 1;
