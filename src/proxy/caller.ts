@@ -9,6 +9,7 @@
  * whether it is valid when a reference is resolved. It never goes upstream
  * (Proxy-Authorization is dropped as hop-by-hop) and never into a message.
  */
+import { RawHeaders } from './raw-headers.js';
 
 /** The user part of the URL; ignored when reading, since only the password is the token. */
 const USER = 'vault';
@@ -39,15 +40,11 @@ const MALFORMED: Credentials = { kind: 'malformed' };
  * `Proxy-Authorization` (the user part is ignored). Terse by design: a
  * malformed header is reported as such, never quoted.
  */
-export function credentials(raw: readonly string[]): Credentials {
-  let value: string | null = null;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length !== 19 || name.toLowerCase() !== 'proxy-authorization') continue;
-    if (value !== null) return MALFORMED;
-    value = raw[i + 1] as string;
-  }
-  if (value === null) return NONE;
+export function credentials(raw: RawHeaders | readonly string[]): Credentials {
+  const all = RawHeaders.of(raw).all('proxy-authorization');
+  if (all.length > 1) return MALFORMED;
+  const value = all[0];
+  if (value === undefined) return NONE;
   const m = /^basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(value);
   if (m === null || (m[1] as string).length > ((MAX_TOKEN + 256) * 4) / 3) return MALFORMED;
   const decoded = Buffer.from(m[1] as string, 'base64').toString('utf8');

@@ -211,12 +211,12 @@ export class Exchange {
 
   /**
    * Sends `head` (the request line and headers, CRLF-terminated, with the
-   * blank line) at once. `chunked`: the body is sent chunk-encoded.
+   * blank line: head.ts) at once. `chunked`: the body is sent chunk-encoded.
    * `headOnly`: the response has no body whatever its headers say (HEAD).
    */
   constructor(
     socket: TLSSocket,
-    head: string,
+    head: Buffer,
     opts: { chunked: boolean; headOnly: boolean },
     sink: ResponseSink,
     give: (socket: TLSSocket) => void,
@@ -233,7 +233,7 @@ export class Exchange {
     this.#chunked = opts.chunked;
     this.#headOnly = opts.headOnly;
     this.#give = give;
-    socket.write(head, 'latin1');
+    socket.write(head);
   }
 
   /** A piece of the request body; false when the connection wants a pause (`drain` follows). */

@@ -1,58 +1,19 @@
 /**
- * What the proxy does to header lists, as pure functions over Node's raw
- * header arrays (`[name, value, name, value, ...]`, order, case and duplicates
- * as received). Injected headers always win: the outgoing list is built from
- * the raw list, hop-by-hop headers and those named in `Connection` are
- * dropped, `Proxy-Authorization` is dropped, every other header keeps its
- * order, case and duplicates, and a `vault://` reference in a value is
- * replaced in place by the resolved value.
+ * What the proxy reads in header lists (raw-headers.ts views, or Node's flat
+ * raw arrays): the references in their values, lifted out as a template and
+ * filled in place with the resolved values (every other byte, header, order,
+ * case and duplicate kept); the request framing it refuses; what encodings
+ * and heads it can relay.
  */
 import { ReferenceScanner, type ScanSink } from '../core/reference.js';
-
-/** RFC 9110 7.6.1 and the proxy-specific ones: never forwarded as received. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-/** Names listed in every `Connection` header, lower case. */
-function connectionNamed(raw: readonly string[]): Set<string> {
-  const named = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    // Length first: lower-casing every header name of every request showed in profiles.
-    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    for (const n of (raw[i + 1] as string).split(',')) {
-      const t = n.trim().toLowerCase();
-      if (t !== '') named.add(t);
-    }
-  }
-  return named;
-}
+import { RawHeaders } from './raw-headers.js';
 
 /**
- * The headers that go on to the next hop, from a raw list.
- * `keepUpgrade` keeps `Upgrade` and sends `Connection: Upgrade` (a WebSocket handshake).
+ * The headers that go on to the next hop, from a flat raw list (the view's
+ * `withoutHopByHop`, in array form). `keepUpgrade` keeps `Upgrade` and sends `Connection: Upgrade` (a WebSocket handshake).
  */
 export function forwardable(raw: readonly string[], keepUpgrade = false): string[] {
-  const named = connectionNamed(raw);
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    const lower = name.toLowerCase();
-    const keep = keepUpgrade && lower === 'upgrade';
-    if (!keep && (HOP_BY_HOP.has(lower) || named.has(lower))) continue;
-    out.push(name, raw[i + 1] as string);
-  }
-  if (keepUpgrade) out.push('Connection', 'Upgrade');
-  return out;
+  return [...new RawHeaders(raw).withoutHopByHop(keepUpgrade).toArray()];
 }
 
 /**
@@ -61,14 +22,10 @@ export function forwardable(raw: readonly string[], keepUpgrade = false): string
  * is not digits, or a Transfer-Encoding that is not exactly `chunked`.
  * Two readings of one request's length are how requests are smuggled.
  */
-export function framingProblem(raw: readonly string[]): string | null {
-  const lengths: string[] = [];
-  const encodings: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const lower = (raw[i] as string).toLowerCase();
-    if (lower === 'content-length') lengths.push(raw[i + 1] as string);
-    if (lower === 'transfer-encoding') encodings.push(raw[i + 1] as string);
-  }
+export function framingProblem(raw: RawHeaders | readonly string[]): string | null {
+  const h = RawHeaders.of(raw);
+  const lengths = h.all('content-length');
+  const encodings = h.all('transfer-encoding');
   if (lengths.length > 0 && encodings.length > 0) {
     return 'both Content-Length and Transfer-Encoding';
   }
@@ -101,14 +58,12 @@ export interface HeaderTemplate {
 }
 
 /** Lifts the references out of a (forwardable) raw header list. Values are latin1 on the wire. */
-export function template(raw: readonly string[]): HeaderTemplate {
+export function template(raw: RawHeaders | readonly string[]): HeaderTemplate {
   const headers: { name: string; parts: (Buffer | number)[] }[] = [];
   const refs: HeaderRef[] = [];
   const byKey = new Map<string, number>();
   const malformed: { header: string; written: string }[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    const value = raw[i + 1] as string;
+  for (const [name, value] of RawHeaders.of(raw)) {
     const parts: (Buffer | number)[] = [];
     if (!value.includes('vault://')) {
       headers.push({ name, parts: [Buffer.from(value, 'latin1')] });
@@ -152,25 +107,10 @@ export function fill(t: HeaderTemplate, values: readonly Buffer[]): string[] {
 }
 
 /** Whether a header list says the body may be decoded (an encoding the proxy can undo). */
-export function contentEncoding(raw: readonly string[]): string | null {
-  let enc: string | null = null;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() === 'content-encoding') {
-      const v = (raw[i + 1] as string).trim().toLowerCase();
-      enc = enc === null ? v : `${enc}, ${v}`;
-    }
-  }
+export function contentEncoding(raw: RawHeaders | readonly string[]): string | null {
+  const all = RawHeaders.of(raw).all('content-encoding');
+  const enc = all.length === 0 ? null : all.map((v) => v.trim().toLowerCase()).join(', ');
   return enc === null || enc === 'identity' ? null : enc;
-}
-
-/** The list without the named headers (lower case). */
-export function without(raw: readonly string[], names: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (!names.includes((raw[i] as string).toLowerCase()))
-      out.push(raw[i] as string, raw[i + 1] as string);
-  }
-  return out;
 }
 
 /** Characters node:http refuses in a header value or a reason phrase. */
@@ -184,10 +124,10 @@ const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
  * reads some heads its writer refuses (found by fuzzing); relaying one
  * would throw out of the response path.
  */
-export function relayableHead(message: string, raw: readonly string[]): boolean {
+export function relayableHead(message: string, raw: RawHeaders | readonly string[]): boolean {
   if (BAD_VALUE.test(message)) return false;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (!TOKEN.test(raw[i] as string) || BAD_VALUE.test(raw[i + 1] as string)) return false;
+  for (const [name, value] of RawHeaders.of(raw)) {
+    if (!TOKEN.test(name) || BAD_VALUE.test(value)) return false;
   }
   return true;
 }

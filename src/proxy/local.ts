@@ -73,3 +73,26 @@ export function confinedLookup(hostname: string, options: LookupOptions, cb: Loo
     cb(null, first.address, first.family);
   });
 }
+
+/** This machine's loopback addresses (IPv4-mapped IPv6 ones included). */
+const LOOPBACK_NET = new BlockList();
+LOOPBACK_NET.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK_NET.addAddress('::1', 'ipv6');
+
+/**
+ * The loopback address `host` resolves to, or null when it does not resolve
+ * or any address it resolves to is not this machine's loopback: plain HTTP
+ * carries a value only to this machine, judged by where the name leads, not
+ * by how it is spelled.
+ */
+export async function loopbackAddress(host: string): Promise<string | null> {
+  let found: { address: string; family: number }[];
+  try {
+    found = await lookup(host, { all: true, verbatim: true });
+  } catch {
+    return null;
+  }
+  const local = (a: { address: string; family: number }) =>
+    LOOPBACK_NET.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4');
+  return found.length > 0 && found.every(local) ? (found[0]?.address ?? null) : null;
+}

@@ -16,6 +16,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { pipeline, type Transform } from 'node:stream';
+import type { RawHeaders } from './raw-headers.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 
 /** A response that ends within this much in its first turn is sent whole. */
@@ -31,7 +32,7 @@ export class Relay {
   readonly #res: ServerResponse;
   readonly #status: number;
   readonly #message: string;
-  readonly #headers: string[];
+  readonly #headers: RawHeaders;
   readonly #replacements: readonly Replacement[] | null;
   readonly #source: BodySource;
   readonly #held: Buffer[] = [];
@@ -52,7 +53,7 @@ export class Relay {
     res: ServerResponse,
     status: number,
     message: string,
-    headers: string[],
+    headers: RawHeaders,
     replacements: readonly Replacement[] | null,
     decoder: Transform | null,
     source: BodySource,
@@ -65,7 +66,7 @@ export class Relay {
     this.#source = source;
     this.#decoder = decoder;
     if (decoder !== null) {
-      res.writeHead(status, message, headers);
+      res.writeHead(status, message, headers.toArray());
       res.flushHeaders();
       pipeline(decoder, scrubStream(replacements ?? []), res, (err) => {
         if (err) res.destroy();
@@ -106,17 +107,17 @@ export class Relay {
     const held = this.#held.splice(0);
     const whole = held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
     if (this.#replacements === null) {
-      res.writeHead(this.#status, this.#message, this.#headers);
+      res.writeHead(this.#status, this.#message, this.#headers.toArray());
       if (whole.length > 0) res.end(whole);
       else res.end();
       return;
     }
     const body = Scrubber.bytes(this.#replacements, whole);
-    res.writeHead(this.#status, this.#message, [
-      ...this.#headers,
-      'Content-Length',
-      String(body.length),
-    ]);
+    res.writeHead(
+      this.#status,
+      this.#message,
+      this.#headers.set('Content-Length', String(body.length)).toArray(),
+    );
     res.end(body);
   }
 
@@ -134,7 +135,7 @@ export class Relay {
     const res = this.#res;
     // Answered already (a refusal after an upstream error), or gone.
     if (res.destroyed || res.headersSent) return;
-    res.writeHead(this.#status, this.#message, this.#headers);
+    res.writeHead(this.#status, this.#message, this.#headers.toArray());
     if (this.#replacements !== null) this.#scrubber = new Scrubber(this.#replacements);
     const held = this.#held.splice(0);
     if (held.length === 0) res.flushHeaders();

@@ -1,0 +1,217 @@
+/**
+ * What goes on to the next hop, both ways: the outgoing request (through
+ * node:http's client, or as a head written on a tunnel's own connection)
+ * and the response headers going back, and the request body streamed on
+ * with back-pressure.
+ *
+ * Injected headers always win: the outgoing list is the client's with
+ * hop-by-hop headers, those named in `Connection` and Proxy-Authorization
+ * dropped (raw-headers.ts), references filled in place (headers.ts), and the
+ * proxy's own framing set last, over anything of that name.
+ */
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import type { Transform } from 'node:stream';
+import type { SecureContext } from 'node:tls';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { requestLine, serializeHead } from './head.js';
+import type { RawHeaders } from './raw-headers.js';
+import type { Routed } from './routing.js';
+import { Scrubber, type Replacement } from './scrub.js';
+import type { LookupFor } from './upstream.js';
+
+/** What a request becomes once checked and filled: ready to go upstream. */
+export interface Prepared {
+  readonly headers: RawHeaders;
+  readonly replacements: Replacement[];
+  /**
+   * Plain HTTP carrying a value: the loopback address its host name was
+   * judged by, which is where it is sent (no second lookup that could answer
+   * otherwise). Null otherwise.
+   */
+  readonly address: string | null;
+}
+
+/** Zeroes the values kept for scrubbing (best effort: header strings built from them stay). */
+export function wipeValues(p: Prepared): void {
+  for (const r of p.replacements) r.value.fill(0);
+}
+
+/** Whether the request's body goes chunk-encoded (any Transfer-Encoding passed framing only as `chunked`). */
+const isChunked = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined;
+
+/**
+ * The request line and headers of a request going upstream on a tunnel's
+ * connection: the proxy's own framing and keep-alive win over the client's.
+ */
+export function requestHead(req: IncomingMessage, path: string, p: Prepared): Buffer {
+  let h = p.headers;
+  if (isChunked(req)) h = h.set('Transfer-Encoding', 'chunked');
+  // Our own hop to the upstream, kept alive (as node:http's client says it).
+  return serializeHead(requestLine(req.method ?? 'GET', path), h.set('Connection', 'keep-alive'));
+}
+
+/**
+ * The response headers going back to the client: hop-by-hop ones dropped,
+ * the length and encoding too when the body changes, and echoed values put
+ * back as their references.
+ */
+export function responseHeaders(
+  raw: RawHeaders,
+  replacements: readonly Replacement[],
+  bodyChanges: boolean,
+  keepUpgrade = false,
+): RawHeaders {
+  let h = raw.withoutHopByHop(keepUpgrade);
+  if (bodyChanges) h = h.delete('content-length', 'content-encoding');
+  if (replacements.length === 0) return h;
+  return h.mapValues((v) => Scrubber.text(replacements, v));
+}
+
+/** The decoder of a body in `encoding` (policy.ts has said it is one the proxy can undo). */
+export function decoderFor(encoding: string): Transform {
+  if (encoding === 'deflate') return createInflate();
+  if (encoding === 'br') return createBrotliDecompress();
+  return createGunzip();
+}
+
+/** Where a request's caller rides in node:http's request options, for the agents' pool names. */
+const CALLER = Symbol('caller');
+type WithCaller = { [CALLER]?: string | null };
+const callerPart = (o: unknown) => {
+  const c = (o as WithCaller | undefined)?.[CALLER];
+  return c === undefined || c === null ? ':-' : `:+${c}`;
+};
+
+/**
+ * node:http's agents, pooling by caller as well as origin: a kept-alive
+ * upstream connection one caller used is never handed to another
+ * (upstream.ts does the same for tunnels).
+ */
+class CallerHttpsAgent extends HttpsAgent {
+  override getName(o?: Parameters<HttpsAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
+}
+class CallerHttpAgent extends HttpAgent {
+  override getName(o?: Parameters<HttpAgent['getName']>[0]): string {
+    return super.getName(o) + callerPart(o);
+  }
+}
+
+/** Requests sent through node:http's client: absolute-form ones, and WebSocket handshakes. */
+export class ClientForwarder {
+  readonly #trust: SecureContext;
+  readonly #lookupFor: LookupFor;
+  readonly #https: CallerHttpsAgent;
+  readonly #http = new CallerHttpAgent({ keepAlive: true, maxFreeSockets: 64 });
+
+  constructor(trust: SecureContext, lookupFor: LookupFor) {
+    this.#trust = trust;
+    this.#lookupFor = lookupFor;
+    this.#https = new CallerHttpsAgent({
+      keepAlive: true,
+      secureContext: trust,
+      maxFreeSockets: 64,
+    });
+  }
+
+  /** The request to the upstream, its body still to send. An upgrade gets a connection of its own. */
+  request(
+    req: IncomingMessage,
+    { dest, path, caller }: Routed,
+    p: Prepared,
+    upgrade: boolean,
+  ): ClientRequest {
+    const headers = isChunked(req) ? p.headers.set('Transfer-Encoding', 'chunked') : p.headers;
+    const common = {
+      host: dest.host,
+      port: dest.port,
+      lookup: this.#lookupFor(dest.host, dest.port),
+      method: req.method,
+      path,
+      headers: headers.toArray(),
+      setHost: false,
+      [CALLER]: caller,
+    };
+    if (dest.tls) {
+      return httpsRequest({
+        ...common,
+        ...(upgrade ? { agent: false, secureContext: this.#trust } : { agent: this.#https }),
+        servername: isIP(dest.host) === 0 ? dest.host : undefined,
+      });
+    }
+    // Plain HTTP with a value: to the loopback address the name was judged by.
+    const plain = { ...common, host: p.address ?? dest.host };
+    return httpRequest({ ...plain, agent: upgrade ? false : this.#http });
+  }
+
+  close(): void {
+    this.#https.destroy();
+    this.#http.destroy();
+  }
+}
+
+/** Where a request's body goes: an exchange in a tunnel, or node:http's client. */
+export interface UpstreamBody {
+  /** False when the upstream wants a pause; `onceDrain` says when to go on. */
+  write(chunk: Buffer): boolean;
+  onceDrain(resume: () => void): void;
+  /** The body is complete. */
+  end(): void;
+  destroy(): void;
+}
+
+/** node:http's client request as an UpstreamBody. */
+export const clientBody = (up: ClientRequest): UpstreamBody => ({
+  write: (chunk) => up.write(chunk),
+  onceDrain: (resume) => up.once('drain', resume),
+  end: () => up.end(),
+  destroy: () => up.destroy(),
+});
+
+/** A request with no body to send on: no length, or length 0, and not chunked. */
+function isBodyless(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return !isChunked(req) && (length === undefined || length === '0');
+}
+
+/**
+ * The request's body on to the upstream as it comes, with back-pressure
+ * (nothing for a bodyless request); the client giving up, or its request
+ * ending early, ends the upstream side too. `seen` counts every chunk.
+ */
+export function sendBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  up: UpstreamBody,
+  seen: (chunk: Buffer) => void,
+): void {
+  res.on('close', () => {
+    if (!res.writableFinished) up.destroy();
+  });
+  if (isBodyless(req)) {
+    req.resume();
+    up.end();
+    return;
+  }
+  req.on('data', (chunk: Buffer) => {
+    seen(chunk);
+    if (!up.write(chunk)) {
+      req.pause();
+      up.onceDrain(() => req.resume());
+    }
+  });
+  req.on('end', () => up.end());
+  req.on('error', () => up.destroy());
+  req.on('close', () => {
+    if (!req.complete) up.destroy();
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The reference policy, as decisions over plain data: who the caller is,
+ * which requests get values filled and where they may go, which values may
+ * go in a header, and what of a response is scrubbed. Nothing here does I/O;
+ * server.ts carries the decisions out (the host resolves, DNS answers,
+ * bytes move).
+ *
+ * Invariants it states:
+ * - A value goes only to the host the request is addressed to (one Host,
+ *   naming the destination), over HTTPS or to this machine over plain HTTP.
+ * - Credentials that cannot be read are never taken for "none".
+ * - A response to a filled request is scrubbed of the values, or refused
+ *   when it cannot be read to be scrubbed.
+ */
+import { VaultError } from '../core/errors.js';
+import { contentEncoding, relayableHead, template, fill, unsafeInHeader } from './headers.js';
+import type { HeaderRef, HeaderTemplate } from './headers.js';
+import { credentials } from './caller.js';
+import { RawHeaders } from './raw-headers.js';
+import { Unauthenticated } from './refusal.js';
+import { parseAuthority, type Destination } from './routing.js';
+import { Scrubber, type Replacement } from './scrub.js';
+
+/**
+ * The caller a CONNECT or absolute-form request names, or the refusal: a
+ * malformed Proxy-Authorization, or none where one is required.
+ */
+export function callerOf(raw: RawHeaders, requireCaller: boolean): string | null | VaultError {
+  const c = credentials(raw);
+  if (c.kind === 'token') return c.token;
+  if (c.kind === 'malformed' || requireCaller) return new Unauthenticated();
+  return null;
+}
+
+/**
+ * Whether a connection to `dest` must not lead to this machine: a sandboxed
+ * session's (`confine` set) unless the owner allowed that `host:port`.
+ */
+export const isConfined = (dest: { host: string; port: number }, confine?: ReadonlySet<string>) =>
+  confine !== undefined && !confine.has(`${dest.host}:${dest.port}`);
+
+/** The refusal of a confined destination found to be on this machine. */
+export const onThisMachine = (dest: { host: string; port: number }) =>
+  new VaultError(
+    'VLT-2053',
+    `${dest.host}:${dest.port} is on this machine; from a sandbox the proxy goes there only when \`vault-cli run --allow-net ${dest.host}:${dest.port}\` allows it.`,
+  );
+
+/**
+ * Why a request's Host does not name where it goes, or null: exactly one
+ * Host, naming the CONNECT target (or the absolute-form URL's host), with the
+ * same port when it gives one. A value bound to one host must not go out
+ * addressed to another (domain fronting on a shared CDN or load balancer).
+ */
+export function hostMismatch(
+  raw: RawHeaders | readonly string[],
+  dest: Destination,
+): string | null {
+  const hosts = RawHeaders.of(raw).all('host');
+  if (hosts.length > 1) return 'more than one Host header';
+  const host = hosts[0];
+  if (host === undefined) return 'no Host header';
+  const a = parseAuthority(host.trim(), dest.port);
+  if (a === null) return 'an invalid Host header';
+  if (a.host !== dest.host || a.port !== dest.port) {
+    return `Host ${JSON.stringify(host.slice(0, 100))} is not the destination ${dest.host}:${dest.port}`;
+  }
+  return null;
+}
+
+/** What a request's forwardable headers call for. */
+export type FillPlan =
+  /** No reference: the headers go on as they are. */
+  | { readonly kind: 'pass'; readonly headers: RawHeaders }
+  /** References to resolve for `dest.host`; over plain HTTP, only once the name is found local. */
+  | { readonly kind: 'fill'; readonly template: HeaderTemplate; readonly plainHttp: boolean }
+  | { readonly kind: 'refuse'; readonly error: VaultError };
+
+/**
+ * The plan for a request's headers: `forward` is what would go upstream,
+ * `received` the client's own list (its Host is judged).
+ */
+export function planFill(forward: RawHeaders, received: RawHeaders, dest: Destination): FillPlan {
+  // Most requests hold no reference: their headers go on as they are, unsplit.
+  if (!forward.someValue((v) => v.includes('vault://'))) return { kind: 'pass', headers: forward };
+  const t = template(forward);
+  const m = t.malformed[0];
+  if (m !== undefined) {
+    const message = `Malformed reference in header ${m.header}: ${JSON.stringify(m.written)}.`;
+    return { kind: 'refuse', error: new VaultError('VLT-2046', message) };
+  }
+  if (t.refs.length === 0) return { kind: 'pass', headers: new RawHeaders(fill(t, [])) };
+  const pin = hostMismatch(received, dest);
+  if (pin !== null) {
+    const message = `${pin}: a value goes only to the host the request is addressed to; nothing was sent.`;
+    return { kind: 'refuse', error: new VaultError('VLT-2048', message) };
+  }
+  return { kind: 'fill', template: t, plainHttp: !dest.tls };
+}
+
+/**
+ * Plain HTTP carrying a value: refused unless the name resolved only to this
+ * machine's loopback (`address`, null when not), and never to the proxy itself.
+ */
+export function plainHttpRefusal(
+  dest: Destination,
+  address: string | null,
+  ownPort: number,
+): VaultError | null {
+  if (address === null) {
+    return new VaultError(
+      'VLT-2045',
+      'Credentials go only over HTTPS (or plain HTTP to this machine, judged by what the name resolves to); nothing was sent.',
+    );
+  }
+  return dest.port === ownPort ? new VaultError('VLT-2049') : null;
+}
+
+/** A resolved value that would split a header line, refused by the reference that asked for it. */
+export function unsafeValueRefusal(
+  values: readonly Buffer[],
+  refs: readonly HeaderRef[],
+): VaultError | null {
+  const bad = values.findIndex((v) => unsafeInHeader(v));
+  if (bad === -1) return null;
+  return new VaultError(
+    'VLT-2047',
+    `The value of ${refs[bad]?.written} holds CR, LF or NUL and cannot go in a header; nothing was sent.`,
+  );
+}
+
+/** A refusal of several references names each bad one by what the caller wrote, never a value. */
+export function withRefs(err: VaultError, refs: readonly HeaderRef[]): VaultError {
+  if (err.problems.length === 0) return err;
+  const named = err.problems.map((p) => `${refs[p.index]?.written}: ${p.code}`).join('; ');
+  return new VaultError(err.code, `${err.message} ${named}`, {
+    cause: err,
+    problems: err.problems,
+  });
+}
+
+/** What is echoed back in place of each filled value. */
+export const replacementsFor = (refs: readonly HeaderRef[], values: readonly Buffer[]) =>
+  refs.map((r, i) => ({
+    value: values[i] as Buffer,
+    reference: Buffer.from(r.written, 'latin1'),
+  }));
+
+/** Content encodings the proxy can undo to scrub a body. */
+const DECODABLE = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+
+/** How a response goes back to the client. */
+export type ResponsePlan =
+  | {
+      readonly kind: 'relay';
+      /** The body is scrubbed (its length changes: Content-Length and -Encoding go). */
+      readonly scrubBody: boolean;
+      /** The encoding to undo first, when the body is scrubbed. */
+      readonly decode: string | null;
+    }
+  | { readonly kind: 'refuse'; readonly error: VaultError };
+
+/**
+ * The plan for a response: refused when its head cannot be written as read
+ * (node:http refuses some heads its parser reads), or when a body to scrub
+ * is in an encoding the proxy cannot undo.
+ */
+export function planResponse(
+  method: string | undefined,
+  status: number,
+  message: string,
+  raw: RawHeaders,
+  replacements: readonly Replacement[],
+): ResponsePlan {
+  if (!relayableHead(message, raw)) {
+    const error = new VaultError(
+      'VLT-3008',
+      'The upstream sent a response head that cannot be relayed.',
+    );
+    return { kind: 'refuse', error };
+  }
+  const noBody = method === 'HEAD' || status === 204 || status === 304;
+  const scrubBody = !noBody && new Scrubber(replacements).active;
+  const encoding = scrubBody ? contentEncoding(raw) : null;
+  if (encoding !== null && !DECODABLE.has(encoding)) {
+    const error = new VaultError(
+      'VLT-3008',
+      `Response in an encoding the proxy cannot check for echoed values (${encoding}).`,
+    );
+    return { kind: 'refuse', error };
+  }
+  return { kind: 'relay', scrubBody, decode: encoding };
+}
+
+/**
+ * Headers a WebSocket handshake must not carry upstream: with a value
+ * injected the server's frames are read and scrubbed, so no extension is
+ * offered that could compress them.
+ */
+export const upgradeDrops = (replacements: readonly Replacement[]): string[] =>
+  new Scrubber(replacements).active ? ['sec-websocket-extensions'] : [];

@@ -1,0 +1,122 @@
+/**
+ * A WebSocket handshake relayed: the upstream's 101 goes back to the client
+ * (its headers scrubbed of injected values) and the two connections are
+ * joined; with a value injected, the server's frames pass through the frame
+ * scrubber (websocket.ts). An upstream that declines the upgrade gets its
+ * ordinary response relayed, then the connection closes. Only WebSocket is
+ * ever relayed: a protocol the proxy cannot read, it cannot scrub.
+ */
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { pipeline, type Duplex } from 'node:stream';
+import { VaultError } from '../core/errors.js';
+import { responseHeaders } from './forward.js';
+import { UnsafeHead, serializeHead, statusLine } from './head.js';
+import { RawHeaders } from './raw-headers.js';
+import { rawError, upstreamFailure } from './refusal.js';
+import type { Destination } from './routing.js';
+import { Scrubber, scrubStream, type Replacement } from './scrub.js';
+import { ServerFrameScrubber } from './websocket.js';
+
+/** Is this Upgrade header value a WebSocket handshake (`websocket`, any case)? */
+export function isWebSocket(upgrade: string | undefined): boolean {
+  return upgrade !== undefined && upgrade.trim().toLowerCase() === 'websocket';
+}
+
+const unrelayable = () =>
+  new VaultError('VLT-3008', 'The upstream sent a response head that cannot be relayed.');
+
+/**
+ * The upstream's answer head as the client gets it, or null when it cannot
+ * be written as it says (a header line break llhttp let through).
+ */
+function answerHead(res: IncomingMessage, headers: RawHeaders): Buffer | null {
+  try {
+    return serializeHead(statusLine(res.statusCode ?? 502, res.statusMessage ?? ''), headers);
+  } catch (err) {
+    if (err instanceof UnsafeHead) return null;
+    throw err;
+  }
+}
+
+/** Relays the answer to `up`, the handshake sent on: `client` is the client's socket, `head` what it sent past its request. */
+export function relayUpgrade(
+  client: Duplex,
+  head: Buffer,
+  up: ClientRequest,
+  dest: Destination,
+  replacements: readonly Replacement[],
+): void {
+  up.on('upgrade', (upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) =>
+    upgraded(client, head, upRes, upSocket, upHead, dest, replacements),
+  );
+  up.on('response', (upRes: IncomingMessage) => {
+    // The server declined the upgrade: an ordinary response, then close.
+    const headers = responseHeaders(new RawHeaders(upRes.rawHeaders), replacements, false)
+      .delete('content-length')
+      .set('Connection', 'close');
+    const answer = answerHead(upRes, headers);
+    if (answer === null) {
+      upRes.destroy();
+      return rawError(client, unrelayable());
+    }
+    client.write(answer);
+    pipeline(upRes, scrubStream(replacements), client, () => client.destroy());
+  });
+  up.on('error', (err: NodeJS.ErrnoException) =>
+    rawError(client, upstreamFailure(dest, err.code ?? 'connection failed')),
+  );
+}
+
+/** The upstream switched protocols: WebSocket only, its answer relayed, then the two sides joined. */
+function upgraded(
+  client: Duplex,
+  head: Buffer,
+  upRes: IncomingMessage,
+  upSocket: Duplex,
+  upHead: Buffer,
+  dest: Destination,
+  replacements: readonly Replacement[],
+): void {
+  if (!isWebSocket(upRes.headers.upgrade)) {
+    upSocket.destroy();
+    const message = `Upstream ${dest.host}:${dest.port} switched to another protocol.`;
+    return rawError(client, new VaultError('VLT-3008', message));
+  }
+  const raw = new RawHeaders(upRes.rawHeaders);
+  const answer = answerHead(upRes, responseHeaders(raw, replacements, false, true));
+  if (answer === null) {
+    upSocket.destroy();
+    return rawError(client, unrelayable());
+  }
+  client.write(answer);
+  join(client, head, upSocket, upHead, replacements);
+}
+
+/** The two sides of an upgraded connection joined, the server's frames scrubbed when a value went in. */
+function join(
+  client: Duplex,
+  head: Buffer,
+  upSocket: Duplex,
+  upHead: Buffer,
+  replacements: readonly Replacement[],
+): void {
+  if (head.length > 0) upSocket.write(head);
+  upSocket.on('error', () => client.destroy());
+  client.on('error', () => upSocket.destroy());
+  client.pipe(upSocket);
+  // The server closed: what the client still sends (its close frame) has
+  // nowhere to go. Writing it to the ended connection would fail and tear
+  // down the client's side before it reads the server's last frames.
+  upSocket.once('end', () => client.unpipe(upSocket));
+  if (!new Scrubber(replacements).active) {
+    if (upHead.length > 0) client.write(upHead);
+    upSocket.pipe(client);
+    return;
+  }
+  const frames = new ServerFrameScrubber(replacements);
+  // A frame it cannot read or hold: the client got a close frame; the server is dropped.
+  frames.once('refused', () => upSocket.destroy());
+  frames.on('error', () => client.destroy());
+  if (upHead.length > 0) frames.write(upHead);
+  upSocket.pipe(frames).pipe(client);
+}
