@@ -377,6 +377,7 @@ export const run: Command = async (ctx) => {
       env,
       cwd: process.cwd(),
       signalForeground: spec !== null,
+      output: { allowTitle: flag(ctx, 'allow-title') },
       io: { stdin: ctx.stdin, stdout: ctx.stdout, signals: process },
       handOver: {
         key: HAND_OVER_KEY,
