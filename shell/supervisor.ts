@@ -13,7 +13,8 @@
  * The agent's output reaches the terminal through a filter
  * (src/core/terminal-filter.ts): what a full-screen program needs to draw
  * passes byte for byte; clipboard writes, titles, report requests, strings
- * and 8-bit controls do not. When the child has gone, the terminal is asked
+ * and 8-bit controls do not (the agent's DA1 and DSR 5 are answered here,
+ * with fixed text). When the child has gone, the terminal is asked
  * for its device attributes (DA1) and everything it sent until its answer is
  * read and discarded before the terminal is given back: keys typed for the
  * agent and answers to anything the terminal was asked never reach the
@@ -237,7 +238,10 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   let showing = false;
   let held: Buffer[] | null = null;
   // The mirror sees what the terminal sees, so a repaint shows nothing the filter dropped.
-  const filter = new TerminalOutputFilter(o.output);
+  // DA1 and DSR 5 are answered here, to the agent: nothing the owner's terminal says.
+  const filter = new TerminalOutputFilter(o.output, (reply) => {
+    if (!gone) child.write(reply);
+  });
   const emit = (safe: Uint8Array) => {
     if (safe.length === 0) return;
     const out = Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength);

@@ -34,6 +34,11 @@
  * replies), ENQ (answerback), and modes that lock the keyboard (KAM), echo
  * locally (SRM), resize (DECCOLM) or make the terminal report on its own.
  *
+ * Two dropped requests are answered to the agent instead, with fixed text
+ * that says nothing of the owner's terminal: DA1 (a VT100) and DSR 5 (ok).
+ * Programs send DA1 after queries they are unsure of and wait for its answer
+ * (fish, neovim); without one they would stall until their own timeout.
+ *
  * A sequence split across writes, even byte by byte, is held until it is
  * complete (the parser's caps bound what is held); the output is the same
  * however the input is cut.
@@ -128,6 +133,19 @@ export function outputSequence(seq: Sequence, o: OutputFilterOptions = {}): stri
   return osc(seq, o);
 }
 
+/** The fixed answers to DA1 and DSR 5: a VT100 with advanced video, and "ready". */
+export const AGENT_ANSWERS: Readonly<Record<string, string>> = {
+  c: '\x1b[?1;2c',
+  '0c': '\x1b[?1;2c',
+  '5n': '\x1b[0n',
+};
+
+/** The answer `run` gives the agent for `seq`, a request it kept from the terminal, if any. */
+export function agentAnswer(seq: Sequence): string | null {
+  if (seq.type !== 'csi' || seq.c1 || seq.intermediates !== '') return null;
+  return AGENT_ANSWERS[seq.params + seq.final] ?? null;
+}
+
 const encoder = new TextEncoder();
 const REPLACEMENT = encoder.encode('\ufffd');
 
@@ -148,7 +166,11 @@ export class TerminalOutputFilter {
   /** Bytes of the character being read, for when it is complete (it may span writes). */
   private held: number[] = [];
 
-  constructor(private readonly options: OutputFilterOptions = {}) {
+  /** `answer` receives what to type into the agent's terminal in place of the owner's terminal's answer. */
+  constructor(
+    private readonly options: OutputFilterOptions = {},
+    answer?: (text: string) => void,
+  ) {
     this.parser = new TerminalParser({
       print: (cp) =>
         this.out.push(cp === 0xfffd ? REPLACEMENT : encoder.encode(String.fromCodePoint(cp))),
@@ -158,6 +180,10 @@ export class TerminalOutputFilter {
       dispatch: (seq) => {
         const text = outputSequence(seq, this.options);
         if (text !== null) this.out.push(encoder.encode(text));
+        else if (answer !== undefined) {
+          const reply = agentAnswer(seq);
+          if (reply !== null) answer(reply);
+        }
       },
     });
   }

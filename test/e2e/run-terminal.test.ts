@@ -65,6 +65,30 @@ test('the owner’s terminal gets the agent’s text and colours, and none of it
   assert.ok(!agentPart.includes(SENTINEL), JSON.stringify(out));
 });
 
+test('--allow-title lets the title through, and nothing more', async () => {
+  const r = await underPty(rig, [
+    'run',
+    '--agent',
+    'claude',
+    '--allow-title',
+    '--',
+    'bash',
+    '-c',
+    HOSTILE,
+  ]).exited;
+  assert.equal(r.exitCode, 0, JSON.stringify(r.output));
+  assert.ok(r.output.includes('\x1b]0;session ended normally\x07'), JSON.stringify(r.output));
+  assert.ok(!r.output.includes('\x1b]52'), JSON.stringify(r.output));
+  assert.ok(!r.output.includes('\x1b[6n'), JSON.stringify(r.output));
+});
+
+test('the agent’s DA1 is answered by run with fixed text, not by the owner’s terminal', async () => {
+  const probe = `stty -icanon -echo; printf '\\033[c'; IFS= read -rs -n 7 -t 10 r; printf 'answer=%q\\n' "$r"`;
+  const r = await underPty(rig, ['run', '--agent', 'claude', '--', 'bash', '-c', probe]).exited;
+  assert.ok(r.output.includes("answer=$'\\E[?1;2c'"), JSON.stringify(r.output));
+  assert.ok(!r.output.slice(0, r.output.indexOf('answer=')).includes(SENTINEL));
+});
+
 test('what the terminal sends after the agent’s last output never reaches the owner’s shell', async () => {
   const bin = join(rig.root, 'bin');
   // The owner's shell: runs `run`, then reads whatever input is left for it.
