@@ -184,18 +184,20 @@ export function checkNewPassphrase(passphrase: Secret): void {
 
 /**
  * Creates the vault: header, default tier, audit key pair; returns the recovery key (shown once).
+ * `testWeakKdf`: libsodium's minimum Argon2id costs, for the test suites only.
  * @throws VaultError VLT-3006 when a vault exists, VLT-1002 for a short passphrase.
  */
 export async function createVault(
   ctx: HostContext,
   passphrase: Secret,
   source: string,
+  testWeakKdf = false,
 ): Promise<{ recoveryKey: string }> {
   checkNewPassphrase(passphrase);
   if (ctx.hasVault()) throw new VaultError('VLT-3006');
   mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
   const vaultId = randomBytes(16);
-  const kdf = newKdfParams();
+  const kdf = newKdfParams(testWeakKdf);
   const ownerKey = await passphraseKey(passphrase.expose(), kdf);
   const root = newKey();
   const recovery = newKey();
