@@ -10,8 +10,10 @@ import { ownerPassphrase } from '../owner.js';
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
   if (sub === 'create') {
+    // The host's own rule, applied at the first prompt rather than after the second.
+    const { checkNewPassphrase } = await import('../../host/owner.js');
     const { recoveryKey } = await ctx.call('vault.create', {
-      passphrase: await ownerPassphrase(ctx, true),
+      passphrase: await ownerPassphrase(ctx, true, checkNewPassphrase),
     });
     ctx.stderr.write(
       `vault-cli: vault created in ${ctx.paths.vaultDir}\n` +
@@ -40,7 +42,13 @@ export const run: Command = async (ctx) => {
     } else {
       auth = { passphrase: await ownerPassphrase(ctx) };
     }
-    const next = await passphrase(ctx.paths.newPassphraseFile, 'New vault passphrase', true);
+    const { checkNewPassphrase } = await import('../../host/owner.js');
+    const next = await passphrase(
+      ctx.paths.newPassphraseFile,
+      'New vault passphrase',
+      true,
+      checkNewPassphrase,
+    );
     await ctx.call('vault.passwd', { ...auth, newPassphrase: next.expose().toString('utf8') });
     next.wipe();
     ctx.stderr.write('vault-cli: passphrase changed\n');
