@@ -4,7 +4,10 @@
  * come before any prompt: inside `vault-cli run`, and to an agent.
  */
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
+import { SOCKET_NAME } from '../core/protocol.js';
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
@@ -16,25 +19,43 @@ function commandName(ctx: CliContext): string {
 const AGENT_INSTEAD = 'an agent uses its token with get, totp, render or the proxy';
 
 /**
+ * Whether the process on the host's socket runs outside this process's PID
+ * namespace, as it does for everything inside a `vault-cli run` sandbox (the
+ * kernel then names no pid for the peer). Nothing is sent on the connection:
+ * the peer is not yet known to be the host (src/client/host-check.ts). False
+ * when nothing listens, or off Linux.
+ */
+async function hostOutsidePidNamespace(ctx: CliContext): Promise<boolean> {
+  if (process.platform !== 'linux') return false;
+  const path = join(ctx.client.socketDir ?? ctx.client.vaultDir, SOCKET_NAME);
+  const sock = connect(path);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('connect', resolve);
+      sock.once('error', reject);
+    });
+    const { peerCred } = await import('../kernel/unix.js');
+    return peerCred(sock).pid === 0;
+  } catch {
+    return false;
+  } finally {
+    sock.destroy();
+  }
+}
+
+/**
  * Refuses an owner command inside a `vault-cli run` sandbox, before anything
  * is asked: there the agent holds the terminal, and a passphrase typed into
- * it is typed to the agent. A sandbox reaches the host only through its
- * session's socket, which answers agent operations alone, so the socket
- * itself says where this process is (VLT-2051); any other answer, or none,
- * lets the command go on (the host decides again, as always).
+ * it is typed to the agent. The host would refuse it anyway (the session's
+ * socket serves agent operations only, VLT-2051), but only after the prompt.
  * @throws VaultError VLT-2051 inside a sandbox.
  */
 export async function refuseInsideRun(ctx: CliContext): Promise<void> {
-  try {
-    await ctx.call('status', {}, { autoStart: false });
-  } catch (err) {
-    if (err instanceof VaultError && err.code === 'VLT-2051') {
-      throw new VaultError(
-        'VLT-2051',
-        `${commandName(ctx)} is an owner command and this is inside \`vault-cli run\` (the agent's sandbox): run it in another terminal; inside, ${AGENT_INSTEAD}.`,
-        { cause: err },
-      );
-    }
+  if (await hostOutsidePidNamespace(ctx)) {
+    throw new VaultError(
+      'VLT-2051',
+      `${commandName(ctx)} is an owner command and this is inside \`vault-cli run\` (the agent's sandbox): run it in another terminal; inside, ${AGENT_INSTEAD}.`,
+    );
   }
 }
 
