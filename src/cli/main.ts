@@ -64,8 +64,19 @@ function presented(err: unknown, paths: Paths): unknown {
   return err;
 }
 
+/** The oldest Node whose APIs vault-cli uses (tls.getCACertificates, for one). */
+const MIN_NODE = 22;
+
 async function main(argv: readonly string[]): Promise<number> {
   const script = fileURLToPath(import.meta.url);
+  // Started as `node main.js` on an older node (bin/vault-cli never does): one
+  // clear line, not a crash deep in the proxy (VLT-3007).
+  if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
+    process.stderr.write(
+      `vault-cli: needs Node ${MIN_NODE} or later, and ${process.execPath} is Node ${process.version}; run bin/vault-cli (node_modules/.bin/vault-cli), which uses the Node installed with it.\n`,
+    );
+    return 69;
+  }
   const inv = parseArgv(argv);
   if (inv.version === true) {
     process.stdout.write(versionLine(script));

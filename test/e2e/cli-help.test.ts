@@ -107,12 +107,16 @@ describe('the launcher', () => {
     'without its own Node and with an old node on PATH it refuses in one line',
     { skip: !old && '/usr/bin/node is not older than Node 22 here' },
     () => {
-      // The bug it fixes: `#!/usr/bin/env node` on the system's Node crashed the proxy module.
+      // `node main.js` on the system's Node crashed in the proxy module: now one line.
       const crash = spawnSync(systemNode, [CLI, 'proxy', 'env'], {
         env: { ...rig.env, VAULT_TOKEN: token },
         encoding: 'utf8',
       });
-      assert.notEqual(crash.status, 0);
+      assert.equal(crash.status, 69, crash.stderr);
+      assert.match(
+        crash.stderr,
+        /^vault-cli: needs Node 22 or later, and \/usr\/bin\/node is Node v\d+[^\n]*\n$/,
+      );
       // A copy with no node_modules beside it: only PATH's node is left.
       const bare = join(rig.root, 'bare');
       mkdirSync(join(bare, 'bin'), { recursive: true });
