@@ -97,3 +97,35 @@ export function liftOwnerSecrets(raw: Buffer): Map<OwnerSecretField, Secret> {
   }
   return lifted;
 }
+
+/**
+ * The owner's secrets of one request, handed to its handler with the body:
+ * those lifted from the bytes, and any made from the body's own strings (a
+ * body in another JSON layout). The server wipes them all once the request is
+ * answered, used or not.
+ */
+export class OwnerSecrets {
+  readonly #held: Map<OwnerSecretField, Secret>;
+
+  constructor(lifted: Map<OwnerSecretField, Secret> = new Map()) {
+    this.#held = lifted;
+  }
+
+  /**
+   * `field` as a Secret: the lifted one, else one made from `sent` (the body's
+   * value, blank when it was lifted); undefined when the body has none.
+   */
+  get(field: OwnerSecretField, sent: string | undefined): Secret | undefined {
+    const held = this.#held.get(field);
+    if (held !== undefined || sent === undefined) return held;
+    const made = new Secret(Buffer.from(sent, 'utf8'));
+    this.#held.set(field, made);
+    return made;
+  }
+
+  /** Zeroes every secret of the request (best effort: JavaScript may have copied them). */
+  wipe(): void {
+    for (const s of this.#held.values()) s.wipe();
+    this.#held.clear();
+  }
+}
