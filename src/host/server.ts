@@ -182,6 +182,118 @@ export class HostAlreadyRunning extends Error {}
 /** What a streamed operation's handling resolves to: its reply is already on its way. */
 const streaming: unique symbol = Symbol('streaming');
 
+/** A check of a request before its operation runs (a session socket's gate). */
+type Guard = (op: Op, body: Body) => void;
+
+/**
+ * A session socket's gate: agent operations only, with that session's token
+ * only; anything else is refused before it reaches a handler.
+ */
+function sandboxGuard(id: string): Guard {
+  return (op, b) => {
+    if (!SANDBOX_OPS.has(op)) throw new VaultError('VLT-2051');
+    const token = typeof b.token === 'string' ? parseToken(b.token) : null;
+    if (token?.agentId !== id)
+      throw new VaultError('VLT-2051', 'Only this session’s token works inside its sandbox.');
+  };
+}
+
+/** Writes a whole JSON reply, with its length; never cached. */
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': bytes.length,
+    'cache-control': 'no-store',
+  });
+  res.end(bytes);
+}
+
+/**
+ * What a failed request is told: a VaultError as it is; damage the store can
+ * explain by its code; anything else as an internal error, logged by kind only
+ * (a message of a dependency could quote input).
+ */
+function refusal(env: HostEnv, log: (line: string) => void, op: Op, err: unknown): object {
+  if (err instanceof VaultError && isErrorCode(err.code)) {
+    const problems = err.problems.length > 0 ? { problems: err.problems } : {};
+    return { ok: false, code: err.code, message: err.message, ...problems };
+  }
+  log(`internal error in ${op}: ${describe(err)}`);
+  const damage = env.ctx.explain(err);
+  if (damage !== null) return { ok: false, code: damage, message: ERRORS[damage].message };
+  return { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' };
+}
+
+/**
+ * One socket's request listener: `POST /v1/<op>` with a JSON body, read
+ * whole (at most MAX_BODY), decoded by the operation's entry in REQUESTS,
+ * handed to its handler with the caller's source and the owner's secrets, and
+ * answered `{ ok: true, result }` or `{ ok: false, code, message }`. The
+ * secrets are wiped once the handler is done, whatever it did.
+ */
+function serve(
+  env: HostEnv,
+  how: {
+    readonly guard: Guard | null;
+    readonly source: (req: IncomingMessage) => string;
+    readonly touch: () => void;
+    readonly log: (line: string) => void;
+  },
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { ctx } = env;
+  return (req, res) => {
+    how.touch();
+    const prefix = `/${PROTOCOL_VERSION}/`;
+    const url = req.url ?? '';
+    const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
+    const def =
+      req.method === 'POST' && Object.hasOwn(OPS, op)
+        ? (OPS[op] as Handler<Op> | Streamed<Op>)
+        : undefined;
+    if (def === undefined) {
+      reply(res, 404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
+      return;
+    }
+    // A stream answers by itself, and clears the caller cache when it ends if it must.
+    const changes = typeof def === 'function' && !CALLER_OPS.has(op);
+    readBody(req)
+      .then(async ({ body, secrets }) => {
+        try {
+          how.guard?.(op, body);
+          const request: Request<Op> = {
+            op,
+            body: REQUESTS[op](body, 'body') as Request<Op>['body'],
+            source: how.source(req),
+            secrets,
+          };
+          if (typeof def !== 'function') {
+            await def.stream(env, request, res);
+            return streaming;
+          }
+          if (changes) ctx.callers.clear();
+          return await def(env, request);
+        } finally {
+          secrets.wipe();
+        }
+      })
+      .finally(() => {
+        if (changes) ctx.callers.clear();
+      })
+      .then(
+        (result) => {
+          if (result !== streaming) reply(res, 200, { ok: true, result });
+        },
+        (err: unknown) => {
+          const answer = refusal(env, how.log, op, err);
+          // A stream that failed after its head went out can only be cut.
+          if (res.headersSent) res.destroy();
+          else reply(res, 200, answer);
+        },
+      );
+  };
+}
+
 /**
  * Starts the host on `<dir>/host.sock`.
  * @throws HostAlreadyRunning when another host holds the vault's host lock.
@@ -244,87 +356,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     followers,
   };
 
-  /**
-   * A session socket's gate: agent operations only, with that session's token
-   * only; anything else is refused before it reaches a handler.
-   */
-  const sandboxGuard =
-    (id: string) =>
-    (op: Op, b: Body): void => {
-      if (!SANDBOX_OPS.has(op)) throw new VaultError('VLT-2051');
-      const token = typeof b.token === 'string' ? parseToken(b.token) : null;
-      if (token?.agentId !== id)
-        throw new VaultError('VLT-2051', 'Only this session’s token works inside its sandbox.');
-    };
-
-  const route =
-    (guard: ((op: Op, b: Body) => void) | null, source: (req: IncomingMessage) => string) =>
-    (req: IncomingMessage, res: ServerResponse) => {
-      touch();
-      const prefix = `/${PROTOCOL_VERSION}/`;
-      const url = req.url ?? '';
-      const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
-      const reply = (status: number, body: unknown) => {
-        const bytes = Buffer.from(JSON.stringify(body));
-        res.writeHead(status, {
-          'content-type': 'application/json',
-          'content-length': bytes.length,
-          'cache-control': 'no-store',
-        });
-        res.end(bytes);
-      };
-      const fail = (err: unknown) => {
-        if (err instanceof VaultError && isErrorCode(err.code)) {
-          const problems = err.problems.length > 0 ? { problems: err.problems } : {};
-          reply(200, { ok: false, code: err.code, message: err.message, ...problems });
-          return;
-        }
-        // Log the kind of failure only: a message of a dependency could quote input.
-        log(`internal error in ${op}: ${describe(err)}`);
-        const damage = ctx.explain(err);
-        if (damage !== null) {
-          reply(200, { ok: false, code: damage, message: ERRORS[damage].message });
-          return;
-        }
-        reply(200, { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' });
-      };
-      const def =
-        req.method === 'POST' && Object.hasOwn(OPS, op)
-          ? (OPS[op] as Handler<Op> | Streamed<Op>)
-          : undefined;
-      if (def === undefined) {
-        reply(404, { ok: false, code: 'VLT-1001', message: 'No such operation.' });
-        return;
-      }
-      // A stream answers by itself; what it changes it clears when it ends.
-      const changes = typeof def === 'function' && !CALLER_OPS.has(op);
-      readBody(req)
-        .then(async ({ body, secrets }) => {
-          try {
-            guard?.(op, body);
-            const request: Request<Op> = {
-              op,
-              body: REQUESTS[op](body, 'body') as Request<Op>['body'],
-              source: source(req),
-              secrets,
-            };
-            if (typeof def !== 'function') {
-              await def.stream(env, request, res);
-              return streaming;
-            }
-            if (changes) ctx.callers.clear();
-            return await def(env, request);
-          } finally {
-            secrets.wipe();
-          }
-        })
-        .finally(() => {
-          if (changes) ctx.callers.clear();
-        })
-        .then((result) => {
-          if (result !== streaming) reply(200, { ok: true, result });
-        }, fail);
-    };
+  const route = (guard: Guard | null, source: (req: IncomingMessage) => string) =>
+    serve(env, { guard, source, touch, log });
   const server = createServer(route(null, sourceOf));
   // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
   server.keepAliveTimeout = 5000;
