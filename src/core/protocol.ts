@@ -28,6 +28,14 @@ export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
  */
 export const LOCK_NAME = 'host.lock';
 
+/**
+ * Request fields that carry the owner's secret: the client checks the host
+ * before it sends one, and the host lifts them out of the raw bytes as
+ * wipeable Buffers before parsing (src/host/owner-secrets.ts).
+ */
+export const OWNER_SECRET_FIELDS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
+export type OwnerSecretField = (typeof OWNER_SECRET_FIELDS)[number];
+
 export interface EntrySummary {
   readonly name: string;
   readonly tier: string;

@@ -11,10 +11,8 @@
  * inside a string is always escaped). A body in another layout keeps its
  * secret as a string; it still works, it is only not wiped.
  */
+import { OWNER_SECRET_FIELDS, type OwnerSecretField } from '../core/protocol.js';
 import { Secret } from '../crypto/secret.js';
-
-export const OWNER_SECRET_FIELDS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
-export type OwnerSecretField = (typeof OWNER_SECRET_FIELDS)[number];
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
