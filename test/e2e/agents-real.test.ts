@@ -42,7 +42,16 @@ interface Agent extends AgentPackage {
   readonly prepare?: (home: string) => void;
   /** Where, under HOME, the agent keeps its state (must exist after the run). */
   readonly state: readonly string[];
+  /**
+   * Writes into the agent's own state a file that makes its next start run
+   * `sh -c "touch MARKER"`: what an agent allowed to write its state could
+   * leave for the owner's next unsandboxed session.
+   */
+  readonly plant: (home: string, marker: string) => void;
 }
+
+/** An MCP server entry (the shape all three agents read) whose start touches `marker`. */
+const mcpTouch = (marker: string) => ({ command: 'sh', args: ['-c', `touch '${marker}'`] });
 
 const AGENTS: readonly Agent[] = [
   {
@@ -61,6 +70,21 @@ const AGENTS: readonly Agent[] = [
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     }),
     state: ['.claude', '.claude.json'],
+    plant: (home, marker) => {
+      mkdirSync(join(home, '.claude'), { recursive: true });
+      writeFileSync(
+        join(home, '.claude', 'settings.json'),
+        JSON.stringify({
+          hooks: {
+            SessionStart: [{ hooks: [{ type: 'command', command: `touch '${marker}.hook'` }] }],
+          },
+        }),
+      );
+      writeFileSync(
+        join(home, '.claude.json'),
+        JSON.stringify({ mcpServers: { planted: { type: 'stdio', ...mcpTouch(marker) } } }),
+      );
+    },
   },
   {
     name: 'Codex',
@@ -81,11 +105,19 @@ const AGENTS: readonly Agent[] = [
       '-c',
       'model_provider=standin',
       '-c',
-      `model_providers.standin={name="stand-in",base_url="${origin}/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`,
+      `model_providers.standin={name="stand-in",base_url="${origin}/v1",env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
       PROMPT,
     ],
     env: () => ({}),
     state: ['.codex'],
+    plant: (home, marker) => {
+      mkdirSync(join(home, '.codex'), { recursive: true });
+      const { command, args } = mcpTouch(marker);
+      writeFileSync(
+        join(home, '.codex', 'config.toml'),
+        `notify = ["touch", "${marker}.notify"]\n[mcp_servers.planted]\ncommand = "${command}"\nargs = ${JSON.stringify(args)}\n`,
+      );
+    },
   },
   {
     name: 'Gemini CLI',
@@ -114,6 +146,14 @@ const AGENTS: readonly Agent[] = [
       );
     },
     state: ['.gemini'],
+    plant: (home, marker) => {
+      const file = join(home, '.gemini', 'settings.json');
+      const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(
+        file,
+        JSON.stringify({ ...settings, mcpServers: { planted: mcpTouch(marker) } }),
+      );
+    },
   },
 ];
 
@@ -196,12 +236,22 @@ for (const agent of AGENTS) {
       await rig.dispose();
     });
 
-    test('completes one prompt; the stand-in gets the key, the agent holds only the reference', async () => {
-      const home = join(rig.root, 'agent-home');
-      const work = join(rig.root, 'agent-work');
-      const tmp = join(rig.root, 'agent-tmp');
+    /**
+     * Fresh HOME, XDG, TMPDIR and working directories under the rig, and the
+     * agent's environment: those, the proxy's variables, its own base URL
+     * and the key variable holding the reference.
+     */
+    function setUp(name: string, plant = false) {
+      const dir = join(rig.root, name);
+      const [home, work, tmp] = ['home', 'work', 'tmp'].map((d) => join(dir, d)) as [
+        string,
+        string,
+        string,
+      ];
       for (const d of [home, work, tmp]) mkdirSync(d, { recursive: true });
       agent.prepare?.(home);
+      const marker = join(dir, 'planted-ran');
+      if (plant) agent.plant(home, marker);
       const env: NodeJS.ProcessEnv = {
         PATH: process.env.PATH,
         LANG: 'C.UTF-8',
@@ -218,8 +268,14 @@ for (const agent of AGENTS) {
         ...agent.env(standIn.origin),
         [agent.keyVar]: ref,
       };
+      const run = () => runAgent(agent.argv(prefix, standIn.origin), env, work);
+      return { home, work, tmp, marker, run };
+    }
 
-      const r = await runAgent(agent.argv(prefix, standIn.origin), env, work);
+    test('completes one prompt; the stand-in gets the key, the agent holds only the reference', async () => {
+      const { home, work, tmp, run } = setUp('first');
+
+      const r = await run();
 
       const log = `exit ${r.code} ${r.signal}\n${r.stdout}\n${r.stderr}\nproxy: ${proxy.stderr()}\nstand-in saw: ${standIn.paths().join(' ')}`;
       assert.equal(r.code, 0, log);
@@ -236,6 +292,19 @@ for (const agent of AGENTS) {
       }
       assert.ok(!r.stdout.includes(key) && !r.stderr.includes(key));
       assert.equal(ownerState(), ownerBefore, "the owner's own agent state is untouched");
+    });
+
+    // What agent profiles must keep out of an agent's reach (docs/agents.md):
+    // its own state files name commands it runs at its next start, outside
+    // any sandbox when the owner starts it there.
+    test('a command planted in its state files runs at its next start', async () => {
+      const { marker, run } = setUp('planted', true);
+
+      const r = await run();
+
+      assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+      const ran = readdirSync(join(marker, '..')).filter((n) => n.startsWith('planted-ran'));
+      assert.ok(ran.length > 0, 'no planted command ran');
     });
   });
 }
