@@ -127,7 +127,14 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'print the shell lines that route a tool through the proxy',
     side: 'agent',
     args: [],
-    flags: [proxyPort],
+    flags: [
+      proxyPort,
+      {
+        name: 'no-local-bypass',
+        summary:
+          'send this machine’s own services through the proxy too (NO_PROXY empty), to try it against a local server',
+      },
+    ],
     module: 'proxy',
   },
   {
@@ -154,6 +161,34 @@ export const COMMANDS: readonly CommandDef[] = [
       { name: 'watch', summary: 'render again to stdout whenever the template changes' },
     ],
     module: 'render',
+  },
+  {
+    path: ['git-credential'],
+    summary:
+      'git credential helper: answers git with a vault:// reference as the password, for the proxy to fill',
+    side: 'agent',
+    args: [
+      {
+        name: 'action',
+        summary: 'get, store or erase (git adds it); only get answers',
+        choices: ['get', 'store', 'erase'],
+      },
+    ],
+    flags: [
+      {
+        name: 'entry',
+        value: 'string',
+        summary: 'the entry whose field is the password (required)',
+        complete: 'none',
+      },
+      { ...field, summary: 'the field that is the password (default: password)' },
+      {
+        name: 'username',
+        value: 'string',
+        summary: 'the user name git sends (default: the URL’s, else x-access-token)',
+      },
+    ],
+    module: 'git-credential',
   },
   {
     path: ['run'],
