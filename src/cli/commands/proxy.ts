@@ -5,6 +5,7 @@
  * request whose proxy URL carries a token as user-info acts for that token
  * instead (docs/decisions.md: Proxy).
  */
+import { existsSync } from 'node:fs';
 import { PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
@@ -32,6 +33,11 @@ const shq = (v: string) =>
 
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
+  // A public path: printed without a token once the CA exists (a token makes it).
+  if (sub === 'ca' && existsSync(ctx.paths.proxyCa)) {
+    ctx.stdout.write(ctx.paths.proxyCa + '\n');
+    return 0;
+  }
   const token = loadToken(ctx);
   if (sub === 'ca') {
     await authority(ctx, token);
