@@ -100,6 +100,8 @@ export interface ProxyOptions {
    * `host:port` is in this set (the owner's `--allow-net`).
    */
   readonly confine?: ReadonlySet<string>;
+  /** Told of every refusal as it is sent (`run` shows its session's to the owner). */
+  readonly onRefusal?: (err: VaultError) => void;
 }
 
 export interface RunningProxy {
@@ -221,6 +223,16 @@ export class ProxyServer implements RunningProxy {
     });
   }
 
+  #reply(res: ServerResponse, err: VaultError): void {
+    this.#opts.onRefusal?.(err);
+    reply(res, err);
+  }
+
+  #rawError(socket: Duplex, err: VaultError): void {
+    this.#opts.onRefusal?.(err);
+    rawError(socket, err);
+  }
+
   /** Where a connection to `host:port` must not lead to this machine, the lookup that sees to it. */
   #lookupFor(host: string, port: number) {
     return isConfined({ host, port }, this.#opts.confine) ? confinedLookup : undefined;
@@ -268,7 +280,7 @@ export class ProxyServer implements RunningProxy {
     if (r instanceof VaultError) {
       req.resume();
       // Behind a refused request: no reply; the connection ends after the refusal.
-      if (!seenBad) reply(res, r);
+      if (!seenBad) this.#reply(res, r);
       return;
     }
     void this.#handle(req, res, r);
@@ -277,10 +289,13 @@ export class ProxyServer implements RunningProxy {
   readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     // Only a Node without shouldUpgradeCallback gets here with another protocol.
     if (!isWebSocket(req.headers.upgrade)) {
-      return rawError(socket, new VaultError('VLT-2048', 'Only WebSocket upgrades are relayed.'));
+      return this.#rawError(
+        socket,
+        new VaultError('VLT-2048', 'Only WebSocket upgrades are relayed.'),
+      );
     }
     const r = this.#precheck(req);
-    if (r instanceof VaultError) return rawError(socket, r);
+    if (r instanceof VaultError) return this.#rawError(socket, r);
     void this.#handleUpgrade(req, socket, head, r);
   };
 
@@ -290,24 +305,24 @@ export class ProxyServer implements RunningProxy {
       return;
     }
     const message = `Malformed request (${err.code ?? 'parse error'}); nothing was sent.`;
-    rawError(socket, new VaultError('VLT-2048', message));
+    this.#rawError(socket, new VaultError('VLT-2048', message));
   };
 
   readonly #onConnect = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     const target = routeConnect(req.url ?? '', this.#port);
-    if (target instanceof VaultError) return rawError(socket, target);
+    if (target instanceof VaultError) return this.#rawError(socket, target);
     const caller = this.#callerOf(req);
-    if (caller instanceof VaultError) return rawError(socket, caller);
+    if (caller instanceof VaultError) return this.#rawError(socket, caller);
     void this.#admit(caller)
       .then(() => this.#confined(target))
       .then(
         (local) =>
           local === null
             ? this.#tunnels.open(socket as Socket, head, target, caller, this.#inner)
-            : rawError(socket, local),
+            : this.#rawError(socket, local),
         (err: unknown) =>
-          rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
+          this.#rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
       );
   };
 
@@ -362,7 +377,7 @@ export class ProxyServer implements RunningProxy {
       p = await this.#prepare(req, r, false);
     } catch (err) {
       req.resume();
-      return reply(res, asRefusal(err));
+      return this.#reply(res, asRefusal(err));
     }
     // The values stay for scrubbing until the exchange ends; then they are zeroed
     // (best effort: the header strings built from them are JavaScript strings).
@@ -395,7 +410,7 @@ export class ProxyServer implements RunningProxy {
         end: () => relay?.end(),
         fail: (reason, headSeen) => {
           if (headSeen) relay?.fail();
-          else reply(res, upstreamFailure(r.dest, reason));
+          else this.#reply(res, upstreamFailure(r.dest, reason));
         },
       },
       (socket) => own.give(socket),
@@ -434,7 +449,7 @@ export class ProxyServer implements RunningProxy {
         res.destroy();
         return;
       }
-      reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'));
+      this.#reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'));
     });
     sendBody(req, res, clientBody(up), (chunk) => this.#scavenger.count(chunk));
   }
@@ -457,7 +472,7 @@ export class ProxyServer implements RunningProxy {
     const plan = planResponse(req.method, status, message, raw, p.replacements);
     if (plan.kind === 'refuse') {
       source.destroy();
-      reply(res, plan.error);
+      this.#reply(res, plan.error);
       return null;
     }
     const headers = responseHeaders(raw, p.replacements, plan.scrubBody);
@@ -476,7 +491,7 @@ export class ProxyServer implements RunningProxy {
     try {
       p = await this.#prepare(req, r, true);
     } catch (err) {
-      return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
+      return this.#rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
     }
     const sent = { ...p, headers: p.headers.delete(...upgradeDrops(p.replacements)) };
     const up = this.#client.request(req, r, sent, true);
