@@ -4,6 +4,7 @@
 // status pass through.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { installBin, underPty, until } from '../support/pty.js';
@@ -116,4 +117,69 @@ test('--no-pty at a terminal: no pty either, and the terminal still gets filtere
   assert.ok(!r.output.includes(']52;'), r.output);
   // No pty: no dashboard to offer.
   assert.doesNotMatch(r.output, /Ctrl-\]/);
+});
+
+/** Starts `run` with pipes, as a script would, and waits until the command printed "ready". */
+async function started(script: string, flags: readonly string[] = []) {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'run', '--agent', 'ci', ...flags, '--', 'sh', '-c', script],
+    { env: { ...rig.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const done = fate(child);
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await until(() => out.includes('ready'), 'the command');
+  return { child, done };
+}
+
+test('a command that ignores SIGTERM is killed when run is told to stop: 137', async () => {
+  const { child, done } = await started("trap '' TERM; echo ready; while :; do sleep 0.05; done");
+  child.kill('SIGTERM');
+  assert.equal((await done).code, 137);
+});
+
+function pidsWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^[0-9]+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter((p) => {
+      try {
+        return !/^State:\s+Z/m.test(readFileSync(`/proc/${p}/status`, 'utf8'));
+      } catch {
+        return false;
+      }
+    });
+}
+
+test('run killed by SIGKILL leaves nothing of the sandboxed command behind', async () => {
+  // A number no other process carries, in the command's line and its sleep's.
+  const marker = String(800_000 + Math.floor(Math.random() * 90_000));
+  const { child, done } = await started(`echo ready; sleep ${marker}`);
+  await until(() => pidsWith(marker).length >= 1, 'the sleep');
+  child.kill('SIGKILL');
+  await done;
+  await until(() => pidsWith(marker).length === 0, 'the command to go');
+});
+
+test('--no-sandbox without a pty: signals reach the command, and what it left running is hung up', async () => {
+  const marker = String(700_000 + Math.floor(Math.random() * 90_000));
+  const { child, done } = await started(
+    `sleep ${marker} & trap 'echo got-int; exit 5' INT; echo ready; while :; do sleep 0.05; done`,
+    ['--no-sandbox'],
+  );
+  await until(() => pidsWith(marker).length >= 1, 'the sleep');
+  child.kill('SIGINT');
+  const r = await done;
+  assert.equal(r.code, 5, r.stderr);
+  assert.equal(r.stdout, 'ready\ngot-int\n');
+  assert.match(r.stderr, /NOT sandboxed/);
+  await until(() => pidsWith(marker).length === 0, 'the background sleep to go');
 });

@@ -351,7 +351,7 @@ const REFUSAL_EVERY_MS = 1_000;
  * refusal's message names the code, the destination and the reference as
  * written, never a value (src/proxy/refusal.ts).
  */
-function refusalReport(write: (line: string) => void, now = Date.now): Refusals {
+export function refusalReport(write: (line: string) => void, now = Date.now): Refusals {
   const codes = new Map<string, { at: number; held: number }>();
   let holding = false;
   const more = (n: number) => (n === 0 ? '' : ` (${n} more before it)`);
