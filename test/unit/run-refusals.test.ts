@@ -38,24 +38,22 @@ test('a code repeated within a second is counted, and the count comes with its n
   ]);
 });
 
-test('held while the dashboard shows, counted when released; nothing left to count says nothing', () => {
+test('held while the dashboard shows: counted into the next line of the code, or the flush at the end', () => {
   const { lines, report, advance } = rig();
   report.hold();
   report.refused(new VaultError('VLT-2053'));
   report.refused(new VaultError('VLT-2053'));
   report.refused(new VaultError('VLT-2042'));
   assert.deepEqual(lines, []);
-  report.release();
-  assert.deepEqual(lines, [
-    'vault-cli: the proxy refused 2 more with VLT-2053',
-    'vault-cli: the proxy refused 1 more with VLT-2042',
-  ]);
-  report.release();
-  assert.equal(lines.length, 2);
+  report.resume();
+  assert.deepEqual(lines, []);
   advance(5_000);
   report.refused(new VaultError('VLT-2053'));
-  assert.equal(
-    lines[2],
-    'vault-cli: the proxy refused: VLT-2053: ' + new VaultError('VLT-2053').message,
-  );
+  assert.deepEqual(lines, [
+    `vault-cli: the proxy refused: VLT-2053: ${new VaultError('VLT-2053').message} (2 more before it)`,
+  ]);
+  report.flush();
+  assert.deepEqual(lines.slice(1), ['vault-cli: the proxy refused 1 more with VLT-2042']);
+  report.flush();
+  assert.equal(lines.length, 2);
 });

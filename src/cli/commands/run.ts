@@ -43,6 +43,8 @@ import { flag, flagList, flagString, type CliContext, type Command } from '../co
 import { ownerPassphrase } from '../owner.js';
 import type * as Sandbox from '../../../shell/sandbox.js';
 import type { ChildEnv } from '../../../shell/env.js';
+import type { SuperviseOptions } from '../../../shell/supervisor.js';
+import type { DashboardApi } from '../../../tui/api.js';
 
 /** The command as the child would find it: a path, or the first executable on PATH. */
 function findCommand(file: string, path: string | undefined): string | null {
@@ -225,6 +227,41 @@ async function agentEnv(
   });
 }
 
+/**
+ * Ctrl-] to the dashboard and back. While it is shown the proxy's refusals
+ * are only counted: the dashboard lists them itself, and a line on its
+ * screen (or on the agent's, which is repainted on return) would be torn or lost.
+ */
+function dashboardHandOver(
+  ctx: CliContext,
+  api: DashboardApi,
+  report: Refusals,
+): NonNullable<SuperviseOptions['handOver']> {
+  return {
+    key: HAND_OVER_KEY,
+    show: async (io) => {
+      const { showDashboard } = await import('../../../tui/index.js');
+      report.hold();
+      try {
+        await showDashboard({
+          api,
+          stdin: io.stdin,
+          stdout: io.stdout,
+          signal: io.signal,
+          vault: ctx.paths.vaultDir,
+        });
+      } finally {
+        report.resume();
+      }
+    },
+    onError: (err) => {
+      ctx.stderr.write(
+        `vault-cli: ${err instanceof VaultError ? `${err.code}: ${err.message}` : 'the dashboard failed'}\r\n`,
+      );
+    },
+  };
+}
+
 /** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
 async function supervised(
   ctx: CliContext,
@@ -251,7 +288,7 @@ async function supervised(
     const { strippedLine } = await import('../../../shell/env.js');
     const told = strippedLine(stripped);
     if (told !== null) ctx.stderr.write(told + '\n');
-    ctx.stderr.write(startLine(ctx, s.command, s.agent, box !== null, s.pty) + '\n');
+    ctx.stderr.write(startLine(s.command, s.agent, box !== null, s.pty) + '\n');
     const [{ supervise }, { dashboardApi }] = await Promise.all([
       import('../../../shell/supervisor.js'),
       import('./dashboard.js'),
@@ -274,34 +311,7 @@ async function supervised(
       signalForeground: box !== null,
       output: { allowTitle: flag(ctx, 'allow-title') },
       io: { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, signals: process },
-      ...(api === null
-        ? {}
-        : {
-            handOver: {
-              key: HAND_OVER_KEY,
-              show: async (io) => {
-                const { showDashboard } = await import('../../../tui/index.js');
-                // The dashboard shows refusals itself; lines on its screen would tear it.
-                s.report.hold();
-                try {
-                  await showDashboard({
-                    api,
-                    stdin: io.stdin,
-                    stdout: io.stdout,
-                    signal: io.signal,
-                    vault: ctx.paths.vaultDir,
-                  });
-                } finally {
-                  s.report.release();
-                }
-              },
-              onError: (err) => {
-                ctx.stderr.write(
-                  `vault-cli: ${err instanceof VaultError ? `${err.code}: ${err.message}` : 'the dashboard failed'}\r\n`,
-                );
-              },
-            },
-          }),
+      ...(api === null ? {} : { handOver: dashboardHandOver(ctx, api, s.report) }),
     });
     return result.status;
   } finally {
@@ -322,7 +332,6 @@ function wantsPty(ctx: CliContext): boolean {
 
 /** What `run` is about to start, said once on stderr before it does. */
 function startLine(
-  ctx: CliContext,
   command: readonly string[],
   agent: string,
   sandboxed: boolean,
@@ -336,10 +345,12 @@ function startLine(
 /** The session proxy's refusals as `run` shows them on its stderr. */
 interface Refusals {
   refused(err: VaultError): void;
-  /** Lines wait (the dashboard holds the terminal). */
+  /** Only count (the dashboard holds the terminal). */
   hold(): void;
-  /** Lines go out again, and what was held back is counted. */
-  release(): void;
+  /** Lines again; what was held back is counted in the next line of its code. */
+  resume(): void;
+  /** The counts of what was held back and never told (the session has ended). */
+  flush(): void;
 }
 
 /** At most one line a second per code: an agent in a retry loop does not flood the owner's terminal. */
@@ -372,7 +383,10 @@ export function refusalReport(write: (line: string) => void, now = Date.now): Re
     hold() {
       holding = true;
     },
-    release() {
+    resume() {
+      holding = false;
+    },
+    flush() {
       holding = false;
       for (const [code, c] of codes)
         if (c.held > 0) {
@@ -500,7 +514,7 @@ export const run: Command = async (ctx) => {
       });
       return status;
     } finally {
-      report.release();
+      report.flush();
       const revoked = await endSession(ctx, token, held);
       if (status !== null)
         ctx.stderr.write(
