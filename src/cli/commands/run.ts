@@ -45,6 +45,7 @@ import type * as Sandbox from '../../../shell/sandbox.js';
 import type { ChildEnv } from '../../../shell/env.js';
 import type { SuperviseOptions } from '../../../shell/supervisor.js';
 import type { DashboardApi } from '../../../tui/api.js';
+import type { RefusalHook } from '../../proxy/refusal.js';
 
 /** The command as the child would find it: a path, or the first executable on PATH. */
 function findCommand(file: string, path: string | undefined): string | null {
@@ -128,8 +129,9 @@ function policyFor(
 async function sessionProxy(
   ctx: CliContext,
   dir: string,
+  sessionToken: string,
   confine: ReadonlySet<string> | undefined,
-  onRefusal: (err: VaultError) => void,
+  onRefusal: RefusalHook,
 ) {
   const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
@@ -153,6 +155,7 @@ async function sessionProxy(
     authority,
     upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
     requireCaller: true,
+    sessionToken,
     ...(confine === undefined ? {} : { confine }),
     onRefusal,
     resolve: async (
@@ -282,7 +285,9 @@ async function supervised(
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
-    proxy = await sessionProxy(ctx, s.dir, box?.policy.confine, (err) => s.report.refused(err));
+    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail) =>
+      s.report.refused(new VaultError(code, detail)),
+    );
     relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
     const { env, stripped } = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
     const { strippedLine } = await import('../../../shell/env.js');
