@@ -4,7 +4,7 @@
  * `vault-cli daemon` in the background and waits for it. It loads no store, no
  * crypto engine and no UI, so `get` stays a short process.
  */
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
@@ -57,10 +57,12 @@ function open(
   onReady: (sock: Socket) => void,
   onRefused: (err: unknown) => void,
 ): Socket {
+  const owner = carriesOwnerSecret(body);
+  const ino = owner ? socketInode(socketPath) : 0;
   const sock = connect(socketPath, () => {
-    if (!carriesOwnerSecret(body)) return onReady(sock);
+    if (!owner) return onReady(sock);
     import('./host-check.js')
-      .then(({ checkHost }) =>
+      .then(({ checkHost, hostVanished }) =>
         checkHost(sock, {
           socketDir: dirname(socketPath),
           socketPath,
@@ -68,6 +70,10 @@ function open(
           script: opts.daemon.script,
           acceptFaketime: opts.acceptFaketime,
           systemUid: opts.system?.uid,
+        }).catch(async (err: unknown) => {
+          // A host that stopped under the check is not an impostor: start it again.
+          if (await hostVanished(sock, socketPath, ino)) throw new Unreachable('host stopped');
+          throw err;
         }),
       )
       .then(
@@ -81,7 +87,21 @@ function open(
   return sock;
 }
 
+/** The socket file's inode, to tell later whether it is still the one connected to; 0 when absent. */
+function socketInode(socketPath: string): number {
+  try {
+    return lstatSync(socketPath).ino;
+  } catch {
+    return 0;
+  }
+}
+
+/** How long a client keeps trying after the daemon it spawned exited (another host may serve). */
 const START_WAIT_MS = 10_000;
+/** The longest a client waits for a daemon it spawned that still runs. */
+const START_WAIT_MAX_MS = 120_000;
+/** Daemons one call starts at most, when each found another host holding the lock and none answers. */
+const START_TRIES = 3;
 
 class Unreachable extends Error {}
 
@@ -133,7 +153,12 @@ function post<O extends Op>(
       payload.fill(0);
       if (settled || refused) return;
       settled = true;
-      if (!connected && (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')) {
+      // Nothing was sent yet: a host that vanished (its idle stop unlinked the
+      // socket, or reset a connection it had not accepted) is a stopped host.
+      if (
+        !connected &&
+        (err.code === 'ENOENT' || err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET')
+      ) {
         reject(new Unreachable(err.code));
       } else {
         reject(goneMidRequest(op, err));
@@ -143,7 +168,7 @@ function post<O extends Op>(
       if (settled || refused) return;
       settled = true;
       if (chunks.length === 0) {
-        reject(goneMidRequest(op));
+        reject(connected ? goneMidRequest(op) : new Unreachable('closed'));
         return;
       }
       try {
@@ -213,7 +238,12 @@ function parseReply<O extends Op>(raw: Buffer): Reply<O> {
   }
 }
 
-async function startDaemon(opts: ClientOptions): Promise<void> {
+/** A daemon this client spawned: whether it still runs. */
+interface Spawned {
+  readonly exited: () => boolean;
+}
+
+async function startDaemon(opts: ClientOptions): Promise<Spawned> {
   const { spawn } = await import('node:child_process');
   mkdirSync(opts.vaultDir, { recursive: true, mode: 0o700 });
   const log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
@@ -229,7 +259,11 @@ async function startDaemon(opts: ClientOptions): Promise<void> {
         env: { ...opts.daemon.env, [SPAWNED_BY_ENV]: String(process.pid) },
       },
     );
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    child.once('error', () => (exited = true));
     child.unref();
+    return { exited: () => exited };
   } finally {
     closeSync(log);
   }
@@ -268,19 +302,50 @@ export async function call<O extends Op>(
     ) {
       throw new VaultError('VLT-3001');
     }
-    await startDaemon(opts);
-    const deadline = Date.now() + START_WAIT_MS;
-    for (let wait = 10; reply === undefined; wait = Math.min(wait * 2, 200)) {
-      if (Date.now() > deadline) throw new VaultError('VLT-3005');
-      await sleep(wait);
-      try {
-        reply = await post(opts, socketPath, op, body);
-      } catch (again) {
-        if (!(again instanceof Unreachable)) throw again;
-      }
-    }
+    reply = await startAndCall(opts, socketPath, op, body);
   }
   return unwrap(reply);
+}
+
+/**
+ * Starts a daemon and sends the operation once a host answers. It waits as
+ * long as the daemon it spawned lives (a cold start under load can take more
+ * than any fixed wait), up to START_WAIT_MAX_MS. A daemon that exits at once
+ * found another host holding the lock: one that may be stopping (its idle
+ * stop), so while no host answers a new daemon is started, a few times, and
+ * the client gives up START_WAIT_MS after the last one exited.
+ */
+async function startAndCall<O extends Op>(
+  opts: ClientOptions,
+  socketPath: string,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<Reply<O>> {
+  let daemon = await startDaemon(opts);
+  let starts = 1;
+  const started = Date.now();
+  let exitedAt: number | null = null;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    await sleep(wait);
+    try {
+      return await post(opts, socketPath, op, body);
+    } catch (again) {
+      if (!(again instanceof Unreachable)) throw again;
+    }
+    const now = Date.now();
+    if (exitedAt === null && daemon.exited()) exitedAt = now;
+    if (exitedAt !== null && starts < START_TRIES) {
+      daemon = await startDaemon(opts);
+      starts++;
+      exitedAt = null;
+      wait = 10;
+    } else if (
+      now - started > START_WAIT_MAX_MS ||
+      (exitedAt !== null && now - exitedAt > START_WAIT_MS)
+    ) {
+      throw new VaultError('VLT-3005');
+    }
+  }
 }
 
 /** How long the channel keeps an idle connection: well inside the host's keep-alive (5 s). */

@@ -114,6 +114,43 @@ function networkSockets(pid: number): string[] {
 }
 
 /**
+ * Whether a host that failed its check had merely stopped under the client
+ * (its idle stop, a kill) rather than been replaced: the socket file is gone
+ * or is no longer the one connected to, the connection has been closed, or
+ * the listening process has exited. The passphrase was not sent either way; a
+ * stopped host is started and checked again, never reported as an
+ * impersonator (VLT-3010) or as a raw ENOENT (VLT-3007).
+ * @param socketIno the socket file's inode before connecting.
+ */
+export async function hostVanished(
+  socket: Socket,
+  socketPath: string,
+  socketIno: number,
+): Promise<boolean> {
+  try {
+    if (lstatSync(socketPath).ino !== socketIno) return true;
+  } catch {
+    return true;
+  }
+  if (socket.destroyed || socket.readableEnded) return true;
+  if (process.platform !== 'linux') return false;
+  const { peerCred } = await import('../kernel/unix.js');
+  let pid: number;
+  try {
+    pid = peerCred(socket).pid;
+  } catch {
+    return false;
+  }
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
  * Checks the process behind `socket` before a passphrase is written to it.
  * @throws VaultError VLT-3010 naming the check that failed.
  */

@@ -338,11 +338,15 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       revokeSession(ctx, id, 'host');
     },
   );
+  // Connections open on the main socket: an idle stop waits for none, so a
+  // client that has just connected (an owner's client checking the host, say)
+  // is answered instead of cut off mid-check.
+  const open = new Set<Socket>();
   const touch = () => {
     clearTimeout(idle);
     if (opts.idleMs <= 0) return;
     idle = setTimeout(() => {
-      if (followers.count > 0) return touch();
+      if (followers.count > 0 || open.size > 0) return touch();
       log('idle: stopping');
       stop();
     }, opts.idleMs);
@@ -359,6 +363,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const route = (guard: Guard | null, source: (req: IncomingMessage) => string) =>
     serve(env, { guard, source, touch, log });
   const server = createServer(route(null, sourceOf));
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    touch();
+    socket.once('close', () => {
+      open.delete(socket);
+      touch();
+    });
+  });
   // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
   server.keepAliveTimeout = 5000;
 
