@@ -246,7 +246,20 @@ interface Spawned {
 async function startDaemon(opts: ClientOptions): Promise<Spawned> {
   const { spawn } = await import('node:child_process');
   mkdirSync(opts.vaultDir, { recursive: true, mode: 0o700 });
-  const log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
+  let log: number;
+  try {
+    log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOSPC') {
+      throw new VaultError(
+        'VLT-3005',
+        `The vault host could not be started: the vault directory is not writable (${code}).`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
   try {
     // `ulimit -c 0`: the host holds keys, so it never dumps core.
     const child = spawn(

@@ -15,6 +15,8 @@ import { REQUESTS } from '../core/requests.js';
 import { peerCred, tryLock } from '../kernel/unix.js';
 import { parseToken } from '../crypto/token.js';
 import { Store } from '../store/store.js';
+
+export { isFailedCommitEcho } from '../store/store.js';
 import { HostContext } from './context.js';
 import { scanInChild } from './check.js';
 import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';

@@ -18,6 +18,7 @@ import type { Limits, RateState } from '../core/policy.js';
 import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
+import { VaultError } from '../core/errors.js';
 
 /**
  * 2: per-entry grants (an agent or session holds the data keys of its scope,
@@ -272,18 +273,95 @@ export interface RawRecord {
   readonly sumOk: boolean | null;
 }
 
+/**
+ * A write inside a transaction returns lmdb-js's promise of the commit; when
+ * the commit fails it rejects too, besides the transaction itself (which
+ * `write` and `writeDurable` report). Left alone, that rejection is unhandled
+ * and ends the host, so it is caught here and dropped.
+ */
+function quiet(pending: unknown): void {
+  if (pending instanceof Promise) pending.catch(() => {});
+}
+
+/**
+ * Whether `err` is lmdb-js's second report of a failed batched commit (the
+ * error carrying `commitError`), thrown or rejected where nobody can catch
+ * it. The transaction that failed has already been refused to its caller
+ * (writeDurable), so the process that meets this may go on.
+ */
+export function isFailedCommitEcho(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    err.message.startsWith('Commit failed') &&
+    (err as { commitError?: unknown }).commitError instanceof Promise
+  );
+}
+
+/** The file-system errors a commit can meet, and what the refusal says of each. */
+const WRITE_FAILURES: readonly (readonly [RegExp, string])[] = [
+  [/EROFS|read-only file system/i, 'the vault’s file system is read-only (EROFS)'],
+  [/ENOSPC|no space left|MDB_MAP_FULL/i, 'the vault’s file system is full (ENOSPC)'],
+  [/EIO\b|input\/output error/i, 'the vault’s disk reported an I/O error (EIO)'],
+  [/EACCES|EPERM|permission denied/i, 'the store file may not be written (EACCES)'],
+];
+
+/**
+ * A failed commit as the refusal that names its cause (VLT-3004: every write
+ * carries an audit record, so nothing is released), or null when the error is
+ * not a file-system failure (damage, a handler's own error).
+ */
+function commitFailure(err: unknown, cause: unknown = err): VaultError | null {
+  if (err instanceof VaultError) return null;
+  const text = [cause, err]
+    .map((e) =>
+      e instanceof Error ? `${String((e as { code?: unknown }).code)} ${e.message}` : '',
+    )
+    .join(' ');
+  const found = WRITE_FAILURES.find(([pattern]) => pattern.test(text));
+  if (found === undefined && !/Commit failed/.test(text)) return null;
+  const why = found?.[1] ?? 'the store could not commit';
+  return new VaultError(
+    'VLT-3004',
+    `Audit record could not be written: ${why}; access refused until it can be.`,
+    { cause: err },
+  );
+}
+
+/**
+ * lmdb-js rejects a failed batched commit twice: the transaction's promise
+ * with "Commit failed", and later `commitError`, a second promise carrying the
+ * file system's error, that nobody awaits: left alone, its rejection is
+ * unhandled and ends the host. It is awaited here (briefly: it settles in the
+ * same write-thread callback) for the cause it names.
+ */
+async function commitCause(err: unknown): Promise<unknown> {
+  const second = (err as { commitError?: unknown } | null)?.commitError;
+  if (!(second instanceof Promise)) return err;
+  const settled = second.then(
+    () => err,
+    (cause: unknown) => cause,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<unknown>((r) => (timer = setTimeout(() => r(err), 2000)));
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Everything one transaction can read and write. */
 export class Tx {
   constructor(private readonly db: RootDatabase) {}
 
   private set(key: string, value: unknown): void {
-    void this.db.put(key, value);
-    if (summed(key)) void this.db.put(SUM_PREFIX + key, recordSum(value));
+    quiet(this.db.put(key, value));
+    if (summed(key)) quiet(this.db.put(SUM_PREFIX + key, recordSum(value)));
   }
 
   private del(key: string): void {
-    void this.db.remove(key);
-    if (summed(key)) void this.db.remove(SUM_PREFIX + key);
+    quiet(this.db.remove(key));
+    if (summed(key)) quiet(this.db.remove(SUM_PREFIX + key));
   }
 
   /**
@@ -312,7 +390,7 @@ export class Tx {
     for (const _ of this.db.getKeys({ start: SUM_PREFIX, end: 'sum0', limit: 1 })) return false;
     for (const { key, value } of this.db.getRange({})) {
       if (typeof key === 'string' && summed(key)) {
-        void this.db.put(SUM_PREFIX + key, recordSum(value));
+        quiet(this.db.put(SUM_PREFIX + key, recordSum(value)));
       }
     }
     this.set(SUMS_MARKER, 1);
@@ -534,13 +612,13 @@ export class Tx {
   /** Removes the records up to `base.seq` (archived) and says where the chain now starts. */
   pruneAudit(base: AuditHead): void {
     for (const key of this.db.getKeys({ start: 'audit/', end: K.audit(base.seq + 1) })) {
-      void this.db.remove(key);
+      quiet(this.db.remove(key));
     }
     this.set(K.auditBase, { seq: base.seq, hash: base.hash });
   }
   /** Rewrites one record in place: the schema migration's re-chaining only. */
   putAuditRecord(r: AuditRecord): void {
-    void this.db.put(K.audit(r.seq), r);
+    quiet(this.db.put(K.audit(r.seq), r));
   }
   putAuditHeadOnly(h: AuditHead): void {
     this.set(K.auditHead, h);
@@ -612,8 +690,8 @@ export class Store {
    */
   scratchWrite(i: number): void {
     this.db.transactionSync(() => {
-      void this.db.put(`scratch/${i}`, Buffer.alloc(8192, i));
-      if (i > 0) void this.db.remove(`scratch/${i - 1}`);
+      quiet(this.db.put(`scratch/${i}`, Buffer.alloc(8192, i)));
+      if (i > 0) quiet(this.db.remove(`scratch/${i - 1}`));
     });
   }
 
@@ -633,15 +711,15 @@ export class Store {
   #probeKeys(keys: readonly string[]): void {
     this.db.transactionSync(() => {
       for (const k of keys) {
-        void this.db.put(`${k}\u0000`, 0);
-        void this.db.remove(`${k}\u0000`);
+        quiet(this.db.put(`${k}\u0000`, 0));
+        quiet(this.db.remove(`${k}\u0000`));
         let value: unknown;
         try {
           value = this.db.get(k);
         } catch {
           continue;
         }
-        if (value !== undefined) void this.db.put(k, value);
+        if (value !== undefined) quiet(this.db.put(k, value));
       }
     });
   }
@@ -676,12 +754,12 @@ export class Store {
     // Taken in one transaction, so every page of the list is handed out (pages
     // freed meanwhile are not); freed again in host-sized ones (see PROBE_CHUNK).
     this.db.transactionSync(() => {
-      for (let i = 0; i < pages; i++) void this.db.put(`scratch/drain/${i}`, value);
+      for (let i = 0; i < pages; i++) quiet(this.db.put(`scratch/drain/${i}`, value));
     });
     for (let at = 0; at < pages; at += PROBE_CHUNK) {
       this.db.transactionSync(() => {
         for (let i = at; i < Math.min(pages, at + PROBE_CHUNK); i++)
-          void this.db.remove(`scratch/drain/${i}`);
+          quiet(this.db.remove(`scratch/drain/${i}`));
       });
     }
   }
@@ -714,7 +792,11 @@ export class Store {
    * Throwing inside `fn` aborts it: nothing is written.
    */
   write<T>(fn: (tx: Tx) => T): T {
-    return this.db.transactionSync(() => fn(new Tx(this.db)));
+    try {
+      return this.db.transactionSync(() => fn(new Tx(this.db)));
+    } catch (err) {
+      throw commitFailure(err) ?? err;
+    }
   }
 
   /**
@@ -729,9 +811,13 @@ export class Store {
     const db = this.db as unknown as {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
-    const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
-    await this.db.flushed;
-    return out;
+    try {
+      const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
+      await this.db.flushed;
+      return out;
+    } catch (err) {
+      throw commitFailure(err, await commitCause(err)) ?? err;
+    }
   }
 
   async close(): Promise<void> {

@@ -2,10 +2,15 @@
 // failed commits, oversize bodies, kills during its start-up scan and bad
 // backup paths each end in a clear refusal, never in a dead host or VLT-3007.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { VaultError } from '../../src/core/errors.js';
-import { CLI, PASSPHRASE, Rig } from '../support/rig.js';
+import { alive, assertRefused, hostPid } from '../support/e2e-helpers.js';
+import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';
+import { canMount, unmount } from '../support/tmpfs.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -55,3 +60,73 @@ test('owner commands timed into the idle stop: successes or VLT-3005, never VLT-
     assert.ok(outcome === 'ok' || outcome === 'VLT-3005', seen);
   }
 });
+
+/**
+ * Mounts a small ext4 image (loop device, errors=remount-ro) on `dir` and
+ * returns a function that makes it fail as a disk error does: ext4 turns the
+ * file system read-only under the files the host holds open.
+ */
+function mountExt4(root: string, dir: string): () => void {
+  const image = join(root, 'disk.img');
+  writeFileSync(image, '');
+  const run = (cmd: string, args: string[]) => {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  run('truncate', ['-s', '32M', image]);
+  run('mkfs.ext4', ['-q', '-F', image]);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  run('mount', ['-o', 'loop,errors=remount-ro', image, dir]);
+  const device = basename(run('findmnt', ['-n', '-o', 'SOURCE', dir]).trim());
+  return () => writeFileSync(`/sys/fs/ext4/${device}/trigger_fs_error`, '1');
+}
+
+const ext4 =
+  canMount() && spawnSync('mkfs.ext4', ['-V']).status === 0
+    ? false
+    : 'needs mount privileges and mkfs.ext4';
+
+// Today the first failed commit is also an unhandled rejection from lmdb-js
+// (its second promise, `commitError`), and the host dies; every later command
+// is VLT-3007, since the client cannot open host.log to start another.
+test(
+  'a disk error turns the file system read-only: the host lives and refuses, naming why',
+  { skip: ext4 },
+  async () => {
+    const rig = new Rig();
+    const fail = mountExt4(rig.root, rig.vaultDir);
+    try {
+      await rig.create();
+      await rig.set('A', 'value-a');
+      const token = await rig.addAgent('reader', ['A']);
+      assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+      const pid = await hostPid(rig);
+      fail();
+      for (let i = 0; i < 3; i++) {
+        const why = assertRefused(await rig.agent(['get', 'A'], token), 'VLT-3004', `read ${i}`);
+        assert.match(why, /read-only/);
+      }
+      const write = assertRefused(
+        await rig.owner(['entry', 'set', 'B'], { input: 'value-b' }),
+        'VLT-3004',
+        'owner write',
+      );
+      assert.match(write, /read-only/);
+      assert.ok(alive(pid), 'the host died after a failed commit');
+      assert.equal(await hostPid(rig), pid);
+      assert.doesNotMatch(
+        readFileSync(join(rig.vaultDir, 'host.log'), 'utf8'),
+        /Unhandled|uncaught/i,
+      );
+      process.kill(pid, 'SIGKILL');
+      // No host now, and none can be started in a read-only directory: the client says why.
+      const r = await rig.agent(['get', 'A'], token);
+      const message = assertRefused(r, 'VLT-3005', 'start on a read-only directory');
+      assert.match(message, /the vault directory is not writable/);
+    } finally {
+      unmount(rig.vaultDir);
+      await rig.dispose();
+    }
+  },
+);

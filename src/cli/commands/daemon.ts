@@ -61,10 +61,28 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
   process.on('SIGUSR1', () => {});
   process.umask(0o077);
-  const { startHost, HostAlreadyRunning } = await import('../../host/server.js');
+  const { startHost, HostAlreadyRunning, isFailedCommitEcho } =
+    await import('../../host/server.js');
   const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
-  const log = (line: string) =>
-    ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+  // host.log may sit on a file system that turned read-only or full: a log
+  // line that cannot be written is lost, and must not end the host with it.
+  ctx.stderr.on('error', () => {});
+  const log = (line: string) => {
+    try {
+      ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+    } catch {
+      // as above
+    }
+  };
+  // A commit that failed (a disk turned read-only or full) is refused to its
+  // request; lmdb-js reports it a second time where nothing can catch it, and
+  // that must not end a host that can go on refusing until the disk recovers.
+  const survive = (err: unknown) => {
+    if (!isFailedCommitEcho(err)) throw err;
+    log('a commit failed (already refused to its request)');
+  };
+  process.on('uncaughtException', survive);
+  process.on('unhandledRejection', survive);
   const spawner = Number(ctx.env[SPAWNED_BY_ENV] ?? 0);
   if (spawner > 0 && !running(spawner)) {
     log(`started for pid ${spawner}, which no longer waits: not serving`);
