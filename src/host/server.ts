@@ -26,6 +26,8 @@ import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
 import type { Handler, HostEnv, Request, Streamed } from './ops/op.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
+/** How much of a too-large body is read (and discarded) to answer it before its connection is cut. */
+const MAX_DRAIN = 64 * 1024 * 1024;
 
 type Body = Record<string, unknown>;
 
@@ -82,14 +84,27 @@ function readBody(req: IncomingMessage): Promise<{ body: Body; secrets: OwnerSec
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(bad('body too large'));
-        req.destroy();
+      if (size <= MAX_BODY) {
+        chunks.push(c);
         return;
       }
-      chunks.push(c);
+      // Too large: what came is dropped and the rest read and discarded, so
+      // the client, still writing, gets its refusal instead of a cut
+      // connection (VLT-3005, "the host stopped"). Past MAX_DRAIN it is cut.
+      c.fill(0);
+      for (const kept of chunks.splice(0)) kept.fill(0);
+      if (size > MAX_DRAIN) req.destroy();
     });
     req.on('end', () => {
+      if (size > MAX_BODY) {
+        reject(
+          new VaultError(
+            'VLT-1002',
+            `The request is larger than the host accepts (${MAX_BODY / 1024 / 1024} MiB); a value that large cannot be stored.`,
+          ),
+        );
+        return;
+      }
       const raw = Buffer.concat(chunks);
       try {
         // The owner's secrets leave as Buffers before the bytes become a string.

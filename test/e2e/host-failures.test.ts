@@ -130,3 +130,20 @@ test(
     }
   },
 );
+
+// The body limit (4 MiB) used to close the connection without a reply: the
+// client, still writing, said the host had stopped (VLT-3005).
+test('a value over the body limit is refused with VLT-1002, and the host goes on', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    const pid = await hostPid(rig);
+    const big = Buffer.alloc(6 * 1024 * 1024, 0x61);
+    const r = await rig.owner(['entry', 'set', 'BIG'], { input: big });
+    assertRefused(r, 'VLT-1002', 'a 6 MiB value');
+    await rig.set('SMALL', 'fits');
+    assert.equal(await hostPid(rig), pid);
+  } finally {
+    await rig.dispose();
+  }
+});
