@@ -38,6 +38,14 @@ async function main(path: string, writes: boolean): Promise<number> {
     process.stdout.write(`read ${n}\n`);
     const scratch = join(dirname(path), `.check-${process.pid}`);
     const copy = join(scratch, 'vault.mdb');
+    // The parent holds our stdin open: its end means the parent died (a host
+    // killed mid-scan). The copy is then nobody's: remove it and stop.
+    const orphaned = () => {
+      rmSync(scratch, { recursive: true, force: true });
+      process.exit(1);
+    };
+    process.stdin.on('end', orphaned);
+    process.stdin.resume();
     try {
       mkdirSync(scratch, { mode: 0o700 });
       // LMDB's own copy of one snapshot, page for page (not compacted: the
@@ -46,6 +54,8 @@ async function main(path: string, writes: boolean): Promise<number> {
     } catch (err) {
       // No room for the copy (or no right to make it) says nothing about the store: no probe.
       rmSync(scratch, { recursive: true, force: true });
+      process.stdin.off('end', orphaned);
+      process.stdin.destroy();
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message.split(':')[0];
       process.stdout.write(`no probe: ${code ?? 'copy failed'}\n`);
       return n;
@@ -65,6 +75,9 @@ async function main(path: string, writes: boolean): Promise<number> {
       await writable.close();
     } finally {
       rmSync(scratch, { recursive: true, force: true });
+      // Done with the copy: stdin no longer keeps this process alive.
+      process.stdin.off('end', orphaned);
+      process.stdin.destroy();
     }
     return n;
   } finally {

@@ -10,7 +10,7 @@
  * that survives does the host read it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
@@ -36,6 +36,34 @@ import { slots } from './slots.js';
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
 
+/**
+ * Removes the scratch copies (`.check-<pid>`, check-worker.ts) of workers
+ * that no longer run: a worker killed with its host leaves a whole copy of
+ * the store behind, and nothing else would ever remove it.
+ */
+function removeDeadScratch(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^\.check-([0-9]+)$/.exec(name)?.[1];
+    if (pid === undefined || running(Number(pid))) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Reads the whole store file in a child process: null when it survives, else what went wrong. */
 export function scanInChild(storePath: string, writes = true): Promise<string | null> {
   // Built, the worker is check-worker.js beside this file; run from source (tests), the .ts through tsx.
@@ -48,9 +76,11 @@ export function scanInChild(storePath: string, writes = true): Promise<string | 
       ? [built, storePath]
       : ['--import', 'tsx', here.replace(/check\.ts$/, 'check-worker.ts'), storePath];
   if (!writes) args.push('--read-only');
+  removeDeadScratch(dirname(storePath));
   return new Promise((resolve) => {
+    // stdin stays open, unused: the worker learns from its end that this process died.
     const child = spawn(process.execPath, args, {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '' },
     });
     let out = '';

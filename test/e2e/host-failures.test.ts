@@ -2,13 +2,13 @@
 // failed commits, oversize bodies, kills during its start-up scan and bad
 // backup paths each end in a clear refusal, never in a dead host or VLT-3007.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { VaultError } from '../../src/core/errors.js';
-import { alive, assertRefused, hostPid } from '../support/e2e-helpers.js';
+import { alive, assertRefused, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';
 import { canMount, unmount } from '../support/tmpfs.js';
 
@@ -143,6 +143,48 @@ test('a value over the body limit is refused with VLT-1002, and the host goes on
     assertRefused(r, 'VLT-1002', 'a 6 MiB value');
     await rig.set('SMALL', 'fits');
     assert.equal(await hostPid(rig), pid);
+  } finally {
+    await rig.dispose();
+  }
+});
+
+const scratchDirs = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('.check-'));
+
+// The start-up scan's worker copies the store into `.check-<pid>/` for its
+// write probe; a host killed with its worker mid-scan left that copy for good.
+test('kills during the start-up scan leave no .check-* directory after the next start', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    // A store of some megabytes: its copy takes long enough to be caught.
+    for (let i = 0; i < 8; i++) await rig.set(`E${i}`, Buffer.alloc(1024 * 1024, 0x61 + i));
+    await rig.stop();
+    let killed = 0;
+    for (let round = 0; round < 3; round++) {
+      const host = spawn(process.execPath, [CLI, 'daemon'], { env: rig.env, stdio: 'ignore' });
+      let worker: number | undefined;
+      const until = Date.now() + 20_000;
+      while (worker === undefined && Date.now() < until && host.exitCode === null) {
+        const name = scratchDirs(rig.vaultDir)[0];
+        if (name !== undefined) worker = Number(name.slice('.check-'.length));
+        else await new Promise((r) => setImmediate(r));
+      }
+      host.kill('SIGKILL');
+      if (worker !== undefined) {
+        try {
+          process.kill(worker, 'SIGKILL');
+        } catch {
+          // it had finished
+        }
+        killed++;
+      }
+      assert.ok(await waitGone(host.pid ?? 0));
+      if (worker !== undefined) assert.ok(await waitGone(worker));
+    }
+    assert.ok(killed > 0, 'no kill landed during the scan');
+    assert.ok(scratchDirs(rig.vaultDir).length > 0, 'the kills left no scratch copy to clean');
+    ok(await rig.owner(['entry', 'ls']));
+    assert.deepEqual(scratchDirs(rig.vaultDir), []);
   } finally {
     await rig.dispose();
   }
