@@ -34,6 +34,7 @@ import {
   type AuditVerdict,
   type ChainStart,
 } from './audit-log.js';
+import { checkOutputPath, outputFailure } from './backup.js';
 import type { HostContext } from './context.js';
 import { ownerEvent, type OwnerSession } from './owner.js';
 
@@ -111,6 +112,7 @@ export function archiveAudit(
   source: string,
 ): { archived: number; firstSeq: number; lastSeq: number; kept: number } {
   if (!isAbsolute(req.path)) throw new VaultError('VLT-1002', 'The archive path must be absolute.');
+  checkOutputPath(req.path, 'archive');
   const { records, base, total } = ctx.store().read((tx) => {
     const all = tx.audit();
     const older: AuditRecord[] = [];
@@ -141,7 +143,11 @@ export function archiveAudit(
   const key = archiveKey(s);
   try {
     const body = seal(key, Buffer.from(JSON.stringify(records.map(encode))), slot(line));
-    writeAtomically(req.path, Buffer.concat([Buffer.from(line + '\n'), body]));
+    try {
+      writeAtomically(req.path, Buffer.concat([Buffer.from(line + '\n'), body]));
+    } catch (err) {
+      throw outputFailure(err, req.path, 'archive');
+    }
   } finally {
     wipe(key);
   }

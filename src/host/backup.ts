@@ -79,6 +79,61 @@ function absolute(path: string): string {
   return path;
 }
 
+/** What the owner is told of a file-system error when writing `path`. */
+const OUTPUT_ERRORS: Readonly<Record<string, string>> = {
+  EISDIR: 'it is a directory; name a file in it',
+  ENOENT: 'its directory does not exist',
+  ENOTDIR: 'a part of it is not a directory',
+  EACCES: 'its directory may not be written',
+  EPERM: 'its directory may not be written',
+  EROFS: 'its file system is read-only',
+  ENOSPC: 'its file system is full',
+  EDQUOT: 'the disk quota is used up',
+  EXDEV: 'it crosses file systems',
+};
+
+/**
+ * Checks that a backup or archive can be written at `path` (an absolute file
+ * path in an existing directory; nothing is created on the way), and names
+ * the path and the reason when not.
+ * @throws VaultError VLT-1002 naming the path and why.
+ */
+export function checkOutputPath(path: string, what: string): void {
+  let target;
+  try {
+    target = statSync(path);
+  } catch {
+    target = null;
+  }
+  const dir = dirname(path);
+  let parent;
+  try {
+    parent = statSync(dir);
+  } catch {
+    parent = null;
+  }
+  const refuse = (why: string) => {
+    throw new VaultError('VLT-1002', `Cannot write the ${what} to ${path}: ${why}.`);
+  };
+  if (target?.isDirectory() === true) refuse(OUTPUT_ERRORS.EISDIR as string);
+  if (parent === null) refuse(`its directory ${dir} does not exist`);
+  if (parent?.isDirectory() !== true) refuse(`${dir} is not a directory`);
+}
+
+/**
+ * A file-system error met writing `path`, as the refusal that names the path
+ * and why; anything else as it is.
+ */
+export function outputFailure(err: unknown, path: string, what: string): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (err instanceof VaultError || typeof code !== 'string') return err;
+  const why = OUTPUT_ERRORS[code];
+  if (why === undefined) return err;
+  return new VaultError('VLT-1002', `Cannot write the ${what} to ${path}: ${why} (${code}).`, {
+    cause: err,
+  });
+}
+
 /**
  * Writes a consistent backup of the vault to `target`, atomically, and says
  * what it holds. The owner's session has been checked by the caller.
@@ -89,22 +144,35 @@ export async function backupVault(
   source: string,
 ): Promise<BackupSummary> {
   absolute(target);
+  checkOutputPath(target, 'backup');
   const dir = dirname(target);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   // A private directory: the copy is never readable by others, even for a moment.
-  const staging = mkdtempSync(join(dir, `.${basename(target)}.tmp-`));
+  let staging: string;
+  try {
+    staging = mkdtempSync(join(dir, `.${basename(target)}.tmp-`));
+  } catch (err) {
+    throw outputFailure(err, target, 'backup');
+  }
   const tmp = join(staging, STORE_FILE);
   try {
-    await ctx.store().backup(tmp);
-    chmodSync(tmp, 0o600);
-    fsyncPath(tmp);
+    try {
+      await ctx.store().backup(tmp);
+      chmodSync(tmp, 0o600);
+      fsyncPath(tmp);
+    } catch (err) {
+      throw outputFailure(err, target, 'backup');
+    }
     const damage = await scanInChild(tmp);
     if (damage !== null)
       throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
     const bytes = statSync(tmp).size;
     const summary = await withStoreFile(tmp, (s) => s.read((tx) => summarize(tx, target, bytes)));
-    renameSync(tmp, target);
-    fsyncPath(dir);
+    try {
+      renameSync(tmp, target);
+      fsyncPath(dir);
+    } catch (err) {
+      throw outputFailure(err, target, 'backup');
+    }
     ctx.commit((tx) =>
       appendAudit(
         tx,

@@ -3,7 +3,7 @@
 // backup paths each end in a clear refusal, never in a dead host or VLT-3007.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { call } from '../../src/client/client.js';
@@ -185,6 +185,45 @@ test('kills during the start-up scan leave no .check-* directory after the next 
     assert.ok(scratchDirs(rig.vaultDir).length > 0, 'the kills left no scratch copy to clean');
     ok(await rig.owner(['entry', 'ls']));
     assert.deepEqual(scratchDirs(rig.vaultDir), []);
+  } finally {
+    await rig.dispose();
+  }
+});
+
+// These were VLT-3007 (EISDIR, ENOENT in the host log), and `vault backup`
+// created missing parent directories without a word.
+test('a backup or archive to a directory or an unwritable path is refused naming the path and why', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    const dir = join(rig.root, 'out');
+    mkdirSync(dir);
+    const intoDir = assertRefused(
+      await rig.owner(['vault', 'backup', dir]),
+      'VLT-1002',
+      'backup to a directory',
+    );
+    assert.ok(intoDir.includes(dir) && /directory/.test(intoDir), intoDir);
+    const missing = join(rig.root, 'nowhere', 'b.mdb');
+    const noParent = assertRefused(
+      await rig.owner(['vault', 'backup', missing]),
+      'VLT-1002',
+      'backup into a missing directory',
+    );
+    assert.ok(noParent.includes(missing) && /does not exist/.test(noParent), noParent);
+    assert.equal(
+      existsSync(join(rig.root, 'nowhere')),
+      false,
+      'backup created the missing directory',
+    );
+    const archive = assertRefused(
+      await rig.owner(['audit', 'archive', '--before', '0m', dir]),
+      'VLT-1002',
+      'archive to a directory',
+    );
+    assert.ok(archive.includes(dir), archive);
+    // And a good path still works.
+    ok(await rig.owner(['vault', 'backup', join(dir, 'b.mdb')]));
   } finally {
     await rig.dispose();
   }
