@@ -72,7 +72,6 @@ const noBrowser: FlagDef = {
 const ceremonyPort: FlagDef = {
   name: 'port',
   value: 'count',
-  metavar: '<port>',
   summary: 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)',
 };
 /**
