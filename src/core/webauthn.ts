@@ -11,7 +11,7 @@ export const RP_ID = 'localhost';
 export const RP_NAME = 'vault-cli';
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const CHALLENGE_BYTES = 32;
-/** Pending challenges kept at once; the oldest give way (anyone on the socket may ask for one). */
+/** Pending challenges kept at once; the oldest give way (the owner may start ceremonies and drop them). */
 export const MAX_PENDING_CHALLENGES = 32;
 
 /**
