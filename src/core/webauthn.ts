@@ -10,7 +10,6 @@ import { VaultError, quote } from './errors.js';
 export const RP_ID = 'localhost';
 export const RP_NAME = 'vault-cli';
 export const CHALLENGE_TTL_MS = 5 * 60_000;
-export const CHALLENGE_BYTES = 32;
 /** Pending challenges kept at once; the oldest give way (the owner may start ceremonies and drop them). */
 export const MAX_PENDING_CHALLENGES = 32;
 

@@ -109,10 +109,11 @@ function issueChallenge(
   extra: { name?: string; userId?: string } = {},
   tx?: Tx,
 ): ChallengeRecord {
+  checkCeremonyOrigin(origin);
   const now = ctx.now();
   const record: ChallengeRecord = {
     id: randomBytes(16).toString('hex'),
-    challenge: boundChallenge(purpose, checkCeremonyOrigin(origin)),
+    challenge: boundChallenge(purpose, origin),
     purpose,
     origin,
     userId: extra.userId ?? null,
