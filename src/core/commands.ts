@@ -225,6 +225,40 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'render',
   },
   {
+    path: ['exec'],
+    summary: 'run a command with vault values in its environment, and nowhere else',
+    side: 'agent',
+    args: [
+      {
+        name: 'command',
+        summary: 'the command and its arguments, after --',
+        rest: true,
+        afterDashes: true,
+      },
+    ],
+    flags: [
+      {
+        name: 'env',
+        value: 'string',
+        metavar: '<NAME=vault://entry/field>',
+        repeat: true,
+        summary:
+          'put the value in the command’s variable NAME (references in a longer text are replaced)',
+        complete: 'none',
+      },
+    ],
+    notes: [
+      'For tools that read a credential only from their environment (DATABASE_URL, AWS and model SDKs).',
+      'One request resolves every reference, audited and charged like render; when one is refused, the command is not started.',
+      'The command replaces vault-cli: its exit status and signals are its own. Its environment holds the values (docs/threat-model.md).',
+    ],
+    examples: [
+      "vault-cli exec --env 'DATABASE_URL=vault://App DB/url' -- psql -c 'select 1'",
+      'vault-cli exec --env AWS_ACCESS_KEY_ID=vault://AWS/id --env AWS_SECRET_ACCESS_KEY=vault://AWS/secret -- aws s3 ls',
+    ],
+    module: 'exec',
+  },
+  {
     path: ['git-credential'],
     summary: 'git credential helper: hands git a vault:// reference as the password',
     side: 'agent',
