@@ -361,7 +361,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const open = new Set<Socket>();
   const touch = () => {
     clearTimeout(idle);
-    if (opts.idleMs <= 0) return;
+    // A connection closing as the host stops must not arm a timer that keeps it alive.
+    if (opts.idleMs <= 0 || stopping) return;
     idle = setTimeout(() => {
       if (followers.count > 0 || open.size > 0) return touch();
       log('idle: stopping');
