@@ -56,6 +56,9 @@ const noBrowser: FlagDef = {
  * documents it; `proxy`, `run` and the sandbox's loopback all use it.
  */
 export const PROXY_PORT = 1983;
+
+/** `run --max-procs`: tasks (processes and threads) the sandboxed agent may have at once; a build runs many. */
+export const DEFAULT_MAX_PROCS = 1024;
 const proxyPort: FlagDef = {
   name: 'port',
   value: 'count',
@@ -203,6 +206,12 @@ export const COMMANDS: readonly CommandDef[] = [
         value: 'string',
         repeat: true,
         summary: 'let the sandboxed agent connect directly to host:port (repeatable)',
+        complete: 'none',
+      },
+      {
+        name: 'max-procs',
+        value: 'string',
+        summary: `the most processes and threads the sandboxed agent may have at once (default ${DEFAULT_MAX_PROCS})`,
         complete: 'none',
       },
       {

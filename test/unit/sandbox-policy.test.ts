@@ -213,6 +213,60 @@ test('--allow-net: a relay per route, addresses and a hosts file inside, and the
     refused(() => decide({ ...baseFacts, allowNet: [bad] }, usual), 'VLT-1002', /--allow-net/);
 });
 
+test('project controls: kept read-only, pinned, made as placeholders when absent in the working directory', () => {
+  const proj = `${HOME}/proj`;
+  const fs = fileSystem({
+    ...Object.fromEntries(usual),
+    [`${proj}/.git/config`]: 'file',
+    [`${proj}/.git/hooks`]: 'dir',
+    [`${proj}/.envrc`]: 'file',
+    [`${HOME}/other/.vscode`]: 'dir',
+  });
+  const p = decide({ ...baseFacts, allowWrite: [`${HOME}/other`] }, fs);
+  assert.deepEqual(p.controls.pinned, [`${proj}/.git`]);
+  assert.deepEqual(p.controls.kept, [
+    `${proj}/.git/config`,
+    `${proj}/.git/hooks`,
+    `${proj}/.envrc`,
+    `${HOME}/other/.vscode`,
+  ]);
+  // Absent ones only in the working directory; the first missing component, never below it.
+  const absent = p.controls.absent.map((a) => a.path);
+  assert.ok(absent.includes(`${proj}/.git/modules`));
+  assert.ok(absent.includes(`${proj}/.vscode`));
+  assert.ok(absent.includes(`${proj}/.claude`));
+  assert.ok(!absent.includes(`${proj}/.claude/settings.json`));
+  assert.ok(!absent.some((a) => a.startsWith(`${HOME}/other`)));
+  const m = mounts(p);
+  for (const c of [...p.controls.kept, ...absent]) assert.notEqual(access(m, c), 'rw', c);
+  assert.equal(access(m, `${proj}/.git/objects`), 'rw');
+  // A worktree's .git file is kept; nothing is made under a file.
+  const worktree = decide(
+    baseFacts,
+    fileSystem({ ...Object.fromEntries(usual), [`${proj}/.git`]: 'file' }),
+  );
+  assert.ok(worktree.controls.kept.includes(`${proj}/.git`));
+  assert.ok(!worktree.controls.absent.some((a) => a.path.startsWith(`${proj}/.git/`)));
+  // --allow-write naming a control opens it (run warns), and only it.
+  const opened = decide({ ...baseFacts, allowWrite: ['.git/config', '.envrc'] }, fs);
+  assert.deepEqual(opened.opened, [`${proj}/.git/config`, `${proj}/.envrc`]);
+  assert.ok(!opened.controls.kept.includes(`${proj}/.git/config`));
+  assert.ok(opened.controls.kept.includes(`${proj}/.git/hooks`));
+  assert.deepEqual(opened.writable, []);
+  // A control that is a link could be replaced: refused.
+  const probes = policyProbes(baseFacts);
+  refused(
+    () =>
+      sandboxPolicy({
+        ...baseFacts,
+        found: new Map(probes.map((x) => [x, fs.get(x) ?? null])),
+        links: new Set([`${proj}/.envrc`]),
+      }),
+    'VLT-1001',
+    /symbolic link/,
+  );
+});
+
 test('a path nobody looked at is a defect, never taken as absent', () => {
   assert.throws(
     () => sandboxPolicy({ ...baseFacts, found: new Map() }),
@@ -229,6 +283,7 @@ function mounts(policy: SandboxPolicy): { dest: string; access: Access }[] {
     socat: 'socat',
     hostSocket: '/h.sock',
     command: ['x'],
+    maxProcs: 64,
   });
   const out: { dest: string; access: Access }[] = [];
   for (let i = 0; i < a.length && a[i] !== '--'; i++) {

@@ -17,6 +17,7 @@ import {
   accessSync,
   constants,
   copyFileSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -26,7 +27,7 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { PROXY_PORT } from '../../core/commands.js';
+import { DEFAULT_MAX_PROCS, PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
 import {
@@ -110,7 +111,28 @@ function policyFor(
     allowWrite: flagList(ctx, 'allow-write'),
     allowNet: flagList(ctx, 'allow-net'),
   };
-  return sandboxPolicy({ ...facts, found: new Map(policyProbes(facts).map((f) => [f, kind(f)])) });
+  const probes = policyProbes(facts);
+  return sandboxPolicy({
+    ...facts,
+    found: new Map(probes.map((f) => [f, kind(f)])),
+    links: new Set(probes.filter(isLink)),
+  });
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** One warning line per project control the owner opened with --allow-write: an explicit, visible choice. */
+function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
+  for (const p of policy.opened)
+    ctx.stderr.write(
+      `vault-cli: warning: --allow-write ${p}: the agent may change what your own tools run there, outside the sandbox (docs/sandbox.md)\n`,
+    );
 }
 
 /**
@@ -175,6 +197,7 @@ interface Box {
   readonly policy: SandboxPolicy;
   readonly programs: { readonly bwrap: string; readonly socat: string };
   readonly sandbox: typeof Sandbox;
+  readonly maxProcs: number;
 }
 
 /**
@@ -214,6 +237,48 @@ async function agentEnv(
   }).env;
 }
 
+/**
+ * `--max-procs N`, checked: the sandbox's own start script and relays need a
+ * few, so fewer than 16 could not start an agent at all.
+ * @throws VaultError VLT-1002 for anything but a whole number from 16 up.
+ */
+function maxProcs(ctx: CliContext): number {
+  const text = flagString(ctx, 'max-procs');
+  if (text === undefined) return DEFAULT_MAX_PROCS;
+  const n = /^[0-9]{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 16))
+    throw new VaultError(
+      'VLT-1002',
+      `--max-procs takes a whole number from 16 up, not ${JSON.stringify(text)}.`,
+    );
+  return n;
+}
+
+/**
+ * The process limit's second half: a pids cgroup where one can be made
+ * (shell/sandbox-pids.ts). As root it is the only half that holds, so its
+ * absence is said.
+ */
+async function processLimit(ctx: CliContext, max: number) {
+  const { pidsCgroup } = await import('../../../shell/sandbox-pids.js');
+  const cgroup = pidsCgroup(max);
+  if (cgroup === null && process.getuid?.() === 0)
+    ctx.stderr.write(
+      'vault-cli: warning: no process limit for the sandbox: RLIMIT_NPROC does not bind root, and no pids cgroup could be made here (docs/sandbox.md)\n',
+    );
+  return cgroup;
+}
+
+/**
+ * Descriptors `run` inherited (an `exec 260<file` in the owner's shell, an
+ * IDE's or CI runner's leftovers) must reach no child: marked close-on-exec
+ * before anything is started.
+ */
+async function dropInheritedFds(): Promise<void> {
+  const { closeOnExecAbove2 } = await import('../../kernel/fds.js');
+  closeOnExecAbove2();
+}
+
 /** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
 async function supervised(
   ctx: CliContext,
@@ -228,6 +293,7 @@ async function supervised(
   const { box, token } = s;
   let proxy: Awaited<ReturnType<typeof sessionProxy>> | undefined;
   let relays: { close(): void } | undefined;
+  let cgroup: { procs: string; remove(): Promise<void> } | null = null;
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
@@ -239,17 +305,22 @@ async function supervised(
       import('./dashboard.js'),
     ]);
     const api = await dashboardApi(ctx, s.passphrase);
-    const result = await supervise({
-      file: box === null ? (s.command[0] as string) : box.programs.bwrap,
-      args:
-        box === null
-          ? s.command.slice(1)
-          : box.sandbox.sandboxArgs({
+    if (box !== null) cgroup = await processLimit(ctx, box.maxProcs);
+    const launch =
+      box === null
+        ? { file: s.command[0] as string, args: s.command.slice(1) }
+        : box.sandbox.sandboxLaunch(
+            {
               ...box.programs,
               policy: box.policy,
               hostSocket: box.hostSocket,
               command: s.command,
-            }),
+              maxProcs: box.maxProcs,
+            },
+            cgroup?.procs ?? null,
+          );
+    const result = await supervise({
+      ...launch,
       env,
       cwd: process.cwd(),
       signalForeground: box !== null,
@@ -275,6 +346,8 @@ async function supervised(
     });
     return result.status;
   } finally {
+    if (box !== null) box.sandbox.removePlaceholders(box.policy);
+    await cgroup?.remove();
     relays?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
@@ -290,6 +363,7 @@ export const run: Command = async (ctx) => {
   // Checked before a session is minted, so a typo costs no token.
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
+  await dropInheritedFds();
   const agent = flagString(ctx, 'agent') ?? basename(file);
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
@@ -305,7 +379,13 @@ export const run: Command = async (ctx) => {
     const box =
       sandbox === null || programs === null
         ? null
-        : { policy: policyFor(ctx, dir, sandbox.which), programs, sandbox };
+        : {
+            policy: policyFor(ctx, dir, sandbox.which),
+            programs,
+            sandbox,
+            maxProcs: maxProcs(ctx),
+          };
+    if (box !== null) warnOpened(ctx, box.policy);
     // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
     const passphrase = await ownerPassphrase(ctx);
     const started = await ctx.call('session.start', {
