@@ -58,6 +58,21 @@ function findCommand(file: string, path: string | undefined): string | null {
   return null;
 }
 
+/**
+ * Every agent token file `run` can know of: the one of each config directory
+ * (in use, and the defaults), and VAULT_TOKEN_FILE. Hidden from the sandbox,
+ * and their tokens kept out of the child's environment: with a long-lived
+ * token the agent would act beyond its session.
+ */
+function tokenFiles(ctx: CliContext): string[] {
+  const file = ctx.env.VAULT_TOKEN_FILE;
+  return [
+    ctx.paths.tokenFile,
+    ...ctx.paths.defaultDirs.map((d) => join(d, 'token')),
+    ...(file === undefined || file === '' ? [] : [resolve(file)]),
+  ];
+}
+
 function longLivedToken(path: string): string[] {
   try {
     return [readFileSync(path, 'utf8').trim()];
@@ -101,6 +116,7 @@ function policyFor(
       p.configDir,
       ...p.defaultDirs,
       ...[p.passphraseFile, p.newPassphraseFile].filter((f) => f !== null),
+      ...tokenFiles(ctx),
     ],
     readOnly: [
       resolve(dirname(ctx.script), '..', '..', '..'),
@@ -231,7 +247,7 @@ async function agentEnv(
     ],
     keep: flagList(ctx, 'keep-env'),
     forbiddenValues: [
-      ...longLivedToken(ctx.paths.tokenFile),
+      ...tokenFiles(ctx).flatMap(longLivedToken),
       ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
     ],
   }).env;
