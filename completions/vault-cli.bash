@@ -150,7 +150,7 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;

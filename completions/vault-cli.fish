@@ -110,6 +110,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l allow-write -r -F -d 'let the s
 complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port (repeatable)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
+complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show help'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

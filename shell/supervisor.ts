@@ -10,6 +10,16 @@
  * stop (SIGTERM, SIGHUP) it passes the signal on and, if the child is still
  * there after `killAfterMs`, kills its process group.
  *
+ * The agent's output reaches the terminal through a filter
+ * (src/core/terminal-filter.ts): what a full-screen program needs to draw
+ * passes byte for byte; clipboard writes, titles, report requests, strings
+ * and 8-bit controls do not (the agent's DA1 and DSR 5 are answered here,
+ * with fixed text). When the child has gone, the terminal is asked
+ * for its device attributes (DA1) and everything it sent until its answer is
+ * read and discarded before the terminal is given back: keys typed for the
+ * agent and answers to anything the terminal was asked never reach the
+ * owner's shell.
+ *
  * Hand-over (DESIGN §9): with `handOver`, the hand-over key (Ctrl-]) gives the
  * terminal to the dashboard. From that key on, nothing typed reaches the agent
  * and nothing it writes reaches the screen; its output goes on feeding a
@@ -20,6 +30,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { TerminalOutputFilter, type OutputFilterOptions } from '../src/core/terminal-filter.js';
 import type * as Mirror from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
@@ -107,6 +118,46 @@ export interface SuperviseOptions {
    * signal meant for the agent, which runs as a foreground job inside it.
    */
   readonly signalForeground?: boolean;
+  /** What the filter on the agent's output lets through beyond its defaults (titles). */
+  readonly output?: OutputFilterOptions;
+  /** How long to wait for the terminal's answer when draining it at the end (default 1 s). */
+  readonly drainMs?: number;
+}
+
+/** Device attributes (DA1): every terminal answers it, and answers in order. */
+const ASK_ATTRIBUTES = '\x1b[c';
+/** A DA1 answer: `CSI ? <attributes> c`. */
+const ATTRIBUTES = /\x1b\[\?[0-9;]*c/;
+
+/**
+ * Reads and discards the terminal's input until it has answered a DA1 sent
+ * now, or `waitMs` has passed: what it sent before the answer (keys typed
+ * ahead, answers to earlier requests) is then gone, not left for the next
+ * program to read. Node cannot tcflush; asking and waiting is the way to know
+ * that what was in flight has arrived.
+ */
+function drainTerminal(
+  stdin: SuperviseIo['stdin'],
+  stdout: SuperviseIo['stdout'],
+  waitMs: number,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let tail = '';
+    const done = () => {
+      clearTimeout(timer);
+      stdin.off('data', onData);
+      resolve();
+    };
+    const onData = (d: Buffer | string) => {
+      // The answer may come in pieces: a short tail is enough to find it.
+      tail = (tail + Buffer.from(d).toString('latin1')).slice(-64);
+      if (ATTRIBUTES.test(tail)) done();
+    };
+    const timer = setTimeout(done, waitMs);
+    stdin.on('data', onData);
+    stdin.resume();
+    stdout.write(ASK_ATTRIBUTES);
+  });
 }
 
 /** The foreground process group of the terminal `pid` is in, from /proc (Linux), or null. */
@@ -186,11 +237,19 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   // while the repaint is being made, what arrives is held and written after it.
   let showing = false;
   let held: Buffer[] | null = null;
-  const onOutput = child.onData((d: unknown) => {
-    mirror?.write(d as Buffer);
-    if (!showing) stdout.write(d as Buffer);
-    else held?.push(d as Buffer);
+  // The mirror sees what the terminal sees, so a repaint shows nothing the filter dropped.
+  // DA1 and DSR 5 are answered here, to the agent: nothing the owner's terminal says.
+  const filter = new TerminalOutputFilter(o.output, (reply) => {
+    if (!gone) child.write(reply);
   });
+  const emit = (safe: Uint8Array) => {
+    if (safe.length === 0) return;
+    const out = Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength);
+    mirror?.write(out);
+    if (!showing) stdout.write(out);
+    else held?.push(out);
+  };
+  const onOutput = child.onData((d: unknown) => emit(filter.write(d as Buffer)));
 
   const stopping = new AbortController();
   let shown: Promise<void> | null = null;
@@ -312,8 +371,11 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     clearTimeout(escalation);
     for (const [sig, h] of handlers) signals.off(sig, h);
     onOutput.dispose();
+    emit(filter.end());
     stdout.off('resize', onResize);
     stdin.off('data', onInput);
+    if (raw && stdout.isTTY === true && !stopping.signal.aborted)
+      await drainTerminal(stdin, stdout, o.drainMs ?? 1_000);
     stdin.pause();
     if (raw) stdin.setRawMode?.(false);
     mirror?.dispose();

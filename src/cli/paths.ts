@@ -90,6 +90,12 @@ export interface Paths {
   readonly defaultDirs: readonly string[];
   /** The shell start-up files and directories a `run` sandbox keeps read-only. */
   readonly shellStartup: readonly string[];
+  /**
+   * VAULT_TEST_WEAK_KDF=1: `vault create` asks for libsodium's minimum
+   * Argon2id costs. For the test suites only (every owner step of theirs
+   * derives the key again); never documented as a user's option.
+   */
+  readonly testWeakKdf: boolean;
 }
 
 /** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
@@ -187,6 +193,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
       ),
     ],
     shellStartup: STARTUP.map((f) => join(homedir(), f)),
+    testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
   };
 }
 

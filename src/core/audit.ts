@@ -63,6 +63,38 @@ export interface AuditEvent {
   readonly subject: string | null;
 }
 
+/** What an event may name beyond who did what, when and with what outcome. */
+export type AuditDetail = Partial<
+  Pick<AuditEvent, 'entryId' | 'entry' | 'field' | 'host' | 'subject'>
+>;
+
+/**
+ * The one builder of audit events, for the agent path and the owner's
+ * operations alike: what the detail leaves out is null. The clock is the
+ * caller's (`at`), so this stays pure.
+ */
+export function auditEvent(
+  at: number,
+  action: AuditAction,
+  actor: string,
+  source: string,
+  outcome: 'ok' | ErrorCode,
+  detail: AuditDetail = {},
+): AuditEvent {
+  return {
+    at,
+    action,
+    actor,
+    source,
+    outcome,
+    entryId: detail.entryId ?? null,
+    entry: detail.entry ?? null,
+    field: detail.field ?? null,
+    host: detail.host ?? null,
+    subject: detail.subject ?? null,
+  };
+}
+
 /** An audit record as the owner sees it, names opened. */
 export interface AuditView {
   readonly seq: number;

@@ -218,6 +218,7 @@ export const COMMANDS: readonly CommandDef[] = [
         name: 'no-sandbox',
         summary: 'run the agent without the OS sandbox, as you (warned and audited)',
       },
+      { name: 'allow-title', summary: "let the agent set the terminal's window title" },
       noBrowser,
     ],
     module: 'run',

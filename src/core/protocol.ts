@@ -138,7 +138,8 @@ export interface Ops {
     };
     res: { values: string[] };
   };
-  'vault.create': { req: OwnerAuth; res: { recoveryKey: string } };
+  /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
+  'vault.create': { req: OwnerAuth & { testWeakKdf?: boolean }; res: { recoveryKey: string } };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
   'vault.rekey': { req: OwnerAuth; res: { recoveryKey: string } };
   'vault.passwd': {

@@ -17,17 +17,42 @@ export interface KdfParams {
 /** 3 passes over 64 MiB: about 0.1 s here, above the OWASP floor for Argon2id. */
 export const DEFAULT_OPS = 3;
 export const DEFAULT_MEM = 64 * 1024 * 1024;
+/**
+ * libsodium's minimums (1 pass over 8 KiB, microseconds): for vaults the test
+ * suites create, whose every owner step would otherwise pay the full cost.
+ * Only `vault create` under the test-only switch asks for them.
+ */
+export const TEST_WEAK_OPS = sodium.crypto_pwhash_OPSLIMIT_MIN;
+export const TEST_WEAK_MEM = sodium.crypto_pwhash_MEMLIMIT_MIN;
 /** Costs read from a vault header are capped, so a doctored header cannot exhaust the host. */
 const MAX_OPS = 10;
 const MAX_MEM = 1024 * 1024 * 1024;
 
-export function newKdfParams(): KdfParams {
+/**
+ * A fresh salt and the default costs; `testWeak` (the test-only switch, never
+ * a user's choice) takes libsodium's minimums instead. The costs are recorded
+ * in the vault header with the salt, which is how unlocking finds them.
+ */
+export function newKdfParams(testWeak = false): KdfParams {
   const salt = Buffer.alloc(sodium.crypto_pwhash_SALTBYTES);
   sodium.randombytes_buf(salt);
-  return { alg: 'argon2id13', salt, ops: DEFAULT_OPS, mem: DEFAULT_MEM };
+  return testWeak
+    ? { alg: 'argon2id13', salt, ops: TEST_WEAK_OPS, mem: TEST_WEAK_MEM }
+    : { alg: 'argon2id13', salt, ops: DEFAULT_OPS, mem: DEFAULT_MEM };
 }
 
-/** Within the caps and libsodium's minimums; false means the header is not to be trusted. */
+/**
+ * Within the caps and libsodium's minimums; false means the header is not to be trusted.
+ *
+ * Lower costs are accepted because they cannot be used to downgrade a vault:
+ * the root key is sealed (rootByOwner) under the key that the salt and costs
+ * in force at `vault create`, `passwd` or `rekey` derived. An attacker who
+ * rewrites them in the store makes the host derive a different key, the unwrap
+ * fails (VLT-3002, as for a wrong passphrase), and nothing is re-wrapped under
+ * the doctored costs: `passwd` and `rekey` take fresh default costs, never the
+ * header's (a recovery-key `passwd` has not proven them). The caps are what
+ * a doctored header could otherwise abuse: the host's memory and time.
+ */
 export function kdfParamsSane(p: KdfParams): boolean {
   return (
     p.alg === 'argon2id13' &&

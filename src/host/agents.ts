@@ -29,7 +29,8 @@ import type { AgentRecord, EntryRecord, Tx, VaultHeader } from '../store/store.j
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
-import { ownerEvent, type OwnerSession } from './owner.js';
+import { ownerEvent } from './audit-event.js';
+import type { OwnerSession } from './owner-session.js';
 import { endedRecord } from './sessions.js';
 import { slots } from './slots.js';
 

@@ -142,7 +142,6 @@ function compare(
   current: Store | null,
   currentSession: OwnerSession | null,
   backup: Store,
-  backupSession: OwnerSession,
   summary: BackupSummary,
 ): RestorePreview {
   const b = backup.read((tx) => ({
@@ -195,7 +194,6 @@ function compare(
       currentReadable = false;
     }
   }
-  void backupSession;
   return {
     backup: summary,
     revivedAgents,
@@ -273,23 +271,15 @@ export async function restoreVault(
     const backupStore = stagedCtx.store();
     const bytes = statSync(staged).size;
     const summary = backupStore.read((tx) => summarize(tx, from, bytes));
-    const backupSession = await unlockOwner(
-      stagedCtx,
-      new Secret(Buffer.from(req.passphrase.expose())),
-      source,
+    // The backup's names need no key of its own: what it rolls back is named
+    // from the current vault (checkStore above already proved the passphrase
+    // opens the backup).
+    const preview = compare(
+      Store.exists(ctx.dir) ? safeStore(ctx) : null,
+      current,
+      backupStore,
+      summary,
     );
-    let preview: RestorePreview;
-    try {
-      preview = compare(
-        Store.exists(ctx.dir) ? safeStore(ctx) : null,
-        current,
-        backupStore,
-        backupSession,
-        summary,
-      );
-    } finally {
-      backupSession.wipe();
-    }
     if (!req.confirm) return { preview, restored: false, keptAside: null };
 
     // The swap: no request reaches the store meanwhile.

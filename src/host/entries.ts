@@ -29,7 +29,8 @@ import {
   withSessionMac,
   type EntryMeta,
 } from './grants.js';
-import { ownerEvent, type OwnerSession } from './owner.js';
+import { ownerEvent } from './audit-event.js';
+import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
 import { parseSeed } from './totp.js';
 

@@ -28,7 +28,7 @@ import type {
   Tx,
   VaultHeader,
 } from '../store/store.js';
-import type { OwnerSession } from './owner.js';
+import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
 
 /** What is sealed in an entry's `meta`: its fields in order, each field's current version, its hosts. */

@@ -32,7 +32,8 @@ import {
   withAgentMac,
   withSessionMac,
 } from './grants.js';
-import { ownerEvent, type OwnerSession } from './owner.js';
+import { ownerEvent } from './audit-event.js';
+import type { OwnerSession } from './owner-session.js';
 import { slots, slotsV1 } from './slots.js';
 
 /** Schema 1's audit records with their entry ids sealed with the names, the chain re-hashed. */

@@ -1,14 +1,13 @@
 /**
  * The owner's side of the key hierarchy: creating a vault, and unlocking it
- * with the passphrase (Argon2id -> owner key -> root key) or the recovery key.
- * An OwnerSession lives for one request and is wiped at its end.
+ * with the passphrase (Argon2id -> owner key -> root key) or the recovery key,
+ * into an OwnerSession (owner-session.ts); rekeying.
  */
 import { mkdirSync } from 'node:fs';
-import { OWNER_ACTOR } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
 import { DEFAULT_TIER } from '../core/names.js';
 import { newKey, open, randomBytes, seal, unwrapKey, wipe } from '../crypto/aead.js';
-import { newKeyPair, sealTo, type KeyPair } from '../crypto/box.js';
+import { newKeyPair, sealTo } from '../crypto/box.js';
 import { keyedHash } from '../crypto/hash.js';
 import { kdfParamsSane, newKdfParams, passphraseKey } from '../crypto/kdf.js';
 import type { Secret } from '../crypto/secret.js';
@@ -18,9 +17,9 @@ import {
   type AgentRecord,
   type EntryRecord,
   type SessionRecord,
-  type Tx,
   type VaultHeader,
 } from '../store/store.js';
+import { ownerEvent } from './audit-event.js';
 import { anchorAudit, appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import {
@@ -33,144 +32,16 @@ import {
   withSessionMac,
 } from './grants.js';
 import { migrate } from './migrate.js';
+import { OwnerSession } from './owner-session.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 
+// Where they lived before they had modules of their own; server.ts and the
+// maintenance operations import them from here.
+export { ownerEvent } from './audit-event.js';
+export { OwnerSession } from './owner-session.js';
+
 export const MIN_PASSPHRASE_CHARS = 8;
-
-export class OwnerSession {
-  private readonly tierCache = new Map<string, Buffer>();
-  private audit: KeyPair | null = null;
-  private mac: Buffer | null = null;
-
-  constructor(
-    private current: VaultHeader,
-    private readonly root: Buffer,
-    readonly indexKey: Buffer,
-  ) {}
-
-  /** The header as this session last saw or wrote it. */
-  get header(): VaultHeader {
-    return this.current;
-  }
-
-  /** Takes the header a migration wrote (same root key). */
-  adopt(header: VaultHeader): void {
-    this.current = header;
-  }
-
-  get vaultId(): Buffer {
-    return this.header.vaultId;
-  }
-
-  /** The keyed hash that stands for an entry name in the store. */
-  nameHash(name: string): string {
-    return keyedHash(this.indexKey, 'entry', name).toString('hex');
-  }
-
-  /**
-   * The key that MACs agent and session records (schema 2).
-   * @throws VaultError VLT-3003 when it does not open.
-   */
-  macKey(): Buffer {
-    if (this.mac === null) {
-      const wrapped = this.header.macKey;
-      const key =
-        wrapped === undefined ? null : unwrapKey(this.root, wrapped, slots.macKey(this.vaultId));
-      if (key === null) throw new VaultError('VLT-3003');
-      this.mac = key;
-    }
-    return this.mac;
-  }
-
-  /** The key of the audit anchor: derived from the MAC key, so only the root key reaches it. */
-  anchorKey(): Buffer {
-    return keyedHash(this.macKey(), 'audit-anchor-key');
-  }
-
-  /** The root key, for the schema migration only. */
-  rootKey(): Buffer {
-    return this.root;
-  }
-
-  /** A tier's key; VLT-3003 when the stored wrap does not open. Null for an unknown tier. */
-  tierKey(header: VaultHeader, tier: string): Buffer | null {
-    const cached = this.tierCache.get(tier);
-    if (cached !== undefined) return cached;
-    const wrapped = header.tiers[tier];
-    if (wrapped === undefined) return null;
-    const key = unwrapKey(this.root, wrapped, slots.tierKey(header.vaultId, tier));
-    if (key === null) throw new VaultError('VLT-3003');
-    this.tierCache.set(tier, key);
-    return key;
-  }
-
-  /** Adds a tier to the header (inside the caller's transaction) and returns its key. */
-  ensureTier(tx: Tx, tier: string): { header: VaultHeader; key: Buffer } {
-    const header = tx.header() ?? this.header;
-    const existing = this.tierKey(header, tier);
-    if (existing !== null) return { header, key: existing };
-    const key = newKey();
-    const next = {
-      ...header,
-      tiers: { ...header.tiers, [tier]: seal(this.root, key, slots.tierKey(header.vaultId, tier)) },
-    };
-    tx.putHeader(next);
-    this.tierCache.set(tier, key);
-    return { header: next, key };
-  }
-
-  dataKey(header: VaultHeader, e: EntryRecord): Buffer {
-    const tierKey = this.tierKey(header, e.tier);
-    const key =
-      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen));
-    if (!key) throw new VaultError('VLT-3003');
-    return key;
-  }
-
-  auditKeys(): KeyPair {
-    if (this.audit === null) {
-      const secretKey = unwrapKey(
-        this.root,
-        this.header.auditSecretKey,
-        slots.auditSecretKey(this.vaultId),
-      );
-      if (secretKey === null) throw new VaultError('VLT-3003');
-      this.audit = { publicKey: this.header.auditPublicKey, secretKey };
-    }
-    return this.audit;
-  }
-
-  /**
-   * Keeps the audit key pair alone and wipes everything else (root, index and
-   * tier keys): for `audit --follow`, which reads the audit log for as long as
-   * the owner watches and needs nothing more. The caller wipes the returned
-   * secret key when it is done; `wipe()` no longer reaches it.
-   */
-  keepAuditKeysOnly(): KeyPair {
-    const keys = this.auditKeys();
-    this.audit = null;
-    this.wipe();
-    return keys;
-  }
-
-  /** The root key re-wrapped by a new passphrase. */
-  async rewrapRoot(passphrase: Secret): Promise<Pick<VaultHeader, 'kdf' | 'rootByOwner'>> {
-    const kdf = newKdfParams();
-    const ownerKey = await passphraseKey(passphrase.expose(), kdf);
-    try {
-      return { kdf, rootByOwner: seal(ownerKey, this.root, slots.rootByOwner(this.vaultId)) };
-    } finally {
-      wipe(ownerKey);
-    }
-  }
-
-  wipe(): void {
-    wipe(this.root, this.indexKey, this.audit?.secretKey, this.mac);
-    for (const k of this.tierCache.values()) wipe(k);
-    this.tierCache.clear();
-  }
-}
 
 /** Whether `passphrase` is acceptable for a new vault. @throws VaultError VLT-1002 */
 export function checkNewPassphrase(passphrase: Secret): void {
@@ -184,18 +55,20 @@ export function checkNewPassphrase(passphrase: Secret): void {
 
 /**
  * Creates the vault: header, default tier, audit key pair; returns the recovery key (shown once).
+ * `testWeakKdf`: libsodium's minimum Argon2id costs, for the test suites only.
  * @throws VaultError VLT-3006 when a vault exists, VLT-1002 for a short passphrase.
  */
 export async function createVault(
   ctx: HostContext,
   passphrase: Secret,
   source: string,
+  testWeakKdf = false,
 ): Promise<{ recoveryKey: string }> {
   checkNewPassphrase(passphrase);
   if (ctx.hasVault()) throw new VaultError('VLT-3006');
   mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
   const vaultId = randomBytes(16);
-  const kdf = newKdfParams();
+  const kdf = newKdfParams(testWeakKdf);
   const ownerKey = await passphraseKey(passphrase.expose(), kdf);
   const root = newKey();
   const recovery = newKey();
@@ -345,26 +218,6 @@ export function openOrFail(key: Buffer, blob: Buffer, ad: Buffer): Buffer {
   const out = open(key, blob, ad);
   if (out === null) throw new VaultError('VLT-3003');
   return out;
-}
-
-export function ownerEvent(
-  ctx: HostContext,
-  action: Parameters<typeof appendAudit>[2]['action'],
-  source: string,
-  more: { entryId?: string; entry?: string; field?: string; subject?: string } = {},
-): Parameters<typeof appendAudit>[2] {
-  return {
-    at: ctx.now(),
-    action,
-    actor: OWNER_ACTOR,
-    source,
-    outcome: 'ok',
-    entryId: more.entryId ?? null,
-    entry: more.entry ?? null,
-    field: more.field ?? null,
-    host: null,
-    subject: more.subject ?? null,
-  };
 }
 
 /**

@@ -291,7 +291,8 @@ function handlers(
         endSession(session);
       }
     },
-    'vault.create': async (b, source) => createVault(ctx, secret(b, 'passphrase'), source),
+    'vault.create': async (b, source) =>
+      createVault(ctx, secret(b, 'passphrase'), source, b.testWeakKdf === true),
     'vault.passwd': async (b, source) => {
       const next = secret(b, 'newPassphrase');
       checkNewPassphrase(next);

@@ -19,7 +19,8 @@ import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
 import { addGrants, recordIndexKey, rotateEntry, verifyAgent, withSessionMac } from './grants.js';
-import { ownerEvent, type OwnerSession } from './owner.js';
+import { ownerEvent } from './audit-event.js';
+import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
 
 /** The longest a session token lives, whatever the caller asks. */

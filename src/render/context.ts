@@ -5,8 +5,8 @@
  * may contain quotes, never move the state).
  *
  * These are deliberately small lexers, not parsers: they track strings and
- * comments, which is all escaping needs. Known limits, documented in the
- * README: YAML block scalars (`|`, `>`) and multi-line plain scalars are not
+ * comments, which is all escaping needs. Known limits, documented in
+ * docs/render.md (Formats): YAML block scalars (`|`, `>`) and multi-line plain scalars are not
  * recognised; a quote inside one is taken for a string start. The same input
  * always gives the same contexts, which is what lets render check every
  * (value, context) pair before it writes a byte.

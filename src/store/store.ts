@@ -691,7 +691,14 @@ export class Store {
     return statSync(this.path).size;
   }
 
-  /** A consistent snapshot for reading. */
+  /**
+   * Reads on lmdb-js's shared read transaction; no transaction of its own is
+   * begun. That is one snapshot only while `fn` runs synchronously: lmdb-js
+   * renews the shared transaction after a write this process commits (at
+   * once for `write`, a microtask or callback later for the others) and on a
+   * timer (setTimeout 0), none of which can run inside synchronous code that
+   * writes nothing. So `fn` must neither await nor write (no caller does).
+   */
   read<T>(fn: (tx: Tx) => T): T {
     return fn(new Tx(this.db));
   }

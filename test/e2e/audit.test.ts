@@ -5,15 +5,13 @@
 // reordered or truncated record; never a secret in a record.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-// The tamper tests rewrite raw audit records on purpose: they need the store below the Store API.
-// eslint-disable-next-line no-restricted-imports
-import { open } from 'lmdb';
 import { recordHash } from '../../src/host/audit-log.js';
 import type { AuditRecord } from '../../src/store/store.js';
 import { assertRefused, hex } from '../support/e2e-helpers.js';
 import { CLI, PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
+// The tamper tests rewrite raw audit records on purpose, below the Store API.
+import { editRecords, type RawStore } from '../support/store-damage.js';
 
 /** One line of `vault-cli audit --json`: every field of a record. */
 interface Rec {
@@ -655,19 +653,9 @@ describe('audit --verify', () => {
   const key = (seq: number) => `audit/${String(seq).padStart(12, '0')}`;
 
   /** Stops the host and edits the store file directly. */
-  async function tamper(rig: Rig, edit: (db: ReturnType<typeof open>) => void): Promise<void> {
+  async function tamper(rig: Rig, edit: (db: RawStore) => void): Promise<void> {
     await rig.stop();
-    const db = open({
-      path: join(rig.vaultDir, 'vault.mdb'),
-      encoding: 'msgpack',
-      compression: false,
-      cache: false,
-    });
-    try {
-      edit(db);
-    } finally {
-      await db.close();
-    }
+    await editRecords(rig.vaultDir, edit);
   }
 
   test('an intact chain verifies, and keeps verifying as it grows', async () => {
@@ -757,7 +745,7 @@ describe('audit --verify', () => {
   });
 
   /** The records from `from` on re-chained, as an attacker who can hash but not MAC does it. */
-  function rechain(db: ReturnType<typeof open>, records: AuditRecord[]): void {
+  function rechain(db: RawStore, records: AuditRecord[]): void {
     let prev = records[0]?.prev ?? Buffer.alloc(32);
     records.forEach((r, i) => {
       const base = { ...r, seq: i + 1, prev };
@@ -770,7 +758,7 @@ describe('audit --verify', () => {
     db.putSync('audit-head', { seq: records.length, hash: prev });
   }
 
-  function readAll(db: ReturnType<typeof open>): AuditRecord[] {
+  function readAll(db: RawStore): AuditRecord[] {
     return [...db.getRange({ start: 'audit/', end: 'audit0' })].map((r) => r.value as AuditRecord);
   }
 

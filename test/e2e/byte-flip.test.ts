@@ -27,6 +27,7 @@ import { listEntries } from '../../src/host/entries.js';
 import { unlockWithRecovery } from '../../src/host/owner.js';
 import { disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, ok } from '../support/rig.js';
+import { PAGE, flipBit } from '../support/store-damage.js';
 
 const FLIPS = Number(process.env.FLIPS ?? 500);
 const SEED = Number(process.env.FLIP_SEED ?? randomInt(1, 2 ** 31));
@@ -254,7 +255,7 @@ describe('byte flips over a real store', () => {
         bit: Math.floor(next() * 8),
       });
     }
-    for (const page of [0, 4096]) {
+    for (const page of [0, PAGE]) {
       for (let b = 128; b < 192; b++) plan.push({ offset: page + b, bit: Math.floor(next() * 8) });
     }
     for (const [i, { offset, bit }] of plan.entries()) {
@@ -262,7 +263,7 @@ describe('byte flips over a real store', () => {
       const dir = join(rig.root, `flip-${i}`);
       mkdirSync(dir);
       const bytes = Buffer.from(original);
-      bytes[offset] = (bytes[offset] ?? 0) ^ (1 << bit);
+      flipBit(bytes, offset, bit);
       writeFileSync(join(dir, 'vault.mdb'), bytes);
       const what = `flip ${i} at ${offset} bit ${bit}`;
       if (process.env.FLIP_TRACE !== undefined) writeFileSync(process.env.FLIP_TRACE, what);

@@ -3,16 +3,25 @@
 // store whose first page is damaged (which crashes whatever opens it) gives
 // VLT-3034 from every command instead of a dead host, and check says so.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-// The damage is made below the Store API, as a disk error would make it.
+// The write probe's own test builds a plain LMDB file, not a vault.
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
 import { scanInChild } from '../../src/host/check.js';
 import { assertRefused, disposeAll } from '../support/e2e-helpers.js';
 import { Rig } from '../support/rig.js';
+import {
+  PAGE,
+  editBytes,
+  editRecords,
+  flipBit,
+  isLeaf,
+  newerMeta,
+  storeFile,
+} from '../support/store-damage.js';
 
 describe('vault check', () => {
   const rig = new Rig();
@@ -31,24 +40,15 @@ describe('vault check', () => {
     );
     await rig.stop();
 
-    const db = open({
-      path: join(rig.vaultDir, 'vault.mdb'),
-      encoding: 'msgpack',
-      compression: false,
-      cache: false,
-    });
-    let entryId = '';
-    try {
+    const entryId = await editRecords(rig.vaultDir, (db) => {
       const [key] = [...db.getKeys({ start: 'entry/', end: 'entry0' })];
       assert.ok(typeof key === 'string');
-      entryId = key.slice('entry/'.length);
       const e = db.get(key) as Record<string, unknown>;
       // The "version 0, 1970" of the issue: a timestamp no seal covers.
       db.putSync(key, { ...e, updated: 0 });
       db.removeSync('audit/000000000002');
-    } finally {
-      await db.close();
-    }
+      return key.slice('entry/'.length);
+    });
     const r = await rig.owner(['vault', 'check']);
     assert.equal(r.code, 74);
     const lines = r.stderr.trim().split('\n');
@@ -74,11 +74,8 @@ describe('vault check', () => {
 
   test('a store whose first page is damaged: VLT-3034 from every command, and from check, not a crash', async () => {
     await rig.stop();
-    const file = join(rig.vaultDir, 'vault.mdb');
-    const bytes = readFileSync(file);
     // mm_address of the first meta page: opening the store crashes LMDB's reader.
-    bytes[29] = (bytes[29] ?? 0) ^ 0x02;
-    writeFileSync(file, bytes);
+    editBytes(rig.vaultDir, (bytes) => flipBit(bytes, 29, 1));
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
     const r = await rig.owner(['vault', 'check']);
     assert.equal(r.code, 74);
@@ -100,20 +97,19 @@ describe('a store that reads but crashes a write', () => {
     await rig.set('Mail', 'mail-value');
     const token = await rig.addAgent('bot', ['Mail']);
     await rig.stop();
-    const file = join(rig.vaultDir, 'vault.mdb');
-    const bytes = readFileSync(file);
-    // Bytes 8-15 of a page are the transaction that wrote it, 18-19 its flags
-    // (2: a leaf). A leaf "from the future" reads fine, but LMDB's writer takes
-    // it for a page of its own transaction and writes into the map in place:
-    // SIGSEGV. The host's start must find that before a request writes.
+    // Bytes 8-15 of a page are the transaction that wrote it. A leaf "from the
+    // future" reads fine, but LMDB's writer takes it for a page of its own
+    // transaction and writes into the map in place: SIGSEGV. The host's start
+    // must find that before a request writes.
     let leaves = 0;
-    for (let page = 2; page * 4096 < bytes.length; page++) {
-      if (bytes.readUInt16LE(page * 4096 + 18) !== 2) continue;
-      bytes[page * 4096 + 11] = (bytes[page * 4096 + 11] ?? 0) ^ 0x01;
-      leaves++;
-    }
+    editBytes(rig.vaultDir, (bytes) => {
+      for (let page = 2; page * PAGE < bytes.length; page++) {
+        if (!isLeaf(bytes, page)) continue;
+        flipBit(bytes, page * PAGE + 11, 0);
+        leaves++;
+      }
+    });
     assert.ok(leaves > 0);
-    writeFileSync(file, bytes);
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
     assertRefused(await rig.agent(['get', 'Mail'], token), 'VLT-3034');
     const r = await rig.owner(['vault', 'check']);
@@ -140,20 +136,18 @@ describe('a store whose free-page list names a page past its end', () => {
     // Owner writes free pages: the free-page list has records.
     for (let i = 0; i < 6; i++) await rig.set('Mail', `mail-value-${i}`);
     await rig.stop();
-    const file = join(rig.vaultDir, 'vault.mdb');
-    const bytes = readFileSync(file);
-    // The newer of the two meta pages (its transaction id at 152), then the
-    // free-page tree's root (88) from it: a leaf whose first record is a list
-    // of page numbers (count, then the pages). A page past the end goes in.
-    const meta = bytes.readBigUInt64LE(152) > bytes.readBigUInt64LE(4096 + 152) ? 0 : 4096;
-    const root = Number(bytes.readBigUInt64LE(meta + 88));
-    const page = root * 4096;
-    assert.equal(bytes.readUInt16LE(page + 18), 2, 'the free-page root is a leaf');
-    const node = page + 24 + bytes.readUInt16LE(page + 24);
-    const data = node + 8 + bytes.readUInt16LE(node + 6);
-    assert.ok(bytes.readBigUInt64LE(data) > 0n, 'the record lists pages');
-    bytes.writeBigUInt64LE(BigInt(bytes.length / 4096 + 500), data + 8);
-    writeFileSync(file, bytes);
+    editBytes(rig.vaultDir, (bytes) => {
+      // The free-page tree's root (88) in the newer meta page: a leaf whose
+      // first record is a list of page numbers (count, then the pages). A page
+      // past the end goes in.
+      const root = Number(bytes.readBigUInt64LE(newerMeta(bytes) + 88));
+      assert.ok(isLeaf(bytes, root), 'the free-page root is a leaf');
+      const page = root * PAGE;
+      const node = page + 24 + bytes.readUInt16LE(page + 24);
+      const data = node + 8 + bytes.readUInt16LE(node + 6);
+      assert.ok(bytes.readBigUInt64LE(data) > 0n, 'the record lists pages');
+      bytes.writeBigUInt64LE(BigInt(bytes.length / PAGE + 500), data + 8);
+    });
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
     const r = await rig.owner(['vault', 'check']);
     assert.equal(r.code, 74);
@@ -173,12 +167,11 @@ describe('a store whose meta page puts its last page past the end of the file', 
     await rig.create();
     await rig.set('Mail', 'mail-value');
     await rig.stop();
-    const file = join(rig.vaultDir, 'vault.mdb');
-    const bytes = readFileSync(file);
     // The newer meta page's last page number (at 144): 2^23 pages is 32 GiB out.
-    const meta = bytes.readBigUInt64LE(152) > bytes.readBigUInt64LE(4096 + 152) ? 0 : 4096;
-    bytes.writeBigUInt64LE(bytes.readBigUInt64LE(meta + 144) | (1n << 23n), meta + 144);
-    writeFileSync(file, bytes);
+    editBytes(rig.vaultDir, (bytes) => {
+      const meta = newerMeta(bytes);
+      bytes.writeBigUInt64LE(bytes.readBigUInt64LE(meta + 144) | (1n << 23n), meta + 144);
+    });
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
     const r = await rig.owner(['vault', 'check']);
     assert.equal(r.code, 74);
@@ -186,7 +179,7 @@ describe('a store whose meta page puts its last page past the end of the file', 
       r.stderr,
       'vault-cli: VLT-3034: store: The store file cannot be read whole: reading it failed (its last page lies past the end of the file).\n',
     );
-    assert.ok(statSync(file).size < 1024 * 1024, 'the store file did not grow');
+    assert.ok(statSync(storeFile(rig.vaultDir)).size < 1024 * 1024, 'the store file did not grow');
   });
 });
 

@@ -5,9 +5,6 @@ import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-// The tamper test rewrites raw records on purpose: it needs the store below the Store API.
-// eslint-disable-next-line no-restricted-imports
-import { open } from 'lmdb';
 import { Store } from '../../src/store/store.js';
 import {
   assertRefused,
@@ -20,6 +17,8 @@ import {
 } from '../support/e2e-helpers.js';
 import { copyStore, entryIdsByName } from '../support/offline.js';
 import { PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
+// The tamper test rewrites raw records on purpose, below the Store API.
+import { editRecords } from '../support/store-damage.js';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '3');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -172,13 +171,7 @@ describe('a ciphertext moved to another entry’s slot', () => {
     const [idA, idB] = [byName.get('Entry A'), byName.get('Entry B')];
     assert.ok(idA && idB && idA !== idB && ids.includes(idA) && ids.includes(idB));
 
-    const db = open({
-      path: join(rig.vaultDir, 'vault.mdb'),
-      encoding: 'msgpack',
-      compression: false,
-      cache: false,
-    });
-    try {
+    await editRecords(rig.vaultDir, (db) => {
       const fieldKeys = (id: string) => [
         ...db.getKeys({ start: `field/${id}/`, end: `field/${id}0` }),
       ];
@@ -190,9 +183,7 @@ describe('a ciphertext moved to another entry’s slot', () => {
       assert.ok(recA);
       db.putSync(keyB, recA);
       assert.deepEqual(db.get(keyB), recA);
-    } finally {
-      await db.close();
-    }
+    });
 
     const b = await rig.agent(['get', 'Entry B'], token);
     assertRefused(b, 'VLT-3003');

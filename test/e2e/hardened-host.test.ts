@@ -95,6 +95,7 @@ describe('hardened host: its own user, the agent user in its group', { skip }, (
     const own = userEnv({
       VAULT_PASSPHRASE_FILE: join(home, 'pass'),
       VAULT_DIR: join(home, 'vault'),
+      VAULT_TEST_WEAK_KDF: '1',
     });
     ok(await cli(['vault', 'create'], own));
     ok(await cli(['entry', 'set', 'Moved'], own, 'moved-value'));

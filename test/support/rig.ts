@@ -95,6 +95,10 @@ export class Rig {
       VAULT_DIR: this.vaultDir,
       VAULT_CONFIG_DIR: this.configDir,
       VAULT_PASSPHRASE_FILE: this.passphraseFile,
+      // `vault create` takes libsodium's minimum Argon2id costs (and says so on
+      // stderr): every owner step derives the key again, at the full cost about
+      // 0.1-1 s. A test of the costs themselves removes it (`env` of a run).
+      VAULT_TEST_WEAK_KDF: '1',
       // A host a failed test leaves behind ends by itself.
       VAULT_HOST_IDLE_MS: '60000',
       // VAULT_DEBUG=1 npm test: the CLI prints the cause of an internal error.

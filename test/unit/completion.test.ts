@@ -25,8 +25,10 @@ function sh(shell: string, args: string[], script: string): string {
     cwd,
     encoding: 'utf8',
     env: { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8' },
+    // Only a guard against a shell that never answers; nothing waits on a clock.
+    timeout: 60_000,
   });
-  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.status, 0, `${r.error?.message ?? ''} ${r.stderr}`);
   return r.stdout;
 }
 
@@ -154,19 +156,23 @@ test(
   { skip: !has('zsh') && 'zsh is not installed (apt-get install zsh)' },
   () => {
     // An interactive zsh on a pseudo-terminal (zsh/zpty), typing a line and TAB.
+    // The driver waits for what the shell prints, never for a fixed time:
+    // compinit rebuilds its dump when $fpath changes (a second or more on a
+    // loaded machine), and fixed sleeps read the screen before it had finished.
+    // Each marker is printed uppercased from a lowercase word, so the echo of
+    // the typed line cannot match it. Keys are read in order, so the
+    // completion is done before the marker's command runs.
     const fp = mkdtempSync(join(tmpdir(), 'vault-cli-zfunc-'));
     after(() => rmSync(fp, { recursive: true, force: true }));
     writeFileSync(join(fp, '_vault-cli'), readFileSync(join(dir, '_vault-cli')));
     const driver = `zmodload zsh/zpty
 zpty -b z 'zsh -fi'
-zpty -w z "PS1='> '; fpath=(${fp} \\$fpath); autoload -U compinit; compinit -u; vault-cli() { :; }"
-sleep 1
-zpty -w -n z $'vault-cli get X --fi\\t'
-sleep 1.5
-all=''
-while zpty -r -t z chunk; do all+=$chunk; done
+zpty -w z "PS1='> '; fpath=(${fp} \\$fpath); autoload -U compinit; compinit -u; vault-cli() { :; }; print -r -- \\\${(U):-ready}"
+zpty -r -m z out '*READY*' || exit 7
+zpty -w z $'vault-cli get X --fi\\t; print -r -- \${(U):-done}'
+zpty -r -m z out '*DONE*' || exit 8
 zpty -d z
-print -r -- "$all"`;
+print -r -- "$out"`;
     const out = sh('zsh', ['-fc'], driver);
     assert.match(out, /vault-cli get X --field/);
   },

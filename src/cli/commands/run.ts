@@ -340,6 +340,7 @@ async function supervised(
       env,
       cwd: process.cwd(),
       signalForeground: box !== null,
+      output: { allowTitle: flag(ctx, 'allow-title') },
       io: { stdin: ctx.stdin, stdout: ctx.stdout, signals: process },
       handOver: {
         key: HAND_OVER_KEY,

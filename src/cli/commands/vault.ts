@@ -10,9 +10,13 @@ import { ownerPassphrase } from '../owner.js';
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
   if (sub === 'create') {
+    const testWeakKdf = ctx.paths.testWeakKdf;
     const { recoveryKey } = await ctx.call('vault.create', {
       passphrase: await ownerPassphrase(ctx, true),
+      ...(testWeakKdf ? { testWeakKdf } : {}),
     });
+    if (testWeakKdf)
+      ctx.stderr.write("vault-cli: test-only: this vault's passphrase KDF is weak\n");
     ctx.stderr.write(
       `vault-cli: vault created in ${ctx.paths.vaultDir}\n` +
         'vault-cli: the recovery key below is shown once; keep it offline. It can reset the passphrase (vault passwd --recovery).\n',
