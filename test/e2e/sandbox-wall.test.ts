@@ -10,13 +10,15 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 // eslint-disable-next-line no-restricted-imports -- the owner's shell holding a descriptor is a terminal of the test's
 import { spawn } from 'node-pty';
-import { hex } from '../support/e2e-helpers.js';
+import { hex, hostPid } from '../support/e2e-helpers.js';
 import { installBin, underPty, until, type PtyFate } from '../support/pty.js';
 import { CLI, Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
 const secret = `wall-${hex(12)}`;
+const otherSecret = `other-${hex(12)}`;
 let token = '';
+let otherToken = '';
 
 function said(output: string): Map<string, string> {
   const m = new Map<string, string>();
@@ -60,6 +62,8 @@ before(async () => {
   await rig.create();
   await rig.set('X', secret);
   token = await rig.addAgent('a', ['X'], ['--per-minute', '100', '--per-hour', '100']);
+  await rig.set('Other', otherSecret);
+  otherToken = await rig.addAgent('b', ['Other'], ['--per-minute', '100', '--per-hour', '100']);
   installBin(rig);
   ownerGit(['init', '-q']);
 });
@@ -192,5 +196,49 @@ describe('processes', () => {
     assert.match(help, /--max-procs.*default 1024/);
     const r = await rig.owner(['run', '--agent', 'a', '--max-procs', '3', '--', '/bin/true']);
     assert.match(r.stderr, /VLT-1002: --max-procs takes a whole number from 16 up/);
+  });
+});
+
+describe('the session socket', () => {
+  test("10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on", async () => {
+    const flood = [
+      'import os, resource, socket, sys',
+      '_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)',
+      'resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))',
+      "path = os.path.join(os.environ['VAULT_DIR'], 'host.sock')",
+      'held = []',
+      'for i in range(10000):',
+      '    c = socket.socket(socket.AF_UNIX)',
+      '    try:',
+      '        c.connect(path)',
+      "        c.sendall(b'POST /whoami HTTP/1.1\\r\\nHost: h\\r\\nContent-Length: 4096\\r\\n\\r\\n{')",
+      '        held.append(c)',
+      '    except OSError:',
+      '        c.close()',
+      "print('flooded=%d' % len(held)); sys.stdout.flush()",
+      'sys.stdin.readline()',
+      'for c in held: c.close()',
+      'import subprocess',
+      "v = subprocess.run(['vault-cli', 'get', 'X'], capture_output=True).stdout.decode().strip()",
+      "print('own-get=%d' % len(v))",
+    ].join('\n');
+    const host = await hostPid(rig);
+    const fds = () => readdirSync(`/proc/${host}/fd`).length;
+    const base = fds();
+    const run = underPty(rig, ['run', '--agent', 'a', '--', 'python3', '-c', flood]);
+    try {
+      await until(() => /flooded=[0-9]+/.test(run.output()), 'the flood');
+      const during = fds();
+      // Outside, meanwhile: the owner's command and another agent's read.
+      ok(await rig.owner(['agent', 'ls']));
+      assert.equal(ok(await rig.agent(['get', 'Other'], otherToken)), `${otherSecret}\n`);
+      assert.ok(during - base < 200, `the host went from ${base} to ${during} descriptors`);
+    } finally {
+      run.pty.write('\r');
+    }
+    const r = await run.exited;
+    assert.equal(r.exitCode, 0, r.output);
+    // The agent starved only itself, and only while it held them.
+    assert.equal(said(r.output).get('own-get'), String(secret.length), r.output);
   });
 });
