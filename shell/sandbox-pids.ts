@@ -50,15 +50,18 @@ function bases(): string[] {
     if ((controllers ?? '').split(',').includes('pids'))
       out.push(join('/sys/fs/cgroup/pids', path));
     else if (controllers === '') {
-      const base = join('/sys/fs/cgroup', path);
-      try {
-        if (
-          readFileSync(join(base, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('pids')
-        )
-          out.push(base);
-      } catch {
-        // Not a cgroup2 mount at /sys/fs/cgroup, or not ours to read.
-      }
+      // This process's own cgroup where pids is delegated to its children; as
+      // root, also the top of the hierarchy (a systemd session scope has
+      // processes of its own, so the controller cannot be enabled below it).
+      const candidates = [join('/sys/fs/cgroup', path)];
+      if (process.getuid?.() === 0) candidates.push('/sys/fs/cgroup');
+      for (const base of candidates)
+        try {
+          const control = readFileSync(join(base, 'cgroup.subtree_control'), 'utf8');
+          if (control.split(/\s+/).includes('pids')) out.push(base);
+        } catch {
+          // Not a cgroup2 mount at /sys/fs/cgroup, or not ours to read.
+        }
     }
   }
   return out;

@@ -147,7 +147,7 @@ describe('descriptors and token files', () => {
 });
 
 describe('processes', () => {
-  test('--max-procs bounds what the agent can start, on the machine too', async () => {
+  test('--max-procs bounds what the agent can start, on the machine too', async (t) => {
     const marker = String(600_000 + Math.floor(Math.random() * 90_000));
     const limit = 40;
     const spawner = [
@@ -178,6 +178,9 @@ describe('processes', () => {
     run.pty.write('\r');
     const r = await run.exited;
     const m = said(r.output);
+    t.diagnostic(
+      `spawned ${m.get('spawned')} under a limit of ${limit}; ${onMachine} on the machine`,
+    );
     assert.equal(m.get('errno'), '11', r.output); // EAGAIN
     assert.ok(Number(m.get('spawned')) < limit, r.output);
     assert.ok(onMachine < limit, `${onMachine} sleeps on the machine`);
@@ -200,7 +203,7 @@ describe('processes', () => {
 });
 
 describe('the session socket', () => {
-  test("10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on", async () => {
+  test("10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on", async (t) => {
     const flood = [
       'import os, resource, socket, sys',
       '_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)',
@@ -232,6 +235,7 @@ describe('the session socket', () => {
       // Outside, meanwhile: the owner's command and another agent's read.
       ok(await rig.owner(['agent', 'ls']));
       assert.equal(ok(await rig.agent(['get', 'Other'], otherToken)), `${otherSecret}\n`);
+      t.diagnostic(`the host's descriptors: ${base} before, ${during} during the flood`);
       assert.ok(during - base < 200, `the host went from ${base} to ${during} descriptors`);
     } finally {
       run.pty.write('\r');
