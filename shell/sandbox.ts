@@ -135,7 +135,13 @@ export function sandboxLaunch(
   if (cgroupProcs === null) return { file: s.bwrap, args };
   return {
     file: '/bin/sh',
-    args: ['-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, s.bwrap, ...args],
+    args: [
+      '-c',
+      'echo $$ 2>/dev/null > "$0" || { echo "vault-cli: the sandbox could not join its pids cgroup $0" >&2; exit 126; }; exec "$@"',
+      cgroupProcs,
+      s.bwrap,
+      ...args,
+    ],
   };
 }
 

@@ -11,6 +11,7 @@ import { sandboxArgs } from '../../shell/sandbox.js';
 import {
   CREDENTIAL_STORES,
   ESCAPE_SOCKETS,
+  PROJECT_CONTROLS,
   policyProbes,
   sandboxPolicy,
   within,
@@ -307,6 +308,8 @@ const DIRS = [
   HOME,
   `${HOME}/proj`,
   `${HOME}/proj/sub`,
+  `${HOME}/proj/.git`,
+  `${HOME}/proj/.git/hooks`,
   `${HOME}/.ssh`,
   `${HOME}/.config`,
   CONFIG,
@@ -323,6 +326,8 @@ const FILES = [
   `${CONFIG}/pass`,
   '/v/vault/pass',
   `${HOME}/proj/pass`,
+  `${HOME}/proj/.git/config`,
+  `${HOME}/proj/.envrc`,
   '/run/docker.sock',
   `${HOME}/.ssh/id`,
 ];
@@ -335,7 +340,7 @@ const arbFacts = fc
     passphraseFile: fc.constantFrom(null, `${CONFIG}/pass`, '/v/vault/pass', `${HOME}/proj/pass`),
     xdgRuntimeDir: fc.constantFrom(undefined, '', '/run/user/1000', `${HOME}/proj`),
     allowRead: fc.subarray([`${HOME}/.ssh`, `${HOME}/.netrc`, '.ssh']),
-    allowWrite: fc.subarray([...DIRS, ...FILES, 'sub', '..', '/nowhere']),
+    allowWrite: fc.subarray([...DIRS, ...FILES, 'sub', '..', '/nowhere', '.envrc']),
   })
   .map((r) => {
     const fs = fileSystem(
@@ -396,6 +401,66 @@ test('property: nothing in the vault paths or a store not shown is reachable, wh
         for (const p of protectedPaths) assert.ok(!within(w, p), `${w} inside ${p}`);
       // The installation and start-up files stay out of reach of writes.
       for (const r of policy.readOnly) assert.notEqual(access(m, r), 'rw', r);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('property: a project control of the working directory is never writable unless --allow-write names it', () => {
+  const proj = `${HOME}/proj`;
+  const candidates: Record<string, PathKind> = {
+    [`${proj}/.git`]: 'dir',
+    [`${proj}/.git/config`]: 'file',
+    [`${proj}/.git/hooks/pre-commit`]: 'file',
+    [`${proj}/.git/modules`]: 'dir',
+    [`${proj}/.envrc`]: 'file',
+    [`${proj}/.vscode/tasks.json`]: 'file',
+    [`${proj}/.claude/settings.json`]: 'file',
+    [`${proj}/.claude/todo`]: 'dir',
+    [`${proj}/.mcp.json`]: 'file',
+    [`${proj}/src`]: 'dir',
+  };
+  const arb = fc.record({
+    existing: fc.subarray(Object.keys(candidates)),
+    worktree: fc.boolean(),
+    allowWrite: fc.subarray(['.envrc', '.git/config', '.git/hooks', 'src', '..', '.git']),
+  });
+  fc.assert(
+    fc.property(arb, ({ existing, worktree, allowWrite }) => {
+      const entries = Object.fromEntries(existing.map((p) => [p, candidates[p] as PathKind]));
+      // A worktree: .git is a file naming the git directory, nothing is under it.
+      const fs = fileSystem({
+        ...Object.fromEntries(usual),
+        ...(worktree
+          ? {
+              ...Object.fromEntries(
+                Object.entries(entries).filter(([p]) => !p.startsWith(`${proj}/.git`)),
+              ),
+              [`${proj}/.git`]: 'file' as PathKind,
+            }
+          : entries),
+      });
+      const facts = { ...baseFacts, cwd: proj, allowWrite };
+      const policy = attempt(facts, fs);
+      if (policy === null) return;
+      const m = mounts(policy);
+      const opened = allowWrite.map((w) => (w.startsWith('/') ? w : `${proj}/${w}`));
+      for (const c of PROJECT_CONTROLS) {
+        const path = `${proj}/${c.replace(/\/$/, '')}`;
+        // A listed directory that holds others is pinned, writable by design.
+        if (PROJECT_CONTROLS.some((o) => o !== c && c.endsWith('/') && o.startsWith(c))) continue;
+        if (opened.some((o) => within(path, o))) continue;
+        // Under a file nothing can be made.
+        if (fs.get(path.slice(0, path.lastIndexOf('/'))) === 'file') continue;
+        for (const q of [path, `${path}/x`])
+          assert.notEqual(access(m, q), 'rw', `${q} in ${JSON.stringify(m)}`);
+      }
+      if (worktree && !opened.includes(`${proj}/.git`))
+        assert.notEqual(access(m, `${proj}/.git`), 'rw');
+      // What the agent works on stays writable.
+      assert.equal(access(m, `${proj}/src/x`), 'rw');
+      if (!worktree && fs.get(`${proj}/.git`) === 'dir')
+        assert.equal(access(m, `${proj}/.git/objects`), 'rw');
     }),
     { numRuns: RUNS },
   );
