@@ -123,16 +123,35 @@ describe('descriptors and token files', () => {
       PATH: `${join(rig.root, 'bin')}:${process.env.PATH}`,
     }))
       if (v !== undefined) env[k] = v;
-    const inner =
-      'cat <&260 2>/dev/null; echo "fd260=$?"; echo "fds=$(ls /proc/self/fd | tr "\\n" " ")"';
-    const owner = `exec 260<${passfile}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} run --agent a -- bash -c ${JSON.stringify(inner)}`;
-    const pty = spawn('/bin/bash', ['-c', owner], { cols: 100, rows: 30, cwd: rig.root, env });
+    // The owner's shell: the descriptor held, then run; the agent's script as a positional argument.
+    const owner = `exec 260<${passfile}; exec "$@"`;
+    const inner = 'cat <&260 2>/dev/null; echo "fd260=$?"; echo "open=$(ls /proc/self/fd | wc -l)"';
+    const pty = spawn(
+      '/bin/bash',
+      [
+        '-c',
+        owner,
+        'owner',
+        process.execPath,
+        CLI,
+        'run',
+        '--agent',
+        'a',
+        '--',
+        'bash',
+        '-c',
+        inner,
+      ],
+      { cols: 100, rows: 30, cwd: rig.root, env },
+    );
     let output = '';
     pty.onData((d) => (output += d));
     const code = await new Promise<number>((res) => pty.onExit(({ exitCode }) => res(exitCode)));
     assert.equal(code, 0, output);
     assert.ok(!output.includes(`held-${secret}`), output);
     assert.notEqual(said(output).get('fd260'), '0', output);
+    // 0, 1, 2 and the one ls reads /proc/self/fd through.
+    assert.equal(said(output).get('open'), '4', output);
   });
 
   test('VAULT_TOKEN_FILE, wherever it is, is hidden', async () => {
