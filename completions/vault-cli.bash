@@ -12,9 +12,19 @@ __vault_cli_files() {
 # Names only for the owner with a passphrase file: an agent never lists entries.
 __vault_cli_names() {
   [[ -n "${VAULT_PASSPHRASE_FILE:-}" ]] || return 0
-  local IFS=$'\n' names
+  local names n want="$cur" quoted=
   names=$(command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
-  COMPREPLY+=($(compgen -W "$names" -- "$cur"))
+  # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert
+  # a name quoted for the shell, unless the word opened a quote (readline closes it).
+  case "$want" in
+    \'*) quoted=1; want=${want#\'} ;;
+    \"*) quoted=1; want=${want#\"} ;;
+    *) want=${want//\\/} ;;
+  esac
+  while IFS= read -r n; do
+    [[ -n "$n" && "$n" == "$want"* ]] || continue
+    if [[ -n "$quoted" ]]; then COMPREPLY+=("$n"); else COMPREPLY+=("$(printf %q "$n")"); fi
+  done <<<"$names"
 }
 # The command a line names: the longest path of the table its leading words match.
 __vault_cli_command() {
@@ -57,12 +67,14 @@ __vault_cli_command() {
     'totp') echo 'totp' ;;
     'proxy') echo 'proxy' ;;
     'render') echo 'render' ;;
+    'git-credential') echo 'git-credential' ;;
     'run') echo 'run' ;;
     'dashboard') echo 'dashboard' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
     'daemon') echo 'daemon' ;;
+    'help') echo 'help' ;;
   esac
 }
 _vault_cli() {
@@ -79,7 +91,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon host'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render git-credential run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -106,7 +118,10 @@ _vault_cli() {
       'proxy --port') :; return 0 ;;
       'proxy --upstream-ca') __vault_cli_files; return 0 ;;
       'proxy env --port') :; return 0 ;;
-      'render --format') :; return 0 ;;
+      'render --format') __vault_cli_words 'json yaml toml env raw'; return 0 ;;
+      'git-credential --entry') :; return 0 ;;
+      'git-credential --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'git-credential --username') :; return 0 ;;
       'run --agent') __vault_cli_names agent; return 0 ;;
       'run --scope') __vault_cli_names entry; return 0 ;;
       'run --keep-env') :; return 0 ;;
@@ -119,7 +134,7 @@ _vault_cli() {
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'agent add --scope') __vault_cli_names entry; return 0 ;;
-      'agent add --kind') :; return 0 ;;
+      'agent add --kind') __vault_cli_words 'ai script'; return 0 ;;
       'agent add --per-minute') :; return 0 ;;
       'agent add --per-hour') :; return 0 ;;
       'agent wrap --command') :; return 0 ;;
@@ -148,9 +163,10 @@ _vault_cli() {
       'get') __vault_cli_words '--field --help' ;;
       'totp') __vault_cli_words '--help' ;;
       'proxy') __vault_cli_words '--port --upstream-ca --help' ;;
-      'proxy env') __vault_cli_words '--port --help' ;;
+      'proxy env') __vault_cli_words '--port --no-local-bypass --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
+      'git-credential') __vault_cli_words '--entry --field --username --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
@@ -186,6 +202,7 @@ _vault_cli() {
       'host install') __vault_cli_words '--user --group --state-dir --socket-dir --member --move --no-systemd --help' ;;
       'host uninstall') __vault_cli_words '--move-to --owner --purge --help' ;;
       'host status') __vault_cli_words '--json --help' ;;
+      'help') __vault_cli_words '--help' ;;
     esac
     return 0
   fi
@@ -199,6 +216,7 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
+    'git-credential') valued=' --entry --field --username ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
@@ -234,6 +252,7 @@ _vault_cli() {
     'host install') valued=' --user --group --state-dir --socket-dir --member --move ' ;;
     'host uninstall') valued=' --move-to --owner ' ;;
     'host status') valued='  ' ;;
+    'help') valued='  ' ;;
   esac
   for ((i = n + 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
@@ -247,6 +266,7 @@ _vault_cli() {
     'get 0') : ;;
     'totp 0') : ;;
     'render 0') __vault_cli_files ;;
+    'git-credential 0') __vault_cli_words 'get store erase' ;;
     'vault backup 0') __vault_cli_files ;;
     'vault restore 0') __vault_cli_files ;;
     'entry set 0') __vault_cli_names entry ;;

@@ -37,9 +37,15 @@ export function chompOne(b: Buffer): Buffer {
  * from the first question to the last answer. Keys typed ahead or pasted in
  * one go ("secret<Enter>secret<Enter>") answer the next question: the terminal
  * stays raw between questions, so nothing typed early is echoed or dropped.
- * @throws VaultError VLT-1003 when there is no terminal, VLT-1002 when cancelled.
+ * `check` sees each answer as it is given and may refuse it by throwing, so a
+ * bad first answer is refused before the next question is asked.
+ * @throws VaultError VLT-1003 when there is no terminal, VLT-1002 when cancelled,
+ * or what `check` throws.
  */
-export async function promptHidden(questions: readonly string[]): Promise<Secret[]> {
+export async function promptHidden(
+  questions: readonly string[],
+  check?: (answer: Secret, index: number) => void,
+): Promise<Secret[]> {
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r+');
@@ -72,6 +78,12 @@ export async function promptHidden(questions: readonly string[]): Promise<Secret
               bytes.fill(0);
               bytes = [];
               output.write('\n');
+              const answer = answers[answers.length - 1] as Secret;
+              try {
+                check?.(answer, answers.length - 1);
+              } catch (err) {
+                return finish(() => reject(err as Error));
+              }
               const next = questions[answers.length];
               if (next === undefined) return finish(resolve);
               output.write(next);
@@ -111,11 +123,15 @@ export async function promptHidden(questions: readonly string[]): Promise<Secret
   return answers;
 }
 
-/** A passphrase from `file` (one trailing newline dropped), else a prompt (twice when `confirm`). */
+/**
+ * A passphrase from `file` (one trailing newline dropped), else a prompt (twice
+ * when `confirm`); `check` refuses a bad one before it is asked again.
+ */
 export async function passphrase(
   file: string | null,
   what: string,
   confirm = false,
+  check?: (s: Secret) => void,
 ): Promise<Secret> {
   if (file !== null) {
     let raw: Buffer;
@@ -124,10 +140,20 @@ export async function passphrase(
     } catch {
       throw new VaultError('VLT-1002', 'Cannot read the passphrase file.');
     }
-    return new Secret(Buffer.from(chompOne(raw)));
+    const s = new Secret(Buffer.from(chompOne(raw)));
+    try {
+      check?.(s);
+    } catch (err) {
+      s.wipe();
+      throw err;
+    }
+    return s;
   }
   const [first, again] = await promptHidden(
     confirm ? [`${what}: `, `${what} (again): `] : [`${what}: `],
+    (answer, i) => {
+      if (i === 0) check?.(answer);
+    },
   );
   if (first === undefined) throw new VaultError('VLT-1002', 'Cancelled.');
   if (again === undefined) return first;

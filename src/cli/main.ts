@@ -3,22 +3,91 @@
  * The process edge: argv in, one command run, exit status out. The only place
  * that sets the exit status; every error becomes one line on stderr,
  * `vault-cli: <code>: <message>`.
+ *
+ * Run it through bin/vault-cli, which picks the Node this installation was
+ * installed with; `node` on PATH may be another (issue 25).
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { helpText, parseArgv } from '../core/argv.js';
-import { VaultError } from '../core/errors.js';
+import { formatTime } from '../core/audit.js';
+import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';
-import { hostEnv, resolvePaths } from './paths.js';
+import { refuseInsideRun } from './owner.js';
+import { hostEnv, resolvePaths, type Paths } from './paths.js';
+
+/** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
+function versionLine(script: string): string {
+  let dir = dirname(script);
+  for (let i = 0; i < 5; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'vault-cli') {
+        return `vault-cli ${pkg.version ?? '?'}, Node ${process.version} (${process.execPath})\n`;
+      }
+    } catch {
+      // not here: one directory up
+    }
+    dir = dirname(dir);
+  }
+  return `vault-cli (version unknown), Node ${process.version} (${process.execPath})\n`;
+}
+
+/**
+ * What the host's messages leave to the edge: the vault directory VLT-3001
+ * means, and a retry time in local time to the second, as every time the CLI
+ * prints (the host writes it as UTC ISO, for logs and the proxy's replies).
+ */
+function presented(err: unknown, paths: Paths): unknown {
+  if (!(err instanceof VaultError)) return err;
+  if (err.code === 'VLT-3001' && err.message === ERRORS['VLT-3001'].message) {
+    return new VaultError(
+      'VLT-3001',
+      `No vault in ${paths.vaultDir}: create one with \`vault-cli vault create\`, or set VAULT_DIR to the directory of an existing vault.`,
+      { cause: err },
+    );
+  }
+  if (err.code === 'VLT-2042') {
+    const message = err.message.replace(
+      /\b(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g,
+      // Rounded up: retrying at the printed second is never early.
+      (iso) => formatTime(Math.ceil(Date.parse(iso) / 1000) * 1000),
+    );
+    if (message !== err.message) {
+      return new VaultError('VLT-2042', message, { cause: err, problems: err.problems });
+    }
+  }
+  return err;
+}
+
+/** The oldest Node whose APIs vault-cli uses (tls.getCACertificates, for one). */
+const MIN_NODE = 22;
 
 async function main(argv: readonly string[]): Promise<number> {
+  const script = fileURLToPath(import.meta.url);
+  // Started as `node main.js` on an older node (bin/vault-cli never does): one
+  // clear line, not a crash deep in the proxy (VLT-3007).
+  if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
+    process.stderr.write(
+      `vault-cli: needs Node ${MIN_NODE} or later, and ${process.execPath} is Node ${process.version}; run bin/vault-cli (node_modules/.bin/vault-cli), which uses the Node installed with it.\n`,
+    );
+    return 69;
+  }
   const inv = parseArgv(argv);
+  if (inv.version === true) {
+    process.stdout.write(versionLine(script));
+    return 0;
+  }
   if (inv.help || inv.command === null) {
     process.stdout.write(helpText(inv.group));
     return 0;
   }
   const env = process.env;
   const paths = resolvePaths(env);
-  const script = fileURLToPath(import.meta.url);
   const client = {
     vaultDir: paths.vaultDir,
     socketDir: paths.socketDir,
@@ -44,8 +113,14 @@ async function main(argv: readonly string[]): Promise<number> {
       return call({ ...client, autoStart: opts?.autoStart ?? client.system === null }, op, body);
     },
   };
-  const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };
-  return mod.run(ctx);
+  try {
+    // Before any prompt: inside `run`, the agent's terminal must never ask for the passphrase.
+    if (inv.command.side === 'owner') await refuseInsideRun(ctx);
+    const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };
+    return await mod.run(ctx);
+  } catch (err) {
+    throw presented(err, paths);
+  }
 }
 
 // A reader that goes away (`vault-cli audit | head`) is not an error.

@@ -1,9 +1,93 @@
-/** The owner's passphrase for one command: VAULT_PASSPHRASE_FILE, else a prompt on the terminal. */
+/**
+ * The owner's side of the edge: the passphrase for one command
+ * (VAULT_PASSPHRASE_FILE, else a prompt on the terminal), and the refusals that
+ * come before any prompt: inside `vault-cli run`, and to an agent.
+ */
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { VaultError } from '../core/errors.js';
+import { SOCKET_NAME } from '../core/protocol.js';
+import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
 
-export async function ownerPassphrase(ctx: CliContext, confirm = false): Promise<string> {
-  const s = await passphrase(ctx.paths.passphraseFile, 'Vault passphrase', confirm);
+function commandName(ctx: CliContext): string {
+  return ['vault-cli', ...(ctx.inv.command?.path ?? [])].join(' ');
+}
+
+const AGENT_INSTEAD = 'an agent uses its token with get, totp, render or the proxy';
+
+/**
+ * Whether the process on the host's socket runs outside this process's PID
+ * namespace, as it does for everything inside a `vault-cli run` sandbox (the
+ * kernel then names no pid for the peer). Nothing is sent on the connection:
+ * the peer is not yet known to be the host (src/client/host-check.ts). False
+ * when nothing listens, or off Linux.
+ */
+async function hostOutsidePidNamespace(ctx: CliContext): Promise<boolean> {
+  if (process.platform !== 'linux') return false;
+  const path = join(ctx.client.socketDir ?? ctx.client.vaultDir, SOCKET_NAME);
+  const sock = connect(path);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('connect', resolve);
+      sock.once('error', reject);
+    });
+    const { peerCred } = await import('../kernel/unix.js');
+    return peerCred(sock).pid === 0;
+  } catch {
+    return false;
+  } finally {
+    sock.destroy();
+  }
+}
+
+/**
+ * Refuses an owner command inside a `vault-cli run` sandbox, before anything
+ * is asked: there the agent holds the terminal, and a passphrase typed into
+ * it is typed to the agent. The host would refuse it anyway (the session's
+ * socket serves agent operations only, VLT-2051), but only after the prompt.
+ * @throws VaultError VLT-2051 inside a sandbox.
+ */
+export async function refuseInsideRun(ctx: CliContext): Promise<void> {
+  if (await hostOutsidePidNamespace(ctx)) {
+    throw new VaultError(
+      'VLT-2051',
+      `${commandName(ctx)} is an owner command and this is inside \`vault-cli run\` (the agent's sandbox): run it in another terminal; inside, ${AGENT_INSTEAD}.`,
+    );
+  }
+}
+
+/** Whether this process holds an agent's token: VAULT_TOKEN or the file `init` stored. */
+function holdsToken(ctx: CliContext): boolean {
+  const env = ctx.env.VAULT_TOKEN;
+  return (env !== undefined && env !== '') || existsSync(ctx.paths.tokenFile);
+}
+
+/**
+ * @throws VaultError VLT-1003 with no terminal and no passphrase file; to a
+ * caller with a token (an agent), saying this is an owner command and what an
+ * agent uses instead, never where a passphrase might be found.
+ */
+export async function ownerPassphrase(
+  ctx: CliContext,
+  confirm = false,
+  check?: (s: Secret) => void,
+): Promise<string> {
+  let s;
+  try {
+    s = await passphrase(ctx.paths.passphraseFile, 'Vault passphrase', confirm, check);
+  } catch (err) {
+    if (err instanceof VaultError && err.code === 'VLT-1003' && holdsToken(ctx)) {
+      throw new VaultError(
+        'VLT-1003',
+        `${commandName(ctx)} is an owner command: it needs the vault passphrase, typed by the owner at a terminal; ${AGENT_INSTEAD}.`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
   const text = s.expose().toString('utf8');
   s.wipe();
   return text;

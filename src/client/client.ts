@@ -9,6 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
+  OWNER_SECRET_FIELDS,
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
@@ -37,11 +38,9 @@ export interface ClientOptions {
   readonly acceptFaketime?: boolean;
 }
 
-/** Request fields that carry the owner's secret: the host is checked before they are sent. */
-const OWNER_SECRETS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
-
+/** Whether a request carries the owner's secret: the host is checked before it is sent. */
 function carriesOwnerSecret(body: object): boolean {
-  return OWNER_SECRETS.some((k) => {
+  return OWNER_SECRET_FIELDS.some((k) => {
     const v = (body as Record<string, unknown>)[k];
     return typeof v === 'string' && v !== '';
   });

@@ -3,7 +3,15 @@
  * `vault-cli` and returns what to run, or throws VLT-1001 with a message that
  * names the offending word.
  */
-import { COMMANDS, HELP_FLAG, type CommandDef, type FlagDef } from './commands.js';
+import {
+  COMMANDS,
+  HELP_FLAG,
+  SIDES,
+  VERSION_FLAG,
+  type ArgDef,
+  type CommandDef,
+  type FlagDef,
+} from './commands.js';
 import { VaultError, quote } from './errors.js';
 
 export type FlagValue = string | number | boolean | string[];
@@ -12,8 +20,10 @@ export interface Invocation {
   readonly command: CommandDef | null;
   readonly args: Readonly<Record<string, string | string[]>>;
   readonly flags: Readonly<Record<string, FlagValue>>;
-  /** `--help`, or a group word alone (`vault-cli entry`). */
+  /** `--help`, `help <command>`, or a group word alone (`vault-cli entry`). */
   readonly help: boolean;
+  /** `vault-cli --version`. */
+  readonly version?: boolean;
   /** The group named when help was asked for a group, e.g. ['entry']. */
   readonly group: readonly string[];
 }
@@ -41,6 +51,19 @@ function matchCommand(
  * @throws VaultError VLT-1001 for an unknown command or flag, a missing or extra argument.
  */
 export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocation {
+  if (argv.length === 1 && argv[0] === `--${VERSION_FLAG.name}`) {
+    return { command: null, args: {}, flags: {}, help: false, version: true, group: [] };
+  }
+  // `help <command>` is `<command> --help`; `help` alone is the top-level help.
+  if (argv[0] === 'help') {
+    const words = argv.slice(1).filter((w) => w !== '--help' && w !== '-h');
+    if (words.length === 0) return { command: null, args: {}, flags: {}, help: true, group: [] };
+    const inv = parseArgv([...words, '--help'], commands);
+    if (inv.command !== null && inv.command.path.length < words.length) {
+      throw usage(`unknown command ${quote(words.join(' '))}`);
+    }
+    return inv;
+  }
   const leading: string[] = [];
   for (const w of argv) {
     if (w.startsWith('-')) break;
@@ -138,20 +161,50 @@ export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocat
   return { command, args, flags, help: false, group: command.path };
 }
 
-function flagLine(f: FlagDef): string {
-  const v = f.value === undefined ? '' : f.value === 'count' ? ' <n>' : ` <${f.name}>`;
-  // Two spaces at least before the summary, however long the flag.
-  return `  --${f.name}${v}  `.padEnd(28) + f.summary + (f.repeat === true ? ' (repeatable)' : '');
+function metavar(f: FlagDef): string {
+  if (f.value === undefined) return '';
+  return ` ${f.metavar ?? (f.value === 'count' ? '<n>' : '<value>')}`;
 }
 
-function commandLine(c: CommandDef): string {
-  const args = c.args
-    .map(
-      (a) => (a.optional === true ? `[${a.name}]` : `<${a.name}>`) + (a.rest === true ? '...' : ''),
-    )
-    .join(' ');
-  return `  ${[...c.path, args].filter(Boolean).join(' ')}`.padEnd(36) + c.summary;
+/** Two columns, the first padded to the widest cell (at most `cap`), two spaces at least. */
+function columns(
+  rows: readonly (readonly [string, string])[],
+  width = Math.min(34, Math.max(0, ...rows.map(([a]) => a.length))),
+): string[] {
+  return rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`.trimEnd());
 }
+
+function flagRows(flags: readonly FlagDef[]): [string, string][] {
+  return flags.map((f) => [
+    `--${f.name}${metavar(f)}`,
+    f.summary + (f.repeat === true ? ' (repeatable)' : ''),
+  ]);
+}
+
+function argWord(a: ArgDef): string {
+  const word =
+    (a.optional === true ? `[${a.name}]` : `<${a.name}>`) + (a.rest === true ? '...' : '');
+  return a.afterDashes === true ? `-- ${word}` : word;
+}
+
+function synopsis(c: CommandDef): string {
+  const options = c.flags.length > 0 ? ['[options]'] : [];
+  return [...c.path, ...options, ...c.args.map(argWord)].join(' ');
+}
+
+function commandRows(commands: readonly CommandDef[]): [string, string][] {
+  return commands.map((c) => [
+    [...c.path, ...c.args.filter((a) => a.afterDashes !== true).map(argWord)].join(' '),
+    c.summary,
+  ]);
+}
+
+const SIDE_NOTE: Readonly<Record<CommandDef['side'], string>> = {
+  owner:
+    'An owner command: it asks for the vault passphrase (or reads VAULT_PASSPHRASE_FILE); refused inside `vault-cli run`.',
+  agent: 'An agent command: it acts with the token `vault-cli init` stored (or VAULT_TOKEN).',
+  local: '',
+};
 
 /** Help text for the whole tool, a group (`entry`) or one command. */
 export function helpText(group: readonly string[], commands = COMMANDS): string {
@@ -159,35 +212,52 @@ export function helpText(group: readonly string[], commands = COMMANDS): string 
     (c) => c.path.length === group.length && c.path.every((w, i) => group[i] === w),
   );
   if (exact !== undefined) {
-    const lines = [
-      `usage: vault-cli ${commandLine(exact)
-        .trim()
-        .replace(/\s{2,}.*/, '')}`,
-      '',
-      exact.summary,
-    ];
-    if (exact.flags.length > 0) lines.push('', 'options:', ...exact.flags.map(flagLine));
+    const lines = [`usage: vault-cli ${synopsis(exact)}`, '', exact.summary];
+    if (exact.notes !== undefined && exact.notes.length > 0) lines.push('', ...exact.notes);
+    if (exact.args.length > 0) {
+      lines.push('', 'arguments:', ...columns(exact.args.map((a) => [argWord(a), a.summary])));
+    }
+    lines.push('', 'options:', ...columns(flagRows([...exact.flags, HELP_FLAG])));
     const sub = commands.filter((c) => c !== exact && c.path[0] === exact.path[0]);
-    if (group.length === 1 && sub.length > 0) lines.push('', 'commands:', ...sub.map(commandLine));
+    if (group.length === 1 && sub.length > 0) {
+      lines.push('', 'commands:', ...columns(commandRows(sub)));
+    }
+    lines.push('', 'examples:', ...exact.examples.map((e) => `  ${e}`));
+    const side = SIDE_NOTE[exact.side];
+    if (side !== '') lines.push('', side);
     return lines.join('\n') + '\n';
   }
-  const listed = group.length === 0 ? commands : commands.filter((c) => c.path[0] === group[0]);
-  const head =
-    group.length === 0
-      ? [
-          'vault-cli: a credential vault for AI agents and developers',
-          '',
-          'usage: vault-cli <command> [options]',
-          '',
-          'commands:',
-        ]
-      : [`usage: vault-cli ${group[0]} <command> [options]`, '', 'commands:'];
-  return (
-    [
-      ...head,
-      ...listed.map(commandLine),
-      '',
-      'Run vault-cli <command> --help for its options.',
-    ].join('\n') + '\n'
+  if (group.length > 0) {
+    const listed = commands.filter((c) => c.path[0] === group[0]);
+    return (
+      [
+        `usage: vault-cli ${group[0]} <command> [options]`,
+        '',
+        'commands:',
+        ...columns(commandRows(listed)),
+        '',
+        `Run vault-cli help ${group[0]} <command> for its options and examples.`,
+      ].join('\n') + '\n'
+    );
+  }
+  const lines = [
+    'vault-cli: a credential vault for AI agents and developers',
+    '',
+    'usage: vault-cli <command> [options]',
+    '       vault-cli help <command>',
+  ];
+  // One width for every group, so the summaries line up down the page.
+  const width = Math.min(34, Math.max(...commandRows(commands).map(([a]) => a.length)));
+  for (const { side, title } of SIDES) {
+    const listed = commands.filter((c) => c.side === side);
+    if (listed.length > 0) lines.push('', `${title}:`, ...columns(commandRows(listed), width));
+  }
+  lines.push(
+    '',
+    'options:',
+    ...columns(flagRows([HELP_FLAG, VERSION_FLAG])),
+    '',
+    'Run vault-cli help <command> (or vault-cli <command> --help) for its options and examples.',
   );
+  return lines.join('\n') + '\n';
 }

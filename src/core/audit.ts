@@ -3,7 +3,7 @@
  * turns an event into a sealed, hash-chained record; `vault-cli audit` and the
  * dashboard show it with these formatters.
  */
-import type { ErrorCode } from './errors.js';
+import { oneLine, type ErrorCode } from './errors.js';
 
 export const AGENT_ACTIONS = ['read', 'ai_read', 'fill', 'denied', 'limited', 'locked'] as const;
 export const OWNER_ACTIONS = [
@@ -121,11 +121,13 @@ export function formatTime(ms: number): string {
 }
 
 /** Column widths for a listing that grows as it prints (`audit --follow`). */
-export const FOLLOW_WIDTHS: readonly number[] = [19, 12, 24];
+export const FOLLOW_WIDTHS: readonly number[] = [19, 12, 24, 16];
 
 /**
- * The listing: TIME ACTION ENTRY ACTOR, columns padded to the widest cell (or
- * at least `minWidths`). `header` false prints the rows alone.
+ * The listing: TIME ACTION ENTRY ACTOR ABOUT, columns padded to the widest
+ * cell (or at least `minWidths`). ABOUT is whom (or what) an owner action was
+ * about, the record's subject: `agent_add` of which agent, `unlocked` which.
+ * `header` false prints the rows alone.
  */
 export function formatAuditTable(
   records: readonly AuditView[],
@@ -133,15 +135,27 @@ export function formatAuditTable(
   header = true,
 ): string {
   const rows = [
-    ...(header ? [['TIME', 'ACTION', 'ENTRY', 'ACTOR']] : []),
-    ...records.map((r) => [formatTime(r.at), r.action, displayEntry(r.entry), r.actor]),
+    ...(header ? [['TIME', 'ACTION', 'ENTRY', 'ACTOR', 'ABOUT']] : []),
+    ...records.map((r) => [
+      formatTime(r.at),
+      r.action,
+      displayEntry(r.entry),
+      r.actor,
+      // The last column: spaces need no quotes there, control characters are escaped.
+      r.subject === null ? '' : oneLine(r.subject),
+    ]),
   ];
   if (rows.length === 0) return '';
-  const widths = [0, 1, 2].map((i) =>
+  const widths = [0, 1, 2, 3].map((i) =>
     Math.max(minWidths[i] ?? 0, ...rows.map((row) => (row[i] ?? '').length)),
   );
   return rows
-    .map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  '))
+    .map((row) =>
+      row
+        .map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n')
     .concat('\n');
 }

@@ -11,6 +11,8 @@ export interface FlagDef {
   readonly summary: string;
   /** A flag without a value type is a boolean switch. */
   readonly value?: 'string' | 'count';
+  /** What the value is, as help shows it (`--allow-write <dir>`); counts are `<n>`. */
+  readonly metavar?: string;
   readonly repeat?: boolean;
   readonly complete?: Completion;
   /** The only values a shell completes for it. */
@@ -23,18 +25,33 @@ export interface ArgDef {
   readonly optional?: boolean;
   /** Collects every remaining word. */
   readonly rest?: boolean;
+  /** Given after `--` (help shows `-- <command>...`). */
+  readonly afterDashes?: boolean;
   readonly complete?: Completion;
   readonly choices?: readonly string[];
 }
+
+export type Side = 'owner' | 'agent' | 'local';
+
+/** The groups of the top-level `--help`, in order. */
+export const SIDES: readonly { readonly side: Side; readonly title: string }[] = [
+  { side: 'owner', title: 'for the owner (with the vault passphrase, never inside `run`)' },
+  { side: 'agent', title: 'for agents (with the agent’s token)' },
+  { side: 'local', title: 'host and set-up' },
+];
 
 export interface CommandDef {
   /** Words that name the command, e.g. ['entry', 'set']. */
   readonly path: readonly string[];
   readonly summary: string;
-  /** Who runs it: an agent with a token, the owner with a passphrase, or anyone. */
-  readonly side: 'agent' | 'owner' | 'local';
+  /** Who runs it: an agent with a token, the owner with a passphrase, or anyone (host and set-up). */
+  readonly side: Side;
   readonly args: readonly ArgDef[];
   readonly flags: readonly FlagDef[];
+  /** More lines for `--help`, after the summary: what the summary cannot say in one line. */
+  readonly notes?: readonly string[];
+  /** Command lines `--help` shows, each a complete `vault-cli ...` line. */
+  readonly examples: readonly string[];
   /** The module under src/cli/commands that runs it. */
   readonly module: string;
 }
@@ -43,6 +60,7 @@ const json: FlagDef = { name: 'json', summary: 'machine-readable output' };
 const field: FlagDef = {
   name: 'field',
   value: 'string',
+  metavar: '<name>',
   summary: 'field name (default: password)',
   complete: 'field',
 };
@@ -64,6 +82,9 @@ const proxyPort: FlagDef = {
   value: 'count',
   summary: `port (default ${PROXY_PORT})`,
 };
+/** get, totp, render: the rule their help states (src/cli/pipe-only.ts). */
+const PIPE_ONLY =
+  'stdout must be a pipe: on a terminal or into a file it is refused (VLT-2050) and nothing is read.';
 const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
 const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
 
@@ -85,11 +106,14 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'skill',
         value: 'string',
+        metavar: '<agent>',
         summary: 'install the guardrail skill for this agent only (created if absent)',
         choices: SKILL_AGENTS,
       },
       { name: 'no-skill', summary: 'do not install the guardrail skill for coding agents' },
     ],
+    notes: ['The token never goes on the command line: pipe it in, or type it at the prompt.'],
+    examples: ['echo "$VAULT_TOKEN" | vault-cli init', 'vault-cli init --skill claude'],
     module: 'init',
   },
   {
@@ -98,6 +122,11 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'agent',
     args: [{ ...entryArg, complete: 'none' }],
     flags: [field],
+    notes: [PIPE_ONLY],
+    examples: [
+      'vault-cli get "Stripe Prod" --field key | app --api-key-stdin',
+      'vault-cli get GitHub --field token | gh auth login --with-token',
+    ],
     module: 'get',
   },
   {
@@ -106,6 +135,8 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'agent',
     args: [{ ...entryArg, complete: 'none' }],
     flags: [],
+    notes: [PIPE_ONLY],
+    examples: ['vault-cli totp GitHub | app --otp-stdin'],
     module: 'totp',
   },
   {
@@ -118,10 +149,17 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'upstream-ca',
         value: 'string',
+        metavar: '<file>',
         repeat: true,
         summary: 'also trust this PEM file for upstream servers (tests, private CAs)',
         complete: 'file',
       },
+    ],
+    notes: ['It puts the value of a vault:// reference in a request header; nothing else changes.'],
+    examples: [
+      'vault-cli proxy &',
+      'eval "$(vault-cli proxy env)"',
+      "curl -H 'Authorization: Bearer vault://GitHub/token' https://api.github.com/user",
     ],
     module: 'proxy',
   },
@@ -130,7 +168,21 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'print the shell lines that route a tool through the proxy',
     side: 'agent',
     args: [],
-    flags: [proxyPort],
+    flags: [
+      proxyPort,
+      {
+        name: 'no-local-bypass',
+        summary: 'send this machine’s own services through the proxy too (NO_PROXY empty)',
+      },
+    ],
+    notes: [
+      'By default NO_PROXY names localhost, 127.0.0.1 and ::1: a local service is reached directly and gets the literal reference.',
+    ],
+    examples: [
+      'eval "$(vault-cli proxy env)"',
+      'eval "$(vault-cli proxy env --port 8443)"',
+      'eval "$(vault-cli proxy env --no-local-bypass)"',
+    ],
     module: 'proxy',
   },
   {
@@ -139,49 +191,113 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'agent',
     args: [],
     flags: [],
+    examples: ['vault-cli proxy ca', 'curl --cacert "$(vault-cli proxy ca)" https://example.com'],
     module: 'proxy',
   },
   {
     path: ['render'],
-    summary:
-      'print a template with every vault:// reference replaced, into a pipe (all or nothing; - is stdin: < file streams, a pipe is held in memory)',
+    summary: 'print a template with every vault:// reference replaced, into a pipe',
     side: 'agent',
     args: [{ name: 'file', summary: 'template file, or - for stdin', complete: 'file' }],
     flags: [
       {
         name: 'format',
         value: 'string',
-        summary: 'escape values for json, yaml, toml, env or raw (default: by extension)',
+        metavar: '<json|yaml|toml|env|raw>',
+        summary: 'how values are escaped (default: by the file’s extension)',
+        choices: ['json', 'yaml', 'toml', 'env', 'raw'],
       },
       { name: 'raw', summary: 'insert values as they are (same as --format raw)' },
       { name: 'watch', summary: 'render again to stdout whenever the template changes' },
     ],
+    notes: [
+      'All or nothing: when a reference cannot be resolved, nothing is written and each bad one is named.',
+      '- reads the template from stdin (< file streams; a pipe is held in memory).',
+      PIPE_ONLY,
+    ],
+    examples: [
+      'vault-cli render app.yaml | app --config -',
+      'vault-cli render - < .env.tpl | docker run --env-file /dev/stdin app',
+    ],
     module: 'render',
+  },
+  {
+    path: ['git-credential'],
+    summary: 'git credential helper: hands git a vault:// reference as the password',
+    side: 'agent',
+    args: [
+      {
+        name: 'action',
+        summary: 'get, store or erase (git adds it); only get answers',
+        choices: ['get', 'store', 'erase'],
+      },
+    ],
+    flags: [
+      {
+        name: 'entry',
+        value: 'string',
+        metavar: '<entry>',
+        summary: 'the entry whose field is the password (required)',
+        complete: 'none',
+      },
+      { ...field, summary: 'the field that is the password (default: password)' },
+      {
+        name: 'username',
+        value: 'string',
+        metavar: '<name>',
+        summary: 'the user name git sends (default: the URL’s, else x-access-token)',
+      },
+    ],
+    notes: [
+      'git sends the reference as Basic credentials through the proxy, which fills it: git never holds the token.',
+      'It never calls the vault host; the proxy and the host judge the fill (scope, host binding, limits).',
+    ],
+    examples: [
+      "git config --global credential.https://github.com.helper '!vault-cli git-credential --entry GitHub --field token'",
+      "printf 'protocol=https\\nhost=github.com\\n\\n' | vault-cli git-credential --entry GitHub get",
+    ],
+    module: 'git-credential',
   },
   {
     path: ['run'],
     summary: 'run a command as an agent under a session token that dies with it',
     side: 'owner',
-    args: [{ name: 'command', summary: 'the command and its arguments, after --', rest: true }],
+    args: [
+      {
+        name: 'command',
+        summary: 'the command and its arguments, after --',
+        rest: true,
+        afterDashes: true,
+      },
+    ],
     flags: [
-      { name: 'agent', value: 'string', summary: 'agent to act as', complete: 'agent' },
+      {
+        name: 'agent',
+        value: 'string',
+        metavar: '<name>',
+        summary: 'agent to act as (default: the command’s name)',
+        complete: 'agent',
+      },
       {
         name: 'scope',
         value: 'string',
+        metavar: '<entry>',
         repeat: true,
-        summary: 'narrow the session to this entry (repeatable)',
+        summary: 'narrow the session to this entry',
         complete: 'entry',
       },
       {
         name: 'keep-env',
         value: 'string',
+        metavar: '<VAR>',
         repeat: true,
-        summary: 'pass this secret-looking variable through (repeatable)',
+        summary: 'pass this secret-looking variable through',
         complete: 'none',
       },
       {
         name: 'upstream-ca',
         value: 'string',
+        metavar: '<file>',
         repeat: true,
         summary: 'also trust this PEM file for upstream servers in the proxy (tests, private CAs)',
         complete: 'file',
@@ -189,23 +305,25 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'allow-write',
         value: 'string',
+        metavar: '<dir>',
         repeat: true,
-        summary: 'let the sandboxed agent write this directory too (repeatable)',
+        summary: 'let the sandboxed agent write this directory too',
         complete: 'file',
       },
       {
         name: 'allow-read',
         value: 'string',
+        metavar: '<path>',
         repeat: true,
-        summary:
-          'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent (repeatable)',
+        summary: 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent',
         complete: 'file',
       },
       {
         name: 'allow-net',
         value: 'string',
+        metavar: '<host:port>',
         repeat: true,
-        summary: 'let the sandboxed agent connect directly to host:port (repeatable)',
+        summary: 'let the sandboxed agent connect directly to host:port',
         complete: 'none',
       },
       {
@@ -221,6 +339,15 @@ export const COMMANDS: readonly CommandDef[] = [
       { name: 'allow-title', summary: "let the agent set the terminal's window title" },
       noBrowser,
     ],
+    notes: [
+      'The command runs in an OS sandbox (bubblewrap) with its own proxy; Ctrl-] shows the dashboard and back.',
+      'Inside it, owner commands are refused (VLT-2051): run them in another terminal.',
+    ],
+    examples: [
+      'vault-cli run --agent claude -- claude',
+      'vault-cli run --agent ci --scope "Stripe Prod" -- npm test',
+      'vault-cli run --allow-write ~/src/app --allow-net localhost:5432 -- claude',
+    ],
     module: 'run',
   },
   {
@@ -229,6 +356,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [noBrowser],
+    examples: ['vault-cli dashboard'],
     module: 'dashboard',
   },
   {
@@ -237,6 +365,8 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [],
+    notes: ['The vault goes in VAULT_DIR, or the default data directory (docs/files.md).'],
+    examples: ['vault-cli vault create', 'VAULT_DIR=~/work-vault vault-cli vault create'],
     module: 'vault',
   },
   {
@@ -245,6 +375,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [{ name: 'recovery', summary: 'authenticate with the recovery key instead' }],
+    examples: ['vault-cli vault passwd', 'vault-cli vault passwd --recovery'],
     module: 'vault',
   },
   {
@@ -253,6 +384,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [{ name: 'file', summary: 'the backup file to write', complete: 'file' }],
     flags: [json],
+    examples: ['vault-cli vault backup ~/backups/vault-$(date +%F).mdb'],
     module: 'vault',
   },
   {
@@ -261,6 +393,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [json],
+    examples: ['vault-cli vault check'],
     module: 'vault',
   },
   {
@@ -273,6 +406,10 @@ export const COMMANDS: readonly CommandDef[] = [
       { name: 'dry-run', summary: 'show what would be rolled back; change nothing' },
       json,
     ],
+    examples: [
+      'vault-cli vault restore --dry-run ~/backups/vault-2026-11-01.mdb',
+      'vault-cli vault restore ~/backups/vault-2026-11-01.mdb',
+    ],
     module: 'vault',
   },
   {
@@ -281,6 +418,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [],
+    examples: ['vault-cli vault rekey'],
     module: 'vault',
   },
   {
@@ -290,7 +428,16 @@ export const COMMANDS: readonly CommandDef[] = [
     args: [entryArg],
     flags: [
       field,
-      { name: 'tier', value: 'string', summary: 'tier of a new entry (default: default)' },
+      {
+        name: 'tier',
+        value: 'string',
+        metavar: '<tier>',
+        summary: 'tier of a new entry (default: default)',
+      },
+    ],
+    examples: [
+      'printf \'sk_live_x\' | vault-cli entry set "Stripe Prod" --field key',
+      'vault-cli entry set GitHub --field token     # asks for the value, without echo',
     ],
     module: 'entry',
   },
@@ -300,6 +447,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [entryArg],
     flags: [],
+    examples: ['vault-cli entry rm "Old API"'],
     module: 'entry',
   },
   {
@@ -315,6 +463,7 @@ export const COMMANDS: readonly CommandDef[] = [
       },
       field,
     ],
+    examples: ['vault-cli entry show GitHub', 'vault-cli entry show GitHub --reveal --field token'],
     module: 'entry',
   },
   {
@@ -323,6 +472,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [json],
+    examples: ['vault-cli entry ls', 'vault-cli entry ls --json'],
     module: 'entry',
   },
   {
@@ -331,6 +481,10 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [entryArg, { name: 'host', summary: 'host name', optional: true, rest: true }],
     flags: [{ name: 'clear', summary: 'remove the binding' }],
+    examples: [
+      'vault-cli entry hosts GitHub api.github.com',
+      'vault-cli entry hosts GitHub --clear',
+    ],
     module: 'entry',
   },
   {
@@ -342,17 +496,29 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'scope',
         value: 'string',
+        metavar: '<entry>',
         repeat: true,
         summary: 'entry the agent may read',
         complete: 'entry',
       },
-      { name: 'kind', value: 'string', summary: 'ai or script (default: ai)' },
+      {
+        name: 'kind',
+        value: 'string',
+        metavar: '<ai|script>',
+        summary: 'what the agent is (default: ai)',
+        choices: ['ai', 'script'],
+      },
       {
         name: 'per-minute',
         value: 'count',
         summary: 'distinct credentials per minute (default 3)',
       },
       { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour (default 10)' },
+    ],
+    notes: ['The token is printed once, on stdout; the agent stores it with `vault-cli init`.'],
+    examples: [
+      'vault-cli agent add claude --scope "Stripe Prod" --scope GitHub',
+      'vault-cli agent add deploy --kind script --scope Prod | ssh ci "vault-cli init"',
     ],
     module: 'agent',
   },
@@ -362,6 +528,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [json],
+    examples: ['vault-cli agent ls'],
     module: 'agent',
   },
   {
@@ -370,21 +537,24 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [agentArg],
     flags: [json],
+    examples: ['vault-cli agent show claude'],
     module: 'agent',
   },
   {
     path: ['agent', 'wrap'],
     summary: 'make shell-init wrap a command so it runs under run --agent <name>',
-    side: 'local',
+    side: 'owner',
     args: [agentArg],
     flags: [
       {
         name: 'command',
         value: 'string',
+        metavar: '<command>',
         summary: 'the command to wrap (default: the agent name)',
       },
       { name: 'rm', summary: 'stop wrapping it' },
     ],
+    examples: ['vault-cli agent wrap claude', 'vault-cli agent wrap claude --rm'],
     module: 'wrap',
   },
   {
@@ -393,9 +563,24 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [agentArg],
     flags: [
-      { name: 'add', value: 'string', repeat: true, summary: 'entry to add', complete: 'entry' },
-      { name: 'rm', value: 'string', repeat: true, summary: 'entry to remove', complete: 'entry' },
+      {
+        name: 'add',
+        value: 'string',
+        metavar: '<entry>',
+        repeat: true,
+        summary: 'entry to add',
+        complete: 'entry',
+      },
+      {
+        name: 'rm',
+        value: 'string',
+        metavar: '<entry>',
+        repeat: true,
+        summary: 'entry to remove',
+        complete: 'entry',
+      },
     ],
+    examples: ['vault-cli agent scope claude --add "Stripe Prod" --rm Payroll'],
     module: 'agent',
   },
   {
@@ -407,6 +592,7 @@ export const COMMANDS: readonly CommandDef[] = [
       { name: 'per-minute', value: 'count', summary: 'distinct credentials per minute' },
       { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour' },
     ],
+    examples: ['vault-cli agent limits claude --per-minute 5 --per-hour 20'],
     module: 'agent',
   },
   {
@@ -415,6 +601,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [agentArg],
     flags: [],
+    examples: ['vault-cli agent lock claude'],
     module: 'agent',
   },
   {
@@ -423,6 +610,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [agentArg],
     flags: [noBrowser],
+    examples: ['vault-cli agent unlock claude'],
     module: 'agent',
   },
   {
@@ -431,6 +619,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [agentArg],
     flags: [],
+    examples: ['vault-cli agent revoke claude'],
     module: 'agent',
   },
   {
@@ -439,9 +628,15 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [
-      { name: 'name', value: 'string', summary: 'name of the key (default: key-<n>)' },
+      {
+        name: 'name',
+        value: 'string',
+        metavar: '<name>',
+        summary: 'name of the key (default: key-<n>)',
+      },
       noBrowser,
     ],
+    examples: ['vault-cli key add --name yubikey-blue'],
     module: 'key',
   },
   {
@@ -450,6 +645,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [],
     flags: [json],
+    examples: ['vault-cli key ls'],
     module: 'key',
   },
   {
@@ -458,6 +654,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'owner',
     args: [{ name: 'name', summary: 'key name' }],
     flags: [],
+    examples: ['vault-cli key rm key-1'],
     module: 'key',
   },
   {
@@ -470,12 +667,14 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'agent',
         value: 'string',
+        metavar: '<name>',
         summary: 'records by or about this agent',
         complete: 'agent',
       },
       {
         name: 'since',
         value: 'string',
+        metavar: '<time|span>',
         summary: 'from a time (2026-11-22 14:00) or back a span (10m, 2h, 7d)',
       },
       { name: 'follow', summary: 'keep printing records as they are written' },
@@ -487,10 +686,19 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'archive',
         value: 'string',
+        metavar: '<file>',
         repeat: true,
-        summary: 'with --verify: verify this archive file (repeatable) and its link into the store',
+        summary: 'with --verify: verify this archive file and its link into the store',
         complete: 'file',
       },
+    ],
+    notes: [
+      'Columns: TIME ACTION ENTRY ACTOR, and ABOUT: the agent (or what) an owner action was about.',
+    ],
+    examples: [
+      'vault-cli audit --agent claude --since 2h',
+      'vault-cli audit --follow',
+      'vault-cli audit --verify --archive ~/backups/audit-2026-11-01.arc',
     ],
     module: 'audit',
   },
@@ -503,9 +711,11 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'before',
         value: 'string',
+        metavar: '<time|span>',
         summary: 'archive records before this time (2026-11-01) or older than a span (30d)',
       },
     ],
+    examples: ['vault-cli audit archive --before 90d ~/backups/audit-$(date +%F).arc'],
     module: 'audit',
   },
   {
@@ -514,6 +724,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [{ name: 'shell', summary: 'bash, zsh or fish', choices: SHELLS }],
     flags: [],
+    examples: ['eval "$(vault-cli shell-init bash)"     # in ~/.bashrc'],
     module: 'shell-init',
   },
   {
@@ -522,6 +733,10 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [{ name: 'shell', summary: 'bash, zsh or fish', choices: SHELLS }],
     flags: [],
+    examples: [
+      'vault-cli completion bash > ~/.local/share/bash-completion/completions/vault-cli',
+      'vault-cli completion fish > ~/.config/fish/completions/vault-cli.fish',
+    ],
     module: 'completion',
   },
   {
@@ -530,14 +745,17 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [],
     flags: [],
+    notes: ['Any command that finds no host starts one in the background; this runs it in front.'],
+    examples: ['vault-cli daemon'],
     module: 'daemon',
   },
   {
     path: ['daemon', 'stop'],
     summary: 'stop the running vault host',
-    side: 'local',
+    side: 'owner',
     args: [],
     flags: [],
+    examples: ['vault-cli daemon stop'],
     module: 'daemon',
   },
   {
@@ -546,6 +764,7 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [],
     flags: [json],
+    examples: ['vault-cli daemon status'],
     module: 'daemon',
   },
   {
@@ -554,38 +773,49 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [],
     flags: [
-      { name: 'user', value: 'string', summary: 'the host’s system user (default vault-cli)' },
+      {
+        name: 'user',
+        value: 'string',
+        metavar: '<user>',
+        summary: 'the host’s system user (default vault-cli)',
+      },
       {
         name: 'group',
         value: 'string',
+        metavar: '<group>',
         summary: 'the group whose members reach the host (default vault-cli)',
       },
       {
         name: 'state-dir',
         value: 'string',
+        metavar: '<dir>',
         summary: 'the store, only the host’s user enters it (default /var/lib/vault-cli)',
         complete: 'file',
       },
       {
         name: 'socket-dir',
         value: 'string',
+        metavar: '<dir>',
         summary: 'the socket, reachable by the group (default /run/vault-cli)',
         complete: 'file',
       },
       {
         name: 'member',
         value: 'string',
+        metavar: '<user>',
         repeat: true,
         summary: 'a user to add to the group',
       },
       {
         name: 'move',
         value: 'string',
+        metavar: '<dir>',
         summary: 'move this same-user vault directory’s store into the hardened host',
         complete: 'file',
       },
       { name: 'no-systemd', summary: 'write no service unit; print how to start the host' },
     ],
+    examples: ['sudo vault-cli host install --member alice'],
     module: 'host',
   },
   {
@@ -597,12 +827,19 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'move-to',
         value: 'string',
+        metavar: '<dir>',
         summary: 'move the store to this directory, owned by --owner',
         complete: 'file',
       },
-      { name: 'owner', value: 'string', summary: 'the user who gets the moved store' },
+      {
+        name: 'owner',
+        value: 'string',
+        metavar: '<user>',
+        summary: 'the user who gets the moved store',
+      },
       { name: 'purge', summary: 'delete the hardened host’s store' },
     ],
+    examples: ['sudo vault-cli host uninstall --move-to /home/alice/vault --owner alice'],
     module: 'host',
   },
   {
@@ -611,11 +848,27 @@ export const COMMANDS: readonly CommandDef[] = [
     side: 'local',
     args: [],
     flags: [json],
+    examples: ['vault-cli host status'],
     module: 'host',
+  },
+  {
+    path: ['help'],
+    summary: 'show the help of a command or a group (the same as <command> --help)',
+    side: 'local',
+    args: [{ name: 'command', summary: 'a command or group', optional: true, rest: true }],
+    flags: [],
+    examples: ['vault-cli help run', 'vault-cli help agent add'],
+    module: 'help',
   },
 ];
 
-export const HELP_FLAG: FlagDef = { name: 'help', summary: 'show help' };
+export const HELP_FLAG: FlagDef = { name: 'help', summary: 'show this help' };
+
+/** `vault-cli --version`: the top level's one flag besides --help. */
+export const VERSION_FLAG: FlagDef = {
+  name: 'version',
+  summary: 'print the version and the Node it runs on',
+};
 
 /** Groups of commands, for `vault-cli --help` and for completing the first word. */
 export function topLevelWords(commands: readonly CommandDef[] = COMMANDS): string[] {

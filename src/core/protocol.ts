@@ -5,7 +5,9 @@
  * `{ ok: false, code, message }` and never echoes a secret.
  */
 import type { Limits } from './policy.js';
-import type { AuditFilter, AuditView } from './audit.js';
+import type { AuditView } from './audit.js';
+import type { Out, Wire } from './decode.js';
+import type { Requests } from './requests.js';
 import type { CreationOptionsJSON, KeySummary, RequestOptionsJSON } from './webauthn.js';
 
 export const PROTOCOL_VERSION = 'v1';
@@ -25,20 +27,14 @@ export const SPAWNED_BY_ENV = 'VAULT_HOST_SPAWNED_BY';
  * or removes the socket. A client checks that its peer holds it.
  */
 export const LOCK_NAME = 'host.lock';
+
 /**
- * References one `resolve` may name (a render's distinct references, a proxy
- * request's): more is refused whole (VLT-1006) before any lookup, so a
- * request's cost and what it adds to the store stay bounded.
+ * Request fields that carry the owner's secret: the client checks the host
+ * before it sends one, and the host lifts them out of the raw bytes as
+ * wipeable Buffers before parsing (src/host/owner-secrets.ts).
  */
-export const MAX_REFS = 1000;
-
-export interface OwnerAuth {
-  readonly passphrase: string;
-}
-
-export interface AgentAuth {
-  readonly token: string;
-}
+export const OWNER_SECRET_FIELDS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
+export type OwnerSecretField = (typeof OWNER_SECRET_FIELDS)[number];
 
 export interface EntrySummary {
   readonly name: string;
@@ -119,147 +115,108 @@ export interface RestorePreview {
   readonly currentReadable: boolean;
 }
 
-/** Every operation, its request and its result. */
-export interface Ops {
-  status: { req: Record<string, never>; res: HostStatus };
+/**
+ * Every operation's result. Its request is defined once, in requests.ts, where
+ * the host's decoder for it lives; `Ops` joins the two.
+ */
+export interface Results {
+  status: HostStatus;
   /** Stops the host: the owner's passphrase, from any caller (an agent could otherwise stop it and squat its socket). */
-  shutdown: { req: OwnerAuth; res: Record<string, never> };
-  whoami: { req: AgentAuth; res: { agent: string } };
-  read: {
-    req: AgentAuth & { entry: string; field: string; mode: 'get' | 'totp' };
-    res: { value: string };
-  };
+  shutdown: Record<string, never>;
+  whoami: { agent: string };
+  read: { value: string };
   /** Several references at once, all or nothing: render, and the proxy's header fills. */
-  resolve: {
-    req: AgentAuth & {
-      refs: { entry: string; field: string }[];
-      /** Destination host of a proxy fill, audited with it; absent for render. */
-      host?: string;
-    };
-    res: { values: string[] };
-  };
-  /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
-  'vault.create': { req: OwnerAuth & { testWeakKdf?: boolean }; res: { recoveryKey: string } };
+  resolve: { values: string[] };
+  'vault.create': { recoveryKey: string };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
-  'vault.rekey': { req: OwnerAuth; res: { recoveryKey: string } };
-  'vault.passwd': {
-    req: { passphrase?: string; recoveryKey?: string; newPassphrase: string };
-    res: Record<string, never>;
-  };
+  'vault.rekey': { recoveryKey: string };
+  'vault.passwd': Record<string, never>;
   /** A consistent snapshot of the store, written atomically to `path` (absolute). */
-  'vault.backup': { req: OwnerAuth & { path: string }; res: BackupSummary };
+  'vault.backup': BackupSummary;
   /** Reads every record and verifies every seal, MAC, index binding and the audit chain. */
-  'vault.check': { req: OwnerAuth; res: CheckReport };
+  'vault.check': CheckReport;
   /**
    * Restores a backup: without `confirm`, only the preview (what would be
    * rolled back); with it, the swap, kept aside until verified.
    */
-  'vault.restore': {
-    req: OwnerAuth & { path: string; confirm: boolean };
-    res: { preview: RestorePreview; restored: boolean; keptAside: string | null };
-  };
-  'entry.set': {
-    req: OwnerAuth & { entry: string; field: string; tier?: string; value: string };
-    res: { created: boolean; version: number };
-  };
-  'entry.rm': { req: OwnerAuth & { entry: string }; res: Record<string, never> };
-  'entry.show': { req: OwnerAuth & { entry: string }; res: EntrySummary };
+  'vault.restore': { preview: RestorePreview; restored: boolean; keptAside: string | null };
+  'entry.set': { created: boolean; version: number };
+  'entry.rm': Record<string, never>;
+  'entry.show': EntrySummary;
   /** The owner's own look at one value (base64), audited as `reveal` before it is sent. */
-  'entry.reveal': {
-    req: OwnerAuth & { entry: string; field: string };
-    res: { value: string; version: number };
-  };
-  'entry.ls': { req: OwnerAuth; res: { entries: EntrySummary[] } };
+  'entry.reveal': { value: string; version: number };
+  'entry.ls': { entries: EntrySummary[] };
   /** Binds an entry to the hosts the proxy may send it to; an empty list lifts the binding. */
-  'entry.hosts': { req: OwnerAuth & { entry: string; hosts: string[] }; res: EntrySummary };
-  'agent.add': {
-    req: OwnerAuth & {
-      name: string;
-      kind: 'ai' | 'script';
-      scope: string[];
-      limits: Limits;
-    };
-    res: { token: string };
-  };
-  'agent.ls': { req: OwnerAuth; res: { agents: AgentSummary[] } };
-  'agent.show': { req: OwnerAuth & { name: string }; res: AgentSummary };
-  'agent.scope': {
-    req: OwnerAuth & { name: string; add: string[]; rm: string[] };
-    res: AgentSummary;
-  };
-  'agent.limits': {
-    req: OwnerAuth & { name: string; perMinute?: number; perHour?: number };
-    res: AgentSummary;
-  };
-  'agent.lock': { req: OwnerAuth & { name: string }; res: AgentSummary };
-  'agent.revoke': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  'entry.hosts': EntrySummary;
+  'agent.add': { token: string };
+  'agent.ls': { agents: AgentSummary[] };
+  'agent.show': AgentSummary;
+  'agent.scope': AgentSummary;
+  'agent.limits': AgentSummary;
+  'agent.lock': AgentSummary;
+  'agent.revoke': Record<string, never>;
   /**
    * `run`: a session token for an agent, equal or narrower scope, at most 12
    * hours. With `sandbox`, the host also serves the session on a socket of its
    * own that answers only agent operations for this token (`socket`, a path
    * `run` binds into the sandbox); `sandboxed` is recorded in the audit either way.
    */
-  'session.start': {
-    req: OwnerAuth & { agent: string; scope: string[]; ttlMs?: number; sandbox?: boolean };
-    res: { token: string; expires: number; socket?: string };
-  };
+  'session.start': { token: string; expires: number; socket?: string };
   /**
    * Streams one line, then holds the connection: the session ends when the
    * connection does (`run` died, even by SIGKILL). A host that restarts ends
    * every session, since no hold outlives it.
    */
-  'session.hold': { req: AgentAuth; res: Record<string, never> };
+  'session.hold': Record<string, never>;
   /** Revokes the session token presented; an agent's own token is left alone. */
-  'session.end': { req: AgentAuth; res: Record<string, never> };
+  'session.end': Record<string, never>;
   /** Hardware keys: enrolment runs begin -> the browser's create() -> finish. */
-  'key.begin': {
-    req: OwnerAuth & { name?: string; origin: string };
-    res: { challengeId: string; options: CreationOptionsJSON };
-  };
-  'key.finish': {
-    req: OwnerAuth & { challengeId: string; result: unknown };
-    res: KeySummary;
-  };
-  'key.ls': { req: OwnerAuth; res: { keys: KeySummary[] } };
-  'key.rm': { req: OwnerAuth & { name: string }; res: Record<string, never> };
+  'key.begin': { challengeId: string; options: CreationOptionsJSON };
+  'key.finish': KeySummary;
+  'key.ls': { keys: KeySummary[] };
+  'key.rm': Record<string, never>;
   /** Lifting a lockdown: begin -> the browser's get() -> finish. The key is the owner's proof. */
-  'unlock.begin': {
-    req: { name: string; origin: string };
-    res: { challengeId: string; options: RequestOptionsJSON } | { notLocked: true };
-  };
-  'unlock.finish': {
-    req: { challengeId: string; result: unknown };
-    res: { name: string };
-  };
-  'audit.list': { req: OwnerAuth & AuditFilter; res: { records: AuditView[] } };
+  'unlock.begin': { challengeId: string; options: RequestOptionsJSON } | { notLocked: true };
+  'unlock.finish': { name: string };
+  'audit.list': { records: AuditView[] };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
-  'audit.follow': { req: OwnerAuth & AuditFilter; res: Record<string, never> };
+  'audit.follow': Record<string, never>;
   /** Moves the records before `before` (ms) into a sealed archive file at `path`. */
-  'audit.archive': {
-    req: OwnerAuth & { path: string; before: number };
-    res: { archived: number; firstSeq: number; lastSeq: number; kept: number };
-  };
+  'audit.archive': { archived: number; firstSeq: number; lastSeq: number; kept: number };
   'audit.verify': {
-    req: OwnerAuth & { archives?: string[] };
-    res: {
-      records: number;
-      brokenAt: number | null;
-      /** Records verified in the archive, with --archive. */
-      archived?: number;
-      /** The first sequence number verified (after archived records). */
-      from?: number;
-      /** The last record the owner's anchor vouches for (0: none), and when it was made. */
-      anchored: number;
-      anchoredAt: number | null;
-      /** Records after the anchor: chained, but not vouched for. */
-      unanchored: number;
-      /** Why the anchor does not hold (a rewrite or cut before it), or null. */
-      anchorProblem: string | null;
-    };
+    records: number;
+    brokenAt: number | null;
+    /** Records verified in the archive, with --archive. */
+    archived?: number;
+    /** The first sequence number verified (after archived records). */
+    from?: number;
+    /** The last record the owner's anchor vouches for (0: none), and when it was made. */
+    anchored: number;
+    anchoredAt: number | null;
+    /** Records after the anchor: chained, but not vouched for. */
+    unanchored: number;
+    /** Why the anchor does not hold (a rewrite or cut before it), or null. */
+    anchorProblem: string | null;
   };
 }
 
-export type Op = keyof Ops;
+export type Op = keyof Results;
+
+/**
+ * Every operation has exactly one request definition and every definition an
+ * operation: checked here (not in requests.ts, which would make the two files
+ * import each other).
+ */
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const REQUESTS_MATCH_OPS: Exactly<keyof Requests, Op> = true;
+
+/** Every operation, its request (what a client sends) and its result. */
+export type Ops = {
+  [O in Op]: { req: Wire<Requests[O]>; res: Results[O] };
+};
+
+/** An operation's request as the host holds it after decoding. */
+export type Decoded<O extends Op> = Out<Requests[O]>;
 
 export type Reply<O extends Op> =
   | { readonly ok: true; readonly result: Ops[O]['res'] }

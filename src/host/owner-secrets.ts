@@ -11,10 +11,8 @@
  * inside a string is always escaped). A body in another layout keeps its
  * secret as a string; it still works, it is only not wiped.
  */
+import { OWNER_SECRET_FIELDS, type OwnerSecretField } from '../core/protocol.js';
 import { Secret } from '../crypto/secret.js';
-
-export const OWNER_SECRET_FIELDS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
-export type OwnerSecretField = (typeof OWNER_SECRET_FIELDS)[number];
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -96,4 +94,36 @@ export function liftOwnerSecrets(raw: Buffer): Map<OwnerSecretField, Secret> {
     raw.fill(SPACE, start + 1, end + 1);
   }
   return lifted;
+}
+
+/**
+ * The owner's secrets of one request, handed to its handler with the body:
+ * those lifted from the bytes, and any made from the body's own strings (a
+ * body in another JSON layout). The server wipes them all once the request is
+ * answered, used or not.
+ */
+export class OwnerSecrets {
+  readonly #held: Map<OwnerSecretField, Secret>;
+
+  constructor(lifted: Map<OwnerSecretField, Secret> = new Map()) {
+    this.#held = lifted;
+  }
+
+  /**
+   * `field` as a Secret: the lifted one, else one made from `sent` (the body's
+   * value, blank when it was lifted); undefined when the body has none.
+   */
+  get(field: OwnerSecretField, sent: string | undefined): Secret | undefined {
+    const held = this.#held.get(field);
+    if (held !== undefined || sent === undefined) return held;
+    const made = new Secret(Buffer.from(sent, 'utf8'));
+    this.#held.set(field, made);
+    return made;
+  }
+
+  /** Zeroes every secret of the request (best effort: JavaScript may have copied them). */
+  wipe(): void {
+    for (const s of this.#held.values()) s.wipe();
+    this.#held.clear();
+  }
 }

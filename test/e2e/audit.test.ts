@@ -405,19 +405,21 @@ describe('records of owner and agent actions', () => {
     // A zone 5 h 45 min east of UTC: a listing in UTC would show other clock times.
     const table = ok(await rig.owner(['audit'], { env: { TZ: 'Asia/Kathmandu' } }));
     const lines = table.trimEnd().split('\n');
-    assert.match(lines[0] ?? '', /^TIME\s+ACTION\s+ENTRY\s+ACTOR$/);
+    assert.match(lines[0] ?? '', /^TIME\s+ACTION\s+ENTRY\s+ACTOR\s+ABOUT$/);
     const rows = lines.slice(1);
     assert.equal(rows.length, all.length);
     for (const [i, line] of rows.entries()) {
       const r = all[i] as Rec;
       const cells = line.split(/\s{2,}/);
-      assert.equal(cells.length, 4, line);
+      // ABOUT, the fifth, only when the record names whom (or what) it was about.
+      assert.equal(cells.length, r.subject === null ? 4 : 5, line);
       assert.match(cells[0] ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
       assert.equal(cells[0], wallClock(r.at, 5 * 60 + 45), line);
       assert.equal(cells[1], r.action, line);
       const entry = r.entry === null ? '-' : /\s/.test(r.entry) ? JSON.stringify(r.entry) : r.entry;
       assert.equal(cells[2], entry, line);
       assert.equal(cells[3], r.actor, line);
+      if (r.subject !== null) assert.equal(cells[4], r.subject, line);
     }
     // The same listing in UTC differs in its clock times only.
     const utc = ok(await rig.owner(['audit'], { env: { TZ: 'UTC' } }));
@@ -451,7 +453,7 @@ describe('records of owner and agent actions', () => {
       .split('\n')
       .slice(1);
     assert.equal(claudeTable.length, all.filter(byOrAbout('claude')).length);
-    for (const line of claudeTable) assert.match(line, /(cli:claude|owner)$/);
+    for (const line of claudeTable) assert.match(line, /\s(cli:claude|owner)(\s{2,}claude)?$/);
     // An agent nobody knows: no records, still a success.
     assert.deepEqual(await records(rig, ['--agent', 'nobody']), []);
   });
@@ -463,7 +465,7 @@ describe('records of owner and agent actions', () => {
 
     const future = await rig.owner(['audit', '--since', '2099-01-01 00:00']);
     assert.equal(future.code, 0, future.stderr);
-    assert.match(future.stdout, /^TIME\s+ACTION\s+ENTRY\s+ACTOR\n$/);
+    assert.match(future.stdout, /^TIME\s+ACTION\s+ENTRY\s+ACTOR\s+ABOUT\n$/);
     assert.deepEqual(await records(rig, ['--since', '2099-01-01T00:00:00Z']), []);
 
     // From the time of a record in the middle: that record and every later one.
@@ -607,7 +609,7 @@ describe('audit --follow', () => {
     child.stdin.end();
     try {
       assert.ok(
-        await waitFor(() => /^TIME\s+ACTION\s+ENTRY\s+ACTOR\s*\n/.test(c.out())),
+        await waitFor(() => /^TIME\s+ACTION\s+ENTRY\s+ACTOR\s+ABOUT\s*\n/.test(c.out())),
         `no header: ${c.out()} ${c.err()}`,
       );
       ok(await rig.agent(['get', 'Alpha'], alice));

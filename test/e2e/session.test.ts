@@ -40,11 +40,11 @@ test('an entry outside the scope is refused with the specification’s line', as
   assert.equal(r.code, 77);
 });
 
-test('audit lists TIME ACTION ENTRY ACTOR with the agent’s reads and refusals', async () => {
+test('audit lists TIME ACTION ENTRY ACTOR ABOUT with the agent’s reads and refusals', async () => {
   const lines = ok(await rig.owner(['audit']))
     .trimEnd()
     .split('\n');
-  assert.match(lines[0] ?? '', /^TIME\s+ACTION\s+ENTRY\s+ACTOR$/);
+  assert.match(lines[0] ?? '', /^TIME\s+ACTION\s+ENTRY\s+ACTOR\s+ABOUT$/);
   const rows = lines.slice(1).map((l) => l.split(/\s{2,}/));
   for (const row of rows) assert.match(row[0] ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   const agentRows = rows.filter((r) => r[3] === 'cli:claude').map((r) => `${r[1]} ${r[2]}`);

@@ -26,7 +26,8 @@ function path(inv: Invocation): string {
 }
 
 test('every command path in the table parses to its own definition', () => {
-  for (const c of COMMANDS) {
+  // `help` is parsed as the help it asks for (below).
+  for (const c of COMMANDS.filter((c) => c.path[0] !== 'help')) {
     const words = [...c.path];
     for (const a of c.args) if (a.optional !== true && a.rest !== true) words.push(`x-${a.name}`);
     const inv = parseArgv(words);
@@ -305,4 +306,138 @@ test('property: --field value and --field=value agree for arbitrary values', () 
     }),
     { numRuns: RUNS },
   );
+});
+
+test('help <command> is <command> --help; help alone is the top-level help', () => {
+  for (const c of COMMANDS) {
+    const viaHelp = parseArgv(['help', ...c.path]);
+    const viaFlag = parseArgv([...c.path, '--help']);
+    assert.equal(viaHelp.help, true, c.path.join(' '));
+    assert.equal(viaHelp.command, viaFlag.command);
+    assert.deepEqual(viaHelp.group, viaFlag.group);
+  }
+  assert.deepEqual(parseArgv(['help', 'entry']).group, ['entry']);
+  assert.equal(parseArgv(['help', 'entry']).command, null);
+  const top = parseArgv(['help']);
+  assert.equal(top.help, true);
+  assert.deepEqual(top.group, []);
+  assert.match(
+    usageError(() => parseArgv(['help', 'frobnicate'])),
+    /frobnicate/,
+  );
+  assert.match(
+    usageError(() => parseArgv(['help', 'get', 'extra'])),
+    /get extra/,
+  );
+});
+
+test('--version alone asks for the version; with a command it is an unknown option', () => {
+  assert.equal(parseArgv(['--version']).version, true);
+  usageError(() => parseArgv(['get', 'x', '--version']));
+});
+
+test('the top-level help groups the commands: owner, agents, host and set-up', () => {
+  const text = helpText([]);
+  const owner = text.indexOf('for the owner');
+  const agents = text.indexOf('for agents');
+  const host = text.indexOf('host and set-up');
+  assert.ok(owner > 0 && agents > owner && host > agents, text);
+  const section = (from: number, to: number) => text.slice(from, to);
+  for (const c of COMMANDS) {
+    const line = new RegExp(`^  ${c.path.join(' ')}(?: [<\\[]|\\s{2})`, 'm');
+    const where =
+      c.side === 'owner'
+        ? section(owner, agents)
+        : c.side === 'agent'
+          ? section(agents, host)
+          : section(host, text.length);
+    assert.match(where, line, `${c.path.join(' ')} under its side (${c.side})`);
+  }
+  // They need the passphrase: the owner's, not "anyone's".
+  for (const p of ['daemon stop', 'agent wrap']) {
+    assert.match(section(owner, agents), new RegExp(`^  ${p}\\b`, 'm'), p);
+  }
+  assert.match(text, /--version/);
+});
+
+test('metavars say what a flag takes; (repeatable) once; examples and notes in every help', () => {
+  for (const c of COMMANDS) {
+    const name = c.path.join(' ');
+    const text = helpText(c.path);
+    for (const f of c.flags) {
+      if (f.value === 'string') {
+        assert.ok(f.metavar !== undefined, `${name} --${f.name} names what it takes`);
+        assert.ok(text.includes(`--${f.name} ${f.metavar}  `), `${name} --${f.name} ${f.metavar}`);
+      }
+      if (f.value === 'count') assert.ok(text.includes(`--${f.name} <n>  `), name);
+      assert.doesNotMatch(f.summary, /repeatable/, `${name} --${f.name}: the help adds it`);
+    }
+    assert.doesNotMatch(text, /\(repeatable\).*\(repeatable\)/, name);
+    assert.ok(c.examples.length > 0, `${name} has examples`);
+    assert.match(text, /\nexamples:\n {2}\S/, name);
+  }
+  const run = helpText(['run']);
+  assert.match(run, /^usage: vault-cli run \[options\] -- <command>\.\.\.$/m);
+  assert.match(
+    run,
+    /--allow-write <dir> {2,}let the sandboxed agent write this directory too \(repeatable\)$/m,
+  );
+  assert.match(run, /--allow-net <host:port> /);
+  assert.doesNotMatch(run, /<allow-write>|<allow-net>|<scope>|<agent>/);
+  for (const p of [['get'], ['totp'], ['render']]) {
+    assert.match(helpText(p), /stdout must be a pipe/, p.join(' '));
+  }
+});
+
+/** The words of the `vault-cli ...` commands in a shell line, as the shell would pass them. */
+function invocations(line: string): string[][] {
+  const found: string[][] = [];
+  for (const m of line.matchAll(/(?:^|[\s("])vault-cli /g)) {
+    let i = (m.index ?? 0) + m[0].length;
+    const words: string[] = [];
+    let word: string | null = null;
+    const push = () => {
+      if (word !== null) words.push(word);
+      word = null;
+    };
+    scan: while (i < line.length) {
+      const ch = line[i] as string;
+      if (ch === "'" || ch === '"') {
+        const end = line.indexOf(ch, i + 1);
+        if (end === -1) break; // the closing quote of an enclosing string
+        word = (word ?? '') + line.slice(i + 1, end);
+        i = end + 1;
+      } else if (ch === '$' && line[i + 1] === '(') {
+        const end = line.indexOf(')', i);
+        word = (word ?? '') + line.slice(i, end + 1);
+        i = end + 1;
+      } else if (/\s/.test(ch)) {
+        push();
+        i++;
+      } else if ('|&;)<>#'.includes(ch)) {
+        break scan;
+      } else {
+        word = (word ?? '') + ch;
+        i++;
+      }
+    }
+    push();
+    found.push(words);
+  }
+  return found;
+}
+
+test('every example in the help is a command line the parser takes, for its own command', () => {
+  for (const c of COMMANDS) {
+    const mine = c.examples.flatMap(invocations);
+    assert.ok(mine.length > 0, `${c.path.join(' ')}: an example runs vault-cli`);
+    for (const words of mine) {
+      const inv = parseArgv(words);
+      assert.ok(inv.command !== null, words.join(' '));
+    }
+    assert.ok(
+      mine.some((w) => parseArgv(w).command === c || (c.path[0] === 'help' && w[0] === 'help')),
+      `${c.path.join(' ')}: an example of the command itself`,
+    );
+  }
 });

@@ -99,7 +99,7 @@ test('bash: no entry names without a passphrase file, and agents get none for ge
     ['vault-cli', 'entry', 'show', ''],
     `${path}; export VAULT_PASSPHRASE_FILE=/x`,
   );
-  assert.deepEqual(names, ['GitHub', 'Stripe Prod']);
+  assert.deepEqual(names, ['GitHub', 'Stripe\\ Prod']); // quoted for the shell (completion-quoting.test.ts)
   assert.equal(readFileSync(join(bin, 'asked'), 'utf8'), 'entry ls --json\n');
 });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { liftOwnerSecrets } from '../../src/host/owner-secrets.js';
+import { OwnerSecrets, liftOwnerSecrets } from '../../src/host/owner-secrets.js';
 
 test('a lifted secret is the bytes of the string; the body still parses, the field empty', () => {
   fc.assert(
@@ -44,4 +44,20 @@ test('a key that only appears inside another value is not taken', () => {
   const lifted = liftOwnerSecrets(raw);
   assert.equal(lifted.get('passphrase')?.expose().toString(), 'me');
   assert.equal((JSON.parse(raw.toString()) as { entry: string }).entry, body.entry);
+});
+
+test('a request’s secrets: the lifted one first, else one made from the body; all wiped after', () => {
+  const raw = Buffer.from(JSON.stringify({ passphrase: 'lifted-pass', entry: 'e' }));
+  const secrets = new OwnerSecrets(liftOwnerSecrets(raw));
+  const body = JSON.parse(raw.toString()) as { passphrase: string };
+  const pass = secrets.get('passphrase', body.passphrase);
+  assert.equal(pass?.expose().toString(), 'lifted-pass');
+  // Not lifted (another JSON layout): made from the body's string, and held for the wipe.
+  const made = secrets.get('newPassphrase', 'spaced out');
+  assert.equal(made?.expose().toString(), 'spaced out');
+  assert.equal(secrets.get('newPassphrase', 'other'), made, 'one Secret per field');
+  assert.equal(secrets.get('recoveryKey', undefined), undefined);
+  secrets.wipe();
+  assert.ok(pass?.expose().every((b) => b === 0));
+  assert.ok(made?.expose().every((b) => b === 0));
 });

@@ -43,6 +43,12 @@ export const run: Command = async (ctx) => {
       });
       // The token alone on stdout, so `TOKEN=$(vault-cli agent add ...)` works; shown once.
       ctx.stdout.write(token + '\n');
+      // On a terminal the owner reads it: say what it is for (on stderr, and never the token).
+      if (ctx.stdout.isTTY) {
+        ctx.stderr.write(
+          `vault-cli: the token above is shown once: give it to ${name}, which stores it with \`vault-cli init\` (typed at its prompt or piped in); \`vault-cli agent revoke ${name}\` if it leaks.\n`,
+        );
+      }
       return 0;
     }
     case 'ls': {

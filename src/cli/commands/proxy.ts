@@ -1,14 +1,15 @@
 /**
- * `vault-cli proxy [--port N]`, `proxy env`, `proxy ca`. The proxy acts for
+ * `vault-cli proxy [--port N]`, `proxy env [--no-local-bypass]`, `proxy ca`. The proxy acts for
  * the agent that ran `init` (its token from VAULT_TOKEN or the token file) and
  * reaches the vault host through the client, like every other command. A
  * request whose proxy URL carries a token as user-info acts for that token
  * instead (docs/decisions.md: Proxy).
  */
+import { existsSync } from 'node:fs';
 import { PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
-import { proxyEnv, upstreamRoots } from '../../proxy/env.js';
-import { flagCount, flagList, type CliContext, type Command } from '../context.js';
+import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
+import { flag, flagCount, flagList, type CliContext, type Command } from '../context.js';
 import { loadToken } from '../token.js';
 
 function port(ctx: CliContext): number {
@@ -32,6 +33,11 @@ const shq = (v: string) =>
 
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
+  // A public path: printed without a token once the CA exists (a token makes it).
+  if (sub === 'ca' && existsSync(ctx.paths.proxyCa)) {
+    ctx.stdout.write(ctx.paths.proxyCa + '\n');
+    return 0;
+  }
   const token = loadToken(ctx);
   if (sub === 'ca') {
     await authority(ctx, token);
@@ -40,7 +46,9 @@ export const run: Command = async (ctx) => {
   }
   if (sub === 'env') {
     await authority(ctx, token);
-    const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths);
+    // Without the bypass a local test service is reached directly, and gets the literal reference.
+    const direct = flag(ctx, 'no-local-bypass') ? [] : NO_PROXY;
+    const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths, direct);
     ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
     return 0;
   }

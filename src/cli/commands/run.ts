@@ -156,7 +156,12 @@ function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
  * is made for this session and its certificate lives in `dir` until the
  * session ends.
  */
-async function sessionProxy(ctx: CliContext, dir: string, confine?: ReadonlySet<string>) {
+async function sessionProxy(
+  ctx: CliContext,
+  dir: string,
+  sessionToken: string,
+  confine?: ReadonlySet<string>,
+) {
   const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
@@ -179,6 +184,7 @@ async function sessionProxy(ctx: CliContext, dir: string, confine?: ReadonlySet<
     authority,
     upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
     requireCaller: true,
+    sessionToken,
     ...(confine === undefined ? {} : { confine }),
     resolve: async (
       refs: readonly { entry: string; field: string }[],
@@ -313,7 +319,7 @@ async function supervised(
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
-    proxy = await sessionProxy(ctx, s.dir, box?.policy.confine);
+    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine);
     relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
     const env = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
     const [{ supervise }, { dashboardApi }] = await Promise.all([

@@ -11,8 +11,10 @@ export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
   if (sub === 'create') {
     const testWeakKdf = ctx.paths.testWeakKdf;
+    // The host's own rule, applied at the first prompt rather than after the second.
+    const { checkNewPassphrase } = await import('../../host/owner.js');
     const { recoveryKey } = await ctx.call('vault.create', {
-      passphrase: await ownerPassphrase(ctx, true),
+      passphrase: await ownerPassphrase(ctx, true, checkNewPassphrase),
       ...(testWeakKdf ? { testWeakKdf } : {}),
     });
     if (testWeakKdf)
@@ -44,7 +46,13 @@ export const run: Command = async (ctx) => {
     } else {
       auth = { passphrase: await ownerPassphrase(ctx) };
     }
-    const next = await passphrase(ctx.paths.newPassphraseFile, 'New vault passphrase', true);
+    const { checkNewPassphrase } = await import('../../host/owner.js');
+    const next = await passphrase(
+      ctx.paths.newPassphraseFile,
+      'New vault passphrase',
+      true,
+      checkNewPassphrase,
+    );
     await ctx.call('vault.passwd', { ...auth, newPassphrase: next.expose().toString('utf8') });
     next.wipe();
     ctx.stderr.write('vault-cli: passphrase changed\n');

@@ -1,0 +1,128 @@
+/**
+ * Every operation's request body, defined once: the host decodes each body
+ * with its entry here before any handler runs (src/host/ops), and the client's
+ * request types (`Ops[op]['req']`, protocol.ts) are derived from the same
+ * entries, so the two cannot drift. Fields are decoded in the order written;
+ * the first bad one is the one reported. The client imports this file for
+ * types only.
+ */
+import {
+  anything,
+  finite,
+  flag,
+  list,
+  object,
+  oneOf,
+  optCount,
+  optWhole,
+  optional,
+  str,
+  strList,
+  type Decoder,
+  type Fields,
+} from './decode.js';
+import { VaultError } from './errors.js';
+import { DEFAULT_LIMITS } from './policy.js';
+
+/**
+ * References one `resolve` may name (a render's distinct references, a proxy
+ * request's): more is refused whole (VLT-1006) before any lookup, so a
+ * request's cost and what it adds to the store stay bounded.
+ */
+export const MAX_REFS = 1000;
+
+/** A field the client may leave out, though the host reads it the same way (a default). */
+function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
+  return d;
+}
+
+/** The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts). */
+const owner = { passphrase: str } as const satisfies Fields;
+/** An agent's or a session's token. */
+const agent = { token: str } as const satisfies Fields;
+const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
+
+const limits: Decoder<
+  { perMinute: number; perHour: number },
+  { perMinute?: number; perHour?: number }
+> = (v, key) => {
+  // Anything but an object reads as no limits given: the defaults.
+  const given = object({ perMinute: optCount, perHour: optCount }, { loose: true })(v, key);
+  return {
+    perMinute: given.perMinute ?? DEFAULT_LIMITS.perMinute,
+    perHour: given.perHour ?? DEFAULT_LIMITS.perHour,
+  };
+};
+
+const refs = list(object({ entry: str, field: str }, { loose: true }), {
+  what: 'refs must be a list of references',
+  min: 1,
+  max: MAX_REFS,
+  tooMany: (n) =>
+    new VaultError(
+      'VLT-1006',
+      `One request names at most ${MAX_REFS} references; this one names ${n}. Nothing was resolved.`,
+    ),
+});
+
+const agentKind: Decoder<'ai' | 'script'> = (v, key) => {
+  const kind = str(v, key);
+  if (kind !== 'ai' && kind !== 'script') {
+    throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
+  }
+  return kind;
+};
+
+export const REQUESTS = {
+  status: object({}),
+  // Optional: a host with no vault stops for anyone (ops/host.ts).
+  shutdown: object({ passphrase: optional(str) }),
+  whoami: object({ ...agent }),
+  read: object({ mode: oneOf(['get', 'totp']), ...agent, entry: str, field: str }),
+  resolve: object({ refs, ...agent, host: optional(str) }),
+  /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
+  'vault.create': object({ ...owner, testWeakKdf: flag }),
+  'vault.rekey': object({ ...owner }),
+  'vault.passwd': object({
+    newPassphrase: str,
+    recoveryKey: optional(str),
+    passphrase: optional(str),
+  }),
+  'vault.backup': object({ ...owner, path: str }),
+  'vault.check': object({ ...owner }),
+  'vault.restore': object({ ...owner, path: str, confirm: flag }),
+  'entry.set': object({ ...owner, entry: str, field: str, tier: optional(str), value: str }),
+  'entry.rm': object({ ...owner, entry: str }),
+  'entry.show': object({ ...owner, entry: str }),
+  'entry.reveal': object({ ...owner, entry: str, field: str }),
+  'entry.ls': object({ ...owner }),
+  'entry.hosts': object({ ...owner, entry: str, hosts: strList }),
+  'agent.add': object({ ...owner, kind: agentKind, name: str, scope: strList, limits }),
+  'agent.ls': object({ ...owner }),
+  'agent.show': object({ ...owner, name: str }),
+  'agent.scope': object({ ...owner, name: str, add: strList, rm: strList }),
+  'agent.limits': object({ ...owner, name: str, perMinute: optCount, perHour: optCount }),
+  'agent.lock': object({ ...owner, name: str }),
+  'agent.revoke': object({ ...owner, name: str }),
+  'session.start': object({
+    ...owner,
+    agent: str,
+    scope: strList,
+    ttlMs: optCount,
+    sandbox: absentOk(flag),
+  }),
+  'session.hold': object({ ...agent }),
+  'session.end': object({ ...agent }),
+  'key.begin': object({ ...owner, name: optional(str), origin: str }),
+  'key.finish': object({ ...owner, challengeId: str, result: anything }),
+  'key.ls': object({ ...owner }),
+  'key.rm': object({ ...owner, name: str }),
+  'unlock.begin': object({ name: str, origin: str }),
+  'unlock.finish': object({ challengeId: str, result: anything }),
+  'audit.list': object({ ...owner, ...auditFilter }),
+  'audit.follow': object({ ...auditFilter, ...owner }),
+  'audit.archive': object({ ...owner, before: finite, path: str }),
+  'audit.verify': object({ ...owner, archives: absentOk(strList) }),
+} as const satisfies { readonly [op: string]: Decoder<unknown, unknown> };
+
+export type Requests = typeof REQUESTS;

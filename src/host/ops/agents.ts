@@ -1,0 +1,42 @@
+/** The owner's agents: add, list, show, scope, limits, lock, revoke. */
+import {
+  addAgent,
+  listAgents,
+  lockAgent,
+  revokeAgent,
+  scopeAgent,
+  setLimits,
+  showAgent,
+} from '../agents.js';
+import { owner, type OpArea } from './op.js';
+
+type AgentOp =
+  | 'agent.add'
+  | 'agent.ls'
+  | 'agent.show'
+  | 'agent.scope'
+  | 'agent.limits'
+  | 'agent.lock'
+  | 'agent.revoke';
+
+export const agentOps: OpArea<AgentOp> = {
+  'agent.add': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, kind, scope, limits } = body;
+    return addAgent(ctx, s, { name, kind, scope, limits }, source);
+  }),
+  'agent.ls': owner(async ({ ctx }, _req, s) => ({ agents: listAgents(ctx, s) })),
+  'agent.show': owner(async ({ ctx }, { body }, s) => showAgent(ctx, s, body.name)),
+  'agent.scope': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, add, rm } = body;
+    return scopeAgent(ctx, s, { name, add, rm }, source);
+  }),
+  'agent.limits': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, perMinute, perHour } = body;
+    return setLimits(ctx, s, { name, perMinute, perHour }, source);
+  }),
+  'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
+  'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {
+    revokeAgent(ctx, s, body.name, source);
+    return {};
+  }),
+};

@@ -1,0 +1,47 @@
+/** The host itself: its status, and stopping it. */
+import { VaultError } from '../../core/errors.js';
+import type { HostContext } from '../context.js';
+import { owner, type OpArea } from './op.js';
+
+/**
+ * Whether a vault exists, for `status`. A store the host cannot open for
+ * writing (read-only file system, permission error) is still a vault: status
+ * must answer then, or `daemon stop`, which asks it first, could not stop the host.
+ */
+function vaultHere(ctx: HostContext): boolean {
+  try {
+    return ctx.hasVault();
+  } catch (err) {
+    if (err instanceof VaultError && (err.code === 'VLT-3004' || err.code === 'VLT-3034')) {
+      return true;
+    }
+    throw err;
+  }
+}
+
+const ownerStops = owner<'shutdown', null>(() => null);
+
+export const hostOps: OpArea<'status' | 'shutdown'> = {
+  status: async ({ ctx, startedAt, mode }) => ({
+    pid: process.pid,
+    vaultDir: ctx.dir,
+    startedAt,
+    vault: vaultHere(ctx),
+    mode,
+  }),
+  // The owner's proof from any caller: an agent that could stop the host could
+  // put its own process on the socket and take the owner's next passphrase.
+  shutdown: async (env, req) => {
+    // A host with no vault yet, or with a store it cannot open, guards nothing
+    // and cannot check a passphrase: it stops for anyone (docs/threat-model.md).
+    let guards: boolean;
+    try {
+      guards = env.ctx.hasVault();
+    } catch {
+      guards = false;
+    }
+    if (guards) await ownerStops(env, req);
+    setImmediate(env.stop);
+    return {};
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * The host's operation table: each operation's handler, from its area's
+ * module. Every key of `Ops` must be here (the type says so), and each is
+ * defined in exactly one area (test/unit/host-ops.test.ts), so no operation
+ * reaches a handler without its body decoded by its entry in REQUESTS.
+ */
+import type { Op } from '../../core/protocol.js';
+import { agentOps } from './agents.js';
+import { auditOps } from './audit.js';
+import { entryOps } from './entries.js';
+import { hostOps } from './host.js';
+import { keyOps } from './keys.js';
+import type { OpTable } from './op.js';
+import { readOps } from './reads.js';
+import { sessionOps } from './sessions.js';
+import { vaultOps } from './vault.js';
+
+/** The areas, each a slice of the table; an operation in two is a mistake the test catches. */
+export const AREAS = {
+  host: hostOps,
+  reads: readOps,
+  vault: vaultOps,
+  entries: entryOps,
+  agents: agentOps,
+  sessions: sessionOps,
+  keys: keyOps,
+  audit: auditOps,
+} as const;
+
+export const OPS: OpTable = {
+  ...hostOps,
+  ...readOps,
+  ...vaultOps,
+  ...entryOps,
+  ...agentOps,
+  ...sessionOps,
+  ...keyOps,
+  ...auditOps,
+};
+
+/**
+ * Operations that change no agent, session or entry: the agents' own and the
+ * owner's reads (the dashboard polls these). Any other clears the caller
+ * cache before and after it runs (caller-cache.ts): a change to who may do
+ * what is never met by keys kept from before it. (Each request checks the
+ * records anyway; this is so they are not kept either.)
+ */
+export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'status',
+  'entry.show',
+  'entry.ls',
+  'agent.ls',
+  'agent.show',
+  'key.ls',
+  'audit.list',
+  'audit.verify',
+]);
+
+/** The only operations a sandboxed session's socket serves. */
+export const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);

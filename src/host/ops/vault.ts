@@ -1,0 +1,99 @@
+/** The vault as a whole: create, passphrase and root key, backup, check, restore. */
+import { VaultError } from '../../core/errors.js';
+import { Store } from '../../store/store.js';
+import { appendAudit } from '../audit-log.js';
+import { backupVault, restoreVault } from '../backup.js';
+import { checkStore } from '../check.js';
+import { checkNewPassphrase, createVault, ownerEvent, rekeyVault, unlockOwner } from '../owner.js';
+import { owner, ownerSecret, type OpArea } from './op.js';
+
+type VaultOp =
+  | 'vault.create'
+  | 'vault.passwd'
+  | 'vault.backup'
+  | 'vault.check'
+  | 'vault.restore'
+  | 'vault.rekey';
+
+export const vaultOps: OpArea<VaultOp> = {
+  'vault.create': async ({ ctx }, req) =>
+    createVault(ctx, ownerSecret(req, 'passphrase'), req.source, req.body.testWeakKdf),
+
+  'vault.passwd': owner(
+    async ({ ctx }, req, s) => {
+      const next = ownerSecret(req, 'newPassphrase');
+      try {
+        const rewrapped = await s.rewrapRoot(next);
+        ctx.commit((tx) => {
+          const header = ctx.header(tx);
+          tx.putHeader({ ...header, ...rewrapped });
+          appendAudit(tx, header, ownerEvent(ctx, 'vault_passwd', req.source));
+        });
+        return {};
+      } finally {
+        next.wipe();
+      }
+    },
+    {
+      // Before any unlock: a too-short new passphrase costs no guess.
+      before: (_env, req) => checkNewPassphrase(ownerSecret(req, 'newPassphrase')),
+      recovery: true,
+      rotate: false,
+    },
+  ),
+
+  'vault.backup': owner(async ({ ctx }, req) => backupVault(ctx, req.body.path, req.source)),
+
+  // Not through owner(): the store is read whole in a child first, and the
+  // owner unlocked only if its header is sound enough to try.
+  'vault.check': async ({ ctx }, req) => {
+    const pass = ownerSecret(req, 'passphrase');
+    try {
+      if (!Store.exists(ctx.dir)) throw new VaultError('VLT-3001');
+      const report = await checkStore(
+        ctx.storePath,
+        () => {
+          // Just read whole in a child: whatever damage was found at start is not there now.
+          ctx.damaged = null;
+          return ctx.store();
+        },
+        () => unlockOwner(ctx, pass, req.source),
+        ctx.now(),
+      );
+      // A store that cannot be read whole takes no audit record either.
+      if (report.problems.some((p) => p.code === 'VLT-3034' && p.where === 'store')) {
+        return report;
+      }
+      ctx.commit((tx) => {
+        const header = tx.header();
+        if (header === null) return;
+        appendAudit(tx, header, {
+          ...ownerEvent(ctx, 'vault_check', req.source, {
+            subject: `${report.problems.length} problem(s)`,
+          }),
+        });
+      });
+      return report;
+    } finally {
+      pass.wipe();
+    }
+  },
+
+  // Not through owner(): restore unlocks the current vault and the backup itself.
+  'vault.restore': async ({ ctx }, req) => {
+    const pass = ownerSecret(req, 'passphrase');
+    try {
+      const { path, confirm } = req.body;
+      return await restoreVault(ctx, { path, passphrase: pass, confirm }, req.source);
+    } finally {
+      pass.wipe();
+    }
+  },
+
+  // rekeyVault anchors the new chain head in its own commit.
+  'vault.rekey': owner(
+    async ({ ctx }, req, s, pass) =>
+      rekeyVault(ctx, s, pass as NonNullable<typeof pass>, req.source),
+    { rotate: false, anchor: false, keepPassphrase: true },
+  ),
+};
