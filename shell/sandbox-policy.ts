@@ -166,7 +166,7 @@ export interface SandboxPolicy {
     readonly absent: readonly HiddenPath[];
   };
   /** Project controls the owner opened with --allow-write: `run` warns about each. */
-  readonly opened: readonly string[];
+  readonly openedControls: readonly string[];
   /** Existing paths the agent may neither read nor write, none inside another hidden directory. */
   readonly hidden: readonly HiddenPath[];
   /** Bound read-only at the same path inside. */
@@ -284,6 +284,14 @@ function controlProbes(roots: readonly string[]): string[] {
   return roots.flatMap((root) => controlsUnder(root).map((c) => c.path));
 }
 
+/** The paths of `allowWrite` (absolute) that are project controls of the working directory or of another of them. */
+function controlsOpened(cwd: string, allowWrite: readonly string[]): string[] {
+  const controls = new Set(
+    [cwd, ...allowWrite].flatMap((r) => controlsUnder(r).map((c) => c.path)),
+  );
+  return [...new Set(allowWrite.filter((p) => controls.has(p)))];
+}
+
 /**
  * The project controls for the writable roots (the working directory first):
  * what is pinned, kept read-only, and made in the working directory as a
@@ -298,7 +306,7 @@ function planControls(
   cwd: string,
   kind: (p: string) => PathKind | null,
   links: ReadonlySet<string>,
-  opened: readonly string[],
+  openedControls: readonly string[],
   hidden: readonly HiddenPath[],
 ): SandboxPolicy['controls'] {
   const pinned = new Set<string>();
@@ -307,7 +315,7 @@ function planControls(
   for (const root of roots) {
     const all = controlsUnder(root);
     for (const c of all) {
-      if (opened.some((o) => within(c.path, o))) continue;
+      if (openedControls.some((o) => within(c.path, o))) continue;
       if (hidden.some((h) => within(c.path, h.path))) continue;
       if (links.has(c.path))
         throw new VaultError(
@@ -393,14 +401,11 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     hide(path);
   }
 
-  // --allow-write naming a project control opens that control, nothing more.
-  const controlPaths = new Set(
-    [cwd, ...input.allowWrite.map(at)].flatMap((r) => controlsUnder(r).map((c) => c.path)),
-  );
-  const opened = [...new Set(input.allowWrite.map(at).filter((p) => controlPaths.has(p)))];
-  const writable = input.allowWrite.flatMap((d) => {
+  // --allow-write naming a project control opens that control (warned), and makes no writable root.
+  const openedControls = controlsOpened(cwd, input.allowWrite.map(at));
+  const allowWrite = input.allowWrite.filter((d) => !openedControls.includes(at(d)));
+  const writable = allowWrite.map((d) => {
     const full = at(d);
-    if (opened.includes(full)) return [];
     if (kind(full) !== 'dir')
       throw new VaultError('VLT-1002', `--allow-write takes a directory: ${JSON.stringify(d)}.`);
     // A directory holding one of them is fine: they are covered again after it.
@@ -409,7 +414,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
         'VLT-1002',
         `--allow-write cannot open a path the sandbox hides (the vault, configuration, a credential store): ${JSON.stringify(d)}.`,
       );
-    return [full];
+    return full;
   });
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
   const controls = planControls(
@@ -417,7 +422,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     cwd,
     kind,
     input.links ?? new Set(),
-    opened,
+    openedControls,
     hidden,
   );
 
@@ -426,7 +431,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     writable,
     readOnly,
     controls,
-    opened,
+    openedControls,
     hidden,
     sessionDir,
     hostSocket: join(sessionDir, 'host.sock'),

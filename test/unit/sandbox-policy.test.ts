@@ -250,7 +250,7 @@ test('project controls: kept read-only, pinned, made as placeholders when absent
   assert.ok(!worktree.controls.absent.some((a) => a.path.startsWith(`${proj}/.git/`)));
   // --allow-write naming a control opens it (run warns), and only it.
   const opened = decide({ ...baseFacts, allowWrite: ['.git/config', '.envrc'] }, fs);
-  assert.deepEqual(opened.opened, [`${proj}/.git/config`, `${proj}/.envrc`]);
+  assert.deepEqual(opened.openedControls, [`${proj}/.git/config`, `${proj}/.envrc`]);
   assert.ok(!opened.controls.kept.includes(`${proj}/.git/config`));
   assert.ok(opened.controls.kept.includes(`${proj}/.git/hooks`));
   assert.deepEqual(opened.writable, []);

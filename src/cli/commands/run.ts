@@ -145,7 +145,7 @@ function isLink(p: string): boolean {
 
 /** One warning line per project control the owner opened with --allow-write: an explicit, visible choice. */
 function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
-  for (const p of policy.opened)
+  for (const p of policy.openedControls)
     ctx.stderr.write(
       `vault-cli: warning: --allow-write ${p}: the agent may change what your own tools run there, outside the sandbox (docs/sandbox.md)\n`,
     );
