@@ -167,7 +167,7 @@ _vault_cli() {
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;

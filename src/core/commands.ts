@@ -337,6 +337,11 @@ export const COMMANDS: readonly CommandDef[] = [
         summary: 'run the agent without the OS sandbox, as you (warned and audited)',
       },
       { name: 'allow-title', summary: "let the agent set the terminal's window title" },
+      {
+        name: 'no-pty',
+        summary:
+          'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)',
+      },
       noBrowser,
     ],
     notes: [
