@@ -279,6 +279,15 @@ function controlsUnder(root: string): { path: string; dir: boolean }[] {
   }));
 }
 
+/**
+ * The project controls of the working directory: where a placeholder of an
+ * earlier session may be found, which `run` then takes for absent (it makes
+ * it again, and removes it after).
+ */
+export function cwdControls(cwd: string): string[] {
+  return controlsUnder(cwd).map((c) => c.path);
+}
+
 /** Every path the project controls ask about: each control and its ancestors up to the root. */
 function controlProbes(roots: readonly string[]): string[] {
   return roots.flatMap((root) => controlsUnder(root).map((c) => c.path));

@@ -21,7 +21,16 @@
  * `sandboxArgs` is pure: the policy has decided, checked and sorted the paths.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { PROXY_PORT } from '../src/core/commands.js';
 import { VaultError } from '../src/core/errors.js';
@@ -193,19 +202,59 @@ export async function openRelays(
 }
 
 /**
+ * Whether `p` looks like a placeholder bubblewrap made as a mount point: an
+ * empty file of mode 0444, or an empty directory. One found before a session
+ * starts was left by a `run` that was killed (SIGKILL leaves no time to clean
+ * up), or belongs to a session still running in the same directory.
+ */
+export function looksLikePlaceholder(p: string): boolean {
+  try {
+    const st = lstatSync(p);
+    if (st.isFile()) return st.size === 0 && (st.mode & 0o777) === 0o444;
+    return st.isDirectory() && readdirSync(p).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a bubblewrap process runs with `cwd` as its working directory: another session's sandbox. */
+function sandboxIn(cwd: string): boolean {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap' &&
+        readlinkSync(`/proc/${pid}/cwd`) === cwd
+      )
+        return true;
+    } catch {
+      // Gone, or not ours to look at.
+    }
+  }
+  return false;
+}
+
+/**
  * Removes the mount points bubblewrap made in the owner's directory for the
  * project controls that did not exist (`policy.controls.absent`), once the
- * sandbox is gone: each only while it is still what bubblewrap made, an
- * empty file or directory, so nothing the owner wrote there meanwhile goes.
+ * sandbox is gone: each only while it still looks as bubblewrap made it, so
+ * nothing the owner wrote there meanwhile goes, and none while another
+ * session's sandbox runs in the same directory (removing a file another
+ * mount namespace has a mount on detaches that mount: its agent could then
+ * create the path). That session removes them when it ends.
  */
-export function removePlaceholders(policy: SandboxPolicy): void {
+export async function removePlaceholders(policy: SandboxPolicy): Promise<void> {
+  if (policy.controls.absent.length === 0) return;
+  // This session's own sandbox takes a moment to go after its first process: a second at most.
+  for (let i = 0; i < 20 && sandboxIn(policy.cwd); i++) await new Promise((r) => setTimeout(r, 50));
+  if (sandboxIn(policy.cwd)) return;
   for (const c of policy.controls.absent) {
+    if (!looksLikePlaceholder(c.path)) continue;
     try {
-      const st = lstatSync(c.path);
-      if (c.dir && st.isDirectory()) rmdirSync(c.path);
-      else if (!c.dir && st.isFile() && st.size === 0) unlinkSync(c.path);
+      if (c.dir) rmdirSync(c.path);
+      else unlinkSync(c.path);
     } catch {
-      // Gone already, or not empty: the owner's now.
+      // Gone already, or taken over: the owner's now.
     }
   }
 }

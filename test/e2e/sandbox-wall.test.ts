@@ -5,7 +5,7 @@
 // session socket held open by thousands of half-sent requests.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 // eslint-disable-next-line no-restricted-imports -- the owner's shell holding a descriptor is a terminal of the test's
@@ -110,6 +110,46 @@ describe('the project directory', () => {
     );
     assert.equal(said(r.output).get('envrc'), '0', r.output);
     assert.equal(readFileSync(join(rig.root, '.envrc'), 'utf8'), 'export X=1\n');
+    rmSync(join(rig.root, '.envrc'));
+  });
+});
+
+describe('placeholders', () => {
+  const controls = ['.envrc', '.gitmodules', '.mcp.json', '.vscode', '.idea', '.claude'];
+  const left = () => controls.filter((c) => existsSync(join(rig.root, c)));
+
+  test('two sessions in one directory: the first to end leaves the other protected; the last removes them', async () => {
+    const a = underPty(rig, ['run', '--agent', 'a', '--', 'bash', '-c', 'echo ready-a; read x']);
+    await until(() => a.output().includes('ready-a'), 'the first session');
+    const b = underPty(rig, [
+      'run',
+      '--agent',
+      'a',
+      '--',
+      'bash',
+      '-c',
+      'echo ready-b; read x; (echo x > .envrc) 2>/dev/null; echo "envrc=$?"',
+    ]);
+    await until(() => b.output().includes('ready-b'), 'the second session');
+    a.pty.write('\r');
+    assert.equal((await a.exited).exitCode, 0);
+    assert.deepEqual(left(), controls, 'the second session still has them');
+    b.pty.write('\r');
+    const rb = await b.exited;
+    assert.notEqual(said(rb.output).get('envrc'), '0', rb.output);
+    assert.deepEqual(left(), []);
+  });
+
+  test('a run killed with SIGKILL leaves them; the next run there takes them over and removes them', async () => {
+    const killed = underPty(rig, ['run', '--agent', 'a', '--', 'bash', '-c', 'echo ready; read x']);
+    await until(() => killed.output().includes('ready'), 'the session');
+    process.kill(killed.pty.pid, 'SIGKILL');
+    await killed.exited;
+    await until(() => pidsWith('echo ready; read x').length === 0, 'the sandbox to go');
+    assert.deepEqual(left(), controls);
+    const r = await ran('(echo x > .envrc) 2>/dev/null; echo "envrc=$?"');
+    assert.notEqual(said(r.output).get('envrc'), '0', r.output);
+    assert.deepEqual(left(), []);
   });
 });
 

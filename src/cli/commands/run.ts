@@ -34,6 +34,7 @@ import { DEFAULT_MAX_PROCS, PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
 import {
+  cwdControls,
   policyProbes,
   sandboxPolicy,
   type PathKind,
@@ -108,8 +109,9 @@ const HAND_OVER_KEY = 0x1d;
 function policyFor(
   ctx: CliContext,
   sessionDir: string,
-  which: (name: string, path: string | undefined) => string | null,
+  sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
 ): SandboxPolicy {
+  const { which } = sandbox;
   const p = ctx.paths;
   const onPath = which('vault-cli', ctx.env.PATH);
   const facts = {
@@ -136,9 +138,12 @@ function policyFor(
     allowNet: flagList(ctx, 'allow-net'),
   };
   const probes = policyProbes(facts);
+  // A placeholder an earlier session left is made again and removed after, like an absent path.
+  const controls = new Set(cwdControls(facts.cwd));
+  const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
   return sandboxPolicy({
     ...facts,
-    found: new Map(probes.map((f) => [f, kind(f)])),
+    found: new Map(probes.map((f) => [f, left(f) ? null : kind(f)])),
     links: new Set(probes.filter(isLink)),
   });
 }
@@ -407,7 +412,7 @@ async function supervised(
     });
     return result.status;
   } finally {
-    if (box !== null) box.sandbox.removePlaceholders(box.policy);
+    if (box !== null) await box.sandbox.removePlaceholders(box.policy);
     await cgroup?.remove();
     relays?.close();
     await proxy?.proxy.close();
@@ -573,7 +578,7 @@ export const run: Command = async (ctx) => {
       sandbox === null || programs === null
         ? null
         : {
-            policy: policyFor(ctx, dir, sandbox.which),
+            policy: policyFor(ctx, dir, sandbox),
             programs,
             sandbox,
             maxProcs: maxProcs(ctx),
