@@ -67,6 +67,7 @@ __vault_cli_command() {
     'totp') echo 'totp' ;;
     'proxy') echo 'proxy' ;;
     'render') echo 'render' ;;
+    'exec') echo 'exec' ;;
     'git-credential') echo 'git-credential' ;;
     'run') echo 'run' ;;
     'dashboard') echo 'dashboard' ;;
@@ -91,7 +92,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render git-credential run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -119,6 +120,7 @@ _vault_cli() {
       'proxy --upstream-ca') __vault_cli_files; return 0 ;;
       'proxy env --port') :; return 0 ;;
       'render --format') __vault_cli_words 'json yaml toml env raw'; return 0 ;;
+      'exec --env') :; return 0 ;;
       'git-credential --entry') :; return 0 ;;
       'git-credential --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'git-credential --username') :; return 0 ;;
@@ -142,7 +144,9 @@ _vault_cli() {
       'agent scope --rm') __vault_cli_names entry; return 0 ;;
       'agent limits --per-minute') :; return 0 ;;
       'agent limits --per-hour') :; return 0 ;;
+      'agent unlock --port') :; return 0 ;;
       'key add --name') :; return 0 ;;
+      'key add --port') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
       'audit --archive') __vault_cli_files; return 0 ;;
@@ -166,6 +170,7 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --no-local-bypass --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
+      'exec') __vault_cli_words '--env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
@@ -187,9 +192,9 @@ _vault_cli() {
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
-      'agent unlock') __vault_cli_words '--no-browser --help' ;;
+      'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--help' ;;
-      'key add') __vault_cli_words '--name --no-browser --help' ;;
+      'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
@@ -216,6 +221,7 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
+    'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs ' ;;
     'dashboard') valued='  ' ;;
@@ -237,9 +243,9 @@ _vault_cli() {
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
-    'agent unlock') valued='  ' ;;
+    'agent unlock') valued=' --port ' ;;
     'agent revoke') valued='  ' ;;
-    'key add') valued=' --name ' ;;
+    'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
     'audit') valued=' --agent --since --archive ' ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'git-credential' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -45,6 +45,7 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'proxy' -d 'run the reference-r
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'env' -d 'print the shell lines that route a tool through the proxy'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'ca' -d 'print the path of the proxy’s CA certificate'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced, into a pipe'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
@@ -105,6 +106,8 @@ complete -c vault-cli -n '__vault_cli_is render' -l raw -d 'insert values as the
 complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to stdout whenever the template changes'
 complete -c vault-cli -n '__vault_cli_is render' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -F
+complete -c vault-cli -n '__vault_cli_is exec' -l env -x -d 'put the value in the command’s variable NAME (references in a longer text are replaced)'
+complete -c vault-cli -n '__vault_cli_is exec' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is git-credential' -l entry -x -d 'the entry whose field is the password (required)'
 complete -c vault-cli -n '__vault_cli_is git-credential' -l field -x -a 'password key private_key secret_key token totp' -d 'the field that is the password (default: password)'
 complete -c vault-cli -n '__vault_cli_is git-credential' -l username -x -d 'the user name git sends (default: the URL’s, else x-access-token)'
@@ -180,12 +183,15 @@ complete -c vault-cli -n '__vault_cli_is agent limits' -a '(__vault_cli_names ag
 complete -c vault-cli -n '__vault_cli_is agent lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent lock' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
+complete -c vault-cli -n '__vault_cli_is agent unlock' -l port -x -d 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is key add' -l name -x -d 'name of the key (default: key-<n>)'
+complete -c vault-cli -n '__vault_cli_is key add' -l recovery -d 'confirm with the recovery key instead of an enrolled key (a lost key)'
 complete -c vault-cli -n '__vault_cli_is key add' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
+complete -c vault-cli -n '__vault_cli_is key add' -l port -x -d 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)'
 complete -c vault-cli -n '__vault_cli_is key add' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is key ls' -l json -d 'machine-readable output'
 complete -c vault-cli -n '__vault_cli_is key ls' -l help -d 'show this help'

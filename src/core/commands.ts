@@ -68,6 +68,12 @@ const noBrowser: FlagDef = {
   name: 'no-browser',
   summary: 'print the ceremony page’s URL only; do not open a browser',
 };
+/** The ceremony page on a fixed port, for an owner on another machine (docs/hardware-key.md). */
+const ceremonyPort: FlagDef = {
+  name: 'port',
+  value: 'count',
+  summary: 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)',
+};
 /**
  * The proxy's port on 127.0.0.1 (interface-spec), the default of `--port`: the
  * product's contract, so the one definition sits with the command table that
@@ -220,6 +226,40 @@ export const COMMANDS: readonly CommandDef[] = [
       'vault-cli render - < .env.tpl | docker run --env-file /dev/stdin app',
     ],
     module: 'render',
+  },
+  {
+    path: ['exec'],
+    summary: 'run a command with vault values in its environment, and nowhere else',
+    side: 'agent',
+    args: [
+      {
+        name: 'command',
+        summary: 'the command and its arguments, after --',
+        rest: true,
+        afterDashes: true,
+      },
+    ],
+    flags: [
+      {
+        name: 'env',
+        value: 'string',
+        metavar: '<NAME=vault://entry/field>',
+        repeat: true,
+        summary:
+          'put the value in the command’s variable NAME (references in a longer text are replaced)',
+        complete: 'none',
+      },
+    ],
+    notes: [
+      'For tools that read a credential only from their environment (DATABASE_URL, AWS and model SDKs).',
+      'One request resolves every reference, audited and charged like render; when one is refused, the command is not started.',
+      'The command replaces vault-cli: its exit status and signals are its own. Its environment holds the values (docs/threat-model.md).',
+    ],
+    examples: [
+      "vault-cli exec --env 'DATABASE_URL=vault://App DB/url' -- psql -c 'select 1'",
+      'vault-cli exec --env AWS_ACCESS_KEY_ID=vault://AWS/id --env AWS_SECRET_ACCESS_KEY=vault://AWS/secret -- aws s3 ls',
+    ],
+    module: 'exec',
   },
   {
     path: ['git-credential'],
@@ -614,8 +654,11 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'lift an agent’s lockdown with an enrolled hardware key (WebAuthn, in a browser)',
     side: 'owner',
     args: [agentArg],
-    flags: [noBrowser],
-    examples: ['vault-cli agent unlock claude'],
+    flags: [noBrowser, ceremonyPort],
+    examples: [
+      'vault-cli agent unlock claude',
+      'vault-cli agent unlock claude --port 8765 --no-browser',
+    ],
     module: 'agent',
   },
   {
@@ -639,9 +682,14 @@ export const COMMANDS: readonly CommandDef[] = [
         metavar: '<name>',
         summary: 'name of the key (default: key-<n>)',
       },
+      {
+        name: 'recovery',
+        summary: 'confirm with the recovery key instead of an enrolled key (a lost key)',
+      },
       noBrowser,
+      ceremonyPort,
     ],
-    examples: ['vault-cli key add --name yubikey-blue'],
+    examples: ['vault-cli key add --name yubikey-blue', 'vault-cli key add --recovery'],
     module: 'key',
   },
   {
