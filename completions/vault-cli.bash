@@ -122,6 +122,8 @@ _vault_cli() {
       'run --scope') __vault_cli_names entry; return 0 ;;
       'run --keep-env') :; return 0 ;;
       'run --upstream-ca') __vault_cli_files; return 0 ;;
+      'run --profile') :; return 0 ;;
+      'run --model-key') __vault_cli_names entry; return 0 ;;
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
@@ -161,7 +163,7 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -210,7 +212,7 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --allow-net ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;

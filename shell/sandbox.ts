@@ -7,7 +7,8 @@
  * What the agent gets, in mount order (a later mount covers an earlier one):
  * the whole file system read-only; a private /tmp, /dev and /proc (its own
  * processes only); its working directory and the owner's --allow-write
- * directories writable; then the installation of vault-cli and the shell's
+ * directories and files writable, and the profile's private copies of state
+ * files bound at their places; then the installation of vault-cli and the shell's
  * start-up files read-only again, and last the protected paths hidden (which
  * ones: shell/sandbox-policy.ts). Its only network is its own loopback, where
  * socat relays 127.0.0.1:PROXY_PORT to the session's proxy and each
@@ -93,6 +94,7 @@ export function sandboxArgs(s: SandboxSpec): string[] {
   ];
   const p = s.policy;
   for (const dir of [p.cwd, ...p.writable]) a.push('--bind', dir, dir);
+  for (const f of p.privateFiles) a.push('--bind', f.copy, f.path);
   a.push('--ro-bind', p.sessionDir, p.sessionDir, '--bind', s.hostSocket, p.hostSocket);
   if (p.hostsFile !== null) a.push('--ro-bind', p.hostsFile.path, '/etc/hosts');
   for (const r of p.readOnly) a.push('--ro-bind', r, r);
