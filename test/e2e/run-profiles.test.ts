@@ -189,6 +189,14 @@ describe('a profile opens no way out of the sandbox', () => {
   });
 });
 
+test('--no-sandbox: the agent writes its state files directly, and run neither copies nor merges them', async () => {
+  const file = join(home, '.claude.json');
+  writeFileSync(file, '{"numStartups":1}');
+  await inside(`echo '{"numStartups":7}' > ${file}`, ['--profile', 'claude', '--no-sandbox']);
+  assert.equal(readFileSync(file, 'utf8'), '{"numStartups":7}\n');
+  assert.ok(!existsSync(join(home, '.claude', 'CLAUDE.md')), 'no placeholder made');
+});
+
 test('--allow-write takes a single file: it is writable, its neighbours are not', async () => {
   const notes = join(home, 'notes.txt');
   writeFileSync(notes, 'owner\n');
@@ -311,5 +319,13 @@ describe('the model key through the proxy', () => {
       work,
     ).exited;
     assert.equal(said(named.output).get('var'), 'vault://X/password', named.output);
+    // The owner's own reference in the variable wins over the profile's.
+    const own = await underPty(
+      rig,
+      ['run', '--agent', 'a', ...flags, '--', 'bash', '-c', 'echo "var=$ANTHROPIC_API_KEY"'],
+      { ANTHROPIC_API_KEY: 'vault://X/password' },
+      work,
+    ).exited;
+    assert.equal(said(own.output).get('var'), 'vault://X/password', own.output);
   });
 });

@@ -481,7 +481,8 @@ async function supervised(
 /**
  * The model key reference for this session: the agent's scope (asked of the
  * host with the owner's passphrase) decides whether the profile's entry is
- * passed; `--model-key` is passed as named.
+ * passed; `--model-key` is passed as named; a reference already in the
+ * variable is left to pass.
  */
 async function sessionModelKey(
   ctx: CliContext,
@@ -491,6 +492,8 @@ async function sessionModelKey(
 ): Promise<{ variable: string; ref: string } | null> {
   const named = flagString(ctx, 'model-key');
   if (profile?.model == null || named !== undefined) return modelKeyRef(profile, named, null);
+  // A reference of the owner's own in the variable passes as it is (shell/env.ts) and wins.
+  if (ctx.env[profile.model.variable]?.startsWith('vault://') === true) return null;
   const { scope } = await ctx.call('agent.show', { passphrase, name: agent });
   const narrowed = flagList(ctx, 'scope');
   return modelKeyRef(
@@ -697,7 +700,8 @@ export const run: Command = async (ctx) => {
   const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
   try {
     // Decided before the passphrase is asked: a path the sandbox cannot honour costs no session.
-    const plan = planState(profile, homedir(), dir, kind);
+    // Without the sandbox the agent writes your files directly: nothing to bind, copy or merge.
+    const plan = planState(sandboxed ? profile : null, homedir(), dir, kind);
     const box =
       sandbox === null || programs === null
         ? null
