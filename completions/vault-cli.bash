@@ -68,6 +68,8 @@ __vault_cli_command() {
     'proxy') echo 'proxy' ;;
     'render') echo 'render' ;;
     'run') echo 'run' ;;
+    'unlock') echo 'unlock' ;;
+    'lock') echo 'lock' ;;
     'dashboard') echo 'dashboard' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
@@ -90,7 +92,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render run unlock lock dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -125,6 +127,8 @@ _vault_cli() {
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
+      'unlock --for') :; return 0 ;;
+      'unlock --idle') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -162,6 +166,8 @@ _vault_cli() {
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-browser --help' ;;
+      'unlock') __vault_cli_words '--for --idle --help' ;;
+      'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -211,6 +217,8 @@ _vault_cli() {
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
+    'unlock') valued=' --for --idle ' ;;
+    'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;

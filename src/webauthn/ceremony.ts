@@ -90,7 +90,7 @@ export async function unlockWithKey(name: string, hooks: CeremonyHooks): Promise
  * @throws VaultError VLT-3002 wrong passphrase, VLT-4006 name or key taken, VLT-4007 not accepted.
  */
 export async function enrolKey(
-  passphrase: string,
+  passphrase: string | undefined,
   name: string | undefined,
   hooks: CeremonyHooks,
 ): Promise<KeySummary> {

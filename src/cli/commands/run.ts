@@ -220,7 +220,8 @@ async function supervised(
   s: {
     command: readonly string[];
     dir: string;
-    passphrase: string;
+    /** Absent: the terminal's owner session stands for it. */
+    passphrase: string | undefined;
     token: string;
     box: (Box & { hostSocket: string }) | null;
   },
