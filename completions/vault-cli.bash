@@ -9,11 +9,10 @@ __vault_cli_files() {
   local IFS=$'\n'
   COMPREPLY+=($(compgen -f -- "$cur"))
 }
-# Names only for the owner with a passphrase file: an agent never lists entries.
+# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.
 __vault_cli_names() {
-  [[ -n "${VAULT_PASSPHRASE_FILE:-}" ]] || return 0
   local names n want="$cur" quoted=
-  names=$(command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
+  names=$(VAULT_NO_PROMPT=1 command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
   # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert
   # a name quoted for the shell, unless the word opened a quote (readline closes it).
   case "$want" in

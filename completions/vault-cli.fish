@@ -31,10 +31,9 @@ function __vault_cli_lead
     test (count $words) -eq $argv[1]; or return 1
     test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"
 end
-# Names only for the owner with a passphrase file: an agent never lists entries.
+# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.
 function __vault_cli_names
-    set -q VAULT_PASSPHRASE_FILE; or return 0
-    command vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
+    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
 end
 
 complete -c vault-cli -f

@@ -96,6 +96,10 @@ export async function ownerPassphrase(
   session = !confirm,
 ): Promise<string | undefined> {
   if (session && (await terminalUnlocked(ctx))) return undefined;
+  // Shell completion asks for names this way: a terminal with no session is not prompted.
+  if (ctx.env.VAULT_NO_PROMPT === '1' && ctx.paths.passphraseFile === null) {
+    throw new VaultError('VLT-2054');
+  }
   return askPassphrase(ctx, confirm, check);
 }
 
