@@ -433,7 +433,13 @@ async function endSession(
  */
 async function summaryLine(
   ctx: CliContext,
-  s: { passphrase: string; agent: string; since: number; revoked: boolean; status: number },
+  s: {
+    passphrase: string | undefined;
+    agent: string;
+    since: number;
+    revoked: boolean;
+    status: number;
+  },
 ): Promise<string> {
   const end = `exit status ${s.status}; session token ${s.revoked ? 'revoked' : 'ended with the host'}`;
   let records: AuditView[];
