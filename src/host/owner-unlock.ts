@@ -184,6 +184,11 @@ export class OwnerSessions {
     return had;
   }
 
+  /** Whether any session is live: the host does not idle out under one. */
+  anyLive(): boolean {
+    return [...this.#held.keys()].some((key) => this.#live(key) !== undefined);
+  }
+
   /** Ends every session (the host stops). */
   endAll(): void {
     for (const key of [...this.#held.keys()]) this.#drop(key);

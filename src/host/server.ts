@@ -364,7 +364,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     clearTimeout(idle);
     if (opts.idleMs <= 0) return;
     idle = setTimeout(() => {
-      if (followers.count > 0) return touch();
+      // A follower, or an owner session the owner means to use for a while longer.
+      if (followers.count > 0 || owners.anyLive()) return touch();
       log('idle: stopping');
       stop();
     }, opts.idleMs);

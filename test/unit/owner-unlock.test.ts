@@ -112,8 +112,10 @@ test('sessions: used by their binding only, until the idle timeout, expiry, lock
   const s3 = await unlockOwner(ctx, pass(), 'test');
   owners.open(mine, s3, 10 * 60_000, 5 * 60_000);
   s3.wipe();
+  assert.equal(owners.anyLive(), true);
   assert.equal(owners.end(mine), true);
   assert.equal(owners.end(mine), false);
+  assert.equal(owners.anyLive(), false);
   refused(mine);
   // A rekey: the kept root key no longer opens the vault.
   const s4 = await unlockOwner(ctx, pass(), 'test');
