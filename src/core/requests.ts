@@ -116,12 +116,14 @@ export const REQUESTS = {
   }),
   'session.hold': object({ ...agent }),
   'session.end': object({ ...agent }),
-  'key.begin': object({ ...owner, name: optional(str), origin: str }),
+  // `recoveryKey`: stands in for an enrolled key's vouch (the passphrase is still asked).
+  'key.begin': object({ ...owner, name: optional(str), origin: str, recoveryKey: optional(str) }),
+  'key.vouch': object({ ...owner, challengeId: str, result: anything }),
   'key.finish': object({ ...owner, challengeId: str, result: anything }),
   'key.ls': object({ ...owner }),
   'key.rm': object({ ...owner, name: str }),
-  'unlock.begin': object({ name: str, origin: str }),
-  'unlock.finish': object({ challengeId: str, result: anything }),
+  'unlock.begin': object({ ...owner, name: str, origin: str }),
+  'unlock.finish': object({ ...owner, challengeId: str, result: anything }),
   /** `last`: only the latest that many records (the dashboard's feed), not the whole log. */
   'audit.list': object({ ...owner, ...auditFilter, last: optCount }),
   'audit.follow': object({ ...auditFilter, ...owner }),
