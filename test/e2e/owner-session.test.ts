@@ -116,6 +116,11 @@ test('`vault-cli lock` ends it: the next owner command asks again', async () => 
   const prompts = count(shell, PROMPT);
   assert.equal(await typed('vault-cli entry ls', PASSPHRASE), 0);
   assert.equal(count(shell, PROMPT), prompts + 1);
+  // Shell completion's way of asking: no session, no prompt, VLT-2054.
+  const asked = count(shell, PROMPT);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.match(shell.output(), /VLT-2054/);
+  assert.equal(count(shell, PROMPT), asked);
   const actions = (await auditRecords(rig)).map((r) => r.action);
   assert.ok(actions.includes('owner_unlock'), 'owner_unlock audited');
   assert.ok(actions.includes('owner_lock'), 'owner_lock audited');
