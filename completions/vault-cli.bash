@@ -132,6 +132,7 @@ _vault_cli() {
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
+      'run --max-procs') :; return 0 ;;
       'unlock --for') :; return 0 ;;
       'unlock --idle') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -174,7 +175,7 @@ _vault_cli() {
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;
       'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
@@ -227,7 +228,7 @@ _vault_cli() {
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs ' ;;
     'unlock') valued=' --for --idle ' ;;
     'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;
