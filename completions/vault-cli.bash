@@ -137,6 +137,7 @@ _vault_cli() {
       'agent scope --rm') __vault_cli_names entry; return 0 ;;
       'agent limits --per-minute') :; return 0 ;;
       'agent limits --per-hour') :; return 0 ;;
+      'agent revoke --id') :; return 0 ;;
       'key add --name') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
@@ -182,7 +183,7 @@ _vault_cli() {
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
       'agent unlock') __vault_cli_words '--no-browser --help' ;;
-      'agent revoke') __vault_cli_words '--help' ;;
+      'agent revoke') __vault_cli_words '--id --help' ;;
       'key add') __vault_cli_words '--name --no-browser --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
@@ -231,7 +232,7 @@ _vault_cli() {
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
     'agent unlock') valued='  ' ;;
-    'agent revoke') valued='  ' ;;
+    'agent revoke') valued=' --id ' ;;
     'key add') valued=' --name ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;

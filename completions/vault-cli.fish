@@ -173,6 +173,7 @@ complete -c vault-cli -n '__vault_cli_is agent lock' -a '(__vault_cli_names agen
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent revoke' -l id -x -d 'the agent by its id (agent ls --json), when its name no longer finds it'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is key add' -l name -x -d 'name of the key (default: key-<n>)'

@@ -49,6 +49,8 @@ export interface EntrySummary {
 }
 
 export interface AgentSummary {
+  /** The record's id: what `agent revoke --id` takes when the name no longer finds it. */
+  readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
   /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
@@ -154,7 +156,8 @@ export interface Results {
   'agent.scope': AgentSummary;
   'agent.limits': AgentSummary;
   'agent.lock': AgentSummary;
-  'agent.revoke': Record<string, never>;
+  /** Entries the agent held whose rotation failed after the revocation (it is revoked all the same). */
+  'agent.revoke': { unrotated: { entry: string; code: string }[] };
   /**
    * `run`: a session token for an agent, equal or narrower scope, at most 12
    * hours. With `sandbox`, the host also serves the session on a socket of its

@@ -104,7 +104,8 @@ export const REQUESTS = {
   'agent.scope': object({ ...owner, name: str, add: strList, rm: strList }),
   'agent.limits': object({ ...owner, name: str, perMinute: optCount, perHour: optCount }),
   'agent.lock': object({ ...owner, name: str }),
-  'agent.revoke': object({ ...owner, name: str }),
+  // By name, or by id when the name no longer finds the agent (its name row altered).
+  'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({
     ...owner,
     agent: str,

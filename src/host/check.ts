@@ -33,6 +33,9 @@ import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js
 import type { OwnerSession } from './owner.js';
 import { slots } from './slots.js';
 
+/** The store key prefix of the agent name rows (store.ts). */
+const AGENT_NAME_ROW = 'agent-name/';
+
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
 
@@ -340,6 +343,7 @@ export function checkSealed(
       }
       if (a.revoked === null) grantsOf(a, where, entries, problems);
     }
+    agentNameRows(tx, agents, problems);
     for (const r of tx.sessions()) {
       if (!obj(r) || typeof r.id !== 'string') {
         problems.add('VLT-3035', 'session', 'A session record is not a session.');
@@ -384,6 +388,34 @@ export function checkSealed(
     }
     return { entries: entries.size, agents: agents.length };
   });
+}
+
+/**
+ * The agent name rows, the other way: each leads to a live agent of its own
+ * name. A row is under no MAC, so a same-user agent can point `claude` at
+ * `admin`'s record; lookups refuse that (agent-names.ts), and this says where.
+ */
+function agentNameRows(
+  tx: { rawRecords(): readonly RawRecord[] },
+  agents: readonly AgentRecord[],
+  problems: Problems,
+): void {
+  const byId = new Map(agents.filter(obj).map((a) => [a.id, a]));
+  for (const r of tx.rawRecords()) {
+    if (!r.key.startsWith(AGENT_NAME_ROW) || r.error !== undefined) continue;
+    const name = r.key.slice(AGENT_NAME_ROW.length);
+    const where = `agent-name ${JSON.stringify(name)}`;
+    const a = typeof r.value === 'string' ? byId.get(r.value) : undefined;
+    if (a === undefined || a.revoked !== null) {
+      problems.add('VLT-3032', where, 'The agent name row leads to no live agent.');
+    } else if (a.name !== name) {
+      problems.add(
+        'VLT-3022',
+        where,
+        `The agent name row leads to the record of agent ${JSON.stringify(a.name)}.`,
+      );
+    }
+  }
 }
 
 function grantsOf(

@@ -22,6 +22,7 @@ import { addGrants, recordIndexKey, rotateEntry, verifyAgent, withSessionMac } f
 import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
+import { agentByName } from './agent-names.js';
 
 /** The longest a session token lives, whatever the caller asks. */
 export const SESSION_MAX_MS = 12 * 3_600_000;
@@ -65,11 +66,8 @@ export function mintSession(
   const ttl = Math.min(req.ttlMs ?? SESSION_MAX_MS, SESSION_MAX_MS);
   try {
     const expires = ctx.commit((tx) => {
-      const agentId = tx.agentIdByName(req.agent);
-      const agent = agentId === null ? null : tx.agent(agentId);
-      if (agent === null || agent.revoked !== null)
-        throw new VaultError('VLT-4002', `No such agent: ${quote(req.agent)}.`);
-      verifyAgent(s, agent);
+      // The record must carry the name (a name row is under no MAC), and its MAC hold.
+      const agent = verifyAgent(s, agentByName(tx, req.agent));
       if (agent.rate.lock !== null) throw new VaultError('VLT-2043');
       const header = ctx.header(tx);
       const asked = entryIds(tx, s, [...new Set(req.scope)]);
