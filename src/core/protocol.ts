@@ -213,8 +213,24 @@ export type Ops = {
 /** An operation's request as the host holds it after decoding. */
 export type Decoded<O extends Op> = Out<Requests[O]>;
 
+/**
+ * The audit anchor an owner's command left, as its client remembers it (the
+ * vault's id, the anchored record's sequence number and hash, hex). Sent back
+ * with each owner request, so the host can refuse a log cut back before it.
+ */
+export interface AnchorRef {
+  readonly vault: string;
+  readonly seq: number;
+  readonly hash: string;
+}
+
 export type Reply<O extends Op> =
-  | { readonly ok: true; readonly result: Ops[O]['res'] }
+  | {
+      readonly ok: true;
+      readonly result: Ops[O]['res'];
+      /** An owner command's: the audit head it anchored. */
+      readonly anchor?: AnchorRef;
+    }
   | {
       readonly ok: false;
       readonly code: string;

@@ -8,6 +8,7 @@
  */
 import {
   anything,
+  bad,
   finite,
   flag,
   list,
@@ -37,8 +38,18 @@ function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
   return d;
 }
 
-/** The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts). */
-const owner = { passphrase: str } as const satisfies Fields;
+/** A whole number of at least 1. */
+const seqNumber: Decoder<number> = (v, key) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${key} must be a count`);
+  return v;
+};
+/** The anchor the owner's client remembers from its last command (protocol.ts AnchorRef). */
+const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
+/**
+ * The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts);
+ * with it, the audit anchor the owner's client last saw.
+ */
+const owner = { passphrase: str, seenAnchor } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;

@@ -7,6 +7,7 @@
  * before the anchor is found by `audit --verify` even if the rest is re-chained.
  */
 import type { AuditEvent, AuditView } from '../core/audit.js';
+import type { AnchorRef } from '../core/protocol.js';
 import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../store/store.js';
@@ -286,4 +287,44 @@ export function anchorVerdict(
     };
   }
   return { anchoredAt, anchored: anchor.seq, unanchored, anchorProblem: null };
+}
+
+/**
+ * The head the owner's anchor vouches for, when the anchor is on the head
+ * (the command just made it); null otherwise.
+ */
+export function anchoredHead(tx: Tx, vaultId: Buffer): AnchorRef | null {
+  const a = tx.auditAnchor();
+  const head = tx.auditHead();
+  if (a === null || head === null || a.seq !== head.seq || !equal(a.hash, head.hash)) return null;
+  return { vault: vaultId.toString('hex'), seq: a.seq, hash: a.hash.toString('hex') };
+}
+
+/**
+ * Whether the log still holds the record the owner's last command anchored
+ * (`seen`, remembered by its client). The anchor's MAC covers (seq, hash, at)
+ * and nothing newer: a same-user agent that saved an earlier anchor can cut
+ * the log back to it, and the anchor then holds. Only the owner's memory of
+ * the last one shows the cut. Returns what is wrong, or null.
+ */
+export function rememberedAnchorProblem(tx: Tx, vaultId: Buffer, seen: AnchorRef): string | null {
+  // A vault made anew at the same place: the memory is of another vault.
+  if (seen.vault !== vaultId.toString('hex')) return null;
+  const hash = Buffer.from(seen.hash, 'hex');
+  const base = tx.auditBase();
+  const last = tx.auditHead()?.seq ?? 0;
+  const cut = `the owner's last command anchored record ${seen.seq}`;
+  if (base !== null && seen.seq <= base.seq) {
+    // Archived: the chain starts after base; older records are audit --verify --archive's to check.
+    if (seen.seq < base.seq || equal(base.hash, hash)) return null;
+    return `${cut}, and the record the log now starts after is another one: the log was rewritten`;
+  }
+  const [r] = tx.audit(seen.seq);
+  if (r === undefined || r.seq !== seen.seq) {
+    return `${cut}, and the log now ends at record ${last}: records were erased (an older anchor put back)`;
+  }
+  if (!equal(r.hash, hash)) {
+    return `${cut}, and record ${seen.seq} is now another one: the log was cut back and written again`;
+  }
+  return null;
 }
