@@ -301,30 +301,25 @@ export function anchoredHead(tx: Tx, vaultId: Buffer): AnchorRef | null {
 }
 
 /**
- * Whether the log still holds the record the owner's last command anchored
- * (`seen`, remembered by its client). The anchor's MAC covers (seq, hash, at)
- * and nothing newer: a same-user agent that saved an earlier anchor can cut
- * the log back to it, and the anchor then holds. Only the owner's memory of
- * the last one shows the cut. Returns what is wrong, or null.
+ * Whether the store's anchor is older than the one the owner's last command
+ * left (`seen`, remembered by its client). The anchor's MAC covers (seq, hash,
+ * at) and nothing newer: a same-user agent that saved an earlier anchor can
+ * put it back and cut the log to it, and the anchor then holds. Only the
+ * owner's memory of the last one shows it. (An anchor removed, or one that is
+ * not the owner's, `audit --verify` reports by itself.) Returns what is
+ * wrong, or null.
  */
 export function rememberedAnchorProblem(tx: Tx, vaultId: Buffer, seen: AnchorRef): string | null {
   // A vault made anew at the same place: the memory is of another vault.
   if (seen.vault !== vaultId.toString('hex')) return null;
-  const hash = Buffer.from(seen.hash, 'hex');
-  const base = tx.auditBase();
-  const last = tx.auditHead()?.seq ?? 0;
-  const cut = `the owner's last command anchored record ${seen.seq}`;
-  if (base !== null && seen.seq <= base.seq) {
-    // Archived: the chain starts after base; older records are audit --verify --archive's to check.
-    if (seen.seq < base.seq || equal(base.hash, hash)) return null;
-    return `${cut}, and the record the log now starts after is another one: the log was rewritten`;
-  }
+  const anchor = tx.auditAnchor();
+  if (anchor === null || anchor.seq >= seen.seq) return null;
   const [r] = tx.audit(seen.seq);
-  if (r === undefined || r.seq !== seen.seq) {
-    return `${cut}, and the log now ends at record ${last}: records were erased (an older anchor put back)`;
-  }
-  if (!equal(r.hash, hash)) {
-    return `${cut}, and record ${seen.seq} is now another one: the log was cut back and written again`;
-  }
-  return null;
+  const fate =
+    r === undefined || r.seq !== seen.seq
+      ? `the log now ends at record ${tx.auditHead()?.seq ?? 0}: records were erased`
+      : equal(r.hash, Buffer.from(seen.hash, 'hex'))
+        ? 'an older anchor was put back'
+        : `record ${seen.seq} is now another one: the log was cut back and written again`;
+  return `the store's anchor is at record ${anchor.seq}, older than record ${seen.seq} the owner's last command anchored, and ${fate}`;
 }

@@ -9,7 +9,7 @@
  * A session dies when `run` ends it, and after `expires`.
  */
 import { agentActor } from '../core/audit.js';
-import { VaultError, quote } from '../core/errors.js';
+import { VaultError } from '../core/errors.js';
 import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import { tokenKeys } from '../crypto/kdf.js';
@@ -44,7 +44,7 @@ function pruneSessions(tx: Tx, now: number): void {
 /**
  * Mints a session token for agent `req.agent`, scoped to `req.scope` (entry
  * names, each within the agent's scope) or, when empty, to the agent's scope.
- * @throws VaultError VLT-4002 no such agent, VLT-4001 unknown entry,
+ * @throws VaultError VLT-4002 no such agent, VLT-3021 its name row or record altered, VLT-4001 unknown entry,
  *   VLT-2041 an entry outside the agent's scope, VLT-2043 agent locked.
  */
 export function mintSession(
