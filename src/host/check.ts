@@ -14,7 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
-import type { CheckProblem, CheckReport } from '../core/protocol.js';
+import type { AnchorRef, CheckProblem, CheckReport } from '../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed } from '../crypto/box.js';
 import { equal } from '../crypto/hash.js';
@@ -27,7 +27,12 @@ import type {
   Store,
   VaultHeader,
 } from '../store/store.js';
-import { anchorVerdict, brokenLink, type ChainStart } from './audit-log.js';
+import {
+  anchorVerdict,
+  brokenLink,
+  rememberedAnchorProblem,
+  type ChainStart,
+} from './audit-log.js';
 import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';
@@ -444,12 +449,16 @@ function grantsOf(
   }
 }
 
-/** The whole check of `store`, with the owner's session when the header allowed an unlock. */
+/**
+ * The whole check of `store`, with the owner's session when the header allowed
+ * an unlock; `seen` is the audit anchor the owner's client remembers.
+ */
 export async function checkStore(
   path: string,
   openStore: () => Store,
   unlock: () => Promise<OwnerSession>,
   now: number,
+  seen?: AnchorRef,
 ): Promise<CheckReport> {
   const problems = new Problems();
   // Before this process opens it: opening a store with a damaged meta page crashes.
@@ -467,6 +476,13 @@ export async function checkStore(
     const s = await unlock();
     try {
       counts = checkSealed(store, s, problems, now);
+      // The anchor the owner's client remembers: an older one put back is a cut log.
+      const cut =
+        seen === undefined
+          ? null
+          : store.read((tx) => rememberedAnchorProblem(tx, s.vaultId, seen));
+      if (cut !== null)
+        problems.add('VLT-3033', 'audit-anchor', `The audit log was cut back: ${cut}.`);
     } catch (err) {
       const code = err instanceof VaultError ? err.code : damageCode(err);
       if (code === null) throw err;

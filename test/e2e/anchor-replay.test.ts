@@ -69,6 +69,9 @@ test('an old anchor put back with the log cut to it: the next owner command and 
   assert.match(ls, /Nothing was done/);
   // Refused again: nothing re-anchored the cut log meanwhile.
   assertRefused(await rig.owner(['agent', 'ls']), 'VLT-3003', 'agent ls');
+  const check = await rig.owner(['vault', 'check']);
+  assert.notEqual(check.code, 0);
+  assert.match(check.stderr, /VLT-3033: audit-anchor: The audit log was cut back/);
   // An owner who accepts the log as it is forgets the memory (docs/threat-model.md).
   rmSync(join(rig.configDir, 'anchors.json'));
   ok(await rig.owner(['entry', 'ls']));
