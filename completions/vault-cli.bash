@@ -67,6 +67,8 @@ __vault_cli_command() {
     'totp') echo 'totp' ;;
     'proxy') echo 'proxy' ;;
     'render') echo 'render' ;;
+    'exec') echo 'exec' ;;
+    'git-credential') echo 'git-credential' ;;
     'run') echo 'run' ;;
     'dashboard') echo 'dashboard' ;;
     'audit') echo 'audit' ;;
@@ -90,7 +92,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -118,6 +120,10 @@ _vault_cli() {
       'proxy --upstream-ca') __vault_cli_files; return 0 ;;
       'proxy env --port') :; return 0 ;;
       'render --format') __vault_cli_words 'json yaml toml env raw'; return 0 ;;
+      'exec --env') :; return 0 ;;
+      'git-credential --entry') :; return 0 ;;
+      'git-credential --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'git-credential --username') :; return 0 ;;
       'run --agent') __vault_cli_names agent; return 0 ;;
       'run --scope') __vault_cli_names entry; return 0 ;;
       'run --keep-env') :; return 0 ;;
@@ -159,10 +165,12 @@ _vault_cli() {
       'get') __vault_cli_words '--field --help' ;;
       'totp') __vault_cli_words '--help' ;;
       'proxy') __vault_cli_words '--port --upstream-ca --help' ;;
-      'proxy env') __vault_cli_words '--port --help' ;;
+      'proxy env') __vault_cli_words '--port --no-local-bypass --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-browser --help' ;;
+      'exec') __vault_cli_words '--env --help' ;;
+      'git-credential') __vault_cli_words '--entry --field --username --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -211,6 +219,8 @@ _vault_cli() {
     'proxy env') valued=' --port ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
+    'exec') valued=' --env ' ;;
+    'git-credential') valued=' --entry --field --username ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
@@ -260,6 +270,7 @@ _vault_cli() {
     'get 0') : ;;
     'totp 0') : ;;
     'render 0') __vault_cli_files ;;
+    'git-credential 0') __vault_cli_words 'get store erase' ;;
     'vault backup 0') __vault_cli_files ;;
     'vault restore 0') __vault_cli_files ;;
     'entry set 0') __vault_cli_names entry ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -45,6 +45,8 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'proxy' -d 'run the reference-r
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'env' -d 'print the shell lines that route a tool through the proxy'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'ca' -d 'print the path of the proxy’s CA certificate'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced, into a pipe'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
@@ -96,6 +98,7 @@ complete -c vault-cli -n '__vault_cli_is proxy' -l port -x -d 'port (default 198
 complete -c vault-cli -n '__vault_cli_is proxy' -l upstream-ca -r -F -d 'also trust this PEM file for upstream servers (tests, private CAs)'
 complete -c vault-cli -n '__vault_cli_is proxy' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is proxy env' -l port -x -d 'port (default 1983)'
+complete -c vault-cli -n '__vault_cli_is proxy env' -l no-local-bypass -d 'send this machine’s own services through the proxy too (NO_PROXY empty)'
 complete -c vault-cli -n '__vault_cli_is proxy env' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is proxy ca' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -l format -x -a 'json yaml toml env raw' -d 'how values are escaped (default: by the file’s extension)'
@@ -103,6 +106,13 @@ complete -c vault-cli -n '__vault_cli_is render' -l raw -d 'insert values as the
 complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to stdout whenever the template changes'
 complete -c vault-cli -n '__vault_cli_is render' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -F
+complete -c vault-cli -n '__vault_cli_is exec' -l env -x -d 'put the value in the command’s variable NAME (references in a longer text are replaced)'
+complete -c vault-cli -n '__vault_cli_is exec' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is git-credential' -l entry -x -d 'the entry whose field is the password (required)'
+complete -c vault-cli -n '__vault_cli_is git-credential' -l field -x -a 'password key private_key secret_key token totp' -d 'the field that is the password (default: password)'
+complete -c vault-cli -n '__vault_cli_is git-credential' -l username -x -d 'the user name git sends (default: the URL’s, else x-access-token)'
+complete -c vault-cli -n '__vault_cli_is git-credential' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is git-credential' -a 'get store erase'
 complete -c vault-cli -n '__vault_cli_is run' -l agent -x -a '(__vault_cli_names agent)' -d 'agent to act as (default: the command’s name)'
 complete -c vault-cli -n '__vault_cli_is run' -l scope -x -a '(__vault_cli_names entry)' -d 'narrow the session to this entry'
 complete -c vault-cli -n '__vault_cli_is run' -l keep-env -x -d 'pass this secret-looking variable through'
@@ -112,6 +122,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this 
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
+complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

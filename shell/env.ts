@@ -2,10 +2,14 @@
  * The supervised child's environment, built by one pure function (STYLE rule
  * 9, DESIGN §9): ordinary variables pass through; variables that look like
  * secrets, by name or by value, are stripped unless the owner keeps them by
- * name; the owner's vault variables and any long-lived token never pass; the
- * session token goes into VAULT_TOKEN and the proxy/CA block is set last, so
- * it always wins over whatever the parent had.
+ * name; a variable that holds a `vault://` reference and nothing else passes
+ * (the proxy fills it where it goes; the agent never holds the value); the
+ * owner's vault variables and any long-lived token never pass; the session
+ * token goes into VAULT_TOKEN and the proxy/CA block is set last, so it
+ * always wins over whatever the parent had. What did not pass is named (never
+ * its value), so an agent that fails to authenticate is not a mystery.
  */
+import { parseReference } from '../src/core/reference.js';
 
 /** Never passed, even with --keep-env: the owner's passphrase and vault, and token files. */
 const NEVER = new Set([
@@ -84,7 +88,12 @@ export interface ChildEnvInput {
 
 export interface ChildEnv {
   readonly env: Record<string, string>;
-  /** Names stripped because they looked like secrets (never their values). */
+  /**
+   * Names of the parent's variables the child does not get, sorted (never
+   * their values): those that looked like secrets, those holding the
+   * long-lived token, and the owner's vault variables (VAULT_TOKEN aside: the
+   * child has one, the session's).
+   */
   readonly stripped: readonly string[];
 }
 
@@ -95,9 +104,14 @@ export function childEnv(input: ChildEnvInput): ChildEnv {
   const env: Record<string, string> = {};
   const stripped: string[] = [];
   for (const [name, value] of Object.entries(input.parent)) {
-    if (value === undefined || NEVER.has(name)) continue;
-    if (forbidden.some((f) => value.includes(f))) {
+    if (value === undefined || name === 'VAULT_TOKEN') continue;
+    if (NEVER.has(name) || forbidden.some((f) => value.includes(f))) {
       stripped.push(name);
+      continue;
+    }
+    // A reference is safe by design: only the proxy, for its bound hosts, turns it into a value.
+    if (parseReference(value) !== null) {
+      env[name] = value;
       continue;
     }
     if (!keep.has(name) && (secretName(name) || secretValue(value))) {
@@ -109,4 +123,18 @@ export function childEnv(input: ChildEnvInput): ChildEnv {
   env.VAULT_TOKEN = input.sessionToken;
   for (const [name, value] of input.proxy) env[name] = value;
   return { env, stripped: stripped.sort() };
+}
+
+/**
+ * The line `run` prints about what it did not pass, or null when it passed
+ * everything: names only, with the way to pass one.
+ */
+export function strippedLine(stripped: readonly string[]): string | null {
+  if (stripped.length === 0) return null;
+  // A name is the owner's own, but may hold anything but `=`: an odd one is quoted.
+  const shown = stripped.map((n) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? n : JSON.stringify(n)));
+  return (
+    `vault-cli: not passed to the agent: ${shown.join(' ')} ` +
+    '(--keep-env NAME passes one; a vault:// reference passes as it is)'
+  );
 }

@@ -26,9 +26,17 @@
  * mirror of its screen, which repaints the screen when the dashboard is left.
  * Resizes reach the agent and the mirror throughout.
  *
+ * Without a terminal (`pty: false`, for scripts): no pty. The child gets
+ * pipes, and its stdout and stderr reach ours apart, byte for byte; a stream
+ * of ours that is a terminal gets the same output filter, one that is not gets
+ * the bytes as they are; there is no drain and no hand-over. The child starts
+ * in a session of its own, so it has no controlling terminal to write to or
+ * inject into, and Ctrl-C at a terminal reaches it only through us.
+ *
  * The only importer of node-pty, loaded lazily so `get` never loads it.
  */
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { TerminalOutputFilter, type OutputFilterOptions } from '../src/core/terminal-filter.js';
 import type * as Mirror from './mirror.js';
@@ -57,6 +65,8 @@ export interface SuperviseIo {
     on(event: 'resize', l: () => void): unknown;
     off(event: 'resize', l: () => void): unknown;
   };
+  /** Where the child's stderr goes without a pty (with one, the pty carries both). */
+  readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
   /** Where the supervisor's own signals arrive (the process). */
   readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
 }
@@ -122,6 +132,11 @@ export interface SuperviseOptions {
   readonly output?: OutputFilterOptions;
   /** How long to wait for the terminal's answer when draining it at the end (default 1 s). */
   readonly drainMs?: number;
+  /**
+   * false: no pty, pipes (for scripts); `handOver`, `drainMs` do not apply.
+   * Default true.
+   */
+  readonly pty?: boolean;
 }
 
 /** Device attributes (DA1): every terminal answers it, and answers in order. */
@@ -186,8 +201,9 @@ export function exitStatus(exitCode: number, signal: number): number {
   return signal > 0 ? 128 + signal : exitCode;
 }
 
-/** Runs `file args` under a pty until it exits; resolves with its fate, never rejects for it. */
+/** Runs `file args` under a pty (or pipes) until it exits; resolves with its fate, never rejects for it. */
 export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
+  if (o.pty === false) return superviseWithoutPty(o);
   const pty = await import('node-pty');
   const { stdin, stdout, signals } = o.io;
   const cols = stdout.columns ?? 80;
@@ -380,4 +396,162 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     if (raw) stdin.setRawMode?.(false);
     mirror?.dispose();
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session. */
+function procStat(pid: string): { ppid: number; pgrp: number; session: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The sandbox's job without a terminal: the sandbox (`leader`) is a session
+ * of its own, its script runs in the leader's group and starts the agent as a
+ * job, a group of its own; that group is the one a terminal would signal. Null
+ * when there is none (yet, or any more).
+ */
+function jobGroup(leader: number): number | null {
+  const procs = new Map<number, { ppid: number; pgrp: number; session: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    const st = procStat(d);
+    if (st !== null && st.session === leader) procs.set(Number(d), st);
+  }
+  for (const [pid, st] of procs)
+    if (pid !== leader && st.pgrp === pid && procs.get(st.ppid)?.pgrp === leader) return pid;
+  return null;
+}
+
+/** Sends `sig` to process group `group`; false when there is none. */
+function signalGroup(group: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(-group, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The child's output on its way to one of our streams: through the terminal
+ * filter when the stream is a terminal (the owner's screen), untouched when it
+ * is not (a file or a pipe gets the agent's bytes exactly).
+ */
+function relayOutput(
+  from: NodeJS.ReadableStream,
+  to: NodeJS.WritableStream & { isTTY?: boolean },
+  options: OutputFilterOptions | undefined,
+): void {
+  if (to.isTTY !== true) {
+    from.pipe(to, { end: false });
+    return;
+  }
+  // Without a pty there is nobody to answer: the child's queries go unanswered.
+  const filter = new TerminalOutputFilter(options, () => {});
+  const put = (safe: Uint8Array) => {
+    if (safe.length > 0) to.write(Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength));
+  };
+  from.on('data', (d: Buffer) => put(filter.write(d)));
+  from.on('end', () => put(filter.end()));
+}
+
+/** `supervise` for scripts: pipes instead of a pty (see the header). */
+async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
+  const { spawn } = await import('node:child_process');
+  const { stdin, stdout, signals } = o.io;
+  const stderr = o.io.stderr ?? stdout;
+  // A stdin that is a file or a pipe is handed over as it is (its end is the
+  // child's end of input); a terminal is read here and its lines passed on, so
+  // the child holds no descriptor of the owner's terminal.
+  const shareable = stdin.isTTY !== true && hasDescriptor(stdin);
+  const child: ChildProcess = spawn(o.file, [...o.args], {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    stdio: [shareable ? (stdin as unknown as NodeJS.ReadStream) : 'pipe', 'pipe', 'pipe'],
+  });
+  const spawned = await new Promise<Error | null>((resolve) => {
+    child.once('spawn', () => resolve(null));
+    child.once('error', (err) => resolve(err));
+  });
+  if (spawned !== null || child.pid === undefined) {
+    return {
+      command: [o.file, ...o.args].join(' '),
+      exitCode: 127,
+      signal: null,
+      status: 127,
+      killed: false,
+    };
+  }
+  const pid = child.pid;
+  o.onSpawn?.(pid);
+
+  const forwardInput = !shareable && child.stdin !== null;
+  const onInput = (d: Buffer | string) => child.stdin?.write(d);
+  const onEnd = () => child.stdin?.end();
+  if (forwardInput) {
+    // The child may stop reading before our input ends: that is its business.
+    child.stdin?.on('error', () => {});
+    stdin.on('data', onInput);
+    stdin.on('end', onEnd);
+    stdin.resume();
+  }
+  if (child.stdout !== null) relayOutput(child.stdout, stdout, o.output);
+  if (child.stderr !== null) relayOutput(child.stderr, stderr, o.output);
+
+  let killed = false;
+  let escalation: NodeJS.Timeout | undefined;
+  // Sandboxed, the signal is the agent's (its job); bubblewrap would die of it.
+  const target = () => (o.signalForeground === true ? (jobGroup(pid) ?? pid) : pid);
+  const handlers = FORWARDED.map((sig) => {
+    const h = () => {
+      if (!signalGroup(target(), sig)) signalGroup(pid, sig);
+      if (STOPPING.has(sig) && escalation === undefined) {
+        escalation = setTimeout(() => {
+          killed = true;
+          signalGroup(pid, 'SIGKILL');
+        }, o.killAfterMs ?? 5_000);
+      }
+    };
+    signals.on(sig, h);
+    return [sig, h] as const;
+  });
+
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  try {
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (c: number | null, s: NodeJS.Signals | null) => resolve([c, s])),
+    );
+    // As a terminal hangs up its session when its leader goes: what the child left running goes too.
+    signalGroup(pid, 'SIGHUP');
+    // Then all it wrote is read (what it left running may still be writing, as in any pipeline).
+    await closed;
+    const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
+    return {
+      command: [o.file, ...o.args].join(' '),
+      exitCode: signal === null ? code : null,
+      signal,
+      status: exitStatus(code ?? 0, signum),
+      killed,
+    };
+  } finally {
+    clearTimeout(escalation);
+    for (const [sig, h] of handlers) signals.off(sig, h);
+    if (forwardInput) {
+      stdin.off('data', onInput);
+      stdin.off('end', onEnd);
+      stdin.pause();
+    }
+  }
+}
+
+/** A stream backed by a file descriptor, which a child can be given as it is. */
+function hasDescriptor(s: object): boolean {
+  const r = s as { fd?: unknown; _handle?: { fd?: unknown } };
+  return typeof r.fd === 'number' || typeof r._handle?.fd === 'number';
 }

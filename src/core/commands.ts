@@ -165,8 +165,21 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'print the shell lines that route a tool through the proxy',
     side: 'agent',
     args: [],
-    flags: [proxyPort],
-    examples: ['eval "$(vault-cli proxy env)"', 'eval "$(vault-cli proxy env --port 8443)"'],
+    flags: [
+      proxyPort,
+      {
+        name: 'no-local-bypass',
+        summary: 'send this machine’s own services through the proxy too (NO_PROXY empty)',
+      },
+    ],
+    notes: [
+      'By default NO_PROXY names localhost, 127.0.0.1 and ::1: a local service is reached directly and gets the literal reference.',
+    ],
+    examples: [
+      'eval "$(vault-cli proxy env)"',
+      'eval "$(vault-cli proxy env --port 8443)"',
+      'eval "$(vault-cli proxy env --no-local-bypass)"',
+    ],
     module: 'proxy',
   },
   {
@@ -204,6 +217,77 @@ export const COMMANDS: readonly CommandDef[] = [
       'vault-cli render - < .env.tpl | docker run --env-file /dev/stdin app',
     ],
     module: 'render',
+  },
+  {
+    path: ['exec'],
+    summary: 'run a command with vault values in its environment, and nowhere else',
+    side: 'agent',
+    args: [
+      {
+        name: 'command',
+        summary: 'the command and its arguments, after --',
+        rest: true,
+        afterDashes: true,
+      },
+    ],
+    flags: [
+      {
+        name: 'env',
+        value: 'string',
+        metavar: '<NAME=vault://entry/field>',
+        repeat: true,
+        summary:
+          'put the value in the command’s variable NAME (references in a longer text are replaced)',
+        complete: 'none',
+      },
+    ],
+    notes: [
+      'For tools that read a credential only from their environment (DATABASE_URL, AWS and model SDKs).',
+      'One request resolves every reference, audited and charged like render; when one is refused, the command is not started.',
+      'The command replaces vault-cli: its exit status and signals are its own. Its environment holds the values (docs/threat-model.md).',
+    ],
+    examples: [
+      "vault-cli exec --env 'DATABASE_URL=vault://App DB/url' -- psql -c 'select 1'",
+      'vault-cli exec --env AWS_ACCESS_KEY_ID=vault://AWS/id --env AWS_SECRET_ACCESS_KEY=vault://AWS/secret -- aws s3 ls',
+    ],
+    module: 'exec',
+  },
+  {
+    path: ['git-credential'],
+    summary: 'git credential helper: hands git a vault:// reference as the password',
+    side: 'agent',
+    args: [
+      {
+        name: 'action',
+        summary: 'get, store or erase (git adds it); only get answers',
+        choices: ['get', 'store', 'erase'],
+      },
+    ],
+    flags: [
+      {
+        name: 'entry',
+        value: 'string',
+        metavar: '<entry>',
+        summary: 'the entry whose field is the password (required)',
+        complete: 'none',
+      },
+      { ...field, summary: 'the field that is the password (default: password)' },
+      {
+        name: 'username',
+        value: 'string',
+        metavar: '<name>',
+        summary: 'the user name git sends (default: the URL’s, else x-access-token)',
+      },
+    ],
+    notes: [
+      'git sends the reference as Basic credentials through the proxy, which fills it: git never holds the token.',
+      'It never calls the vault host; the proxy and the host judge the fill (scope, host binding, limits).',
+    ],
+    examples: [
+      "git config --global credential.https://github.com.helper '!vault-cli git-credential --entry GitHub --field token'",
+      "printf 'protocol=https\\nhost=github.com\\n\\n' | vault-cli git-credential --entry GitHub get",
+    ],
+    module: 'git-credential',
   },
   {
     path: ['run'],
@@ -278,6 +362,11 @@ export const COMMANDS: readonly CommandDef[] = [
         summary: 'run the agent without the OS sandbox, as you (warned and audited)',
       },
       { name: 'allow-title', summary: "let the agent set the terminal's window title" },
+      {
+        name: 'no-pty',
+        summary:
+          'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)',
+      },
       noBrowser,
     ],
     notes: [

@@ -205,6 +205,14 @@ export interface Results {
 
 export type Op = keyof Results;
 
+/**
+ * Every operation has exactly one request definition and every definition an
+ * operation: checked here (not in requests.ts, which would make the two files
+ * import each other).
+ */
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const REQUESTS_MATCH_OPS: Exactly<keyof Requests, Op> = true;
+
 /** Every operation, its request (what a client sends) and its result. */
 export type Ops = {
   [O in Op]: { req: Wire<Requests[O]>; res: Results[O] };

@@ -24,7 +24,6 @@ import {
 } from './decode.js';
 import { VaultError } from './errors.js';
 import { DEFAULT_LIMITS } from './policy.js';
-import type { Op } from './protocol.js';
 
 /**
  * References one `resolve` may name (a render's distinct references, a proxy
@@ -136,6 +135,6 @@ export const REQUESTS = {
   'audit.follow': object({ ...auditFilter, ...owner }),
   'audit.archive': object({ ...owner, before: finite, path: str }),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
-} as const satisfies { readonly [O in Op]: Decoder<unknown, unknown> };
+} as const satisfies { readonly [op: string]: Decoder<unknown, unknown> };
 
 export type Requests = typeof REQUESTS;

@@ -31,7 +31,7 @@ import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
 import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
-import { endedRecord } from './sessions.js';
+import { endedRecord, followScope } from './sessions.js';
 import { slots } from './slots.js';
 import { agentById, agentByName } from './agent-names.js';
 
@@ -212,8 +212,12 @@ export function scopeAgent(
     const kept = dropGrants(a, gone);
     const fresh = added.filter((e) => !gone.has(e.id));
     const granted = addGrants(s, header, a.publicKey, indexKey, kept, fresh);
-    // The agent's own record first, without the lost grants, so the rotation does not re-grant them.
-    tx.putAgent(withAgentMac(s, { ...a, scope, ...granted }));
+    // The agent's own record and its live sessions first, without the lost
+    // grants, so the rotation does not re-grant them; the sessions gain what
+    // the agent gains here, while the owner's key is at hand (issue 23).
+    const next = withAgentMac(s, { ...a, scope, ...granted });
+    tx.putAgent(next);
+    followScope(tx, s, header, next, { gained: fresh, lost: gone }, ctx.now());
     rotateLost(tx, s, header, gone);
     const current = tx.agent(a.id) ?? a;
     const events = [

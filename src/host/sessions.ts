@@ -7,6 +7,11 @@
  * index key of its own, to the new public key, so the agent's token is never
  * needed and a session token with a copy of the store opens its scope only.
  * A session dies when `run` ends it, and after `expires`.
+ *
+ * A live session follows the owner's later changes to its agent's scope
+ * (followScope): what the agent loses, every session loses at once; what the
+ * agent gains, a session minted without --scope gains in the same owner
+ * command, since only the owner's root key can seal a data key to it.
  */
 import { agentActor } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
@@ -14,11 +19,19 @@ import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import { tokenKeys } from '../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../crypto/token.js';
-import type { SessionRecord, Tx } from '../store/store.js';
+import type { AgentRecord, EntryRecord, SessionRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import type { HostContext } from './context.js';
 import { entryIds } from './entries.js';
-import { addGrants, recordIndexKey, rotateEntry, verifyAgent, withSessionMac } from './grants.js';
+import {
+  addGrants,
+  dropGrants,
+  recordIndexKey,
+  rotateEntry,
+  sessionMacHolds,
+  verifyAgent,
+  withSessionMac,
+} from './grants.js';
 import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
@@ -92,6 +105,7 @@ export function mintSession(
         id,
         agentId: agent.id,
         scope: entries.map((e) => e.id),
+        follows: asked.length === 0,
         verifier,
         publicKey: pair.publicKey,
         secretKey: seal(wrapKey, pair.secretKey, slots.sessionSecretKey(header.vaultId, id)),
@@ -116,6 +130,53 @@ export function mintSession(
     return { token: formatToken(sessionId, secret), expires, id: sessionId.toString('hex') };
   } finally {
     wipe(secret, wrapKey, pair.secretKey);
+  }
+}
+
+/**
+ * Brings the live sessions of `agent` in line with an owner's change to its
+ * scope, inside the caller's transaction and before it rotates `lost`: every
+ * session drops its grants and index rows of `lost`, so the rotation gives it
+ * no new key (rotateEntry re-grants only to records still holding one); a
+ * session that follows the agent (minted without --scope) is granted each
+ * entry of `gained` it lacks, sealed to its own key pair. A session minted
+ * with --scope keeps its narrower scope: nothing is added to it. A session
+ * whose MAC fails is only narrowed, its MAC left failing: the owner must not
+ * vouch for what was altered, nor seal keys to it.
+ */
+export function followScope(
+  tx: Tx,
+  s: OwnerSession,
+  header: VaultHeader,
+  agent: AgentRecord,
+  change: { gained: readonly EntryRecord[]; lost: ReadonlySet<string> },
+  now: number,
+): void {
+  for (const r of tx.sessions()) {
+    if (r.agentId !== agent.id || !sessionLive(r, now)) continue;
+    const kept = dropGrants({ grants: r.grants ?? {}, index: r.index ?? {} }, change.lost);
+    const scope = r.scope.filter((id) => !change.lost.has(id));
+    if (!sessionMacHolds(s, r)) {
+      tx.putSession({ ...r, scope, ...kept });
+      continue;
+    }
+    const fresh =
+      r.follows === true
+        ? [...new Map(change.gained.map((e) => [e.id, e])).values()].filter(
+            (e) => !scope.includes(e.id),
+          )
+        : [];
+    const granted = addGrants(
+      s,
+      header,
+      r.publicKey,
+      recordIndexKey(s, 'session', r.id),
+      kept,
+      fresh,
+    );
+    tx.putSession(
+      withSessionMac(s, { ...r, scope: [...scope, ...fresh.map((e) => e.id)], ...granted }),
+    );
   }
 }
 

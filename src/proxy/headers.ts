@@ -1,12 +1,14 @@
 /**
  * What the proxy reads in header lists (raw-headers.ts views, or Node's flat
- * raw arrays): the references in their values, lifted out as a template and
- * filled in place with the resolved values (every other byte, header, order,
- * case and duplicate kept); the request framing it refuses; what encodings
- * and heads it can relay.
+ * raw arrays): the references in their values (and inside Basic credentials,
+ * basic.ts), lifted out as a template and filled in place with the resolved
+ * values (every other byte, header, order, case and duplicate kept); the
+ * request framing it refuses; what encodings and heads it can relay.
  */
 import { ReferenceScanner, type ScanSink } from '../core/reference.js';
+import { basicWithReference, encodeBasic, type BasicCredentials } from './basic.js';
 import { RawHeaders } from './raw-headers.js';
+import type { Replacement } from './scrub.js';
 
 /**
  * The headers that go on to the next hop, from a flat raw list (the view's
@@ -48,29 +50,46 @@ export interface HeaderRef {
   readonly written: string;
 }
 
+/** One header of a template: text parts and reference indexes. */
+export interface TemplateHeader {
+  readonly name: string;
+  readonly parts: (Buffer | number)[];
+  /** Parts of decoded Basic credentials: the filled value is encoded again. */
+  readonly basic?: BasicCredentials;
+}
+
 /** A header list with its references lifted out: each value is text parts and reference indexes. */
 export interface HeaderTemplate {
-  readonly headers: readonly { readonly name: string; readonly parts: (Buffer | number)[] }[];
+  readonly headers: readonly TemplateHeader[];
   /** Distinct references, in order of first appearance. */
   readonly refs: readonly HeaderRef[];
+  /** Indexes of references in the user part of Basic credentials (a value there must hold no colon). */
+  readonly inBasicUser: ReadonlySet<number>;
   /** Malformed references (VLT-2046), as written, with the header they are in. */
   readonly malformed: readonly { readonly header: string; readonly written: string }[];
 }
 
 /** Lifts the references out of a (forwardable) raw header list. Values are latin1 on the wire. */
 export function template(raw: RawHeaders | readonly string[]): HeaderTemplate {
-  const headers: { name: string; parts: (Buffer | number)[] }[] = [];
+  const headers: TemplateHeader[] = [];
   const refs: HeaderRef[] = [];
   const byKey = new Map<string, number>();
   const malformed: { header: string; written: string }[] = [];
+  const inBasicUser = new Set<number>();
   for (const [name, value] of RawHeaders.of(raw)) {
     const parts: (Buffer | number)[] = [];
-    if (!value.includes('vault://')) {
+    const basic = basicWithReference(name, value);
+    if (basic === null && !value.includes('vault://')) {
       headers.push({ name, parts: [Buffer.from(value, 'latin1')] });
       continue;
     }
+    // In Basic credentials, the user part ends at the first colon.
+    let inUser = basic !== null;
     const sink: ScanSink = {
-      text: (b) => parts.push(Buffer.from(b)),
+      text: (b) => {
+        if (inUser && b.includes(0x3a)) inUser = false;
+        parts.push(Buffer.from(b));
+      },
       reference: (r) => {
         const key = JSON.stringify([r.entry, r.field]);
         let index = byKey.get(key);
@@ -79,16 +98,17 @@ export function template(raw: RawHeaders | readonly string[]): HeaderTemplate {
           byKey.set(key, index);
           refs.push({ entry: r.entry, field: r.field, written: r.written });
         }
+        if (inUser) inBasicUser.add(index);
         parts.push(index);
       },
       malformed: (m) => malformed.push({ header: name, written: m.written }),
     };
     const scanner = new ReferenceScanner();
-    scanner.write(Buffer.from(value, 'latin1'), sink);
+    scanner.write(basic?.decoded ?? Buffer.from(value, 'latin1'), sink);
     scanner.end(sink);
-    headers.push({ name, parts });
+    headers.push(basic === null ? { name, parts } : { name, parts, basic });
   }
-  return { headers, refs, malformed };
+  return { headers, refs, malformed, inBasicUser };
 }
 
 /** CR, LF or NUL: a value that would split or end a header line. */
@@ -96,14 +116,35 @@ export function unsafeInHeader(value: Uint8Array): boolean {
   return value.includes(0x0d) || value.includes(0x0a) || value.includes(0x00);
 }
 
+const filled = (h: TemplateHeader, values: readonly Buffer[]) =>
+  Buffer.concat(h.parts.map((p) => (typeof p === 'number' ? (values[p] as Buffer) : p)));
+
 /** The raw header list with every reference replaced by its value (`values[i]` for `refs[i]`). */
 export function fill(t: HeaderTemplate, values: readonly Buffer[]): string[] {
   const out: string[] = [];
   for (const h of t.headers) {
-    const bytes = h.parts.map((p) => (typeof p === 'number' ? (values[p] as Buffer) : p));
-    out.push(h.name, Buffer.concat(bytes).toString('latin1'));
+    const bytes = filled(h, values);
+    out.push(h.name, h.basic ? encodeBasic(h.basic.scheme, bytes) : bytes.toString('latin1'));
   }
   return out;
+}
+
+/**
+ * What an echo of filled Basic credentials is scrubbed back to: the base64 as
+ * the client wrote it. (Each value alone is scrubbed too; this is the one
+ * encoding of it the proxy made, so the one it can recognise.)
+ */
+export function basicEchoes(t: HeaderTemplate, values: readonly Buffer[]): Replacement[] {
+  return t.headers.flatMap((h) =>
+    h.basic
+      ? [
+          {
+            value: Buffer.from(filled(h, values).toString('base64')),
+            reference: Buffer.from(h.basic.written),
+          },
+        ]
+      : [],
+  );
 }
 
 /** Whether a header list says the body may be decoded (an encoding the proxy can undo). */

@@ -12,9 +12,18 @@
  * - A response to a filled request is scrubbed of the values, or refused
  *   when it cannot be read to be scrubbed.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { VaultError } from '../core/errors.js';
-import { contentEncoding, relayableHead, template, fill, unsafeInHeader } from './headers.js';
+import {
+  basicEchoes,
+  contentEncoding,
+  relayableHead,
+  template,
+  fill,
+  unsafeInHeader,
+} from './headers.js';
 import type { HeaderRef, HeaderTemplate } from './headers.js';
+import { basicReferenceIn } from './basic.js';
 import { credentials } from './caller.js';
 import { RawHeaders } from './raw-headers.js';
 import { Unauthenticated } from './refusal.js';
@@ -22,13 +31,40 @@ import { parseAuthority, type Destination } from './routing.js';
 import { Scrubber, type Replacement } from './scrub.js';
 
 /**
- * The caller a CONNECT or absolute-form request names, or the refusal: a
- * malformed Proxy-Authorization, or none where one is required.
+ * Whether `given` is `expected`, in time that does not depend on where they
+ * differ or on either length: both are hashed to one size first, so not
+ * even the session token's length is probed.
  */
-export function callerOf(raw: RawHeaders, requireCaller: boolean): string | null | VaultError {
+export function sameToken(given: string, expected: string): boolean {
+  const digest = (t: string) => createHash('sha256').update(t, 'utf8').digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** A token other than the session's, at a session's proxy. */
+export const notThisSession = () =>
+  new VaultError(
+    'VLT-2051',
+    'This proxy serves one `vault-cli run` session and admits only its token; nothing was sent.',
+  );
+
+/**
+ * The caller a CONNECT or absolute-form request names, or the refusal: a
+ * malformed Proxy-Authorization, none where one is required (always, at a
+ * session's proxy), or at a session's proxy (`session`: its token) any
+ * other token, judged here, before the host is asked anything.
+ */
+export function callerOf(
+  raw: RawHeaders,
+  requireCaller: boolean,
+  session?: string,
+): string | null | VaultError {
   const c = credentials(raw);
-  if (c.kind === 'token') return c.token;
-  if (c.kind === 'malformed' || requireCaller) return new Unauthenticated();
+  if (c.kind === 'token') {
+    return session === undefined || sameToken(c.token, session) ? c.token : notThisSession();
+  }
+  if (c.kind === 'malformed' || requireCaller || session !== undefined) {
+    return new Unauthenticated();
+  }
   return null;
 }
 
@@ -82,7 +118,9 @@ export type FillPlan =
  */
 export function planFill(forward: RawHeaders, received: RawHeaders, dest: Destination): FillPlan {
   // Most requests hold no reference: their headers go on as they are, unsplit.
-  if (!forward.someValue((v) => v.includes('vault://'))) return { kind: 'pass', headers: forward };
+  if (!forward.someValue((v) => v.includes('vault://')) && !basicReferenceIn(forward)) {
+    return { kind: 'pass', headers: forward };
+  }
   const t = template(forward);
   const m = t.malformed[0];
   if (m !== undefined) {
@@ -116,16 +154,28 @@ export function plainHttpRefusal(
   return dest.port === ownPort ? new VaultError('VLT-2049') : null;
 }
 
-/** A resolved value that would split a header line, refused by the reference that asked for it. */
+/**
+ * A resolved value that would split a header line, or (in the user part of
+ * Basic credentials) move where the password starts, refused by the
+ * reference that asked for it.
+ */
 export function unsafeValueRefusal(
   values: readonly Buffer[],
   refs: readonly HeaderRef[],
+  inBasicUser: ReadonlySet<number> = new Set(),
 ): VaultError | null {
   const bad = values.findIndex((v) => unsafeInHeader(v));
-  if (bad === -1) return null;
+  if (bad !== -1) {
+    return new VaultError(
+      'VLT-2047',
+      `The value of ${refs[bad]?.written} holds CR, LF or NUL and cannot go in a header; nothing was sent.`,
+    );
+  }
+  const colon = values.findIndex((v, i) => inBasicUser.has(i) && v.includes(0x3a));
+  if (colon === -1) return null;
   return new VaultError(
     'VLT-2047',
-    `The value of ${refs[bad]?.written} holds CR, LF or NUL and cannot go in a header; nothing was sent.`,
+    `The value of ${refs[colon]?.written} holds a colon and cannot be the user part of Basic credentials; nothing was sent.`,
   );
 }
 
@@ -139,12 +189,14 @@ export function withRefs(err: VaultError, refs: readonly HeaderRef[]): VaultErro
   });
 }
 
-/** What is echoed back in place of each filled value. */
-export const replacementsFor = (refs: readonly HeaderRef[], values: readonly Buffer[]) =>
-  refs.map((r, i) => ({
+/** What is echoed back in place of each filled value (and of filled Basic credentials). */
+export const replacementsFor = (t: HeaderTemplate, values: readonly Buffer[]): Replacement[] => [
+  ...t.refs.map((r, i) => ({
     value: values[i] as Buffer,
     reference: Buffer.from(r.written, 'latin1'),
-  }));
+  })),
+  ...basicEchoes(t, values),
+];
 
 /** Content encodings the proxy can undo to scrub a body. */
 const DECODABLE = new Set(['gzip', 'x-gzip', 'deflate', 'br']);

@@ -3,6 +3,11 @@
  * the code (and, for several references, each one by what the caller wrote,
  * never a value), and the connection closed after it, so nothing pipelined
  * behind a refused request is read as a request.
+ *
+ * The code is also where a client shows it without reading the body: curl
+ * never prints the body of a refused CONNECT, but `curl -v` prints the status
+ * line and headers. So the reason phrase starts with the code, and the
+ * headers carry it twice: `X-Vault-Error` and RFC 9209's `Proxy-Status`.
  */
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -39,6 +44,12 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-3008': 502,
 };
 
+/**
+ * Called with every refusal the proxy answers (the code, and the message the
+ * client gets: never a value or a token), for its owner to show.
+ */
+export type RefusalHook = (code: ErrorCode, detail: string) => void;
+
 export function statusOf(err: VaultError): number {
   if (err instanceof Unauthenticated) return 407;
   return STATUS[err.code] ?? (err.code.startsWith('VLT-3') ? 502 : 403);
@@ -55,6 +66,37 @@ export const asRefusal = (err: unknown): VaultError =>
 export const upstreamFailure = (dest: Destination, reason: string) =>
   new VaultError('VLT-3008', `Upstream ${dest.host}:${dest.port}: ${reason}.`);
 
+/** RFC 9209 error types: what kind of failure each code is, for a client that reads Proxy-Status. */
+const PROXY_ERROR: Partial<Record<ErrorCode, string>> = {
+  'VLT-2048': 'http_request_error',
+  'VLT-2049': 'http_request_error',
+  'VLT-2053': 'destination_ip_prohibited',
+  'VLT-3007': 'proxy_internal_error',
+  'VLT-3008': 'destination_unavailable',
+};
+
+/** The longest reason phrase sent: the code and the start of the message. */
+const MAX_REASON = 200;
+
+/**
+ * Printable ASCII only: a reason phrase and an RFC 8941 string may hold
+ * nothing else (the messages are ours, but may quote what a caller wrote).
+ */
+const printable = (text: string) => text.replace(/[^\x20-\x7e]/g, '?');
+
+/** The status line's reason phrase: `VLT-2053 Destination is on this machine...`. */
+export function reasonOf(err: VaultError): string {
+  const reason = printable(`${err.code} ${err.message}`);
+  return reason.length <= MAX_REASON ? reason : `${reason.slice(0, MAX_REASON - 3)}...`;
+}
+
+/** `Proxy-Status` (RFC 9209): this proxy, the error type, the code and message as details. */
+export function proxyStatusOf(err: VaultError): string {
+  const type = PROXY_ERROR[err.code] ?? 'http_request_denied';
+  const details = printable(`${err.code} ${err.message}`).replace(/[\\"]/g, '\\$&');
+  return `vault-cli; error=${type}; details="${details}"`;
+}
+
 /** The headers of a refusal, with its body's length. */
 function refusalHeaders(err: VaultError, length: number): [string, string][] {
   return [
@@ -62,29 +104,38 @@ function refusalHeaders(err: VaultError, length: number): [string, string][] {
     ...(err instanceof Unauthenticated
       ? [['Proxy-Authenticate', CHALLENGE] as [string, string]]
       : []),
+    ['Proxy-Status', proxyStatusOf(err)],
     ['X-Vault-Error', err.code],
     ['Content-Length', String(length)],
     ['Connection', 'close'],
   ];
 }
 
-/** An error reply on a socket that is not (or no longer) an HTTP response object. */
-export function rawError(socket: Duplex, err: VaultError): void {
+/**
+ * An error reply on a socket that is not (or no longer) an HTTP response
+ * object; `report` hears of it.
+ */
+export function rawError(socket: Duplex, err: VaultError, report?: RefusalHook): void {
+  report?.(err.code, err.message);
   const body = errorBody(err);
   const head = serializeHead(
-    statusLine(statusOf(err), 'Refused'),
+    statusLine(statusOf(err), reasonOf(err)),
     refusalHeaders(err, body.length),
   );
   socket.end(Buffer.concat([head, body]));
 }
 
-/** An error reply as the response to `res`'s request, or a cut connection once a head went out. */
-export function reply(res: ServerResponse, err: VaultError): void {
+/**
+ * An error reply as the response to `res`'s request, or a cut connection
+ * once a head went out; `report` hears of it either way.
+ */
+export function reply(res: ServerResponse, err: VaultError, report?: RefusalHook): void {
+  report?.(err.code, err.message);
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = errorBody(err);
-  res.writeHead(statusOf(err), refusalHeaders(err, body.length).flat());
+  res.writeHead(statusOf(err), reasonOf(err), refusalHeaders(err, body.length).flat());
   res.end(body);
 }

@@ -51,7 +51,7 @@ import {
   withRefs,
 } from './policy.js';
 import { RawHeaders } from './raw-headers.js';
-import { asRefusal, rawError, reply, upstreamFailure } from './refusal.js';
+import { asRefusal, rawError, reply, upstreamFailure, type RefusalHook } from './refusal.js';
 import { Relay, type BodySource } from './relay.js';
 import { routeConnect, routeRequest, type Destination, type Routed } from './routing.js';
 import { Scavenger } from './scavenge.js';
@@ -100,6 +100,15 @@ export interface ProxyOptions {
    * `host:port` is in this set (the owner's `--allow-net`).
    */
   readonly confine?: ReadonlySet<string>;
+  /**
+   * For a `run` session's proxy: the one caller token it serves. Any other
+   * token (the agent's long-lived one, another session's) is refused (403,
+   * VLT-2051) before any host call, so it can fill nothing the session's
+   * scope does not hold; no token at all is refused as with `requireCaller`.
+   */
+  readonly sessionToken?: string;
+  /** Hears of every refusal the proxy answers (its code and message; refusal.ts). */
+  readonly onRefusal?: RefusalHook;
 }
 
 export interface RunningProxy {
@@ -161,6 +170,14 @@ export class ProxyServer implements RunningProxy {
   readonly #outer: Server = createServer(SERVER_OPTIONS);
   /** The tunnels' decrypted connections: never listens, gets sockets handed over. */
   readonly #inner: Server = createServer(SERVER_OPTIONS);
+  /** The owner's refusal hook, never allowed to break the answer it reports. */
+  readonly #report: RefusalHook = (code, detail) => {
+    try {
+      this.#opts.onRefusal?.(code, detail);
+    } catch {
+      // A hook that throws must not cost the client its refusal.
+    }
+  };
 
   /** @throws VaultError VLT-3007 when this Node's HTTP parser is not the pinned one (exchange.ts). */
   static async start(opts: ProxyOptions): Promise<ProxyServer> {
@@ -244,7 +261,8 @@ export class ProxyServer implements RunningProxy {
   }
 
   #callerOf(req: IncomingMessage): string | null | VaultError {
-    return callerOf(new RawHeaders(req.rawHeaders), this.#opts.requireCaller === true);
+    const o = this.#opts;
+    return callerOf(new RawHeaders(req.rawHeaders), o.requireCaller === true, o.sessionToken);
   }
 
   /** The checks that must run before any other request on the connection is looked at, then its route. */
@@ -268,7 +286,7 @@ export class ProxyServer implements RunningProxy {
     if (r instanceof VaultError) {
       req.resume();
       // Behind a refused request: no reply; the connection ends after the refusal.
-      if (!seenBad) reply(res, r);
+      if (!seenBad) reply(res, r, this.#report);
       return;
     }
     void this.#handle(req, res, r);
@@ -277,10 +295,14 @@ export class ProxyServer implements RunningProxy {
   readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     // Only a Node without shouldUpgradeCallback gets here with another protocol.
     if (!isWebSocket(req.headers.upgrade)) {
-      return rawError(socket, new VaultError('VLT-2048', 'Only WebSocket upgrades are relayed.'));
+      return rawError(
+        socket,
+        new VaultError('VLT-2048', 'Only WebSocket upgrades are relayed.'),
+        this.#report,
+      );
     }
     const r = this.#precheck(req);
-    if (r instanceof VaultError) return rawError(socket, r);
+    if (r instanceof VaultError) return rawError(socket, r, this.#report);
     void this.#handleUpgrade(req, socket, head, r);
   };
 
@@ -290,24 +312,28 @@ export class ProxyServer implements RunningProxy {
       return;
     }
     const message = `Malformed request (${err.code ?? 'parse error'}); nothing was sent.`;
-    rawError(socket, new VaultError('VLT-2048', message));
+    rawError(socket, new VaultError('VLT-2048', message), this.#report);
   };
 
   readonly #onConnect = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     const target = routeConnect(req.url ?? '', this.#port);
-    if (target instanceof VaultError) return rawError(socket, target);
+    if (target instanceof VaultError) return rawError(socket, target, this.#report);
     const caller = this.#callerOf(req);
-    if (caller instanceof VaultError) return rawError(socket, caller);
+    if (caller instanceof VaultError) return rawError(socket, caller, this.#report);
     void this.#admit(caller)
       .then(() => this.#confined(target))
       .then(
         (local) =>
           local === null
             ? this.#tunnels.open(socket as Socket, head, target, caller, this.#inner)
-            : rawError(socket, local),
+            : rawError(socket, local, this.#report),
         (err: unknown) =>
-          rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007')),
+          rawError(
+            socket,
+            err instanceof VaultError ? err : new VaultError('VLT-3007'),
+            this.#report,
+          ),
       );
   };
 
@@ -337,13 +363,13 @@ export class ProxyServer implements RunningProxy {
     if (refused !== null) throw refused;
     const t = plan.template;
     const values = await this.#resolve(t, dest, caller);
-    const unsafe = unsafeValueRefusal(values, t.refs);
+    const unsafe = unsafeValueRefusal(values, t.refs, t.inBasicUser);
     if (unsafe !== null) {
       for (const v of values) v.fill(0);
       throw unsafe;
     }
     const headers = new RawHeaders(fill(t, values));
-    return { headers, replacements: replacementsFor(t.refs, values), address };
+    return { headers, replacements: replacementsFor(t, values), address };
   }
 
   /** The host's values for a template's references, or its refusal naming each bad one. */
@@ -362,7 +388,7 @@ export class ProxyServer implements RunningProxy {
       p = await this.#prepare(req, r, false);
     } catch (err) {
       req.resume();
-      return reply(res, asRefusal(err));
+      return reply(res, asRefusal(err), this.#report);
     }
     // The values stay for scrubbing until the exchange ends; then they are zeroed
     // (best effort: the header strings built from them are JavaScript strings).
@@ -395,7 +421,7 @@ export class ProxyServer implements RunningProxy {
         end: () => relay?.end(),
         fail: (reason, headSeen) => {
           if (headSeen) relay?.fail();
-          else reply(res, upstreamFailure(r.dest, reason));
+          else reply(res, upstreamFailure(r.dest, reason), this.#report);
         },
       },
       (socket) => own.give(socket),
@@ -434,7 +460,7 @@ export class ProxyServer implements RunningProxy {
         res.destroy();
         return;
       }
-      reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'));
+      reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'), this.#report);
     });
     sendBody(req, res, clientBody(up), (chunk) => this.#scavenger.count(chunk));
   }
@@ -457,7 +483,7 @@ export class ProxyServer implements RunningProxy {
     const plan = planResponse(req.method, status, message, raw, p.replacements);
     if (plan.kind === 'refuse') {
       source.destroy();
-      reply(res, plan.error);
+      reply(res, plan.error, this.#report);
       return null;
     }
     const headers = responseHeaders(raw, p.replacements, plan.scrubBody);
@@ -476,12 +502,16 @@ export class ProxyServer implements RunningProxy {
     try {
       p = await this.#prepare(req, r, true);
     } catch (err) {
-      return rawError(socket, err instanceof VaultError ? err : new VaultError('VLT-3007'));
+      return rawError(
+        socket,
+        err instanceof VaultError ? err : new VaultError('VLT-3007'),
+        this.#report,
+      );
     }
     const sent = { ...p, headers: p.headers.delete(...upgradeDrops(p.replacements)) };
     const up = this.#client.request(req, r, sent, true);
     socket.once('close', () => wipeValues(p));
-    relayUpgrade(socket, head, up, r.dest, p.replacements);
+    relayUpgrade(socket, head, up, r.dest, p.replacements, this.#report);
     up.end();
   }
 }

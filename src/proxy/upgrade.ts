@@ -12,7 +12,7 @@ import { VaultError } from '../core/errors.js';
 import { responseHeaders } from './forward.js';
 import { UnsafeHead, serializeHead, statusLine } from './head.js';
 import { RawHeaders } from './raw-headers.js';
-import { rawError, upstreamFailure } from './refusal.js';
+import { rawError, upstreamFailure, type RefusalHook } from './refusal.js';
 import type { Destination } from './routing.js';
 import { Scrubber, scrubStream, type Replacement } from './scrub.js';
 import { ServerFrameScrubber } from './websocket.js';
@@ -38,16 +38,20 @@ function answerHead(res: IncomingMessage, headers: RawHeaders): Buffer | null {
   }
 }
 
-/** Relays the answer to `up`, the handshake sent on: `client` is the client's socket, `head` what it sent past its request. */
+/**
+ * Relays the answer to `up`, the handshake sent on: `client` is the client's
+ * socket, `head` what it sent past its request; `report` hears of a refusal.
+ */
 export function relayUpgrade(
   client: Duplex,
   head: Buffer,
   up: ClientRequest,
   dest: Destination,
   replacements: readonly Replacement[],
+  report?: RefusalHook,
 ): void {
   up.on('upgrade', (upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) =>
-    upgraded(client, head, upRes, upSocket, upHead, dest, replacements),
+    upgraded(client, head, upRes, upSocket, upHead, dest, replacements, report),
   );
   up.on('response', (upRes: IncomingMessage) => {
     // The server declined the upgrade: an ordinary response, then close.
@@ -57,13 +61,13 @@ export function relayUpgrade(
     const answer = answerHead(upRes, headers);
     if (answer === null) {
       upRes.destroy();
-      return rawError(client, unrelayable());
+      return rawError(client, unrelayable(), report);
     }
     client.write(answer);
     pipeline(upRes, scrubStream(replacements), client, () => client.destroy());
   });
   up.on('error', (err: NodeJS.ErrnoException) =>
-    rawError(client, upstreamFailure(dest, err.code ?? 'connection failed')),
+    rawError(client, upstreamFailure(dest, err.code ?? 'connection failed'), report),
   );
 }
 
@@ -76,17 +80,18 @@ function upgraded(
   upHead: Buffer,
   dest: Destination,
   replacements: readonly Replacement[],
+  report: RefusalHook | undefined,
 ): void {
   if (!isWebSocket(upRes.headers.upgrade)) {
     upSocket.destroy();
     const message = `Upstream ${dest.host}:${dest.port} switched to another protocol.`;
-    return rawError(client, new VaultError('VLT-3008', message));
+    return rawError(client, new VaultError('VLT-3008', message), report);
   }
   const raw = new RawHeaders(upRes.rawHeaders);
   const answer = answerHead(upRes, responseHeaders(raw, replacements, false, true));
   if (answer === null) {
     upSocket.destroy();
-    return rawError(client, unrelayable());
+    return rawError(client, unrelayable(), report);
   }
   client.write(answer);
   join(client, head, upSocket, upHead, replacements);

@@ -138,6 +138,12 @@ export interface SessionRecord extends Grants {
   readonly agentId: string;
   /** Entry ids; a subset of the agent's scope when minted. */
   readonly scope: readonly string[];
+  /**
+   * Minted without --scope: the session's scope follows the agent's, so an
+   * entry the owner adds to the agent is granted to it at once. Absent (older
+   * records) reads as false: a session is never widened on a guess.
+   */
+  readonly follows?: boolean;
   readonly verifier: Buffer;
   readonly publicKey: Buffer;
   /** The session's box secret key, wrapped by a key derived from the session token. */

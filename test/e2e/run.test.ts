@@ -197,3 +197,100 @@ test('a command that does not exist is refused before any session is minted: 127
   assert.equal(r.code, 127);
   assert.equal(r.stderr, 'vault-cli: VLT-1004: Command not found: "no-such-command-here".\n');
 });
+
+/** The audit as records, oldest first. */
+async function auditRecords(): Promise<{ action: string; actor: string; outcome: string }[]> {
+  return ok(await rig.owner(['audit', '--json']))
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { action: string; actor: string; outcome: string });
+}
+
+test('run names on stderr every variable it did not pass, never a value; a vault:// reference passes', async () => {
+  const secret = 'ghp_' + 'Zq8'.repeat(12);
+  const r = await rig.owner(
+    [
+      'run',
+      '--agent',
+      'a',
+      '--',
+      'sh',
+      '-c',
+      'echo "model=[$ANTHROPIC_API_KEY] gh=[$GITHUB_TOKEN] npm=[$NPM_TOKEN]"',
+    ],
+    {
+      env: {
+        ANTHROPIC_API_KEY: 'vault://Anthropic/key',
+        GITHUB_TOKEN: secret,
+        NPM_TOKEN: 'npm_x',
+      },
+    },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'model=[vault://Anthropic/key] gh=[] npm=[]\n');
+  const lines = r.stderr.split('\n').filter((l) => l.includes('not passed'));
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0] ?? '', /^vault-cli: not passed to the agent: .*\bGITHUB_TOKEN NPM_TOKEN\b/);
+  assert.match(lines[0] ?? '', /--keep-env NAME/);
+  assert.doesNotMatch(lines[0] ?? '', /ANTHROPIC_API_KEY/);
+  assert.ok(!r.stderr.includes(secret) && !r.stderr.includes('npm_x'));
+
+  const kept = await rig.owner(
+    ['run', '--agent', 'a', '--keep-env', 'NPM_TOKEN', '--', 'sh', '-c', 'echo "[$NPM_TOKEN]"'],
+    { env: { NPM_TOKEN: 'npm_x' } },
+  );
+  assert.equal(kept.stdout, '[npm_x]\n');
+  assert.doesNotMatch(kept.stderr, /not passed.*NPM_TOKEN/);
+});
+
+test('a run says what it starts and, at its end, what the session did; no record follows session_end', async () => {
+  const r = await rig.owner(
+    [
+      'run',
+      '--agent',
+      'a',
+      '--',
+      'sh',
+      '-c',
+      'vault-cli get X >/dev/null; vault-cli get Y >/dev/null; vault-cli get Nope 2>/dev/null; exit 4',
+    ],
+    { env: { PATH: `${join(rig.root, 'bin')}:${process.env.PATH}` } },
+  );
+  assert.equal(r.code, 4, r.stderr);
+  const lines = r.stderr.split('\n').filter((l) => l.startsWith('vault-cli: '));
+  assert.match(lines.at(0) ?? '', /^vault-cli: (not passed|running)/);
+  assert.equal(
+    lines.filter((l) => l.startsWith('vault-cli: running ')).join('\n'),
+    'vault-cli: running "sh" as agent "a", in the sandbox',
+  );
+  assert.equal(
+    lines.at(-1),
+    'vault-cli: session ended: 2 reads, 1 refusal; exit status 4; session token revoked',
+  );
+  const records = await auditRecords();
+  const end = records.findLastIndex((x) => x.action === 'session_end');
+  assert.ok(end >= 0);
+  // Nothing after it: run no longer presents the revoked token on its way out.
+  assert.deepEqual(records.slice(end + 1), []);
+  assert.deepEqual(
+    records.slice(records.findLastIndex((x) => x.action === 'session_start')).map((x) => x.action),
+    ['session_start', 'ai_read', 'ai_read', 'denied', 'session_end'],
+  );
+});
+
+test('the proxy’s refusals of the session are shown on run’s stderr, one line each', async () => {
+  const r = await rig.owner([
+    'run',
+    '--agent',
+    'a',
+    '--',
+    'sh',
+    '-c',
+    // The proxy leads nowhere on this machine (VLT-2053), whatever NO_PROXY says.
+    "NO_PROXY= no_proxy= curl -s -o /dev/null -w '%{http_connect}\\n' https://127.0.0.1:9/",
+  ]);
+  assert.equal(r.stdout, '403\n', r.stderr);
+  const refused = r.stderr.split('\n').filter((l) => l.includes('the proxy refused'));
+  assert.equal(refused.length, 1, r.stderr);
+  assert.match(refused[0] ?? '', /^vault-cli: the proxy refused: VLT-2053: /);
+});

@@ -1,7 +1,7 @@
 // The supervised child's environment: one pure function, what passes, what is stripped, what is set.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { childEnv, secretValue } from '../../shell/env.js';
+import { childEnv, secretValue, strippedLine } from '../../shell/env.js';
 
 const SESSION = 'vlt_' + 'S'.repeat(71);
 const PROXY: [string, string][] = [
@@ -112,4 +112,55 @@ test('pure: same input, same output; the input is not touched', () => {
   const parent = Object.freeze({ PATH: '/bin', API_KEY: 'k' });
   assert.deepEqual(build(parent), build(parent));
   assert.deepEqual(parent, { PATH: '/bin', API_KEY: 'k' });
+});
+
+test('a variable holding a vault:// reference passes whatever its name: the proxy fills it', () => {
+  const parent = {
+    ANTHROPIC_API_KEY: 'vault://Anthropic/key',
+    GITHUB_TOKEN: '{{ vault://GitHub/token }}',
+    DB_PASSWORD: 'vault://Prod%2FDB/password',
+    // Not a reference and nothing else: stripped as before.
+    OPENAI_API_KEY: 'Bearer vault://OpenAI/key',
+    SLACK_TOKEN: 'vault://no-field',
+  };
+  const { env, stripped } = build(parent);
+  assert.equal(env.ANTHROPIC_API_KEY, 'vault://Anthropic/key');
+  assert.equal(env.GITHUB_TOKEN, '{{ vault://GitHub/token }}');
+  assert.equal(env.DB_PASSWORD, 'vault://Prod%2FDB/password');
+  assert.deepEqual(stripped, ['OPENAI_API_KEY', 'SLACK_TOKEN']);
+});
+
+test('a reference does not carry a forbidden value or an owner variable through', () => {
+  const long = 'vlt_LONGLIVED';
+  const { env, stripped } = build(
+    { VAULT_PASSPHRASE_FILE: 'vault://a/b', X: `vault://${long}/f` },
+    { forbiddenValues: [long] },
+  );
+  assert.equal(env.VAULT_PASSPHRASE_FILE, undefined);
+  assert.equal(env.X, undefined);
+  assert.deepEqual(stripped, ['VAULT_PASSPHRASE_FILE', 'X']);
+});
+
+test('stripped names every variable not passed, the owner’s vault variables included', () => {
+  const { stripped } = build({
+    VAULT_PASSPHRASE_FILE: '/p',
+    VAULT_CONFIG_DIR: '/c',
+    VAULT_TOKEN: 'vlt_long_lived',
+    NPM_TOKEN: 'n',
+    PATH: '/bin',
+  });
+  // VAULT_TOKEN is not in it: the child has one, the session's.
+  assert.deepEqual(stripped, ['NPM_TOKEN', 'VAULT_CONFIG_DIR', 'VAULT_PASSPHRASE_FILE']);
+});
+
+test('the stripped line names each variable, never a value, and says how to pass one', () => {
+  const secret = 'ghp_' + 'q'.repeat(36);
+  const { stripped } = build({ GITHUB_TOKEN: secret, PLAIN: 'x', 'ODD\x1b]0;x_TOKEN': 'k' }, {});
+  const line = strippedLine(stripped);
+  assert.equal(
+    line,
+    'vault-cli: not passed to the agent: GITHUB_TOKEN "ODD\\u001b]0;x_TOKEN" (--keep-env NAME passes one; a vault:// reference passes as it is)',
+  );
+  assert.ok(!line.includes(secret));
+  assert.equal(strippedLine(build({ PLAIN: 'x' }).stripped), null);
 });

@@ -168,7 +168,7 @@ test('the import graph is read: every tree has files and src/host imports its ne
       [...g.keys()].some((f) => f.startsWith(`${tree}/`)),
       tree,
     );
-  assert.ok((g.get('src/host/server.ts') ?? []).includes('src/host/access.ts'));
+  assert.ok((g.get('src/host/ops/reads.ts') ?? []).includes('src/host/access.ts'));
   assert.ok((g.get('src/host/access.ts') ?? []).includes('src/core/policy.ts'));
 });
 

@@ -64,7 +64,10 @@ function assertOnlyAllowed(out: Buffer, titles = false): void {
     else if (oscBody !== undefined)
       assert.ok(oscBody.startsWith('8;') || titles, JSON.stringify(all));
     else {
-      assert.ok(!'[]PX^_'.includes(escFinal ?? ''), JSON.stringify(all));
+      // ESC [ ] P X ^ _ open strings only without an intermediate: `ESC ( X` is a
+      // charset designation (fast-check found the checker wrong here, not the filter).
+      if ((escInter ?? '') === '')
+        assert.ok(!'[]PX^_'.includes(escFinal ?? ''), JSON.stringify(all));
       assert.ok(allowedEsc(escInter ?? '', escFinal ?? ''), JSON.stringify(all));
     }
     i += all.length;

@@ -1,5 +1,5 @@
 /**
- * `vault-cli proxy [--port N]`, `proxy env`, `proxy ca`. The proxy acts for
+ * `vault-cli proxy [--port N]`, `proxy env [--no-local-bypass]`, `proxy ca`. The proxy acts for
  * the agent that ran `init` (its token from VAULT_TOKEN or the token file) and
  * reaches the vault host through the client, like every other command. A
  * request whose proxy URL carries a token as user-info acts for that token
@@ -8,8 +8,8 @@
 import { existsSync } from 'node:fs';
 import { PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
-import { proxyEnv, upstreamRoots } from '../../proxy/env.js';
-import { flagCount, flagList, type CliContext, type Command } from '../context.js';
+import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
+import { flag, flagCount, flagList, type CliContext, type Command } from '../context.js';
 import { loadToken } from '../token.js';
 
 function port(ctx: CliContext): number {
@@ -46,7 +46,9 @@ export const run: Command = async (ctx) => {
   }
   if (sub === 'env') {
     await authority(ctx, token);
-    const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths);
+    // Without the bypass a local test service is reached directly, and gets the literal reference.
+    const direct = flag(ctx, 'no-local-bypass') ? [] : NO_PROXY;
+    const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths, direct);
     ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
     return 0;
   }

@@ -10,7 +10,10 @@
  * the URL's user-info (with a CA that lives in memory only); runs the command
  * in the sandbox under the supervisor in a scrubbed environment, shows the
  * dashboard on Ctrl-], ends the session when the command ends, and exits
- * with the command's status.
+ * with the command's status. Without a terminal (a script) or with
+ * `--no-pty`, the command gets pipes instead of a pty: its stdout and stderr
+ * reach ours apart, bytes intact. On stderr `run` says what it starts, which
+ * variables it did not pass, the proxy's refusals, and what the session did.
  * The vault host stays a process of its own (docs/decisions.md: Supervisor).
  */
 import {
@@ -35,9 +38,14 @@ import {
   type PathKind,
   type SandboxPolicy,
 } from '../../../shell/sandbox-policy.js';
+import type { AuditView } from '../../core/audit.js';
 import { flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 import type * as Sandbox from '../../../shell/sandbox.js';
+import type { ChildEnv } from '../../../shell/env.js';
+import type { SuperviseOptions } from '../../../shell/supervisor.js';
+import type { DashboardApi } from '../../../tui/api.js';
+import type { RefusalHook } from '../../proxy/refusal.js';
 
 /** The command as the child would find it: a path, or the first executable on PATH. */
 function findCommand(file: string, path: string | undefined): string | null {
@@ -118,7 +126,13 @@ function policyFor(
  * is made for this session and its certificate lives in `dir` until the
  * session ends.
  */
-async function sessionProxy(ctx: CliContext, dir: string, confine?: ReadonlySet<string>) {
+async function sessionProxy(
+  ctx: CliContext,
+  dir: string,
+  sessionToken: string,
+  confine: ReadonlySet<string> | undefined,
+  onRefusal: RefusalHook,
+) {
   const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
@@ -141,7 +155,9 @@ async function sessionProxy(ctx: CliContext, dir: string, confine?: ReadonlySet<
     authority,
     upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
     requireCaller: true,
+    sessionToken,
     ...(confine === undefined ? {} : { confine }),
+    onRefusal,
     resolve: async (
       refs: readonly { entry: string; field: string }[],
       to: string,
@@ -191,7 +207,7 @@ async function agentEnv(
     proxy: Awaited<ReturnType<typeof sessionProxy>>;
     box: Box | null;
   },
-): Promise<Record<string, string>> {
+): Promise<ChildEnv> {
   const { files } = s.proxy;
   const url = s.proxy.url(s.token);
   // Inside, the proxy's loopback is the sandbox's own: always the documented port.
@@ -211,7 +227,42 @@ async function agentEnv(
       ...longLivedToken(ctx.paths.tokenFile),
       ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
     ],
-  }).env;
+  });
+}
+
+/**
+ * Ctrl-] to the dashboard and back. While it is shown the proxy's refusals
+ * are only counted: the dashboard lists them itself, and a line on its
+ * screen (or on the agent's, which is repainted on return) would be torn or lost.
+ */
+function dashboardHandOver(
+  ctx: CliContext,
+  api: DashboardApi,
+  report: Refusals,
+): NonNullable<SuperviseOptions['handOver']> {
+  return {
+    key: HAND_OVER_KEY,
+    show: async (io) => {
+      const { showDashboard } = await import('../../../tui/index.js');
+      report.hold();
+      try {
+        await showDashboard({
+          api,
+          stdin: io.stdin,
+          stdout: io.stdout,
+          signal: io.signal,
+          vault: ctx.paths.vaultDir,
+        });
+      } finally {
+        report.resume();
+      }
+    },
+    onError: (err) => {
+      ctx.stderr.write(
+        `vault-cli: ${err instanceof VaultError ? `${err.code}: ${err.message}` : 'the dashboard failed'}\r\n`,
+      );
+    },
+  };
 }
 
 /** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
@@ -222,6 +273,9 @@ async function supervised(
     dir: string;
     passphrase: string;
     token: string;
+    agent: string;
+    pty: boolean;
+    report: Refusals;
     box: (Box & { hostSocket: string }) | null;
   },
 ): Promise<number> {
@@ -231,15 +285,22 @@ async function supervised(
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
-    proxy = await sessionProxy(ctx, s.dir, box?.policy.confine);
+    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail) =>
+      s.report.refused(new VaultError(code, detail)),
+    );
     relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
-    const env = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
+    const { env, stripped } = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
+    const { strippedLine } = await import('../../../shell/env.js');
+    const told = strippedLine(stripped);
+    if (told !== null) ctx.stderr.write(told + '\n');
+    ctx.stderr.write(startLine(s.command, s.agent, box !== null, s.pty) + '\n');
     const [{ supervise }, { dashboardApi }] = await Promise.all([
       import('../../../shell/supervisor.js'),
       import('./dashboard.js'),
     ]);
-    const api = await dashboardApi(ctx, s.passphrase);
+    const api = s.pty ? await dashboardApi(ctx, s.passphrase) : null;
     const result = await supervise({
+      pty: s.pty,
       file: box === null ? (s.command[0] as string) : box.programs.bwrap,
       args:
         box === null
@@ -254,25 +315,8 @@ async function supervised(
       cwd: process.cwd(),
       signalForeground: box !== null,
       output: { allowTitle: flag(ctx, 'allow-title') },
-      io: { stdin: ctx.stdin, stdout: ctx.stdout, signals: process },
-      handOver: {
-        key: HAND_OVER_KEY,
-        show: async (io) => {
-          const { showDashboard } = await import('../../../tui/index.js');
-          await showDashboard({
-            api,
-            stdin: io.stdin,
-            stdout: io.stdout,
-            signal: io.signal,
-            vault: ctx.paths.vaultDir,
-          });
-        },
-        onError: (err) => {
-          ctx.stderr.write(
-            `vault-cli: ${err instanceof VaultError ? `${err.code}: ${err.message}` : 'the dashboard failed'}\r\n`,
-          );
-        },
-      },
+      io: { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, signals: process },
+      ...(api === null ? {} : { handOver: dashboardHandOver(ctx, api, s.report) }),
     });
     return result.status;
   } finally {
@@ -280,6 +324,138 @@ async function supervised(
     await proxy?.proxy.close();
     proxy?.host.close();
   }
+}
+
+/**
+ * A pty only for a person at a terminal: a script that captures or pipes
+ * `run`'s output (or feeds its input) gets the command's bytes and streams
+ * as they are, as it would without `run`.
+ */
+function wantsPty(ctx: CliContext): boolean {
+  return !flag(ctx, 'no-pty') && ctx.stdin.isTTY === true && ctx.stdout.isTTY === true;
+}
+
+/** What `run` is about to start, said once on stderr before it does. */
+function startLine(
+  command: readonly string[],
+  agent: string,
+  sandboxed: boolean,
+  pty: boolean,
+): string {
+  const where = sandboxed ? 'in the sandbox' : 'NOT sandboxed';
+  const keys = pty ? '; Ctrl-] shows the dashboard' : '';
+  return `vault-cli: running ${JSON.stringify(basename(command[0] ?? ''))} as agent ${JSON.stringify(agent)}, ${where}${keys}`;
+}
+
+/** The session proxy's refusals as `run` shows them on its stderr. */
+interface Refusals {
+  refused(err: VaultError): void;
+  /** Only count (the dashboard holds the terminal). */
+  hold(): void;
+  /** Lines again; what was held back is counted in the next line of its code. */
+  resume(): void;
+  /** The counts of what was held back and never told (the session has ended). */
+  flush(): void;
+}
+
+/** At most one line a second per code: an agent in a retry loop does not flood the owner's terminal. */
+const REFUSAL_EVERY_MS = 1_000;
+
+/**
+ * One line per refusal, at most one a second per code; those held back are
+ * counted in the next line of their code, or when the session ends. A
+ * refusal's message names the code, the destination and the reference as
+ * written, never a value (src/proxy/refusal.ts).
+ */
+export function refusalReport(write: (line: string) => void, now = Date.now): Refusals {
+  const codes = new Map<string, { at: number; held: number }>();
+  let holding = false;
+  const more = (n: number) => (n === 0 ? '' : ` (${n} more before it)`);
+  return {
+    refused(err) {
+      const c = codes.get(err.code) ?? { at: -Infinity, held: 0 };
+      codes.set(err.code, c);
+      if (holding || now() - c.at < REFUSAL_EVERY_MS) {
+        c.held++;
+        return;
+      }
+      write(
+        `vault-cli: the proxy refused: ${err.line().replace(/^vault-cli: /, '')}${more(c.held)}`,
+      );
+      c.at = now();
+      c.held = 0;
+    },
+    hold() {
+      holding = true;
+    },
+    resume() {
+      holding = false;
+    },
+    flush() {
+      holding = false;
+      for (const [code, c] of codes)
+        if (c.held > 0) {
+          write(`vault-cli: the proxy refused ${c.held} more with ${code}`);
+          c.held = 0;
+        }
+    },
+  };
+}
+
+/**
+ * Ends the session with its own token, then lets go of the hold. In this
+ * order: the hold's end revokes the session too, and a `session.end` sent
+ * after it would present a revoked token (a `denied` record after every
+ * session). Returns whether the host confirmed the token revoked.
+ */
+async function endSession(
+  ctx: CliContext,
+  token: string,
+  held: { release(): void },
+): Promise<boolean> {
+  try {
+    await ctx.call('session.end', { token });
+    return true;
+  } catch {
+    // The host is gone or ended it already (the hold broke): the token is refused either way.
+    return false;
+  } finally {
+    held.release();
+  }
+}
+
+/**
+ * What the session did, from the audit: reads and refusals as the agent
+ * between this `run`'s session_start and session_end (the host records the
+ * caller's pid as the source). Concurrent use of the same agent elsewhere
+ * counts too: the audit does not tell sessions of one agent apart.
+ */
+async function summaryLine(
+  ctx: CliContext,
+  s: { passphrase: string; agent: string; since: number; revoked: boolean; status: number },
+): Promise<string> {
+  const end = `exit status ${s.status}; session token ${s.revoked ? 'revoked' : 'ended with the host'}`;
+  let records: AuditView[];
+  try {
+    ({ records } = await ctx.call('audit.list', {
+      passphrase: s.passphrase,
+      agent: s.agent,
+      since: s.since,
+    }));
+  } catch {
+    return `vault-cli: session ended: ${end}`;
+  }
+  const ours = (r: AuditView, action: string) =>
+    r.action === action && r.subject === s.agent && r.source.startsWith(`pid:${process.pid} `);
+  const from = records.find((r) => ours(r, 'session_start'))?.seq;
+  const to = records.findLast((r) => ours(r, 'session_end'))?.seq ?? Infinity;
+  const during = records.filter(
+    (r) => from !== undefined && r.seq > from && r.seq < to && r.actor === `cli:${s.agent}`,
+  );
+  const reads = during.filter((r) => r.outcome === 'ok').length;
+  const refusals = during.length - reads;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `vault-cli: session ended: ${plural(reads, 'read')}, ${plural(refusals, 'refusal')}; ${end}`;
 }
 
 export const run: Command = async (ctx) => {
@@ -309,6 +485,8 @@ export const run: Command = async (ctx) => {
         : { policy: policyFor(ctx, dir, sandbox.which), programs, sandbox };
     // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
     const passphrase = await ownerPassphrase(ctx);
+    // The session's records are at or after this (the summary counts them).
+    const asked = Date.now();
     const started = await ctx.call('session.start', {
       passphrase,
       agent,
@@ -319,6 +497,9 @@ export const run: Command = async (ctx) => {
     const { hold } = await import('../../client/client.js');
     // From here the session ends when this process does, however it ends.
     const held = await hold(ctx.client, token);
+    const pty = wantsPty(ctx);
+    const report = refusalReport((line) => ctx.stderr.write(line + (pty ? '\r\n' : '\n')));
+    let status: number | null = null;
     try {
       const hostSocket = started.socket;
       if (box !== null && hostSocket === undefined)
@@ -326,18 +507,24 @@ export const run: Command = async (ctx) => {
           'VLT-1005',
           'The agent sandbox cannot start: the vault host gave the session no socket of its own (an older host? `vault-cli daemon stop`, then run again).',
         );
-      return await supervised(ctx, {
+      status = await supervised(ctx, {
         command,
         dir,
         passphrase,
         token,
+        agent,
+        pty,
+        report,
         box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
       });
+      return status;
     } finally {
-      held.release();
-      await ctx.call('session.end', { token }).catch(() => {
-        // Already ended with the hold, or the host is gone: either way the token is refused.
-      });
+      report.flush();
+      const revoked = await endSession(ctx, token, held);
+      if (status !== null)
+        ctx.stderr.write(
+          (await summaryLine(ctx, { passphrase, agent, since: asked, revoked, status })) + '\n',
+        );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,262 @@
+/**
+ * `vault-cli exec --env NAME=vault://entry/field [--env ...] -- <command> [args...]`:
+ * for tools that read a credential only from their environment. An agent
+ * command (the agent's token, like `render`): every reference of every
+ * `--env` is resolved in one request through the host (scope, limits, audit
+ * as for render), and only when all of them are released does the command
+ * start, with the values in its environment and nowhere else: never in
+ * vault-cli's argv (which holds the references), its environment or a log.
+ *
+ * The command replaces this process (execve) where Node can (22.15 and
+ * later): its exit status, its death by a signal, signals sent to it and its
+ * standard streams are then its own, with no vault-cli left holding the
+ * values. On an older Node it runs as a child with the three streams
+ * inherited, signals passed on, and its status returned (128 + the signal
+ * number when a signal killed it, as a shell reports it).
+ *
+ * What the values are exposed to then (the child's /proc/<pid>/environ, its
+ * own children) is in docs/threat-model.md.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { constants as os } from 'node:os';
+import { join } from 'node:path';
+import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
+import { Collector, Renderer, type Collected } from '../../render/render.js';
+import { flagList, type CliContext, type Command } from '../context.js';
+import { loadToken } from '../token.js';
+
+/** A variable name a shell could export. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One `--env NAME=TEXT`, its text scanned for references. */
+interface Assignment {
+  readonly name: string;
+  readonly text: Buffer;
+  readonly collected: Collected;
+}
+
+/** A reference (or value) that stops the command from starting. */
+interface Bad {
+  readonly code: ErrorCode;
+  readonly name: string;
+  readonly written: string;
+  readonly reason: string;
+}
+
+/**
+ * The `--env` options, each scanned; VLT-2046 lines for malformed references
+ * (or a value with none: `--env` is for vault values) come back as `Bad`.
+ * @throws VaultError VLT-1001 for an option that is not NAME=TEXT.
+ */
+function assignments(specs: readonly string[]): { list: Assignment[]; bad: Bad[] } {
+  if (specs.length === 0)
+    throw new VaultError('VLT-1001', 'Give at least one --env NAME=vault://entry/field.');
+  const list: Assignment[] = [];
+  const bad: Bad[] = [];
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    const eq = spec.indexOf('=');
+    const name = eq === -1 ? spec : spec.slice(0, eq);
+    if (eq === -1 || !ENV_NAME.test(name))
+      throw new VaultError(
+        'VLT-1001',
+        `--env takes NAME=vault://entry/field, NAME a variable name; not ${quote(name)}.`,
+      );
+    if (seen.has(name)) throw new VaultError('VLT-1001', `--env ${name} given twice.`);
+    seen.add(name);
+    const text = Buffer.from(spec.slice(eq + 1));
+    const collector = new Collector('raw');
+    collector.write(text);
+    const collected = collector.end();
+    for (const m of collected.malformed)
+      bad.push({
+        code: 'VLT-2046',
+        name,
+        written: m.written,
+        reason: `malformed reference: ${m.reason}`,
+      });
+    if (collected.malformed.length === 0 && collected.refs.size === 0)
+      bad.push({
+        code: 'VLT-2046',
+        name,
+        written: spec.slice(eq + 1),
+        reason: 'no vault:// reference in it',
+      });
+    list.push({ name, text, collected });
+  }
+  return { list, bad };
+}
+
+/** The executable `file` names, as the shell would find it on `path`; null when there is none. */
+function findCommand(file: string, path: string | undefined): string | null {
+  const executable = (f: string) => {
+    try {
+      accessSync(f, constants.X_OK);
+      return statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (file.includes('/')) return executable(file) ? file : null;
+  for (const dir of (path ?? '').split(':')) {
+    const f = join(dir === '' ? '.' : dir, file);
+    if (executable(f)) return f;
+  }
+  return null;
+}
+
+/** One stderr line per bad reference, each once; the exit status is the first one's. */
+function report(ctx: CliContext, bad: readonly Bad[]): number {
+  const seen = new Set<string>();
+  for (const b of bad) {
+    const line = `vault-cli: ${b.code}: --env ${b.name}: ${oneLine(b.written)}: ${oneLine(b.reason)}`;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    ctx.stderr.write(line + '\n');
+  }
+  return ERRORS[(bad[0] as Bad).code].exit;
+}
+
+/**
+ * Every distinct reference of every assignment in one `resolve`: the values
+ * by reference key, or the refused ones (each refusal names the variables
+ * that use it; the values are never in a message).
+ */
+async function resolveAll(
+  ctx: CliContext,
+  list: readonly Assignment[],
+): Promise<Map<string, Buffer> | Bad[]> {
+  const wanted = new Map<string, { entry: string; field: string; written: string; name: string }>();
+  for (const a of list)
+    for (const [key, w] of a.collected.refs)
+      if (!wanted.has(key)) wanted.set(key, { ...w, name: a.name });
+  const keys = [...wanted.keys()];
+  const refs = [...wanted.values()];
+  try {
+    const { values } = await ctx.call('resolve', {
+      token: loadToken(ctx),
+      refs: refs.map((r) => ({ entry: r.entry, field: r.field })),
+    });
+    return new Map(keys.map((k, i) => [k, Buffer.from(values[i] ?? '', 'base64')]));
+  } catch (err) {
+    // A refusal of the whole request (token, lock, limit, host) is one ordinary error line.
+    if (!(err instanceof VaultError) || err.problems.length === 0) throw err;
+    return err.problems.map((p) => ({
+      code: p.code,
+      name: refs[p.index]?.name ?? '?',
+      written: refs[p.index]?.written ?? '',
+      reason: ERRORS[p.code].message,
+    }));
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Each variable's text with its references replaced, or the variables whose
+ * value cannot be an environment variable (a NUL byte ends it; an environment
+ * is text, so bytes that are not UTF-8 would be changed on the way).
+ */
+function fill(
+  list: readonly Assignment[],
+  values: ReadonlyMap<string, Buffer>,
+): Record<string, string> | Bad[] {
+  const out: Record<string, string> = {};
+  const bad: Bad[] = [];
+  for (const a of list) {
+    const r = new Renderer('raw', values);
+    const bytes = Buffer.concat([r.write(a.text), r.end()]);
+    const written = a.text.toString('utf8');
+    if (bytes.includes(0)) {
+      bad.push({
+        code: 'VLT-1002',
+        name: a.name,
+        written,
+        reason: 'the value holds a NUL byte, which no environment variable can',
+      });
+    } else {
+      try {
+        out[a.name] = utf8.decode(bytes);
+      } catch {
+        bad.push({
+          code: 'VLT-1002',
+          name: a.name,
+          written,
+          reason: 'the value is not UTF-8 text',
+        });
+      }
+    }
+    // Best-effort: the string made of it is out of reach.
+    bytes.fill(0);
+  }
+  return bad.length > 0 ? bad : out;
+}
+
+/** Signals a child started by `spawn` is sent when this process is. */
+const PASSED_ON = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+
+/**
+ * The fallback for a Node without process.execve: a child with the streams
+ * inherited, this process's signals passed on to it, its status returned.
+ */
+function runChild(
+  file: string,
+  argv0: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: 'inherit', env, argv0 });
+    const pass = (sig: NodeJS.Signals) => () => child.kill(sig);
+    const handlers = PASSED_ON.map((sig) => [sig, pass(sig)] as const);
+    for (const [sig, h] of handlers) process.on(sig, h);
+    const done = () => {
+      for (const [sig, h] of handlers) process.off(sig, h);
+    };
+    child.once('error', (err) => {
+      done();
+      reject(
+        new VaultError('VLT-1004', `Command cannot be started: ${quote(file)}.`, { cause: err }),
+      );
+    });
+    child.once('exit', (code, signal) => {
+      done();
+      resolve(signal === null ? (code ?? 0) : 128 + (os.signals[signal] ?? 0));
+    });
+  });
+}
+
+export const run: Command = async (ctx) => {
+  const words = ctx.inv.args.command;
+  const command = Array.isArray(words) ? words : [];
+  const file = command[0];
+  if (file === undefined || file === '')
+    throw new VaultError('VLT-1001', 'Give the command to run after --.');
+  const { list, bad } = assignments(flagList(ctx, 'env'));
+  if (bad.length > 0) return report(ctx, bad);
+  // Before anything is read: a typo costs no read, no rate slot.
+  const path = findCommand(file, ctx.env.PATH);
+  if (path === null) throw new VaultError('VLT-1004', `Command not found: ${quote(file)}.`);
+  const values = await resolveAll(ctx, list);
+  if (Array.isArray(values)) return report(ctx, values);
+  let filled: Record<string, string> | Bad[];
+  try {
+    filled = fill(list, values);
+  } finally {
+    for (const v of values.values()) v.fill(0);
+  }
+  if (Array.isArray(filled)) return report(ctx, filled);
+  const env = { ...ctx.env, ...filled };
+  if (typeof process.execve === 'function') {
+    // Replaces this process; returns only by throwing (the file went away since findCommand).
+    try {
+      process.execve(path, [file, ...command.slice(1)], env);
+    } catch (err) {
+      throw new VaultError('VLT-1004', `Command cannot be started: ${quote(file)}.`, {
+        cause: err,
+      });
+    }
+  }
+  return runChild(path, file, command.slice(1), env);
+};

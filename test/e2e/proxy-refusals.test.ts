@@ -1,0 +1,234 @@
+// Refusals a user can see: curl never prints the body of a refused CONNECT,
+// so the proxy puts the VLT code where `curl -v` shows it (the reason phrase,
+// `Proxy-Status` per RFC 9209, `X-Vault-Error`), and hands every refusal to
+// its owner's `onRefusal` hook (run prints them). Real curl, the real
+// `vault-cli proxy` process, and the proxy as `run` starts it for a sandbox
+// (confined to this machine's outside), in this process.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Authority } from '../../src/proxy/ca.js';
+import { proxyUrl } from '../../src/proxy/caller.js';
+import { startProxy as startInProcess, type RunningProxy } from '../../src/proxy/server.js';
+import { hex } from '../support/e2e-helpers.js';
+import {
+  Upstream,
+  makeTestCa,
+  startProxy,
+  type ProxyProcess,
+  type TestCa,
+} from '../support/proxy.js';
+import { Rig, ok } from '../support/rig.js';
+
+interface Out {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function curl(args: readonly string[], home: string): Promise<Out> {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env.PATH, HOME: home, NO_PROXY: '', no_proxy: '' };
+    const child = spawn('curl', ['--noproxy', '', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** What `curl -v` printed of the proxy's answer to its CONNECT: the `< ` lines. */
+const received = (verbose: string) =>
+  verbose
+    .split('\n')
+    .filter((l) => l.startsWith('< '))
+    .map((l) => l.slice(2).trimEnd());
+
+describe('proxy refusals: the code where curl shows it', () => {
+  const rig = new Rig();
+  const secret = `refusal-${hex(12)}`;
+  let ca: TestCa;
+  let up: Upstream;
+  let proxy: ProxyProcess;
+  let ourCa: string;
+  let token: string;
+
+  before(async () => {
+    ca = makeTestCa(rig.root);
+    up = await Upstream.start(ca);
+    await rig.create();
+    await rig.set('Bound', secret, 'token');
+    ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
+    token = await rig.addAgent('a', ['Bound'], ['--per-minute', '100', '--per-hour', '100']);
+    proxy = await startProxy(rig, token, ca);
+    ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
+  });
+  after(async () => {
+    await proxy?.stop();
+    await up?.close();
+    await rig.dispose();
+  });
+
+  test('a CONNECT refused (a token the host does not know): curl -v shows VLT-2040 in the status line and headers', async () => {
+    const unknown = `vlt_${hex(20)}`;
+    const seen = up.seen.length;
+    const r = await curl(
+      [
+        '-sS',
+        '-v',
+        '--proxy',
+        proxyUrl(proxy.port, unknown),
+        '--cacert',
+        ourCa,
+        `https://localhost:${up.port}/x`,
+      ],
+      rig.root,
+    );
+    assert.notEqual(r.code, 0);
+    const lines = received(r.stderr);
+    assert.match(lines[0] ?? '', /^HTTP\/1\.1 403 VLT-2040 /, r.stderr);
+    assert.ok(lines.includes('X-Vault-Error: VLT-2040'), r.stderr);
+    assert.ok(
+      lines.some((l) =>
+        /^Proxy-Status: vault-cli; error=http_request_denied; details="VLT-2040 [^"]*"$/.test(l),
+      ),
+      r.stderr,
+    );
+    assert.equal(up.seen.length, seen, 'nothing reached the upstream');
+    assert.ok(!r.stderr.includes(unknown), 'the token is in no header the proxy sent');
+  });
+
+  test('a request refused inside the tunnel (an entry bound to another host): curl -sS shows 403 VLT-2045', async () => {
+    const seen = up.seen.length;
+    const r = await curl(
+      [
+        '-sS',
+        '-i',
+        '--proxy',
+        proxy.url,
+        '--cacert',
+        ourCa,
+        '-H',
+        'Authorization: Bearer vault://Bound/token',
+        `https://localhost:${up.port}/bound`,
+      ],
+      rig.root,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\r\nHTTP\/1\.1 403 VLT-2045 Destination host not allowed/);
+    assert.match(
+      r.stdout,
+      /\r\nProxy-Status: vault-cli; error=http_request_denied; details="VLT-2045 /,
+    );
+    assert.match(r.stdout, /vault-cli: VLT-2045: /);
+    assert.equal(up.seen.length, seen);
+    assert.ok(!r.stdout.includes(secret));
+  });
+});
+
+describe('proxy refusals: a sandboxed session’s proxy, its onRefusal hook', () => {
+  const rig = new Rig();
+  let proxy: RunningProxy;
+  let up: Upstream;
+  let caFile: string;
+  let resolved = 0;
+  const heard: { code: string; detail: string }[] = [];
+
+  before(async () => {
+    const ca = makeTestCa(rig.root);
+    up = await Upstream.start(ca);
+    caFile = join(rig.root, 'session-ca.pem');
+    const authority = Authority.ephemeral({
+      cert: caFile,
+      bundle: join(rig.root, 'session-bundle.pem'),
+      systemRoots: ca.caFile,
+    });
+    // As run starts it for a sandbox: only its session's token, nothing on this machine.
+    proxy = await startInProcess({
+      port: 0,
+      authority,
+      upstreamCa: [ca.cert],
+      requireCaller: true,
+      sessionToken: 'vlt_session',
+      confine: new Set(),
+      resolve: () => {
+        resolved++;
+        return Promise.resolve([]);
+      },
+      onRefusal: (code, detail) => heard.push({ code, detail }),
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await up?.close();
+    await rig.dispose();
+  });
+
+  test('a destination on this machine: curl -v shows 403 VLT-2053 and how to allow it; the hook hears it', async () => {
+    const r = await curl(
+      [
+        '-sS',
+        '-v',
+        '--proxy',
+        proxyUrl(proxy.port, 'vlt_session'),
+        '--cacert',
+        caFile,
+        `https://localhost:${up.port}/`,
+      ],
+      rig.root,
+    );
+    assert.notEqual(r.code, 0);
+    const lines = received(r.stderr);
+    assert.match(
+      lines[0] ?? '',
+      /^HTTP\/1\.1 403 VLT-2053 localhost:[0-9]+ is on this machine/,
+      r.stderr,
+    );
+    assert.ok(lines.includes('X-Vault-Error: VLT-2053'), r.stderr);
+    assert.ok(
+      lines.some((l) =>
+        l.startsWith(
+          'Proxy-Status: vault-cli; error=destination_ip_prohibited; details="VLT-2053 ',
+        ),
+      ),
+      r.stderr,
+    );
+    const last = heard.at(-1);
+    assert.equal(last?.code, 'VLT-2053');
+    assert.match(last?.detail ?? '', new RegExp(`--allow-net localhost:${up.port}`));
+    assert.equal(up.seen.length, 0);
+  });
+
+  test('another token: 403 VLT-2051 before the host is asked anything; the hook hears it, never the token', async () => {
+    const other = `vlt_${hex(20)}`;
+    const before = heard.length;
+    const r = await curl(
+      [
+        '-sS',
+        '-v',
+        '--proxy',
+        proxyUrl(proxy.port, other),
+        '--cacert',
+        caFile,
+        '-H',
+        'Authorization: Bearer vault://X/y',
+        'https://example.com/',
+      ],
+      rig.root,
+    );
+    assert.notEqual(r.code, 0);
+    assert.match(received(r.stderr)[0] ?? '', /^HTTP\/1\.1 403 VLT-2051 /, r.stderr);
+    assert.equal(resolved, 0, 'nothing was resolved');
+    assert.deepEqual(
+      heard.slice(before).map((h) => h.code),
+      ['VLT-2051'],
+    );
+    assert.ok(heard.every((h) => !h.detail.includes(other)));
+  });
+});

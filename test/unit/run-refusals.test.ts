@@ -1,0 +1,59 @@
+// run's lines for its proxy's refusals: one each, at most one a second per code, the rest counted.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { refusalReport } from '../../src/cli/commands/run.js';
+import { VaultError } from '../../src/core/errors.js';
+
+function rig() {
+  const lines: string[] = [];
+  let t = 10_000;
+  const report = refusalReport(
+    (l) => lines.push(l),
+    () => t,
+  );
+  return { lines, report, advance: (ms: number) => (t += ms) };
+}
+
+test('each refusal is one line naming its code and message', () => {
+  const { lines, report } = rig();
+  report.refused(new VaultError('VLT-2053', 'Not on this machine: 127.0.0.1:9.'));
+  report.refused(new VaultError('VLT-2045'));
+  assert.deepEqual(lines, [
+    'vault-cli: the proxy refused: VLT-2053: Not on this machine: 127.0.0.1:9.',
+    'vault-cli: the proxy refused: VLT-2045: Destination host not allowed for this credential.',
+  ]);
+});
+
+test('a code repeated within a second is counted, and the count comes with its next line', () => {
+  const { lines, report, advance } = rig();
+  for (let i = 0; i < 5; i++) report.refused(new VaultError('VLT-2041'));
+  assert.equal(lines.length, 1);
+  advance(999);
+  report.refused(new VaultError('VLT-2041'));
+  assert.equal(lines.length, 1);
+  advance(1);
+  report.refused(new VaultError('VLT-2041'));
+  assert.deepEqual(lines.slice(1), [
+    'vault-cli: the proxy refused: VLT-2041: Access denied. (5 more before it)',
+  ]);
+});
+
+test('held while the dashboard shows: counted into the next line of the code, or the flush at the end', () => {
+  const { lines, report, advance } = rig();
+  report.hold();
+  report.refused(new VaultError('VLT-2053'));
+  report.refused(new VaultError('VLT-2053'));
+  report.refused(new VaultError('VLT-2042'));
+  assert.deepEqual(lines, []);
+  report.resume();
+  assert.deepEqual(lines, []);
+  advance(5_000);
+  report.refused(new VaultError('VLT-2053'));
+  assert.deepEqual(lines, [
+    `vault-cli: the proxy refused: VLT-2053: ${new VaultError('VLT-2053').message} (2 more before it)`,
+  ]);
+  report.flush();
+  assert.deepEqual(lines.slice(1), ['vault-cli: the proxy refused 1 more with VLT-2042']);
+  report.flush();
+  assert.equal(lines.length, 2);
+});
