@@ -140,10 +140,10 @@ export function anchoredBy(req: object): AnchorRef | undefined {
 }
 
 /**
- * Refuses, before the command does anything (or anchors anything), a log
- * that no longer holds the record the owner's client says its last command
- * anchored: an agent of the owner's user put an older anchor back and cut the
- * log to it (audit-log.ts rememberedAnchorProblem).
+ * Refuses, before the command does anything (or anchors anything), a store
+ * whose anchor is older than the one the owner's client says its last command
+ * left: an agent of the owner's user put an older anchor back and cut the log
+ * to it (audit-log.ts rememberedAnchorProblem).
  * @throws VaultError VLT-3003
  */
 function refuseCutLog(ctx: HostContext, s: OwnerSession, req: Request<Op>): void {
