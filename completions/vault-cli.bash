@@ -131,6 +131,7 @@ _vault_cli() {
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
+      'run --max-procs') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -143,8 +144,10 @@ _vault_cli() {
       'agent scope --rm') __vault_cli_names entry; return 0 ;;
       'agent limits --per-minute') :; return 0 ;;
       'agent limits --per-hour') :; return 0 ;;
+      'agent unlock --port') :; return 0 ;;
       'agent revoke --id') :; return 0 ;;
       'key add --name') :; return 0 ;;
+      'key add --port') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
       'audit --archive') __vault_cli_files; return 0 ;;
@@ -170,7 +173,7 @@ _vault_cli() {
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -190,9 +193,9 @@ _vault_cli() {
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
-      'agent unlock') __vault_cli_words '--no-browser --help' ;;
+      'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--id --help' ;;
-      'key add') __vault_cli_words '--name --no-browser --help' ;;
+      'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
@@ -221,7 +224,7 @@ _vault_cli() {
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;
@@ -241,9 +244,9 @@ _vault_cli() {
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
-    'agent unlock') valued='  ' ;;
+    'agent unlock') valued=' --port ' ;;
     'agent revoke') valued=' --id ' ;;
-    'key add') valued=' --name ' ;;
+    'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
     'audit') valued=' --agent --since --archive ' ;;

@@ -64,7 +64,10 @@ export function addAgent(
   const pair = newKeyPair();
   try {
     ctx.commit((tx) => {
-      if (tx.agentIdByName(name) !== null) {
+      // A live record of the name counts too: its row may have been deleted in the store.
+      const taken = (id: string | null) =>
+        id !== null || tx.agents().some((a) => a.revoked === null && a.name === name);
+      if (taken(tx.agentIdByName(name))) {
         throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
       }
       const header = ctx.header(tx);
