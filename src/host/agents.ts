@@ -65,9 +65,8 @@ export function addAgent(
   try {
     ctx.commit((tx) => {
       // A live record of the name counts too: its row may have been deleted in the store.
-      const taken = (id: string | null) =>
-        id !== null || tx.agents().some((a) => a.revoked === null && a.name === name);
-      if (taken(tx.agentIdByName(name))) {
+      const live = tx.agents().some((a) => a.revoked === null && a.name === name);
+      if (tx.agentIdByName(name) !== null || live) {
         throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
       }
       const header = ctx.header(tx);
