@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -31,10 +31,9 @@ function __vault_cli_lead
     test (count $words) -eq $argv[1]; or return 1
     test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"
 end
-# Names only for the owner with a passphrase file: an agent never lists entries.
+# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.
 function __vault_cli_names
-    set -q VAULT_PASSPHRASE_FILE; or return 0
-    command vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
+    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
 end
 
 complete -c vault-cli -f
@@ -48,6 +47,8 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template w
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'unlock' -d 'open an owner session: owner commands on this terminal ask no passphrase until it ends'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'lock' -d 'end this terminal\'s owner session'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
@@ -117,14 +118,22 @@ complete -c vault-cli -n '__vault_cli_is run' -l agent -x -a '(__vault_cli_names
 complete -c vault-cli -n '__vault_cli_is run' -l scope -x -a '(__vault_cli_names entry)' -d 'narrow the session to this entry'
 complete -c vault-cli -n '__vault_cli_is run' -l keep-env -x -d 'pass this secret-looking variable through'
 complete -c vault-cli -n '__vault_cli_is run' -l upstream-ca -r -F -d 'also trust this PEM file for upstream servers in the proxy (tests, private CAs)'
-complete -c vault-cli -n '__vault_cli_is run' -l allow-write -r -F -d 'let the sandboxed agent write this directory too'
+complete -c vault-cli -n '__vault_cli_is run' -l profile -x -d 'agent profile: claude, codex, gemini, aider, shell, none, or your own (default: from the command’s name)'
+complete -c vault-cli -n '__vault_cli_is run' -l model-key -x -a '(__vault_cli_names entry)' -d 'entry holding the model provider’s key, passed as a vault:// reference (none: pass nothing)'
+complete -c vault-cli -n '__vault_cli_is run' -l print-policy -d 'print what the agent could read, write and reach, and which variables pass; start nothing'
+complete -c vault-cli -n '__vault_cli_is run' -l allow-write -r -F -d 'let the sandboxed agent write this directory or file too'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port'
+complete -c vault-cli -n '__vault_cli_is run' -l max-procs -x -d 'the most processes and threads the sandboxed agent may have at once (default 1024)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is unlock' -l for -x -d 'minutes the session lasts at most (default 15, at most 720)'
+complete -c vault-cli -n '__vault_cli_is unlock' -l idle -x -d 'minutes without an owner command that end it sooner (default 5)'
+complete -c vault-cli -n '__vault_cli_is unlock' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show this help'
@@ -185,6 +194,7 @@ complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print t
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l port -x -d 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent revoke' -l id -x -d 'the agent by its id (agent ls --json), when its name no longer finds it'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is key add' -l name -x -d 'name of the key (default: key-<n>)'

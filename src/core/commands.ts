@@ -80,6 +80,9 @@ const ceremonyPort: FlagDef = {
  * documents it; `proxy`, `run` and the sandbox's loopback all use it.
  */
 export const PROXY_PORT = 1983;
+
+/** `run --max-procs`: tasks (processes and threads) the sandboxed agent may have at once; a build runs many. */
+export const DEFAULT_MAX_PROCS = 1024;
 const proxyPort: FlagDef = {
   name: 'port',
   value: 'count',
@@ -340,11 +343,32 @@ export const COMMANDS: readonly CommandDef[] = [
         complete: 'file',
       },
       {
+        name: 'profile',
+        value: 'string',
+        metavar: '<name>',
+        summary:
+          'agent profile: claude, codex, gemini, aider, shell, none, or your own (default: from the command’s name)',
+        complete: 'none',
+      },
+      {
+        name: 'model-key',
+        value: 'string',
+        metavar: '<entry>',
+        summary:
+          'entry holding the model provider’s key, passed as a vault:// reference (none: pass nothing)',
+        complete: 'entry',
+      },
+      {
+        name: 'print-policy',
+        summary:
+          'print what the agent could read, write and reach, and which variables pass; start nothing',
+      },
+      {
         name: 'allow-write',
         value: 'string',
-        metavar: '<dir>',
+        metavar: '<path>',
         repeat: true,
-        summary: 'let the sandboxed agent write this directory too',
+        summary: 'let the sandboxed agent write this directory or file too',
         complete: 'file',
       },
       {
@@ -361,6 +385,13 @@ export const COMMANDS: readonly CommandDef[] = [
         metavar: '<host:port>',
         repeat: true,
         summary: 'let the sandboxed agent connect directly to host:port',
+        complete: 'none',
+      },
+      {
+        name: 'max-procs',
+        value: 'string',
+        metavar: '<n>',
+        summary: `the most processes and threads the sandboxed agent may have at once (default ${DEFAULT_MAX_PROCS})`,
         complete: 'none',
       },
       {
@@ -381,10 +412,45 @@ export const COMMANDS: readonly CommandDef[] = [
     ],
     examples: [
       'vault-cli run --agent claude -- claude',
+      'vault-cli run --print-policy -- claude',
       'vault-cli run --agent ci --scope "Stripe Prod" -- npm test',
       'vault-cli run --allow-write ~/src/app --allow-net localhost:5432 -- claude',
     ],
     module: 'run',
+  },
+  {
+    path: ['unlock'],
+    summary:
+      'open an owner session: owner commands on this terminal ask no passphrase until it ends',
+    side: 'owner',
+    args: [],
+    flags: [
+      {
+        name: 'for',
+        value: 'count',
+        summary: 'minutes the session lasts at most (default 15, at most 720)',
+      },
+      {
+        name: 'idle',
+        value: 'count',
+        summary: 'minutes without an owner command that end it sooner (default 5)',
+      },
+    ],
+    notes: [
+      'Bound to this terminal and its login session, as the kernel names them, like sudo: another terminal, and anything inside `vault-cli run`, still needs the passphrase.',
+      '`vault-cli lock` ends it; stopping the vault host ends every session.',
+    ],
+    examples: ['vault-cli unlock', 'vault-cli unlock --for 60 --idle 10'],
+    module: 'unlock',
+  },
+  {
+    path: ['lock'],
+    summary: "end this terminal's owner session",
+    side: 'owner',
+    args: [],
+    flags: [],
+    examples: ['vault-cli lock'],
+    module: 'lock',
   },
   {
     path: ['dashboard'],
@@ -656,9 +722,19 @@ export const COMMANDS: readonly CommandDef[] = [
     path: ['agent', 'revoke'],
     summary: 'revoke an agent’s token for good',
     side: 'owner',
-    args: [agentArg],
-    flags: [],
-    examples: ['vault-cli agent revoke claude'],
+    args: [{ ...agentArg, optional: true }],
+    flags: [
+      {
+        name: 'id',
+        value: 'string',
+        metavar: '<id>',
+        summary: 'the agent by its id (agent ls --json), when its name no longer finds it',
+      },
+    ],
+    notes: [
+      'The agent is revoked first; the entries it held are rotated after. An entry that cannot be rotated is named and the exit status is not 0, but the agent stays revoked.',
+    ],
+    examples: ['vault-cli agent revoke claude', 'vault-cli agent revoke --id 3f2a…'],
     module: 'agent',
   },
   {

@@ -54,6 +54,8 @@ export interface EntrySummary {
 }
 
 export interface AgentSummary {
+  /** The record's id: what `agent revoke --id` takes when the name no longer finds it. */
+  readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
   /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
@@ -100,6 +102,12 @@ export interface CheckReport {
   readonly agents: number;
   readonly auditRecords: number;
   readonly problems: readonly CheckProblem[];
+}
+
+/** An owner session: when it ends at the latest, and its idle timeout. */
+export interface OwnerSessionView {
+  readonly expires: number;
+  readonly idleMs: number;
 }
 
 /** What a restore would roll back against the current vault. */
@@ -159,7 +167,8 @@ export interface Results {
   'agent.scope': AgentSummary;
   'agent.limits': AgentSummary;
   'agent.lock': AgentSummary;
-  'agent.revoke': Record<string, never>;
+  /** Entries the agent held whose rotation failed after the revocation (it is revoked all the same). */
+  'agent.revoke': { unrotated: { entry: string; code: string }[] };
   /**
    * `run`: a session token for an agent, equal or narrower scope, at most 12
    * hours. With `sandbox`, the host also serves the session on a socket of its
@@ -193,6 +202,12 @@ export interface Results {
     | { notLocked: true };
   'unlock.finish': { name: string };
   'audit.list': { records: AuditView[] };
+  /** The caller's terminal's owner session, if it has one: asked before any prompt, with no passphrase. */
+  'owner.session': { session: OwnerSessionView | null };
+  /** Opens an owner session for the caller's terminal (src/host/owner-unlock.ts). */
+  'owner.unlock': OwnerSessionView & { terminal: string };
+  /** Ends the caller's terminal's owner session. */
+  'owner.lock': { ended: boolean };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': Record<string, never>;
   /** Moves the records before `before` (ms) into a sealed archive file at `path`. */
@@ -232,8 +247,24 @@ export type Ops = {
 /** An operation's request as the host holds it after decoding. */
 export type Decoded<O extends Op> = Out<Requests[O]>;
 
+/**
+ * The audit anchor an owner's command left, as its client remembers it (the
+ * vault's id, the anchored record's sequence number and hash, hex). Sent back
+ * with each owner request, so the host can refuse a log cut back before it.
+ */
+export interface AnchorRef {
+  readonly vault: string;
+  readonly seq: number;
+  readonly hash: string;
+}
+
 export type Reply<O extends Op> =
-  | { readonly ok: true; readonly result: Ops[O]['res'] }
+  | {
+      readonly ok: true;
+      readonly result: Ops[O]['res'];
+      /** An owner command's: the audit head it anchored. */
+      readonly anchor?: AnchorRef;
+    }
   | {
       readonly ok: false;
       readonly code: string;

@@ -8,6 +8,7 @@
  */
 import {
   anything,
+  bad,
   finite,
   flag,
   list,
@@ -36,8 +37,19 @@ function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
   return d;
 }
 
-/** The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts). */
-const owner = { passphrase: str } as const satisfies Fields;
+/** A whole number of at least 1. */
+const seqNumber: Decoder<number> = (v, key) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${key} must be a count`);
+  return v;
+};
+/** The anchor the owner's client remembers from its last command (protocol.ts AnchorRef). */
+const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
+/**
+ * The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts);
+ * absent: the caller's terminal's owner session stands for it (owner-unlock.ts);
+ * with it, the audit anchor the owner's client last saw.
+ */
+const owner = { passphrase: optional(str), seenAnchor } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
@@ -103,7 +115,8 @@ export const REQUESTS = {
   'agent.scope': object({ ...owner, name: str, add: strList, rm: strList }),
   'agent.limits': object({ ...owner, name: str, perMinute: optCount, perHour: optCount }),
   'agent.lock': object({ ...owner, name: str }),
-  'agent.revoke': object({ ...owner, name: str }),
+  // By name, or by id when the name no longer finds the agent (its name row altered).
+  'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({
     ...owner,
     agent: str,
@@ -121,9 +134,13 @@ export const REQUESTS = {
   'key.rm': object({ ...owner, name: str }),
   'unlock.begin': object({ ...owner, name: str, origin: str }),
   'unlock.finish': object({ ...owner, challengeId: str, result: anything }),
-  'audit.list': object({ ...owner, ...auditFilter }),
+  /** `last`: only the latest that many records (the dashboard's feed), not the whole log. */
+  'audit.list': object({ ...owner, ...auditFilter, last: optCount }),
   'audit.follow': object({ ...auditFilter, ...owner }),
   'audit.archive': object({ ...owner, before: finite, path: str }),
+  'owner.session': object({}),
+  'owner.unlock': object({ passphrase: str, ttlMs: optCount, idleMs: optCount }),
+  'owner.lock': object({}),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
 } as const satisfies { readonly [op: string]: Decoder<unknown, unknown> };
 

@@ -37,6 +37,7 @@ export function underPty(
   rig: Rig,
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  cwd: string = rig.root,
 ): PtyRun {
   const merged: Record<string, string> = {};
   const bin = join(rig.root, 'bin');
@@ -45,7 +46,7 @@ export function underPty(
   const pty = spawn(process.execPath, [CLI, ...args], {
     cols: 100,
     rows: 30,
-    cwd: rig.root,
+    cwd,
     env: merged,
   });
   let output = '';
@@ -63,4 +64,28 @@ export async function until(what: () => boolean, label: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${label}`);
+}
+
+/**
+ * Starts a POSIX shell under a pty as the owner's terminal, with `vault-cli`
+ * on PATH: commands typed into it share one controlling terminal and one
+ * session, as a user's commands in one terminal window do.
+ */
+export function shellUnderPty(rig: Rig, env: Record<string, string | undefined> = {}): PtyRun {
+  const bin = installBin(rig);
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries({
+    ...rig.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    PS1: '$ ',
+    ...env,
+  }))
+    if (v !== undefined) merged[k] = v;
+  const pty = spawn('/bin/sh', ['-i'], { cols: 200, rows: 50, cwd: rig.root, env: merged });
+  let output = '';
+  pty.onData((d) => (output += d));
+  const exited = new Promise<PtyFate>((resolve) =>
+    pty.onExit(({ exitCode, signal }) => resolve({ output, exitCode, signal: signal ?? 0 })),
+  );
+  return { pty, exited, output: () => output };
 }
