@@ -146,11 +146,10 @@ export async function hostVanished(
   }
   if (pid <= 0) return false;
   try {
-    // A killed host its parent has not yet reaped is a zombie: gone all the same.
-    const state = /^[0-9]+ \(.*\) (\S)/s.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
-    return state === 'Z' || state === 'X';
+    process.kill(pid, 0);
+    return false;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
