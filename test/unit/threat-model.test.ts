@@ -1,0 +1,579 @@
+// The threat model's table against the tests. The project's rule is that a
+// claim of docs/threat-model.md without a test is not held: every cell of the
+// attack table that claims something (held, held if, in part, slowed) must be
+// named in LEDGER below with the tests that show it, and every test named here
+// must exist under that exact name. A cell that rests on reasoning alone says
+// "not shown" and has no entry.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DOC = 'docs/threat-model.md';
+
+type Mode = 'run' | 'sameUser' | 'hardened';
+const MODES: readonly Mode[] = ['run', 'sameUser', 'hardened'];
+const HEADER = ['attack', '`run`', 'same-user host', 'hardened host'];
+
+/** A test file under the repository root and a test's name as its source spells it. */
+type Proof = readonly [file: string, name: string];
+type Entry = Partial<Record<Mode, readonly Proof[]>>;
+
+const e2e = (file: string, name: string): Proof => [`test/e2e/${file}.test.ts`, name];
+
+// Proofs cited by several rows.
+const STORE_HIDDEN = e2e(
+  'sandbox',
+  'the store, the config directory and the passphrase file cannot be read, copied or changed',
+);
+const SANDBOX_PROCESSES = e2e(
+  'sandbox',
+  'neither run, nor the host, nor another agent can be seen, signalled or read',
+);
+const OWNER_POWER_INSIDE = e2e(
+  'sandbox',
+  'daemon stop, owner operations and another token are refused inside',
+);
+const STORE_UNREADABLE = e2e(
+  'hardened-host',
+  'as the user: the store, its directory and the host’s /proc are unreadable',
+);
+const HARDENED_READS = e2e(
+  'hardened-host',
+  'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
+);
+const SAME_BYTES = e2e(
+  'errors',
+  'an entry outside the scope and a missing entry give the same bytes',
+);
+const BURST = e2e(
+  'concurrency',
+  'twenty reads sent at once by one process: three released, one violation, chain intact',
+);
+const LOCKS = e2e(
+  'errors',
+  'a second distinct entry within the minute is refused; a second violation locks',
+);
+const NO_AUDIT_NO_VALUE = [
+  e2e(
+    'faults',
+    'a full file system: reads stop with VLT-3004, and every released value was audited',
+  ),
+  e2e('faults', 'a read-only store file: every mode refuses with VLT-3004'),
+];
+const NOT_ON_TERMINAL = [
+  e2e(
+    'pipe-only',
+    '${c.name}: a terminal (a real pty) is refused with VLT-2050, before the host is asked',
+  ),
+  e2e('pipe-only', '${c.name}: a regular file is refused with VLT-2050 and stays empty'),
+];
+const BOUND_HOSTS = e2e(
+  'proxy-attacks',
+  'an entry bound to other hosts: 403 VLT-2045, audited denied; bound to this host it goes',
+);
+const FRONTING = e2e(
+  'proxy-pinning',
+  'curl: a reference with a Host other than the CONNECT target is 400 VLT-2048, nothing upstream',
+);
+const PLAIN_HTTP = [
+  e2e('proxy-pinning', 'plain HTTP: judged by what the name resolves to, sent to that address'),
+  e2e('proxy-attacks', 'plain HTTP in absolute form: filled to this machine, refused to any other'),
+];
+const H2C = e2e(
+  'proxy-pinning',
+  'Upgrade: h2c is not relayed as an upgrade: the upstream gets an ordinary request',
+);
+const POOLED = [
+  e2e(
+    'proxy-isolation',
+    'trailers are dropped and never reach the next response on the same connection',
+  ),
+  e2e(
+    'proxy-isolation',
+    'caller B, after caller A on the same upstream: never sees A’s value, gets no record of it',
+  ),
+];
+const WARM_TUNNEL = [
+  e2e('proxy-rules', 'an agent revoked mid-tunnel: the next request is 403 VLT-2040'),
+  e2e('proxy-rules', 'an agent locked mid-tunnel: the next request is 423 VLT-2043'),
+  e2e('proxy-rules', 'an entry taken out of scope mid-tunnel: the next request is 403 VLT-2041'),
+  e2e('proxy-rules', 'a session ended mid-tunnel: the next request is 403 VLT-2040'),
+];
+const BOUNDED = [
+  e2e(
+    'bounded-requests',
+    'a render naming more than 1,000 references is refused whole (VLT-1006), nothing audited',
+  ),
+  e2e(
+    'bounded-requests',
+    '1,000 unknown names: refused, audited in 17 records, the store grows by a bounded amount',
+  ),
+];
+const SEED_STAYS = [
+  e2e('otp-seed', 'get --field totp is refused with VLT-2052 and audited; totp gives a code'),
+  e2e('otp-seed', 'render refuses a template naming the seed, releasing nothing'),
+  e2e('otp-seed', 'a proxy fill naming the seed: 403 VLT-2052, nothing upstream'),
+];
+const GUESSES = e2e(
+  'owner-guess',
+  'wrong passphrases are audited and counted across a host restart; an unlock resets the count',
+);
+
+// The host judges scope, limits, lock, audit and the seed in its own process,
+// and the proxy is the same code in every mode: where a row is about those
+// rules, the same-user test shows the other columns too, beside a test of
+// that mode's own path (a session under `run`, an agent of another user
+// through the hardened host).
+const LEDGER: Record<string, Entry> = {
+  'read an entry outside the scope; guess names to learn which exist': {
+    run: [
+      e2e('run', '--scope narrows the session: an entry of the agent outside it is refused'),
+      SAME_BYTES,
+    ],
+    sameUser: [SAME_BYTES],
+    hardened: [SAME_BYTES, HARDENED_READS],
+  },
+  'read more than the limits allow, or in a burst of 20 parallel readers': {
+    run: [
+      e2e(
+        'run',
+        'a session shares the agent’s rate state: its read counts against the agent’s token',
+      ),
+      BURST,
+    ],
+    sameUser: [
+      BURST,
+      e2e(
+        'concurrency',
+        '${TRIALS} trials on a vault made before: at most 3 of ${PROCESSES} released',
+      ),
+    ],
+    hardened: [BURST, HARDENED_READS],
+  },
+  'keep reading after a lockdown, or restart the host to clear it': {
+    run: [LOCKS],
+    sameUser: [LOCKS],
+    hardened: [LOCKS, HARDENED_READS],
+  },
+  'get a value released without an audit record (full or read-only disk)': {
+    run: NO_AUDIT_NO_VALUE,
+    sameUser: NO_AUDIT_NO_VALUE,
+    hardened: [...NO_AUDIT_NO_VALUE, HARDENED_READS],
+  },
+  'echo a value into the transcript by accident (`get X` on the terminal, `> file`)': {
+    run: [
+      e2e(
+        'run',
+        'the child gets a session token, reads in scope into a pipe (not onto its pty), and its exit status comes back',
+      ),
+    ],
+    sameUser: NOT_ON_TERMINAL,
+    hardened: NOT_ON_TERMINAL,
+  },
+  'a prompt-injected agent sends `vault://GitHub/token` through the proxy to a host the owner did not bind':
+    {
+      run: [BOUND_HOSTS],
+      sameUser: [BOUND_HOSTS],
+      hardened: [BOUND_HOSTS],
+    },
+  'inside a tunnel to its bound host, send a value with `Host: other.example` (domain fronting)': {
+    run: [FRONTING],
+    sameUser: [FRONTING],
+    hardened: [FRONTING],
+  },
+  'send a value over plain HTTP to `localhost` that resolves to another machine': {
+    run: PLAIN_HTTP,
+    sameUser: PLAIN_HTTP,
+    hardened: PLAIN_HTTP,
+  },
+  'run `Upgrade: h2c` over a relayed connection, past the scrubber': {
+    run: [H2C],
+    sameUser: [H2C],
+    hardened: [H2C],
+  },
+  "get another caller's value from a pooled upstream connection (its trailers, in the next head)": {
+    run: POOLED,
+    sameUser: POOLED,
+    hardened: POOLED,
+  },
+  'keep filling on a warm tunnel after a revoke, a lock, a narrowed scope or an ended session': {
+    run: WARM_TUNNEL,
+    sameUser: WARM_TUNNEL,
+    hardened: WARM_TUNNEL,
+  },
+  'read anything from `vault.mdb` without a token or passphrase': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('hygiene', 'the store file shows no entry name, value, seed, token or passphrase'),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'move or alter a ciphertext into another slot': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('crash', 'get of the doctored entry fails with VLT-3003; the source entry still reads'),
+      e2e(
+        'byte-flip',
+        '${FLIPS} flips across the file, and 128 on the meta pages: each harmless or reported with a damage code; never a wrong value',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'decrypt entries of its tiers outside its scope offline, with its own token or a `--scope` session':
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'crypto-scope',
+          'an agent scoped to one entry decrypts that entry only from a store copy with its token',
+        ),
+        e2e(
+          'crypto-scope',
+          'a run --scope session token decrypts its narrowed scope only from a store copy, and nothing once it ended',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'open values rotated after `agent revoke`, or entries added later, with keys saved while the token was valid':
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'crypto-scope',
+          'keys saved before agent revoke open nothing rotated after, nor entries added later',
+        ),
+        e2e(
+          'crypto-scope',
+          'narrowing a scope rotates the entry lost: saved keys open nothing after',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'ask the store or the host whether an entry exists': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'crypto-scope',
+        'an agent scoped to one entry decrypts that entry only from a store copy with its token',
+      ),
+      SAME_BYTES,
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'widen its scope in the store': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'records',
+        'a scope widened in the store: reads stay refused, and the owner’s run and agent changes refuse the record',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'lift its own lockdown or raise its limits in the store (the host has no owner key to check the rate state with)':
+    {
+      run: [STORE_HIDDEN],
+      hardened: [STORE_UNREADABLE],
+    },
+  'put back a consistent older copy of an entry, its fields and every grant of it together': {
+    run: [STORE_HIDDEN],
+    hardened: [STORE_UNREADABLE],
+  },
+  "swap name-index rows so `get A` prints B's value; roll a rotated field back": {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'records',
+        'swapped rows of the agent’s name index: get C7 is refused with VLT-3022, not C11’s value',
+      ),
+      e2e(
+        'records',
+        'swapped rows of the owner’s name index: entry show and set are refused with VLT-3022',
+      ),
+      e2e(
+        'records',
+        'a rolled-back field record is refused with VLT-3020; so is a whole entry put back',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'delete or rewrite audit records and re-chain them so `audit --verify` passes': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('audit', 'a record deleted before the anchor and the rest re-chained is caught'),
+      e2e(
+        'audit',
+        'a re-chained rewrite before the anchor stays caught after more owner commands, verify included',
+      ),
+      e2e('audit', 'a log cut before the anchor, its head moved back, is caught'),
+      e2e('audit', 'a re-chained log with the anchor removed is caught'),
+      e2e('audit', 'agent records after the last owner command are reported unanchored'),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  "kill the host, listen on `host.sock`, catch the owner's next passphrase (`daemon stop` needs it)":
+    {
+      run: [SANDBOX_PROCESSES, OWNER_POWER_INSIDE],
+      sameUser: [
+        e2e('host-identity', 'a python squatter that even holds the host lock gets nothing'),
+        e2e('host-identity', 'a node squatter without the lock gets nothing'),
+      ],
+      hardened: [
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+        e2e(
+          'hardened-host',
+          'as the user: daemon stop is refused without the passphrase, and with a wrong one',
+        ),
+      ],
+    },
+  'the same, with a stand-in that takes the host lock, runs as `node` and rewrites its own argv and environment in memory (FFI)':
+    {
+      run: [STORE_HIDDEN, SANDBOX_PROCESSES],
+      hardened: [
+        STORE_UNREADABLE,
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+      ],
+    },
+  'start the host itself under `faketime` or `NODE_OPTIONS=--inspect`': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('host-identity', 'the real host started with NODE_OPTIONS=--inspect gets no passphrase'),
+      e2e(
+        'host-identity',
+        'the real host under faketime gets no passphrase (unless the owner says so)',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  "read the host's memory (`/proc/<pid>/mem`, ptrace)": {
+    run: [SANDBOX_PROCESSES],
+    hardened: [STORE_UNREADABLE],
+  },
+  'claim another pid as the audit source': {
+    run: [
+      e2e(
+        'threat-run-audit-source',
+        'inside run, a request that claims pid 1 is audited with the kernel’s pid and uid',
+      ),
+    ],
+    sameUser: [
+      e2e('host-identity', 'a client that claims pid 1 is audited with its real pid and uid'),
+    ],
+    hardened: [HARDENED_READS],
+  },
+  'race two host starts so an orphan host unlinks the live socket': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
+      e2e(
+        'host-identity',
+        'a host that loses the race, or stops after the winner started, never unlinks its socket',
+      ),
+    ],
+    hardened: [
+      STORE_UNREADABLE,
+      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
+    ],
+  },
+  'stall every client with one `resolve` of 10,000 unknown references, or grow the store with it': {
+    run: BOUNDED,
+    sameUser: BOUNDED,
+    hardened: BOUNDED,
+  },
+  'guess the owner passphrase through the host': {
+    run: [OWNER_POWER_INSIDE],
+    sameUser: [GUESSES],
+    hardened: [GUESSES],
+  },
+  "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
+    {
+      run: [SANDBOX_PROCESSES],
+      // The hardened test reads the /proc of a process of another uid (the
+      // host's): the kernel's rule that keeps `run`'s environment from an
+      // agent of another user.
+      hardened: [STORE_UNREADABLE],
+    },
+  '`setsid` a child, SIGKILL `run`: the session token keeps working up to 12 hours': {
+    run: [
+      e2e(
+        'sandbox',
+        'run killed by SIGKILL: a setsid grandchild dies and the session token is refused',
+      ),
+    ],
+  },
+  "rewrite the installed CLI, `wraps.json` or shell start-up files to hijack the owner's next command":
+    {
+      run: [
+        e2e(
+          'sandbox',
+          'the installed CLI and the shell start-up files are read-only; cwd, /tmp and --allow-write are writable',
+        ),
+      ],
+    },
+  'reach the network directly, around the proxy': {
+    run: [e2e('sandbox', 'no direct egress; --allow-net opens one destination')],
+  },
+  "reach a service on the owner's loopback through the session's proxy": {
+    run: [
+      e2e(
+        'sandbox',
+        'loopback, unspecified and interface addresses are refused (VLT-2053) unless --allow-net names them',
+      ),
+      e2e('run', 'the proxy’s refusals of the session are shown on run’s stderr, one line each'),
+    ],
+  },
+  "read the owner's other credentials (`~/.ssh`, `~/.aws`, `~/.kube`, `~/.netrc`, browser profiles, ...)":
+    {
+      run: [
+        e2e(
+          'sandbox',
+          "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
+        ),
+      ],
+    },
+  'start a process outside through a socket (`systemd-run --user` via `XDG_RUNTIME_DIR`, the Docker socket)':
+    {
+      run: [
+        e2e(
+          'sandbox',
+          "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
+        ),
+      ],
+    },
+  'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
+    run: SEED_STAYS,
+    sameUser: SEED_STAYS,
+    hardened: SEED_STAYS,
+  },
+};
+
+interface Row {
+  attack: string;
+  cells: Record<Mode, string>;
+  line: number;
+}
+
+/** The attack rows of the table under "## Attacks", section rows left out. */
+function rows(): Row[] {
+  const lines = readFileSync(join(ROOT, DOC), 'utf8').split('\n');
+  const start = lines.findIndex((l) => l === '## Attacks');
+  assert.ok(start >= 0, `${DOC} has no "## Attacks" section`);
+  const out: Row[] = [];
+  let header: string[] | undefined;
+  for (let i = start + 1; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (!line.startsWith('|')) {
+      if (header) break;
+      continue;
+    }
+    // A `\|` inside a cell is a pipe character, not a column.
+    const cells = line
+      .slice(1, line.trimEnd().length - 1)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
+    if (!header) {
+      header = cells;
+      continue;
+    }
+    if (cells.every((c) => /^-+$/.test(c))) continue;
+    if (cells.slice(1).every((c) => c === '') && /^\*\*.*\*\*$/.test(cells[0] ?? '')) continue;
+    assert.equal(cells.length, 4, `${DOC}:${i + 1}: ${cells.length} cells`);
+    const [attack = '', run = '', sameUser = '', hardened = ''] = cells;
+    out.push({ attack, cells: { run, sameUser, hardened }, line: i + 1 });
+  }
+  assert.deepEqual(header, HEADER, `${DOC}: the attack table's columns`);
+  return out;
+}
+
+/**
+ * Whether a cell claims the attack fails. Every cell must say which: a claim
+ * ("held", "held if", "in part", "slowed"), or none ("not held", "not shown"
+ * for what rests on reasoning alone, "—" where the mode has no such thing).
+ */
+function claims(cell: string, where: string): boolean {
+  if (/^(not held|not shown|—)/.test(cell)) return false;
+  if (/^(held|in part|slowed)/.test(cell)) return true;
+  assert.fail(`${where}: "${cell}" says neither held nor not held / not shown`);
+}
+
+/** The names of the tests of a file, as their source spells them. */
+const namesCache = new Map<string, Set<string>>();
+function testNames(file: string): Set<string> {
+  let names = namesCache.get(file);
+  if (!names) {
+    const source = readFileSync(join(ROOT, file), 'utf8');
+    names = new Set(
+      [...source.matchAll(/\b(?:test|it)\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
+        (m) => m[2] ?? '',
+      ),
+    );
+    namesCache.set(file, names);
+  }
+  return names;
+}
+
+test('every claim of the threat model’s table has its tests in the ledger', () => {
+  const missing: string[] = [];
+  for (const row of rows()) {
+    const entry = LEDGER[row.attack] ?? {};
+    for (const mode of MODES) {
+      const where = `${DOC}:${row.line} (${mode})`;
+      if (claims(row.cells[mode], where) && (entry[mode]?.length ?? 0) === 0)
+        missing.push(`${where}: "${row.attack}" claims "${row.cells[mode]}" with no test`);
+    }
+  }
+  assert.deepEqual(
+    missing,
+    [],
+    'write the test and add it to LEDGER, or say "not shown" in the cell',
+  );
+});
+
+test('the ledger names only rows and claims of the table', () => {
+  const table = new Map(rows().map((r) => [r.attack, r]));
+  for (const [attack, entry] of Object.entries(LEDGER)) {
+    const row = table.get(attack);
+    assert.ok(row, `LEDGER: "${attack}" is no row of ${DOC}`);
+    for (const mode of MODES) {
+      if (entry[mode] === undefined) continue;
+      const where = `${DOC}:${row.line} (${mode})`;
+      assert.ok(
+        claims(row.cells[mode], where),
+        `${where}: "${row.cells[mode]}" claims nothing, yet LEDGER cites tests`,
+      );
+    }
+  }
+});
+
+test('every test the ledger cites exists under that exact name', () => {
+  const wrong: string[] = [];
+  for (const [attack, entry] of Object.entries(LEDGER)) {
+    for (const mode of MODES) {
+      for (const [file, name] of entry[mode] ?? []) {
+        if (!existsSync(join(ROOT, file))) wrong.push(`${attack} (${mode}): no file ${file}`);
+        else if (!testNames(file).has(name))
+          wrong.push(`${attack} (${mode}): no test '${name}' in ${file}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test('the ledger check reads test names as written, and a cell must take a side', () => {
+  assert.ok(
+    testNames('test/unit/threat-model.test.ts').has(
+      'every test the ledger cites exists under that exact name',
+    ),
+  );
+  assert.equal(
+    testNames('test/unit/threat-model.test.ts').has('every test the ledger cites'),
+    false,
+  );
+  assert.equal(claims('held if the agent’s user is not the owner’s', 'x'), true);
+  assert.equal(claims('in part: the owner’s client refuses such a host', 'x'), true);
+  assert.equal(claims('not shown (file permissions)', 'x'), false);
+  assert.throws(() => claims('probably fine', 'x'));
+});
