@@ -456,35 +456,39 @@ interface Row {
   line: number;
 }
 
-/** The attack rows of the table under "## Attacks", section rows left out. */
+/** A table line's cells; a `\|` inside a cell is a pipe character, not a column. */
+function cellsOf(line: string): string[] {
+  return line
+    .slice(1, line.trimEnd().length - 1)
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim().replace(/\\\|/g, '|'));
+}
+
+/**
+ * The attack rows of every table of the document with the attack table's
+ * columns (the main one under "## Attacks", and any a later section adds),
+ * section rows left out.
+ */
 function rows(): Row[] {
   const lines = readFileSync(join(ROOT, DOC), 'utf8').split('\n');
-  const start = lines.findIndex((l) => l === '## Attacks');
-  assert.ok(start >= 0, `${DOC} has no "## Attacks" section`);
   const out: Row[] = [];
-  let header: string[] | undefined;
-  for (let i = start + 1; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    if (!line.startsWith('|')) {
-      if (header) break;
-      continue;
+  let tables = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!(lines[i] ?? '').startsWith('|') || (lines[i - 1] ?? '').startsWith('|')) continue;
+    const header = cellsOf(lines[i] ?? '');
+    if (header[0] !== HEADER[0]) continue;
+    assert.deepEqual(header, HEADER, `${DOC}:${i + 1}: an attack table's columns`);
+    tables++;
+    for (let k = i + 1; (lines[k] ?? '').startsWith('|'); k++) {
+      const cells = cellsOf(lines[k] ?? '');
+      if (cells.every((c) => /^-+$/.test(c))) continue;
+      if (cells.slice(1).every((c) => c === '') && /^\*\*.*\*\*$/.test(cells[0] ?? '')) continue;
+      assert.equal(cells.length, 4, `${DOC}:${k + 1}: ${cells.length} cells`);
+      const [attack = '', run = '', sameUser = '', hardened = ''] = cells;
+      out.push({ attack, cells: { run, sameUser, hardened }, line: k + 1 });
     }
-    // A `\|` inside a cell is a pipe character, not a column.
-    const cells = line
-      .slice(1, line.trimEnd().length - 1)
-      .split(/(?<!\\)\|/)
-      .map((c) => c.trim().replace(/\\\|/g, '|'));
-    if (!header) {
-      header = cells;
-      continue;
-    }
-    if (cells.every((c) => /^-+$/.test(c))) continue;
-    if (cells.slice(1).every((c) => c === '') && /^\*\*.*\*\*$/.test(cells[0] ?? '')) continue;
-    assert.equal(cells.length, 4, `${DOC}:${i + 1}: ${cells.length} cells`);
-    const [attack = '', run = '', sameUser = '', hardened = ''] = cells;
-    out.push({ attack, cells: { run, sameUser, hardened }, line: i + 1 });
   }
-  assert.deepEqual(header, HEADER, `${DOC}: the attack table's columns`);
+  assert.ok(tables >= 1 && out.length > 0, `${DOC} has no attack table`);
   return out;
 }
 
@@ -516,8 +520,14 @@ function testNames(file: string): Set<string> {
 }
 
 test('every claim of the threat model’s table has its tests in the ledger', () => {
+  const all = rows();
+  const seen = new Set<string>();
+  for (const row of all) {
+    assert.ok(!seen.has(row.attack), `${DOC}:${row.line}: a second row "${row.attack}"`);
+    seen.add(row.attack);
+  }
   const missing: string[] = [];
-  for (const row of rows()) {
+  for (const row of all) {
     const entry = LEDGER[row.attack] ?? {};
     for (const mode of MODES) {
       const where = `${DOC}:${row.line} (${mode})`;
