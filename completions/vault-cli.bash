@@ -143,7 +143,9 @@ _vault_cli() {
       'agent scope --rm') __vault_cli_names entry; return 0 ;;
       'agent limits --per-minute') :; return 0 ;;
       'agent limits --per-hour') :; return 0 ;;
+      'agent unlock --port') :; return 0 ;;
       'key add --name') :; return 0 ;;
+      'key add --port') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
       'audit --archive') __vault_cli_files; return 0 ;;
@@ -189,9 +191,9 @@ _vault_cli() {
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
-      'agent unlock') __vault_cli_words '--no-browser --help' ;;
+      'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--help' ;;
-      'key add') __vault_cli_words '--name --no-browser --help' ;;
+      'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
@@ -240,9 +242,9 @@ _vault_cli() {
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
-    'agent unlock') valued='  ' ;;
+    'agent unlock') valued=' --port ' ;;
     'agent revoke') valued='  ' ;;
-    'key add') valued=' --name ' ;;
+    'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
     'audit') valued=' --agent --since --archive ' ;;

@@ -132,7 +132,7 @@ export function hostDashboardApi(
       });
     },
     unlock: async (name, onUrl) => {
-      const outcome = await unlockWithKey(name, {
+      const outcome = await unlockWithKey(name, passphrase, {
         call: (op, body) => call(client, op, body),
         onUrl: (url) => {
           onUrl(url);

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { CeremonyHooks } from '../webauthn/ceremony.js';
-import { flag, type CliContext } from './context.js';
+import { flag, flagCount, type CliContext } from './context.js';
 
 /** Tries xdg-open; a machine without one still has the URL on stderr. */
 export function openBrowser(url: string): void {
@@ -18,12 +18,15 @@ export function openBrowser(url: string): void {
   }
 }
 
+/** `--port N`: the page on a fixed port, for an owner who forwards it (ssh -L N:localhost:N). */
 export function ceremonyHooks(ctx: CliContext, what: string): CeremonyHooks {
+  const port = flagCount(ctx, 'port');
   return {
     call: (op, body) => ctx.call(op, body),
-    onUrl: (url) => {
-      ctx.stderr.write(`vault-cli: ${what}: open ${url} and touch your security key\n`);
+    onUrl: (url, step) => {
+      ctx.stderr.write(`vault-cli: ${step ?? what}: open ${url} and touch your security key\n`);
       if (!flag(ctx, 'no-browser')) openBrowser(url);
     },
+    ...(port === undefined ? {} : { port }),
   };
 }

@@ -173,6 +173,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'agent.limits',
   'agent.lock',
   'agent.revoke',
+  'key.vouch',
   'key.finish',
   'key.rm',
   'unlock.finish',

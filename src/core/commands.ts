@@ -68,6 +68,12 @@ const noBrowser: FlagDef = {
   name: 'no-browser',
   summary: 'print the ceremony page’s URL only; do not open a browser',
 };
+/** The ceremony page on a fixed port, for an owner on another machine (docs/hardware-key.md). */
+const ceremonyPort: FlagDef = {
+  name: 'port',
+  value: 'count',
+  summary: 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)',
+};
 /**
  * The proxy's port on 127.0.0.1 (interface-spec), the default of `--port`: the
  * product's contract, so the one definition sits with the command table that
@@ -639,8 +645,11 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'lift an agent’s lockdown with an enrolled hardware key (WebAuthn, in a browser)',
     side: 'owner',
     args: [agentArg],
-    flags: [noBrowser],
-    examples: ['vault-cli agent unlock claude'],
+    flags: [noBrowser, ceremonyPort],
+    examples: [
+      'vault-cli agent unlock claude',
+      'vault-cli agent unlock claude --port 8765 --no-browser',
+    ],
     module: 'agent',
   },
   {
@@ -664,9 +673,14 @@ export const COMMANDS: readonly CommandDef[] = [
         metavar: '<name>',
         summary: 'name of the key (default: key-<n>)',
       },
+      {
+        name: 'recovery',
+        summary: 'confirm with the recovery key instead of an enrolled key (a lost key)',
+      },
       noBrowser,
+      ceremonyPort,
     ],
-    examples: ['vault-cli key add --name yubikey-blue'],
+    examples: ['vault-cli key add --name yubikey-blue', 'vault-cli key add --recovery'],
     module: 'key',
   },
   {

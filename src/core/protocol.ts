@@ -8,7 +8,12 @@ import type { Limits } from './policy.js';
 import type { AuditView } from './audit.js';
 import type { Out, Wire } from './decode.js';
 import type { Requests } from './requests.js';
-import type { CreationOptionsJSON, KeySummary, RequestOptionsJSON } from './webauthn.js';
+import type {
+  CreationOptionsJSON,
+  KeySummary,
+  RequestOptionsJSON,
+  UnlockSubject,
+} from './webauthn.js';
 
 export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
@@ -170,13 +175,22 @@ export interface Results {
   'session.hold': Record<string, never>;
   /** Revokes the session token presented; an agent's own token is left alone. */
   'session.end': Record<string, never>;
-  /** Hardware keys: enrolment runs begin -> the browser's create() -> finish. */
-  'key.begin': { challengeId: string; options: CreationOptionsJSON };
+  /**
+   * Hardware keys: enrolment runs begin -> the browser's create() -> finish.
+   * Once a key is enrolled, begin answers with a `vouch` for an enrolled key's
+   * get() first, and key.vouch with the creation options.
+   */
+  'key.begin':
+    | { challengeId: string; options: CreationOptionsJSON }
+    | { challengeId: string; vouch: RequestOptionsJSON };
+  'key.vouch': { challengeId: string; options: CreationOptionsJSON };
   'key.finish': KeySummary;
   'key.ls': { keys: KeySummary[] };
   'key.rm': Record<string, never>;
   /** Lifting a lockdown: begin -> the browser's get() -> finish. The key is the owner's proof. */
-  'unlock.begin': { challengeId: string; options: RequestOptionsJSON } | { notLocked: true };
+  'unlock.begin':
+    | { challengeId: string; options: RequestOptionsJSON; agent: UnlockSubject }
+    | { notLocked: true };
   'unlock.finish': { name: string };
   'audit.list': { records: AuditView[] };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */

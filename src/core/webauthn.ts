@@ -10,14 +10,44 @@ import { VaultError, quote } from './errors.js';
 export const RP_ID = 'localhost';
 export const RP_NAME = 'vault-cli';
 export const CHALLENGE_TTL_MS = 5 * 60_000;
-export const CHALLENGE_BYTES = 32;
-/** Pending challenges kept at once; the oldest give way (anyone on the socket may ask for one). */
+/** Pending challenges kept at once; the oldest give way (the owner may start ceremonies and drop them). */
 export const MAX_PENDING_CHALLENGES = 32;
 
-/** What a challenge was issued for. An unlock is bound to one agent and one lockdown. */
+/**
+ * What a challenge was issued for. An unlock is bound to one agent and one
+ * lockdown. Once a key is enrolled, another is enrolled only after an enrolled
+ * key signed a `vouch` challenge naming it (or the recovery key was given):
+ * the enrolment's challenge then says who vouched, for the audit.
+ */
 export type ChallengePurpose =
-  | { readonly kind: 'enrol' }
-  | { readonly kind: 'unlock'; readonly agentId: string; readonly lockAt: number };
+  | { readonly kind: 'enrol'; readonly vouchedBy?: string | null }
+  | { readonly kind: 'vouch'; readonly name: string }
+  | {
+      readonly kind: 'unlock';
+      readonly agentId: string;
+      readonly agentName: string;
+      readonly lockAt: number;
+    };
+
+/** Who vouches for an enrolment made with the recovery key (a key's name cannot contain spaces). */
+export const VOUCHED_BY_RECOVERY = 'recovery key';
+
+/** Random bytes at the head of every challenge; the rest is the binding's SHA-256. */
+export const CHALLENGE_NONCE_BYTES = 16;
+
+/**
+ * The text a challenge is bound to: the operation and what it acts on, so the
+ * bytes the key signs name them (a challenge is nonce || SHA-256 of this) and
+ * an assertion made to unlock one agent cannot unlock another, even if the
+ * stored record were swapped. The host recomputes it from the live records.
+ */
+export function challengeBinding(purpose: ChallengePurpose, origin: string): string {
+  const parts: (string | number)[] = ['vault-cli/webauthn/v1', purpose.kind, origin];
+  if (purpose.kind === 'unlock') parts.push(purpose.agentId, purpose.agentName, purpose.lockAt);
+  if (purpose.kind === 'vouch') parts.push(purpose.name);
+  if (purpose.kind === 'enrol') parts.push(purpose.vouchedBy ?? '');
+  return JSON.stringify(parts);
+}
 
 /**
  * What the page posts back: a credential (checked field by field by the
@@ -48,6 +78,12 @@ export interface RequestOptionsJSON {
   readonly allowCredentials: readonly { readonly type: 'public-key'; readonly id: string }[];
 }
 
+/** What an unlock's page names: the agent the key's touch will unlock. */
+export interface UnlockSubject {
+  readonly id: string;
+  readonly name: string;
+}
+
 /** An enrolled key as `key ls` shows it. */
 export interface KeySummary {
   readonly name: string;
@@ -68,6 +104,7 @@ export function challengeRefusal(
   if (p.kind !== wanted.kind) return 'wrong purpose';
   if (p.kind === 'unlock' && wanted.kind === 'unlock') {
     if (p.agentId !== wanted.agentId || p.lockAt !== wanted.lockAt) return 'wrong purpose';
+    if (p.agentName !== wanted.agentName) return 'wrong purpose';
   }
   return null;
 }

@@ -1,59 +1,87 @@
 /**
  * Whole hardware-key ceremonies for any front end (the CLI's `key add` and
  * `agent unlock`, the dashboard's unlock key): serve the page, get a challenge
- * from the host, wait for the browser's one answer, relay it to the host, and
+ * from the host, wait for the browser's answer, relay it to the host, and
  * report the host's verdict. The host decides; this only carries messages.
+ * Both are owner operations: the passphrase goes with every call.
  */
 import { VaultError } from '../core/errors.js';
 import type { Op, Ops } from '../core/protocol.js';
 import { CHALLENGE_TTL_MS, type KeySummary } from '../core/webauthn.js';
 import { startPageServer, type Verdict } from './page-server.js';
+import type { CeremonyKind } from './page.js';
 
 /** What a front end supplies: its way to the host, and where the page's URL goes. */
 export interface CeremonyHooks {
   call<O extends Op>(op: O, body: Ops[O]['req']): Promise<Ops[O]['res']>;
-  /** The page is ready at `url`: show it, open a browser. */
-  onUrl(url: string): void;
-  /** How long the page waits for the browser; the challenge's lifetime by default. */
+  /** The page is ready at `url`: show it (saying `what` the touch is for), open a browser. */
+  onUrl(url: string, what?: string): void;
+  /** How long a page waits for the browser; the challenge's lifetime by default. */
   readonly timeoutMs?: number;
+  /** The page server's port on 127.0.0.1 (an owner forwarding it with ssh -L); random when absent. */
+  readonly port?: number;
 }
 
 export type UnlockOutcome = { readonly status: 'unlocked' } | { readonly status: 'not-locked' };
 
 /**
- * Runs one ceremony: `begin` gets the options for the page's origin, the
- * page's result goes to `finish`; resolves with finish's result or rejects
- * with its error (a VaultError from the host).
+ * One page of a ceremony: what it shows, and what to do with its result: the
+ * ceremony's value, or the next page (on the same server, so the same origin).
+ */
+interface Step<T> {
+  readonly kind: CeremonyKind;
+  readonly title: string;
+  /** What the owner is asked to do, for the line with the URL. */
+  readonly what?: string;
+  readonly options: unknown;
+  readonly success: string;
+  readonly relay: (result: unknown) => Promise<{ done: T } | { next: Step<T> }>;
+}
+
+/**
+ * Runs a ceremony: `begin` gets the first page's options for the server's
+ * origin; each page's result goes to its step's relay; resolves with the last
+ * one's value or rejects with the first error (a VaultError from the host).
+ * @throws VaultError VLT-1002 when `hooks.port` is taken.
  */
 async function run<T>(
-  title: string,
-  kind: 'create' | 'get',
   hooks: CeremonyHooks,
-  begin: (origin: string) => Promise<{ challengeId: string; options: unknown } | null>,
-  finish: (challengeId: string, result: unknown) => Promise<T>,
-  success: string,
+  begin: (origin: string) => Promise<Step<T> | null>,
 ): Promise<T | null> {
-  const server = await startPageServer();
+  const server = await startPageServer(hooks.port ?? 0).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+      throw new VaultError(
+        'VLT-1002',
+        `Port ${hooks.port ?? 0} is not free for the ceremony page.`,
+      );
+    }
+    throw err;
+  });
   try {
-    const started = await begin(server.origin);
-    if (started === null) return null;
+    const first = await begin(server.origin);
+    if (first === null) return null;
     let outcome: { ok: true; value: T } | { ok: false; err: unknown } | null = null;
-    const relay = async (result: unknown): Promise<Verdict> => {
-      try {
-        outcome = { ok: true, value: await finish(started.challengeId, result) };
-        return { ok: true, message: success };
-      } catch (err) {
-        outcome = { ok: false, err };
-        return { ok: false, message: err instanceof VaultError ? err.message : 'Refused.' };
-      }
-    };
-    hooks.onUrl(
-      server.publish(
-        { kind, title, options: started.options },
+    const show = (step: Step<T>): string => {
+      const relay = async (result: unknown): Promise<Verdict> => {
+        try {
+          const r = await step.relay(result);
+          if ('next' in r) return { ok: true, message: step.success, next: show(r.next) };
+          outcome = { ok: true, value: r.done };
+          return { ok: true, message: step.success };
+        } catch (err) {
+          outcome = { ok: false, err };
+          return { ok: false, message: err instanceof VaultError ? err.message : 'Refused.' };
+        }
+      };
+      const url = server.publish(
+        { kind: step.kind, title: step.title, options: step.options },
         relay,
         hooks.timeoutMs ?? CHALLENGE_TTL_MS,
-      ),
-    );
+      );
+      hooks.onUrl(url, step.what);
+      return url;
+    };
+    show(first);
     await server.closed;
     const done = outcome as { ok: true; value: T } | { ok: false; err: unknown } | null;
     if (done === null)
@@ -66,51 +94,85 @@ async function run<T>(
 }
 
 /**
- * Lifts agent `name`'s lockdown with an enrolled hardware key.
- * @throws VaultError VLT-4002 no such agent, VLT-4004 no key enrolled,
- *   VLT-4007 not accepted, VLT-4008 counter did not increase (possible clone).
+ * Lifts agent `name`'s lockdown with an enrolled hardware key: the owner's
+ * passphrase, then the key, on a page that names the agent.
+ * @throws VaultError VLT-3002 wrong passphrase, VLT-4002 no such agent,
+ *   VLT-4004 no key enrolled, VLT-4007 not accepted, VLT-4008 counter did not
+ *   increase (possible clone).
  */
-export async function unlockWithKey(name: string, hooks: CeremonyHooks): Promise<UnlockOutcome> {
-  const done = await run(
-    `Unlock agent ${name}`,
-    'get',
-    hooks,
-    async (origin) => {
-      const r = await hooks.call('unlock.begin', { name, origin });
-      return 'notLocked' in r ? null : r;
-    },
-    (challengeId, result) => hooks.call('unlock.finish', { challengeId, result }),
-    `Agent ${name} is unlocked. You can close this page.`,
-  );
+export async function unlockWithKey(
+  name: string,
+  passphrase: string,
+  hooks: CeremonyHooks,
+): Promise<UnlockOutcome> {
+  const done = await run(hooks, async (origin) => {
+    const r = await hooks.call('unlock.begin', { passphrase, name, origin });
+    if ('notLocked' in r) return null;
+    return {
+      kind: 'get',
+      // The host's own account of the agent: the page says what the touch unlocks.
+      title: `Unlock agent ${r.agent.name} (id ${r.agent.id.slice(0, 12)})`,
+      options: r.options,
+      success: `Agent ${r.agent.name} is unlocked. You can close this page.`,
+      relay: async (result) => ({
+        done: await hooks.call('unlock.finish', {
+          passphrase,
+          challengeId: r.challengeId,
+          result,
+        }),
+      }),
+    } satisfies Step<{ name: string }>;
+  });
   return done === null ? { status: 'not-locked' } : { status: 'unlocked' };
 }
 
 /**
- * Enrols a hardware key under `name` (default `key-<n>`).
- * @throws VaultError VLT-3002 wrong passphrase, VLT-4006 name or key taken, VLT-4007 not accepted.
+ * Enrols a hardware key under `name` (default `key-<n>`). Once a key is
+ * enrolled, an enrolled key confirms the new one first (two pages), unless
+ * `recoveryKey` is given.
+ * @throws VaultError VLT-3002 wrong passphrase or recovery key, VLT-4006 name
+ *   or key taken, VLT-4007 not accepted, VLT-4008 the vouching key's counter.
  */
 export async function enrolKey(
   passphrase: string,
   name: string | undefined,
   hooks: CeremonyHooks,
+  recoveryKey?: string,
 ): Promise<KeySummary> {
-  let keyName = name ?? 'a hardware key';
-  const done = await run(
-    'Enrol a hardware key',
-    'create',
-    hooks,
-    async (origin) => {
-      const r = await hooks.call('key.begin', {
-        passphrase,
-        origin,
-        ...(name === undefined ? {} : { name }),
-      });
-      keyName = r.options.user.name.replace(/^vault-cli /, '');
-      return r;
-    },
-    (challengeId, result) => hooks.call('key.finish', { passphrase, challengeId, result }),
-    'The key is enrolled. You can close this page.',
-  );
-  if (done === null) throw new VaultError('VLT-4007', `Could not enrol ${keyName}.`);
+  const create = (r: { challengeId: string; options: Ops['key.vouch']['res']['options'] }) => {
+    const keyName = r.options.user.name.replace(/^vault-cli /, '');
+    return {
+      kind: 'create',
+      title: `Enrol hardware key ${keyName}`,
+      what: `enrol hardware key ${keyName}`,
+      options: r.options,
+      success: 'The key is enrolled. You can close this page.',
+      relay: async (result) => ({
+        done: await hooks.call('key.finish', { passphrase, challengeId: r.challengeId, result }),
+      }),
+    } satisfies Step<KeySummary>;
+  };
+  const done = await run<KeySummary>(hooks, async (origin) => {
+    const r = await hooks.call('key.begin', {
+      passphrase,
+      origin,
+      ...(name === undefined ? {} : { name }),
+      ...(recoveryKey === undefined ? {} : { recoveryKey }),
+    });
+    if ('options' in r) return create(r);
+    return {
+      kind: 'get',
+      title: 'Confirm with an enrolled key before a new one is added',
+      what: 'first confirm with an enrolled key',
+      options: r.vouch,
+      success: 'Confirmed. Now go on to the next step and touch the new key.',
+      relay: async (result) => ({
+        next: create(
+          await hooks.call('key.vouch', { passphrase, challengeId: r.challengeId, result }),
+        ),
+      }),
+    };
+  });
+  if (done === null) throw new VaultError('VLT-4007', 'Could not enrol the hardware key.');
   return done;
 }

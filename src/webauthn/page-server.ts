@@ -1,8 +1,10 @@
 /**
- * The one-shot ceremony server: serves one page on a random port of
- * 127.0.0.1, as `http://localhost:<port>/<random path>` (an IP is not a valid
- * RP id), takes exactly one result from it, and closes. It decides nothing:
- * whatever the page posts is relayed, and the host's verdict shown.
+ * The ceremony server: serves a page on 127.0.0.1 (a random port, or the
+ * owner's `--port` for an ssh -L forward), as `http://localhost:<port>/<random
+ * path>` (an IP is not a valid RP id), takes exactly one result from it, and
+ * closes, unless the verdict published a next page (an enrolled key's vouch,
+ * then the new key): each page its own path, one result each. It decides
+ * nothing: whatever the page posts is relayed, and the host's verdict shown.
  *
  * Requests whose Host is not `localhost:<port>` are refused (DNS rebinding),
  * and so are posts whose Origin is another site's.
@@ -14,10 +16,11 @@ import { ceremonyPage, type CeremonyKind } from './page.js';
 
 const MAX_RESULT_BYTES = 64 * 1024;
 
-/** The host's verdict on the result, shown on the page. */
+/** The host's verdict on the result, shown on the page; `next`, the URL of the page to go on to. */
 export interface Verdict {
   readonly ok: boolean;
   readonly message: string;
+  readonly next?: string;
 }
 
 export interface PageServer {
@@ -26,7 +29,7 @@ export interface PageServer {
   /**
    * Serves the page, returns its URL; `onResult` gets the first result posted
    * (or `{ error: 'Timeout' }` after `timeoutMs`), and the server closes once
-   * its verdict is shown.
+   * its verdict is shown, unless `onResult` published the next page.
    */
   publish(
     page: { readonly kind: CeremonyKind; readonly title: string; readonly options: unknown },
@@ -62,14 +65,21 @@ function readJson(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-/** Starts listening on a random port; nothing is served until `publish`. */
-export async function startPageServer(): Promise<PageServer> {
-  const secretPath = '/' + randomBytes(16).toString('hex');
+interface Published {
+  readonly path: string;
+  readonly html: string;
+  readonly onResult: (result: unknown) => Promise<Verdict>;
+  taken: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * Starts listening on `port` of 127.0.0.1 (0: a random one); nothing is served until `publish`.
+ * @throws the listen error (EADDRINUSE) as it is.
+ */
+export async function startPageServer(port = 0): Promise<PageServer> {
   const nonce = randomBytes(16).toString('base64');
-  let html: string | null = null;
-  let handler: ((result: unknown) => Promise<Verdict>) | null = null;
-  let taken = false;
-  let timer: NodeJS.Timeout | undefined;
+  let page: Published | null = null;
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const send = (status: number, type: string, body: string) => {
@@ -85,27 +95,29 @@ export async function startPageServer(): Promise<PageServer> {
     };
     const reply = (status: number, v: Verdict) =>
       send(status, 'application/json', JSON.stringify(v));
-    if (req.headers.host !== `localhost:${port}`)
+    if (req.headers.host !== `localhost:${listening}`)
       return reply(421, { ok: false, message: 'Wrong host.' });
-    if (req.method === 'GET' && req.url === secretPath && html !== null) {
-      return send(200, 'text/html; charset=utf-8', html);
+    const p = page;
+    if (req.method === 'GET' && p !== null && req.url === p.path) {
+      return send(200, 'text/html; charset=utf-8', p.html);
     }
-    if (req.method === 'POST' && req.url === `${secretPath}/result` && handler !== null) {
+    if (req.method === 'POST' && p !== null && req.url === `${p.path}/result`) {
       const from = req.headers.origin;
       if (from !== undefined && from !== origin)
         return reply(403, { ok: false, message: 'Wrong origin.' });
-      if (taken) return reply(410, { ok: false, message: 'This page has already been used.' });
-      taken = true;
-      clearTimeout(timer);
-      const h = handler;
+      if (p.taken) return reply(410, { ok: false, message: 'This page has already been used.' });
+      p.taken = true;
+      clearTimeout(p.timer);
       readJson(req)
         .catch(() => ({ error: 'BadResult' }))
-        .then((result) => h(result))
+        .then((result) => p.onResult(result))
         .then(
           (v) => reply(200, v),
           () => reply(200, { ok: false, message: 'Refused.' }),
         )
-        .finally(() => close());
+        .finally(() => {
+          if (page === p) close();
+        });
       return;
     }
     return reply(404, { ok: false, message: 'Not found.' });
@@ -113,7 +125,7 @@ export async function startPageServer(): Promise<PageServer> {
   let resolveClosed: () => void = () => {};
   const closed = new Promise<void>((r) => (resolveClosed = r));
   const close = () => {
-    clearTimeout(timer);
+    clearTimeout(page?.timer);
     server.close(() => resolveClosed());
     // Every reply says `Connection: close`; a browser that holds a socket open anyway
     // is cut off shortly (not at once: the verdict must reach the page first).
@@ -121,24 +133,34 @@ export async function startPageServer(): Promise<PageServer> {
   };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
-  const origin = `http://localhost:${port}`;
+  const listening = (server.address() as AddressInfo).port;
+  const origin = `http://localhost:${listening}`;
 
   return {
     origin,
     closed,
     close,
-    publish(page, onResult, timeoutMs) {
-      html = ceremonyPage({ ...page, resultPath: `${secretPath}/result`, nonce });
-      handler = onResult;
-      timer = setTimeout(() => {
-        if (taken) return;
-        taken = true;
-        onResult({ error: 'Timeout' }).then(close, close);
+    publish(shown, onResult, timeoutMs) {
+      clearTimeout(page?.timer);
+      const path = '/' + randomBytes(16).toString('hex');
+      const p: Published = {
+        path,
+        html: ceremonyPage({ ...shown, resultPath: `${path}/result`, nonce }),
+        onResult,
+        taken: false,
+      };
+      p.timer = setTimeout(() => {
+        if (p.taken) return;
+        p.taken = true;
+        onResult({ error: 'Timeout' }).then(
+          () => page === p && close(),
+          () => page === p && close(),
+        );
       }, timeoutMs);
-      return `${origin}${secretPath}`;
+      page = p;
+      return `${origin}${path}`;
     },
   };
 }

@@ -2,7 +2,8 @@
  * The ceremony page: one HTML document with one inline script that runs
  * `navigator.credentials.create()` or `.get()` with the host's options and
  * posts the browser's answer (binary fields base64url) back to the page's own
- * server. It holds no secret: the challenge is public, the key signs it.
+ * server. It holds no secret: the challenge is public, the key signs it. The
+ * title says what the touch does (which agent it unlocks), as the host named it.
  */
 
 export type CeremonyKind = 'create' | 'get';
@@ -34,6 +35,15 @@ const send = async (body) => {
   const reply = await r.json();
   status.textContent = reply.message;
   status.className = reply.ok ? 'ok' : 'fail';
+  if (reply.ok && typeof reply.next === 'string') {
+    // The next step is another page of this server (the new key, after a vouch).
+    const link = document.createElement('a');
+    link.href = reply.next;
+    link.textContent = 'Go on to the next step';
+    status.append(' ', link);
+    document.title = 'vault-cli: next step';
+    return;
+  }
   document.title = reply.ok ? 'vault-cli: done' : 'vault-cli: refused';
 };
 const run = async () => {

@@ -17,6 +17,7 @@ import {
   blankAt,
   ceremony,
   credentials,
+  enrolVouched,
   pageOptions,
   postResult,
   runInBrowser,
@@ -72,11 +73,12 @@ async function lastAudit() {
   return last;
 }
 
-/** A ceremony's refusal: the URL line, then the one error line. */
+/** A ceremony's refusal: the URL line (one a page), then the one error line. */
 function assertCeremonyRefused(r: Result, code: ErrorCode): string {
   const lines = r.stderr.split('\n');
   assert.match(lines[0] ?? '', /open http:\/\/localhost:/, r.stderr);
-  return assertRefused({ ...r, stderr: lines.slice(1).join('\n') }, code);
+  const pages = lines.filter((l) => /open http:\/\/localhost:/.test(l)).length;
+  return assertRefused({ ...r, stderr: lines.slice(pages).join('\n') }, code);
 }
 
 /** A refused unlock: the CLI says so, the agent stays locked, an unlock_failed record says why. */
@@ -120,8 +122,10 @@ test('enrol two keys in the browser; key ls lists them', { skip, timeout: 20_000
   assert.equal(a.code, 0, a.stderr);
   assert.match(a.stderr, /enrolled hardware key key-1/);
   assert.match(a.stderr, /enrol a second one/);
-  const b = await runInBrowser(keyB, await ceremony(rig, ['key', 'add', '--name', 'spare']));
+  // The second key: key-1 confirms first, then the new one is enrolled.
+  const b = await enrolVouched(keyA, keyB, await ceremony(rig, ['key', 'add', '--name', 'spare']));
   assert.equal(b.code, 0, b.stderr);
+  assert.match(b.stderr, /first confirm with an enrolled key: open /);
   const keys = JSON.parse(ok(await rig.owner(['key', 'ls', '--json']))) as { name: string }[];
   assert.deepEqual(
     keys.map((k) => k.name),
@@ -131,10 +135,10 @@ test('enrol two keys in the browser; key ls lists them', { skip, timeout: 20_000
   assert.match(text, /^NAME +ENROLLED +LAST USED +COUNTER\n/);
   const adds = (await auditRecords(rig)).filter((r) => r.action === 'key_add');
   assert.deepEqual(
-    adds.map((r) => [r.entry, r.outcome]),
+    adds.map((r) => [r.entry, r.outcome, r.subject]),
     [
-      ['key-1', 'ok'],
-      ['spare', 'ok'],
+      ['key-1', 'ok', null],
+      ['spare', 'ok', 'vouched by key-1'],
     ],
   );
 });
@@ -167,7 +171,7 @@ test(
 );
 
 test('the same key cannot be enrolled twice', { skip, timeout: 20_000 }, async () => {
-  const r = await runInBrowser(keyA, await ceremony(rig, ['key', 'add', '--name', 'again']));
+  const r = await enrolVouched(keyA, keyA, await ceremony(rig, ['key', 'add', '--name', 'again']));
   assertCeremonyRefused(r, 'VLT-4007');
   const last = await lastAudit();
   assert.equal(last.action, 'key_add');

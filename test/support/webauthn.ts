@@ -70,18 +70,26 @@ export interface Ceremony {
   readonly url: string;
   readonly origin: string;
   readonly done: Promise<Result>;
+  /** The next page's URL, once the process prints it (a new key, after an enrolled key's vouch). */
+  next(): Promise<string>;
   kill(): void;
 }
 
 /**
- * Starts `vault-cli ...args --no-browser` as the owner and resolves once it has
- * printed the ceremony URL on stderr; rejects if it ends first.
+ * Starts `vault-cli ...args --no-browser` as the owner (`input` on its stdin)
+ * and resolves once it has printed the ceremony URL on stderr; rejects if it
+ * ends first.
  */
-export function ceremony(rig: Rig, args: readonly string[]): Promise<Ceremony> {
+export function ceremony(
+  rig: Rig,
+  args: readonly string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Ceremony> {
   const child = spawn(process.execPath, [CLI, ...args, '--no-browser'], {
-    env: rig.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...rig.env, ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin.end(opts.input ?? '');
   const out: Buffer[] = [];
   let err = '';
   const done = new Promise<Result>((resolve, reject) => {
@@ -92,16 +100,48 @@ export function ceremony(rig: Rig, args: readonly string[]): Promise<Ceremony> {
     });
   });
   child.stdout.on('data', (c: Buffer) => out.push(c));
+  const URL_LINE = /open (http:\/\/localhost:[0-9]+)(\/[0-9a-f]+) /g;
+  const urls = (): string[] => [...err.matchAll(URL_LINE)].map((m) => `${m[1]}${m[2]}`);
+  const waiters: (() => void)[] = [];
+  const next = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const u = urls()[1];
+        if (u !== undefined) resolve(u);
+        else waiters.push(check);
+      };
+      check();
+      void done.then((r) => reject(new Error(`vault-cli ended before a next page: ${r.stderr}`)));
+    });
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (c: Buffer) => {
       err += c.toString('utf8');
+      for (const w of waiters.splice(0)) w();
       const m = /open (http:\/\/localhost:[0-9]+)(\/[0-9a-f]+) /.exec(err);
       if (m !== null && m[1] !== undefined) {
-        resolve({ url: m[1] + m[2], origin: m[1], done, kill: () => child.kill('SIGKILL') });
+        resolve({ url: m[1] + m[2], origin: m[1], done, next, kill: () => child.kill('SIGKILL') });
       }
     });
     void done.then((r) => reject(new Error(`vault-cli ended before its URL: ${r.stderr}`)));
   });
+}
+
+/**
+ * `key add` once a key is enrolled: `voucher`, an enrolled key, confirms on
+ * the first page, then `fresh` is enrolled on the next; the process's fate.
+ */
+export async function enrolVouched(
+  voucher: Authenticator,
+  fresh: Authenticator,
+  c: Ceremony,
+): Promise<Result> {
+  await voucher.page.bringToFront();
+  await voucher.page.goto(c.url);
+  const url = await Promise.race([c.next(), c.done]);
+  if (typeof url !== 'string') return url;
+  await fresh.page.bringToFront();
+  await fresh.page.goto(url);
+  return c.done;
 }
 
 /** Opens the ceremony page in `a`'s tab and waits for the process to end. */

@@ -21,9 +21,9 @@ function print(ctx: CliContext, a: AgentSummary): number {
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
   const name = arg(ctx, 'name');
-  // The hardware key is the owner's proof for an unlock: no passphrase.
-  if (sub === 'unlock') return unlock(ctx, name);
   const passphrase = await ownerPassphrase(ctx);
+  // The passphrase, then the hardware key: an unlock is the owner's, never the agent's own.
+  if (sub === 'unlock') return unlock(ctx, name, passphrase);
   switch (sub) {
     case 'add': {
       const kind = flagString(ctx, 'kind') ?? 'ai';
@@ -100,12 +100,12 @@ export const run: Command = async (ctx) => {
   }
 };
 
-async function unlock(ctx: CliContext, name: string): Promise<number> {
+async function unlock(ctx: CliContext, name: string, passphrase: string): Promise<number> {
   const [{ unlockWithKey }, { ceremonyHooks }] = await Promise.all([
     import('../../webauthn/ceremony.js'),
     import('../ceremony.js'),
   ]);
-  const out = await unlockWithKey(name, ceremonyHooks(ctx, `unlock agent ${name}`));
+  const out = await unlockWithKey(name, passphrase, ceremonyHooks(ctx, `unlock agent ${name}`));
   ctx.stderr.write(
     out.status === 'unlocked'
       ? `vault-cli: unlocked agent ${name}\n`

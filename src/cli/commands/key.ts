@@ -2,6 +2,7 @@
 import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { arg, flag, flagString, type Command } from '../context.js';
+import { secretInput } from '../io.js';
 import { ownerPassphrase, table } from '../owner.js';
 
 export const run: Command = async (ctx) => {
@@ -13,10 +14,18 @@ export const run: Command = async (ctx) => {
         import('../../webauthn/ceremony.js'),
         import('../ceremony.js'),
       ]);
+      // The recovery key stands in for an enrolled key's confirmation (a lost key).
+      let recoveryKey: string | undefined;
+      if (flag(ctx, 'recovery')) {
+        const r = await secretInput(ctx.stdin, 'Recovery key');
+        recoveryKey = r.expose().toString('utf8').trim();
+        r.wipe();
+      }
       const key = await enrolKey(
         passphrase,
         flagString(ctx, 'name'),
         ceremonyHooks(ctx, 'enrol a hardware key'),
+        recoveryKey,
       );
       ctx.stderr.write(`vault-cli: enrolled hardware key ${key.name}\n`);
       const { keys } = await ctx.call('key.ls', { passphrase });

@@ -1,4 +1,8 @@
-/** Hardware keys: enrolling and removing them, and lifting a lockdown with one. */
+/**
+ * Hardware keys: enrolling and removing them, and lifting a lockdown with one.
+ * Every one is an owner operation: the passphrase first, then the key (an
+ * unlock started by anyone on the socket was an unlock the agent could start).
+ */
 import {
   beginEnrol,
   beginUnlock,
@@ -6,18 +10,38 @@ import {
   finishUnlock,
   listKeys,
   removeKey,
+  vouchEnrol,
 } from '../hardware-keys.js';
+import { unlockWithRecovery } from '../owner.js';
 import { owner, type OpArea } from './op.js';
 
-type KeyOp = 'key.begin' | 'key.finish' | 'key.ls' | 'key.rm' | 'unlock.begin' | 'unlock.finish';
+type KeyOp =
+  'key.begin' | 'key.vouch' | 'key.finish' | 'key.ls' | 'key.rm' | 'unlock.begin' | 'unlock.finish';
 
-const ownerProves = owner<'key.finish', null>(() => null);
+const ownerProves = owner<'key.finish' | 'key.vouch' | 'unlock.finish', null>(() => null);
 
 export const keyOps: OpArea<KeyOp> = {
-  'key.begin': owner(async ({ ctx }, { body }) =>
-    beginEnrol(ctx, { name: body.name, origin: body.origin }),
-  ),
-  // The owner's proof first; the enrolment is checked and recorded after it.
+  'key.begin': owner(async ({ ctx }, req) => {
+    const { body } = req;
+    const recoveryKey = req.secrets.get('recoveryKey', body.recoveryKey);
+    if (recoveryKey !== undefined) {
+      // Stands in for an enrolled key's vouch: checked (throttled, audited) like any recovery.
+      const s = await unlockWithRecovery(ctx, recoveryKey, req.source);
+      s.wipe();
+      recoveryKey.wipe();
+    }
+    return beginEnrol(ctx, {
+      name: body.name,
+      origin: body.origin,
+      recovery: recoveryKey !== undefined,
+    });
+  }),
+  // The owner's proof first; the assertion or enrolment is checked and recorded after it.
+  'key.vouch': async (env, req) => {
+    await ownerProves(env, req);
+    const { challengeId, result } = req.body;
+    return vouchEnrol(env.ctx, { challengeId, result }, req.source);
+  },
   'key.finish': async (env, req) => {
     await ownerProves(env, req);
     const { challengeId, result } = req.body;
@@ -28,9 +52,12 @@ export const keyOps: OpArea<KeyOp> = {
     removeKey(ctx, body.name, source);
     return {};
   }),
-  // The hardware key is the owner's proof here: no passphrase.
-  'unlock.begin': async ({ ctx }, { body }) =>
+  'unlock.begin': owner(async ({ ctx }, { body }) =>
     beginUnlock(ctx, { name: body.name, origin: body.origin }),
-  'unlock.finish': async ({ ctx }, { body, source }) =>
-    finishUnlock(ctx, { challengeId: body.challengeId, result: body.result }, source),
+  ),
+  'unlock.finish': async (env, req) => {
+    await ownerProves(env, req);
+    const { challengeId, result } = req.body;
+    return finishUnlock(env.ctx, { challengeId, result }, req.source);
+  },
 };
