@@ -122,6 +122,25 @@ const GUESSES = e2e(
   'wrong passphrases are audited and counted across a host restart; an unlock resets the count',
 );
 
+const OWN_UNLOCK = e2e(
+  'unlock-owner',
+  'the locked agent cannot start its own unlock: no page, refused on the socket, still locked',
+);
+const CHALLENGE_NAMES_AGENT = [
+  e2e('unlock-owner', 'the page and the signed challenge name the agent it unlocks'),
+  e2e('hardware-key', 'a challenge issued for another agent is refused'),
+];
+const KEY_VOUCHES = [
+  e2e(
+    'unlock-owner',
+    'the passphrase alone does not enrol a second key: an enrolled key must vouch',
+  ),
+  e2e(
+    'unlock-owner',
+    'a lost key: the recovery key vouches for a new one instead, audited as such',
+  ),
+];
+
 // The host judges scope, limits, lock, audit and the seed in its own process,
 // and the proxy is the same code in every mode: where a row is about those
 // rules, the same-user test shows the other columns too, beside a test of
@@ -442,6 +461,23 @@ const LEDGER: Record<string, Entry> = {
           "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
         ),
       ],
+    },
+  'start its own unlock (`agent unlock`, `unlock.begin`) and wait for the owner to touch the key on the page it opened':
+    {
+      run: [OWNER_POWER_INSIDE, OWN_UNLOCK],
+      sameUser: [OWN_UNLOCK],
+      hardened: [OWN_UNLOCK],
+    },
+  'unlock itself with an assertion the owner made to unlock another agent': {
+    run: CHALLENGE_NAMES_AGENT,
+    sameUser: CHALLENGE_NAMES_AGENT,
+    hardened: CHALLENGE_NAMES_AGENT,
+  },
+  'with the passphrase (a passphrase file it read), enrol a key of its own and lift a lockdown with it':
+    {
+      run: KEY_VOUCHES,
+      sameUser: KEY_VOUCHES,
+      hardened: KEY_VOUCHES,
     },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
