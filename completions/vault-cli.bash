@@ -131,6 +131,7 @@ _vault_cli() {
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
+      'run --max-procs') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -171,7 +172,7 @@ _vault_cli() {
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -222,7 +223,7 @@ _vault_cli() {
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --allow-write --allow-read --allow-net --max-procs ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;

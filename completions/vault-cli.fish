@@ -120,6 +120,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l upstream-ca -r -F -d 'also trus
 complete -c vault-cli -n '__vault_cli_is run' -l allow-write -r -F -d 'let the sandboxed agent write this directory too'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port'
+complete -c vault-cli -n '__vault_cli_is run' -l max-procs -x -d 'the most processes and threads the sandboxed agent may have at once (default 1024)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'

@@ -13,7 +13,7 @@
  * directory inside one: the agent could not work there.
  */
 import { isIP } from 'node:net';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { PROXY_PORT } from '../src/core/commands.js';
 import { VaultError } from '../src/core/errors.js';
 
@@ -68,6 +68,39 @@ export const ESCAPE_SOCKETS: readonly string[] = [
 
 export type PathKind = 'dir' | 'file';
 
+/**
+ * Paths inside a writable directory that make the owner's own tools run
+ * something later, outside the sandbox: git's configuration (core.fsmonitor,
+ * core.hooksPath, aliases, filters), hooks and submodule repositories, a
+ * worktree's `.git` file (it names the git directory), direnv's `.envrc`,
+ * editor tasks and settings, dev containers, the MCP servers and hooks of
+ * Claude Code. Read-only for the agent, at the top of the working directory
+ * and of each --allow-write directory; one that does not exist yet cannot be
+ * created in the working directory either. A name ending in `/` is a
+ * directory; a listed directory that holds other listed paths (`.git/`,
+ * `.claude/`) stays writable, only what is listed in it is kept. The owner
+ * lifts one with --allow-write naming it (warned). Extend it here
+ * (docs/sandbox.md says what each is for).
+ */
+export const PROJECT_CONTROLS: readonly string[] = [
+  '.git/',
+  '.git/config',
+  '.git/config.worktree',
+  '.git/hooks/',
+  '.git/modules/',
+  '.gitmodules',
+  '.envrc',
+  '.vscode/',
+  '.idea/',
+  '.devcontainer/',
+  '.mcp.json',
+  '.claude/',
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.claude/commands/',
+  '.claude/agents/',
+];
+
 /** The facts the policy is decided on, besides what exists. Paths may be relative to `cwd`. */
 export interface PolicyFacts {
   /** The agent's working directory (absolute). */
@@ -88,6 +121,8 @@ export interface PolicyFacts {
 }
 
 export interface PolicyInput extends PolicyFacts {
+  /** Which of the probed paths are symbolic links (a link cannot be kept read-only by a mount). */
+  readonly links?: ReadonlySet<string>;
   /**
    * What is at each path of `policyProbes(input)`: a directory, a file, or
    * nothing. A path missing here is a defect of the caller's, and throws.
@@ -117,6 +152,21 @@ export interface SandboxPolicy {
   readonly writable: readonly string[];
   /** Existing paths bound read-only again after the writable ones. */
   readonly readOnly: readonly string[];
+  /**
+   * The project controls (PROJECT_CONTROLS): `pinned` directories are bound
+   * writable onto themselves so that they cannot be renamed away with the
+   * read-only mounts inside them; `kept` existing paths are bound read-only;
+   * `absent` ones get an empty read-only placeholder, which bubblewrap
+   * creates as a mount point in the owner's directory and `run` removes
+   * after the session (`removePlaceholders`).
+   */
+  readonly controls: {
+    readonly pinned: readonly string[];
+    readonly kept: readonly string[];
+    readonly absent: readonly HiddenPath[];
+  };
+  /** Project controls the owner opened with --allow-write: `run` warns about each. */
+  readonly openedControls: readonly string[];
   /** Existing paths the agent may neither read nor write, none inside another hidden directory. */
   readonly hidden: readonly HiddenPath[];
   /** Bound read-only at the same path inside. */
@@ -215,9 +265,89 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...ESCAPE_SOCKETS,
         ...input.allowWrite,
         ...input.readOnly,
+        ...controlProbes([input.cwd, ...input.allowWrite.map(at)]),
       ].map(at),
     ),
   ];
+}
+
+/** The project controls under `root`, as absolute paths with their kinds. */
+function controlsUnder(root: string): { path: string; dir: boolean }[] {
+  return PROJECT_CONTROLS.map((c) => ({
+    path: join(root, c.replace(/\/$/, '')),
+    dir: c.endsWith('/'),
+  }));
+}
+
+/**
+ * The project controls of the working directory: where a placeholder of an
+ * earlier session may be found, which `run` then takes for absent (it makes
+ * it again, and removes it after).
+ */
+export function cwdControls(cwd: string): string[] {
+  return controlsUnder(cwd).map((c) => c.path);
+}
+
+/** Every path the project controls ask about: each control and its ancestors up to the root. */
+function controlProbes(roots: readonly string[]): string[] {
+  return roots.flatMap((root) => controlsUnder(root).map((c) => c.path));
+}
+
+/** The paths of `allowWrite` (absolute) that are project controls of the working directory or of another of them. */
+function controlsOpened(cwd: string, allowWrite: readonly string[]): string[] {
+  const controls = new Set(
+    [cwd, ...allowWrite].flatMap((r) => controlsUnder(r).map((c) => c.path)),
+  );
+  return [...new Set(allowWrite.filter((p) => controls.has(p)))];
+}
+
+/**
+ * The project controls for the writable roots (the working directory first):
+ * what is pinned, kept read-only, and made in the working directory as a
+ * placeholder because it does not exist yet. A control under a path that
+ * exists as a file cannot come to exist and needs nothing; one the owner
+ * opened with --allow-write is left writable.
+ * @throws VaultError VLT-1001 for a control that is a symbolic link: the link
+ * itself could be replaced.
+ */
+function planControls(
+  roots: readonly string[],
+  cwd: string,
+  kind: (p: string) => PathKind | null,
+  links: ReadonlySet<string>,
+  openedControls: readonly string[],
+  hidden: readonly HiddenPath[],
+): SandboxPolicy['controls'] {
+  const pinned = new Set<string>();
+  const kept = new Set<string>();
+  const absent = new Map<string, boolean>();
+  for (const root of roots) {
+    const all = controlsUnder(root);
+    for (const c of all) {
+      if (openedControls.some((o) => within(c.path, o))) continue;
+      if (hidden.some((h) => within(c.path, h.path))) continue;
+      if (links.has(c.path))
+        throw new VaultError(
+          'VLT-1001',
+          `${c.path} is a symbolic link: the sandbox can keep a file or directory read-only, not a link. Replace it by what it points to, or name it with --allow-write.`,
+        );
+      const holds = all.some((o) => o.path !== c.path && within(o.path, c.path));
+      const k = kind(c.path);
+      if (k === 'dir' && holds) pinned.add(c.path);
+      else if (k !== null) kept.add(c.path);
+      else if (root === cwd) {
+        // The first missing component: under a file nothing can be made, and a
+        // placeholder there would stop the agent from making its parent.
+        const parent = dirname(c.path);
+        if (parent === root || kind(parent) === 'dir') absent.set(c.path, c.dir || holds);
+      }
+    }
+  }
+  return {
+    pinned: [...pinned],
+    kept: [...kept],
+    absent: [...absent].map(([path, dir]) => ({ path, dir })),
+  };
 }
 
 /**
@@ -280,7 +410,10 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     hide(path);
   }
 
-  const writable = input.allowWrite.map((d) => {
+  // --allow-write naming a project control opens that control (warned), and makes no writable root.
+  const openedControls = controlsOpened(cwd, input.allowWrite.map(at));
+  const allowWrite = input.allowWrite.filter((d) => !openedControls.includes(at(d)));
+  const writable = allowWrite.map((d) => {
     const full = at(d);
     if (kind(full) !== 'dir')
       throw new VaultError('VLT-1002', `--allow-write takes a directory: ${JSON.stringify(d)}.`);
@@ -293,11 +426,21 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     return full;
   });
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
+  const controls = planControls(
+    [cwd, ...writable],
+    cwd,
+    kind,
+    input.links ?? new Set(),
+    openedControls,
+    hidden,
+  );
 
   return {
     cwd,
     writable,
     readOnly,
+    controls,
+    openedControls,
     hidden,
     sessionDir,
     hostSocket: join(sessionDir, 'host.sock'),

@@ -7,8 +7,11 @@
  * What the agent gets, in mount order (a later mount covers an earlier one):
  * the whole file system read-only; a private /tmp, /dev and /proc (its own
  * processes only); its working directory and the owner's --allow-write
- * directories writable; then the installation of vault-cli and the shell's
- * start-up files read-only again, and last the protected paths hidden (which
+ * directories writable; then the project controls in them (git's config and
+ * hooks, .envrc, editor tasks: what the owner's tools would run later) kept
+ * read-only, or made as empty read-only placeholders where they do not exist
+ * yet; the installation of vault-cli and the shell's start-up files
+ * read-only again, and last the protected paths hidden (which
  * ones: shell/sandbox-policy.ts). Its only network is its own loopback, where
  * socat relays 127.0.0.1:PROXY_PORT to the session's proxy and each
  * --allow-net destination to its relay in `run` (`openRelays`, the outside
@@ -18,7 +21,16 @@
  * `sandboxArgs` is pure: the policy has decided, checked and sorted the paths.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { PROXY_PORT } from '../src/core/commands.js';
 import { VaultError } from '../src/core/errors.js';
@@ -35,6 +47,8 @@ export interface SandboxSpec {
   readonly socat: string;
   readonly hostSocket: string;
   readonly command: readonly string[];
+  /** RLIMIT_NPROC inside (shell/sandbox-pids.ts says where it holds). */
+  readonly maxProcs: number;
 }
 
 /** Single-quoted for sh. */
@@ -54,9 +68,14 @@ function innerScript(s: SandboxSpec): string {
     { listen: `127.0.0.1`, port: PROXY_PORT, to: s.policy.proxySocket },
     ...s.policy.routes.map((r) => ({ listen: r.address, port: r.port, to: r.socket })),
   ];
-  const lines = relays.map(
-    (r) =>
-      `${q(s.socat)} TCP-LISTEN:${r.port},bind=${r.listen},fork,reuseaddr UNIX-CONNECT:${q(r.to)} </dev/null >/dev/null 2>&1 &`,
+  // Set inside the user namespace, where the kernel counts the sandbox's tasks
+  // only; an owner's hard limit lower than this one stays.
+  const lines = [`ulimit -u ${s.maxProcs} 2>/dev/null`];
+  lines.push(
+    ...relays.map(
+      (r) =>
+        `${q(s.socat)} TCP-LISTEN:${r.port},bind=${r.listen},fork,reuseaddr UNIX-CONNECT:${q(r.to)} </dev/null >/dev/null 2>&1 &`,
+    ),
   );
   // /proc/net/tcp lists this namespace's sockets; state 0A is LISTEN.
   lines.push(
@@ -95,6 +114,13 @@ export function sandboxArgs(s: SandboxSpec): string[] {
   for (const dir of [p.cwd, ...p.writable]) a.push('--bind', dir, dir);
   a.push('--ro-bind', p.sessionDir, p.sessionDir, '--bind', s.hostSocket, p.hostSocket);
   if (p.hostsFile !== null) a.push('--ro-bind', p.hostsFile.path, '/etc/hosts');
+  // Pinned first: a mount point cannot be renamed, so the read-only ones inside stay where they are.
+  for (const d of p.controls.pinned) a.push('--bind', d, d);
+  for (const c of p.controls.kept) a.push('--ro-bind', c, c);
+  for (const c of p.controls.absent) {
+    if (c.dir) a.push('--tmpfs', c.path, '--remount-ro', c.path);
+    else a.push('--ro-bind', '/dev/null', c.path);
+  }
   for (const r of p.readOnly) a.push('--ro-bind', r, r);
   for (const h of p.hidden) {
     if (h.dir) a.push('--tmpfs', h.path, '--remount-ro', h.path);
@@ -103,6 +129,29 @@ export function sandboxArgs(s: SandboxSpec): string[] {
   a.push('--chdir', p.cwd, '--', '/bin/bash', '-c', innerScript(s), 'vault-cli-sandbox');
   a.push(...s.command);
   return a;
+}
+
+/**
+ * What `run` starts: bubblewrap, or, with a pids cgroup, a shell that moves
+ * itself into the cgroup and then becomes bubblewrap, so that every process
+ * of the sandbox is counted from its first fork.
+ */
+export function sandboxLaunch(
+  s: SandboxSpec,
+  cgroupProcs: string | null,
+): { file: string; args: string[] } {
+  const args = sandboxArgs(s);
+  if (cgroupProcs === null) return { file: s.bwrap, args };
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      'echo $$ 2>/dev/null > "$0" || { echo "vault-cli: the sandbox could not join its pids cgroup $0" >&2; exit 126; }; exec "$@"',
+      cgroupProcs,
+      s.bwrap,
+      ...args,
+    ],
+  };
 }
 
 /** A Unix-socket server at `path` whose connections `onConnection` takes. */
@@ -150,6 +199,64 @@ export async function openRelays(
     throw err;
   }
   return { close };
+}
+
+/**
+ * Whether `p` looks like a placeholder bubblewrap made as a mount point: an
+ * empty file of mode 0444, or an empty directory. One found before a session
+ * starts was left by a `run` that was killed (SIGKILL leaves no time to clean
+ * up), or belongs to a session still running in the same directory.
+ */
+export function looksLikePlaceholder(p: string): boolean {
+  try {
+    const st = lstatSync(p);
+    if (st.isFile()) return st.size === 0 && (st.mode & 0o777) === 0o444;
+    return st.isDirectory() && readdirSync(p).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a bubblewrap process runs with `cwd` as its working directory: another session's sandbox. */
+function sandboxIn(cwd: string): boolean {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap' &&
+        readlinkSync(`/proc/${pid}/cwd`) === cwd
+      )
+        return true;
+    } catch {
+      // Gone, or not ours to look at.
+    }
+  }
+  return false;
+}
+
+/**
+ * Removes the mount points bubblewrap made in the owner's directory for the
+ * project controls that did not exist (`policy.controls.absent`), once the
+ * sandbox is gone: each only while it still looks as bubblewrap made it, so
+ * nothing the owner wrote there meanwhile goes, and none while another
+ * session's sandbox runs in the same directory (removing a file another
+ * mount namespace has a mount on detaches that mount: its agent could then
+ * create the path). That session removes them when it ends.
+ */
+export async function removePlaceholders(policy: SandboxPolicy): Promise<void> {
+  if (policy.controls.absent.length === 0) return;
+  // This session's own sandbox takes a moment to go after its first process: a second at most.
+  for (let i = 0; i < 20 && sandboxIn(policy.cwd); i++) await new Promise((r) => setTimeout(r, 50));
+  if (sandboxIn(policy.cwd)) return;
+  for (const c of policy.controls.absent) {
+    if (!looksLikePlaceholder(c.path)) continue;
+    try {
+      if (c.dir) rmdirSync(c.path);
+      else unlinkSync(c.path);
+    } catch {
+      // Gone already, or taken over: the owner's now.
+    }
+  }
 }
 
 /** Where a program is on PATH, or null. */

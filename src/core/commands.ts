@@ -80,6 +80,9 @@ const ceremonyPort: FlagDef = {
  * documents it; `proxy`, `run` and the sandbox's loopback all use it.
  */
 export const PROXY_PORT = 1983;
+
+/** `run --max-procs`: tasks (processes and threads) the sandboxed agent may have at once; a build runs many. */
+export const DEFAULT_MAX_PROCS = 1024;
 const proxyPort: FlagDef = {
   name: 'port',
   value: 'count',
@@ -361,6 +364,12 @@ export const COMMANDS: readonly CommandDef[] = [
         metavar: '<host:port>',
         repeat: true,
         summary: 'let the sandboxed agent connect directly to host:port',
+        complete: 'none',
+      },
+      {
+        name: 'max-procs',
+        value: 'string',
+        summary: `the most processes and threads the sandboxed agent may have at once (default ${DEFAULT_MAX_PROCS})`,
         complete: 'none',
       },
       {

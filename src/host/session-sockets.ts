@@ -5,17 +5,46 @@
  * so an agent inside the sandbox cannot stop the host, try the owner's
  * passphrase or bring in another token (VLT-2051). Each socket lives in
  * `<socket dir>/sessions/` (0700, the host's) and goes when its session ends.
+ *
+ * What a session may cost the host is bounded, so that an agent holding its
+ * socket open (thousands of half-sent requests) starves only itself: at most
+ * SESSION_CONNECTIONS connections per session, the rest closed as they
+ * come; headers within HEADERS_WITHIN_MS, a whole request within
+ * REQUEST_WITHIN_MS, no connection idle for longer; and all sessions
+ * together never take the last FD_RESERVE descriptors of the host, which its
+ * own socket, the store and the audit log need.
  */
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 
 /** How long a session's socket waits for `run` to hold the session before it ends it. */
 const HOLD_WITHIN_MS = 60_000;
+/** An agent's client makes one request per connection; a handful at once is already a lot. */
+const SESSION_CONNECTIONS = 64;
+const HEADERS_WITHIN_MS = 5_000;
+const REQUEST_WITHIN_MS = 10_000;
+/** Descriptors no session may take: the host's own socket, the store, the audit log, owner commands. */
+const FD_RESERVE = 512;
+
+/** This process's limit of open descriptors (Linux: /proc/self/limits), else the common default. */
+function openFileLimit(): number {
+  try {
+    const line = /^Max open files\s+([0-9]+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    if (line?.[1] !== undefined) return Number(line[1]);
+  } catch {
+    // Not Linux: assume the usual soft limit.
+  }
+  return 1024;
+}
 
 export class SessionSockets {
   private readonly servers = new Map<string, { server: Server; path: string }>();
   private readonly unheld = new Map<string, NodeJS.Timeout>();
+  /** Connections open on all session sockets, and how many they may be together. */
+  private connections = 0;
+  private readonly budget = Math.max(SESSION_CONNECTIONS, openFileLimit() - FD_RESERVE);
 
   constructor(
     private readonly dir: string,
@@ -36,8 +65,28 @@ export class SessionSockets {
     const path = join(dir, `${id.slice(0, 16)}.sock`);
     // Only this host writes here: a file of that name is an earlier host's leftover.
     rmSync(path, { force: true });
-    const server = createServer(this.serve(id));
+    const server = createServer(
+      {
+        headersTimeout: HEADERS_WITHIN_MS,
+        requestTimeout: REQUEST_WITHIN_MS,
+        // The timeouts above are enforced at this interval (30 s by default).
+        connectionsCheckingInterval: 1000,
+      },
+      this.serve(id),
+    );
     server.keepAliveTimeout = 1000;
+    // Idle, with nothing sent: no header timeout runs yet.
+    server.timeout = REQUEST_WITHIN_MS;
+    // Past the cap, net.Server closes a new connection as soon as it is accepted.
+    server.maxConnections = SESSION_CONNECTIONS;
+    server.on('connection', (socket: Socket) => {
+      if (this.connections >= this.budget) {
+        socket.destroy();
+        return;
+      }
+      this.connections++;
+      socket.once('close', () => this.connections--);
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(path, () => {

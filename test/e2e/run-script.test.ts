@@ -124,7 +124,8 @@ async function started(script: string, flags: readonly string[] = []) {
   const child = spawn(
     process.execPath,
     [CLI, 'run', '--agent', 'ci', ...flags, '--', 'sh', '-c', script],
-    { env: { ...rig.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] },
+    // In the rig's directory: a run killed there leaves the sandbox's placeholders (docs/sandbox.md).
+    { cwd: rig.root, env: { ...rig.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const done = fate(child);
   let out = '';

@@ -11,6 +11,7 @@ import { sandboxArgs } from '../../shell/sandbox.js';
 import {
   CREDENTIAL_STORES,
   ESCAPE_SOCKETS,
+  PROJECT_CONTROLS,
   policyProbes,
   sandboxPolicy,
   within,
@@ -213,6 +214,60 @@ test('--allow-net: a relay per route, addresses and a hosts file inside, and the
     refused(() => decide({ ...baseFacts, allowNet: [bad] }, usual), 'VLT-1002', /--allow-net/);
 });
 
+test('project controls: kept read-only, pinned, made as placeholders when absent in the working directory', () => {
+  const proj = `${HOME}/proj`;
+  const fs = fileSystem({
+    ...Object.fromEntries(usual),
+    [`${proj}/.git/config`]: 'file',
+    [`${proj}/.git/hooks`]: 'dir',
+    [`${proj}/.envrc`]: 'file',
+    [`${HOME}/other/.vscode`]: 'dir',
+  });
+  const p = decide({ ...baseFacts, allowWrite: [`${HOME}/other`] }, fs);
+  assert.deepEqual(p.controls.pinned, [`${proj}/.git`]);
+  assert.deepEqual(p.controls.kept, [
+    `${proj}/.git/config`,
+    `${proj}/.git/hooks`,
+    `${proj}/.envrc`,
+    `${HOME}/other/.vscode`,
+  ]);
+  // Absent ones only in the working directory; the first missing component, never below it.
+  const absent = p.controls.absent.map((a) => a.path);
+  assert.ok(absent.includes(`${proj}/.git/modules`));
+  assert.ok(absent.includes(`${proj}/.vscode`));
+  assert.ok(absent.includes(`${proj}/.claude`));
+  assert.ok(!absent.includes(`${proj}/.claude/settings.json`));
+  assert.ok(!absent.some((a) => a.startsWith(`${HOME}/other`)));
+  const m = mounts(p);
+  for (const c of [...p.controls.kept, ...absent]) assert.notEqual(access(m, c), 'rw', c);
+  assert.equal(access(m, `${proj}/.git/objects`), 'rw');
+  // A worktree's .git file is kept; nothing is made under a file.
+  const worktree = decide(
+    baseFacts,
+    fileSystem({ ...Object.fromEntries(usual), [`${proj}/.git`]: 'file' }),
+  );
+  assert.ok(worktree.controls.kept.includes(`${proj}/.git`));
+  assert.ok(!worktree.controls.absent.some((a) => a.path.startsWith(`${proj}/.git/`)));
+  // --allow-write naming a control opens it (run warns), and only it.
+  const opened = decide({ ...baseFacts, allowWrite: ['.git/config', '.envrc'] }, fs);
+  assert.deepEqual(opened.openedControls, [`${proj}/.git/config`, `${proj}/.envrc`]);
+  assert.ok(!opened.controls.kept.includes(`${proj}/.git/config`));
+  assert.ok(opened.controls.kept.includes(`${proj}/.git/hooks`));
+  assert.deepEqual(opened.writable, []);
+  // A control that is a link could be replaced: refused.
+  const probes = policyProbes(baseFacts);
+  refused(
+    () =>
+      sandboxPolicy({
+        ...baseFacts,
+        found: new Map(probes.map((x) => [x, fs.get(x) ?? null])),
+        links: new Set([`${proj}/.envrc`]),
+      }),
+    'VLT-1001',
+    /symbolic link/,
+  );
+});
+
 test('a path nobody looked at is a defect, never taken as absent', () => {
   assert.throws(
     () => sandboxPolicy({ ...baseFacts, found: new Map() }),
@@ -229,6 +284,7 @@ function mounts(policy: SandboxPolicy): { dest: string; access: Access }[] {
     socat: 'socat',
     hostSocket: '/h.sock',
     command: ['x'],
+    maxProcs: 64,
   });
   const out: { dest: string; access: Access }[] = [];
   for (let i = 0; i < a.length && a[i] !== '--'; i++) {
@@ -252,6 +308,8 @@ const DIRS = [
   HOME,
   `${HOME}/proj`,
   `${HOME}/proj/sub`,
+  `${HOME}/proj/.git`,
+  `${HOME}/proj/.git/hooks`,
   `${HOME}/.ssh`,
   `${HOME}/.config`,
   CONFIG,
@@ -268,6 +326,8 @@ const FILES = [
   `${CONFIG}/pass`,
   '/v/vault/pass',
   `${HOME}/proj/pass`,
+  `${HOME}/proj/.git/config`,
+  `${HOME}/proj/.envrc`,
   '/run/docker.sock',
   `${HOME}/.ssh/id`,
 ];
@@ -280,7 +340,7 @@ const arbFacts = fc
     passphraseFile: fc.constantFrom(null, `${CONFIG}/pass`, '/v/vault/pass', `${HOME}/proj/pass`),
     xdgRuntimeDir: fc.constantFrom(undefined, '', '/run/user/1000', `${HOME}/proj`),
     allowRead: fc.subarray([`${HOME}/.ssh`, `${HOME}/.netrc`, '.ssh']),
-    allowWrite: fc.subarray([...DIRS, ...FILES, 'sub', '..', '/nowhere']),
+    allowWrite: fc.subarray([...DIRS, ...FILES, 'sub', '..', '/nowhere', '.envrc']),
   })
   .map((r) => {
     const fs = fileSystem(
@@ -341,6 +401,66 @@ test('property: nothing in the vault paths or a store not shown is reachable, wh
         for (const p of protectedPaths) assert.ok(!within(w, p), `${w} inside ${p}`);
       // The installation and start-up files stay out of reach of writes.
       for (const r of policy.readOnly) assert.notEqual(access(m, r), 'rw', r);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('property: a project control of the working directory is never writable unless --allow-write names it', () => {
+  const proj = `${HOME}/proj`;
+  const candidates: Record<string, PathKind> = {
+    [`${proj}/.git`]: 'dir',
+    [`${proj}/.git/config`]: 'file',
+    [`${proj}/.git/hooks/pre-commit`]: 'file',
+    [`${proj}/.git/modules`]: 'dir',
+    [`${proj}/.envrc`]: 'file',
+    [`${proj}/.vscode/tasks.json`]: 'file',
+    [`${proj}/.claude/settings.json`]: 'file',
+    [`${proj}/.claude/todo`]: 'dir',
+    [`${proj}/.mcp.json`]: 'file',
+    [`${proj}/src`]: 'dir',
+  };
+  const arb = fc.record({
+    existing: fc.subarray(Object.keys(candidates)),
+    worktree: fc.boolean(),
+    allowWrite: fc.subarray(['.envrc', '.git/config', '.git/hooks', 'src', '..', '.git']),
+  });
+  fc.assert(
+    fc.property(arb, ({ existing, worktree, allowWrite }) => {
+      const entries = Object.fromEntries(existing.map((p) => [p, candidates[p] as PathKind]));
+      // A worktree: .git is a file naming the git directory, nothing is under it.
+      const fs = fileSystem({
+        ...Object.fromEntries(usual),
+        ...(worktree
+          ? {
+              ...Object.fromEntries(
+                Object.entries(entries).filter(([p]) => !p.startsWith(`${proj}/.git`)),
+              ),
+              [`${proj}/.git`]: 'file' as PathKind,
+            }
+          : entries),
+      });
+      const facts = { ...baseFacts, cwd: proj, allowWrite };
+      const policy = attempt(facts, fs);
+      if (policy === null) return;
+      const m = mounts(policy);
+      const opened = allowWrite.map((w) => (w.startsWith('/') ? w : `${proj}/${w}`));
+      for (const c of PROJECT_CONTROLS) {
+        const path = `${proj}/${c.replace(/\/$/, '')}`;
+        // A listed directory that holds others is pinned, writable by design.
+        if (PROJECT_CONTROLS.some((o) => o !== c && c.endsWith('/') && o.startsWith(c))) continue;
+        if (opened.some((o) => within(path, o))) continue;
+        // Under a file nothing can be made.
+        if (fs.get(path.slice(0, path.lastIndexOf('/'))) === 'file') continue;
+        for (const q of [path, `${path}/x`])
+          assert.notEqual(access(m, q), 'rw', `${q} in ${JSON.stringify(m)}`);
+      }
+      if (worktree && !opened.includes(`${proj}/.git`))
+        assert.notEqual(access(m, `${proj}/.git`), 'rw');
+      // What the agent works on stays writable.
+      assert.equal(access(m, `${proj}/src/x`), 'rw');
+      if (!worktree && fs.get(`${proj}/.git`) === 'dir')
+        assert.equal(access(m, `${proj}/.git/objects`), 'rw');
     }),
     { numRuns: RUNS },
   );

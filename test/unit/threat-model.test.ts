@@ -479,6 +479,35 @@ const LEDGER: Record<string, Entry> = {
       sameUser: KEY_VOUCHES,
       hardened: KEY_VOUCHES,
     },
+  'run a command outside later through the project (`git config core.fsmonitor`, `.git/hooks`, `.envrc`, `.vscode/`)':
+    {
+      run: [
+        e2e(
+          'sandbox-wall',
+          "git config, hooks, .envrc and editor tasks cannot be changed or made inside; the owner's git status runs nothing",
+        ),
+      ],
+    },
+  "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":
+    {
+      run: [
+        e2e('sandbox-wall', "a descriptor the owner's shell left open does not reach the agent"),
+      ],
+    },
+  "exhaust the machine's processes (a fork bomb; 1,500 `sleep`s)": {
+    run: [e2e('sandbox-wall', '--max-procs bounds what the agent can start, on the machine too')],
+  },
+  "exhaust the host's descriptors with 10,000 half-sent requests": {
+    run: [
+      e2e(
+        'sandbox-wall',
+        "10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on",
+      ),
+    ],
+  },
+  'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
+    run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
+  },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,

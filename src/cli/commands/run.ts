@@ -20,6 +20,7 @@ import {
   accessSync,
   constants,
   copyFileSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -29,10 +30,11 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { PROXY_PORT } from '../../core/commands.js';
+import { DEFAULT_MAX_PROCS, PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
 import {
+  cwdControls,
   policyProbes,
   sandboxPolicy,
   type PathKind,
@@ -65,6 +67,21 @@ function findCommand(file: string, path: string | undefined): string | null {
   return null;
 }
 
+/**
+ * Every agent token file `run` can know of: the one of each config directory
+ * (in use, and the defaults), and VAULT_TOKEN_FILE. Hidden from the sandbox,
+ * and their tokens kept out of the child's environment: with a long-lived
+ * token the agent would act beyond its session.
+ */
+function tokenFiles(ctx: CliContext): string[] {
+  const file = ctx.env.VAULT_TOKEN_FILE;
+  return [
+    ctx.paths.tokenFile,
+    ...ctx.paths.defaultDirs.map((d) => join(d, 'token')),
+    ...(file === undefined || file === '' ? [] : [resolve(file)]),
+  ];
+}
+
 function longLivedToken(path: string): string[] {
   try {
     return [readFileSync(path, 'utf8').trim()];
@@ -92,8 +109,9 @@ const HAND_OVER_KEY = 0x1d;
 function policyFor(
   ctx: CliContext,
   sessionDir: string,
-  which: (name: string, path: string | undefined) => string | null,
+  sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
 ): SandboxPolicy {
+  const { which } = sandbox;
   const p = ctx.paths;
   const onPath = which('vault-cli', ctx.env.PATH);
   const facts = {
@@ -108,6 +126,7 @@ function policyFor(
       p.configDir,
       ...p.defaultDirs,
       ...[p.passphraseFile, p.newPassphraseFile].filter((f) => f !== null),
+      ...tokenFiles(ctx),
     ],
     readOnly: [
       resolve(dirname(ctx.script), '..', '..', '..'),
@@ -118,7 +137,31 @@ function policyFor(
     allowWrite: flagList(ctx, 'allow-write'),
     allowNet: flagList(ctx, 'allow-net'),
   };
-  return sandboxPolicy({ ...facts, found: new Map(policyProbes(facts).map((f) => [f, kind(f)])) });
+  const probes = policyProbes(facts);
+  // A placeholder an earlier session left is made again and removed after, like an absent path.
+  const controls = new Set(cwdControls(facts.cwd));
+  const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
+  return sandboxPolicy({
+    ...facts,
+    found: new Map(probes.map((f) => [f, left(f) ? null : kind(f)])),
+    links: new Set(probes.filter(isLink)),
+  });
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** One warning line per project control the owner opened with --allow-write: an explicit, visible choice. */
+function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
+  for (const p of policy.openedControls)
+    ctx.stderr.write(
+      `vault-cli: warning: --allow-write ${p}: the agent may change what your own tools run there, outside the sandbox (docs/sandbox.md)\n`,
+    );
 }
 
 /**
@@ -191,6 +234,7 @@ interface Box {
   readonly policy: SandboxPolicy;
   readonly programs: { readonly bwrap: string; readonly socat: string };
   readonly sandbox: typeof Sandbox;
+  readonly maxProcs: number;
 }
 
 /**
@@ -224,7 +268,7 @@ async function agentEnv(
     ],
     keep: flagList(ctx, 'keep-env'),
     forbiddenValues: [
-      ...longLivedToken(ctx.paths.tokenFile),
+      ...tokenFiles(ctx).flatMap(longLivedToken),
       ...(ctx.env.VAULT_TOKEN === undefined ? [] : [ctx.env.VAULT_TOKEN]),
     ],
   });
@@ -265,6 +309,48 @@ function dashboardHandOver(
   };
 }
 
+/**
+ * `--max-procs N`, checked: the sandbox's own start script and relays need a
+ * few, so fewer than 16 could not start an agent at all.
+ * @throws VaultError VLT-1002 for anything but a whole number from 16 up.
+ */
+function maxProcs(ctx: CliContext): number {
+  const text = flagString(ctx, 'max-procs');
+  if (text === undefined) return DEFAULT_MAX_PROCS;
+  const n = /^[0-9]{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 16))
+    throw new VaultError(
+      'VLT-1002',
+      `--max-procs takes a whole number from 16 up, not ${JSON.stringify(text)}.`,
+    );
+  return n;
+}
+
+/**
+ * The process limit's second half: a pids cgroup where one can be made
+ * (shell/sandbox-pids.ts). As root it is the only half that holds, so its
+ * absence is said.
+ */
+async function processLimit(ctx: CliContext, max: number) {
+  const { pidsCgroup } = await import('../../../shell/sandbox-pids.js');
+  const cgroup = pidsCgroup(max);
+  if (cgroup === null && process.getuid?.() === 0)
+    ctx.stderr.write(
+      'vault-cli: warning: no process limit for the sandbox: RLIMIT_NPROC does not bind root, and no pids cgroup could be made here (docs/sandbox.md)\n',
+    );
+  return cgroup;
+}
+
+/**
+ * Descriptors `run` inherited (an `exec 260<file` in the owner's shell, an
+ * IDE's or CI runner's leftovers) must reach no child: marked close-on-exec
+ * before anything is started.
+ */
+async function dropInheritedFds(): Promise<void> {
+  const { closeOnExecAbove2 } = await import('../../kernel/fds.js');
+  closeOnExecAbove2();
+}
+
 /** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
 async function supervised(
   ctx: CliContext,
@@ -282,6 +368,7 @@ async function supervised(
   const { box, token } = s;
   let proxy: Awaited<ReturnType<typeof sessionProxy>> | undefined;
   let relays: { close(): void } | undefined;
+  let cgroup: { procs: string; remove(): Promise<void> } | null = null;
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
@@ -299,18 +386,23 @@ async function supervised(
       import('./dashboard.js'),
     ]);
     const api = s.pty ? await dashboardApi(ctx, s.passphrase) : null;
-    const result = await supervise({
-      pty: s.pty,
-      file: box === null ? (s.command[0] as string) : box.programs.bwrap,
-      args:
-        box === null
-          ? s.command.slice(1)
-          : box.sandbox.sandboxArgs({
+    if (box !== null) cgroup = await processLimit(ctx, box.maxProcs);
+    const launch =
+      box === null
+        ? { file: s.command[0] as string, args: s.command.slice(1) }
+        : box.sandbox.sandboxLaunch(
+            {
               ...box.programs,
               policy: box.policy,
               hostSocket: box.hostSocket,
               command: s.command,
-            }),
+              maxProcs: box.maxProcs,
+            },
+            cgroup?.procs ?? null,
+          );
+    const result = await supervise({
+      pty: s.pty,
+      ...launch,
       env,
       cwd: process.cwd(),
       signalForeground: box !== null,
@@ -320,6 +412,8 @@ async function supervised(
     });
     return result.status;
   } finally {
+    if (box !== null) await box.sandbox.removePlaceholders(box.policy);
+    await cgroup?.remove();
     relays?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
@@ -467,6 +561,7 @@ export const run: Command = async (ctx) => {
   // Checked before a session is minted, so a typo costs no token.
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
+  await dropInheritedFds();
   const agent = flagString(ctx, 'agent') ?? basename(file);
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
@@ -482,7 +577,13 @@ export const run: Command = async (ctx) => {
     const box =
       sandbox === null || programs === null
         ? null
-        : { policy: policyFor(ctx, dir, sandbox.which), programs, sandbox };
+        : {
+            policy: policyFor(ctx, dir, sandbox),
+            programs,
+            sandbox,
+            maxProcs: maxProcs(ctx),
+          };
+    if (box !== null) warnOpened(ctx, box.policy);
     // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
     const passphrase = await ownerPassphrase(ctx);
     // The session's records are at or after this (the summary counts them).
