@@ -116,8 +116,20 @@ export interface PolicyFacts {
   /** Readable but never writable: the installation, the `vault-cli` on PATH, shell start-up files. */
   readonly readOnly: readonly string[];
   readonly allowRead: readonly string[];
+  /** Directories and files the agent may write: --allow-write and the profile's state paths. */
   readonly allowWrite: readonly string[];
   readonly allowNet: readonly string[];
+  /**
+   * State files the agent gets as a copy of its own (the profile's private
+   * files): `copy` is bound at `path`, and both exist.
+   */
+  readonly privateFiles?: readonly PrivateBind[];
+}
+
+/** A file the agent sees at `path` and writes, while it is `copy` outside. */
+export interface PrivateBind {
+  readonly path: string;
+  readonly copy: string;
 }
 
 export interface PolicyInput extends PolicyFacts {
@@ -148,8 +160,10 @@ export interface HiddenPath {
 /** The decision, as shell/sandbox.ts carries it out. Every path is absolute. */
 export interface SandboxPolicy {
   readonly cwd: string;
-  /** Existing directories the agent may write besides cwd and its /tmp (--allow-write). */
+  /** Existing directories and files the agent may write besides cwd and its /tmp (--allow-write). */
   readonly writable: readonly string[];
+  /** Bound after the writable paths: the agent's private copies of state files. */
+  readonly privateFiles: readonly PrivateBind[];
   /** Existing paths bound read-only again after the writable ones. */
   readonly readOnly: readonly string[];
   /**
@@ -266,6 +280,7 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...input.allowWrite,
         ...input.readOnly,
         ...controlProbes([input.cwd, ...input.allowWrite.map(at)]),
+        ...(input.privateFiles ?? []).map((f) => f.path),
       ].map(at),
     ),
   ];
@@ -413,18 +428,32 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
   // --allow-write naming a project control opens that control (warned), and makes no writable root.
   const openedControls = controlsOpened(cwd, input.allowWrite.map(at));
   const allowWrite = input.allowWrite.filter((d) => !openedControls.includes(at(d)));
-  const writable = allowWrite.map((d) => {
+  const opened = (d: string, what: string) => {
     const full = at(d);
-    if (kind(full) !== 'dir')
-      throw new VaultError('VLT-1002', `--allow-write takes a directory: ${JSON.stringify(d)}.`);
+    // Binding over nothing would make bubblewrap create the mount point in the real directory.
+    if (kind(full) === null)
+      throw new VaultError(
+        'VLT-1002',
+        `${what} takes an existing directory or file: ${JSON.stringify(d)} does not exist.`,
+      );
     // A directory holding one of them is fine: they are covered again after it.
     if (hidden.some((h) => within(full, h.path)))
       throw new VaultError(
         'VLT-1002',
-        `--allow-write cannot open a path the sandbox hides (the vault, configuration, a credential store): ${JSON.stringify(d)}.`,
+        `${what} cannot open a path the sandbox hides (the vault, configuration, a credential store): ${JSON.stringify(d)}.`,
       );
     return full;
+  };
+  const privateFiles = (input.privateFiles ?? []).map((f) => {
+    const path = opened(f.path, "A profile's private file");
+    if (kind(path) !== 'file')
+      throw new VaultError('VLT-1002', `A profile's private file is a directory: ${path}.`);
+    return { path, copy: f.copy };
   });
+  // A private copy stays private even where --allow-write names the file: the copy is what comes back.
+  const writable = [...new Set(allowWrite.map((d) => opened(d, '--allow-write')))].filter(
+    (w) => !privateFiles.some((f) => f.path === w),
+  );
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
   const controls = planControls(
     [cwd, ...writable],
@@ -438,6 +467,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
   return {
     cwd,
     writable,
+    privateFiles,
     readOnly,
     controls,
     openedControls,

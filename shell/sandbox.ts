@@ -7,8 +7,9 @@
  * What the agent gets, in mount order (a later mount covers an earlier one):
  * the whole file system read-only; a private /tmp, /dev and /proc (its own
  * processes only); its working directory and the owner's --allow-write
- * directories writable; then the project controls in them (git's config and
- * hooks, .envrc, editor tasks: what the owner's tools would run later) kept
+ * directories and files writable, and the profile's private copies of state
+ * files bound at their places; then the project controls in them (git's config
+ * and hooks, .envrc, editor tasks: what the owner's tools would run later) kept
  * read-only, or made as empty read-only placeholders where they do not exist
  * yet; the installation of vault-cli and the shell's start-up files
  * read-only again, and last the protected paths hidden (which
@@ -112,6 +113,7 @@ export function sandboxArgs(s: SandboxSpec): string[] {
   ];
   const p = s.policy;
   for (const dir of [p.cwd, ...p.writable]) a.push('--bind', dir, dir);
+  for (const f of p.privateFiles) a.push('--bind', f.copy, f.path);
   a.push('--ro-bind', p.sessionDir, p.sessionDir, '--bind', s.hostSocket, p.hostSocket);
   if (p.hostsFile !== null) a.push('--ro-bind', p.hostsFile.path, '/etc/hosts');
   // Pinned first: a mount point cannot be renamed, so the read-only ones inside stay where they are.

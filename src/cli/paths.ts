@@ -71,6 +71,8 @@ export interface Paths {
   readonly tokenFile: string;
   /** The commands shell-init wraps (`agent wrap`), as JSON. */
   readonly wrapsFile: string;
+  /** The owner's agent profiles for `run`, extending the shipped ones (JSON). */
+  readonly profilesFile: string;
   /** The proxy's sealed configuration (its CA key), the CA certificate, and system roots + CA. */
   readonly proxyConfig: string;
   readonly proxyCa: string;
@@ -174,6 +176,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     configDir,
     tokenFile: join(configDir, 'token'),
     wrapsFile: join(configDir, 'wraps.json'),
+    profilesFile: join(configDir, 'profiles.json'),
     proxyConfig: join(configDir, 'proxy.sealed'),
     proxyCa: join(configDir, 'proxy-ca.pem'),
     proxyCaBundle: join(configDir, 'proxy-ca-bundle.pem'),

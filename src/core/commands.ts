@@ -343,11 +343,32 @@ export const COMMANDS: readonly CommandDef[] = [
         complete: 'file',
       },
       {
+        name: 'profile',
+        value: 'string',
+        metavar: '<name>',
+        summary:
+          'agent profile: claude, codex, gemini, aider, shell, none, or your own (default: from the command’s name)',
+        complete: 'none',
+      },
+      {
+        name: 'model-key',
+        value: 'string',
+        metavar: '<entry>',
+        summary:
+          'entry holding the model provider’s key, passed as a vault:// reference (none: pass nothing)',
+        complete: 'entry',
+      },
+      {
+        name: 'print-policy',
+        summary:
+          'print what the agent could read, write and reach, and which variables pass; start nothing',
+      },
+      {
         name: 'allow-write',
         value: 'string',
-        metavar: '<dir>',
+        metavar: '<path>',
         repeat: true,
-        summary: 'let the sandboxed agent write this directory too',
+        summary: 'let the sandboxed agent write this directory or file too',
         complete: 'file',
       },
       {
@@ -390,6 +411,7 @@ export const COMMANDS: readonly CommandDef[] = [
     ],
     examples: [
       'vault-cli run --agent claude -- claude',
+      'vault-cli run --print-policy -- claude',
       'vault-cli run --agent ci --scope "Stripe Prod" -- npm test',
       'vault-cli run --allow-write ~/src/app --allow-net localhost:5432 -- claude',
     ],

@@ -4,158 +4,22 @@
 // provider's API. The agent's key variable holds only a `vault://` reference;
 // the stand-in must receive the real key in the provider's own header, and
 // the key must appear nowhere the agent wrote. docs/agents.md records what
-// each agent needs; `vault-cli run` will take these runs over once it has
-// agent profiles.
+// each agent needs; agents-real-run.test.ts runs the same agents under
+// `vault-cli run`, with their profiles and the sandbox.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hex } from '../support/e2e-helpers.js';
 import { makeTestCa, startProxy, type ProxyProcess, type TestCa } from '../support/proxy.js';
 import { Rig, fate, ok, type Result } from '../support/rig.js';
-import { anthropicStandIn } from '../support/standins/anthropic.js';
-import { geminiStandIn } from '../support/standins/gemini.js';
-import { installAgent, type AgentPackage } from '../support/standins/install.js';
-import { openaiStandIn } from '../support/standins/openai.js';
+import { AGENTS, REPLY } from '../support/standins/agents.js';
+import { installAgent } from '../support/standins/install.js';
 import type { StandIn } from '../support/standins/server.js';
 
-const REPLY = 'stand-in reply 7f3a';
-const PROMPT = 'Say hello.';
 const roomy = ['--per-minute', '1000', '--per-hour', '1000'];
-
-interface Agent extends AgentPackage {
-  readonly name: string;
-  /** The vault entry (field `key`) that holds the provider key. */
-  readonly entry: string;
-  readonly keyVar: string;
-  readonly header: string;
-  /** How the header carries the key. */
-  readonly headerValue: (key: string) => string;
-  readonly standIn: (ca: TestCa, reply: string) => Promise<StandIn>;
-  /** The command line, the stand-in's origin given. */
-  readonly argv: (prefix: string, origin: string) => string[];
-  /** Variables beyond the key, the proxy's and HOME's. */
-  readonly env: (origin: string) => NodeJS.ProcessEnv;
-  /** Files the agent needs in its HOME before its first start. */
-  readonly prepare?: (home: string) => void;
-  /** Where, under HOME, the agent keeps its state (must exist after the run). */
-  readonly state: readonly string[];
-  /**
-   * Writes into the agent's own state a file that makes its next start run
-   * `sh -c "touch MARKER"`: what an agent allowed to write its state could
-   * leave for the owner's next unsandboxed session.
-   */
-  readonly plant: (home: string, marker: string) => void;
-}
-
-/** An MCP server entry (the shape all three agents read) whose start touches `marker`. */
-const mcpTouch = (marker: string) => ({ command: 'sh', args: ['-c', `touch '${marker}'`] });
-
-const AGENTS: readonly Agent[] = [
-  {
-    name: 'Claude Code',
-    pkg: '@anthropic-ai/claude-code',
-    version: '2.1.332',
-    entry: 'Anthropic',
-    keyVar: 'ANTHROPIC_API_KEY',
-    header: 'x-api-key',
-    headerValue: (k) => k,
-    standIn: anthropicStandIn,
-    argv: (prefix) => [join(prefix, 'node_modules', '.bin', 'claude'), '-p', PROMPT],
-    env: (origin) => ({
-      ANTHROPIC_BASE_URL: origin,
-      // Telemetry and update checks go to other hosts; the proxy would only refuse them.
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    }),
-    state: ['.claude', '.claude.json'],
-    plant: (home, marker) => {
-      mkdirSync(join(home, '.claude'), { recursive: true });
-      writeFileSync(
-        join(home, '.claude', 'settings.json'),
-        JSON.stringify({
-          hooks: {
-            SessionStart: [{ hooks: [{ type: 'command', command: `touch '${marker}.hook'` }] }],
-          },
-        }),
-      );
-      writeFileSync(
-        join(home, '.claude.json'),
-        JSON.stringify({ mcpServers: { planted: { type: 'stdio', ...mcpTouch(marker) } } }),
-      );
-    },
-  },
-  {
-    name: 'Codex',
-    pkg: '@openai/codex',
-    version: '0.169.0',
-    entry: 'OpenAI',
-    keyVar: 'OPENAI_API_KEY',
-    header: 'authorization',
-    headerValue: (k) => `Bearer ${k}`,
-    standIn: openaiStandIn,
-    // Codex ignores OPENAI_BASE_URL for its built-in provider (it tries
-    // api.openai.com over WebSocket first); a provider of our own, given on the
-    // command line, takes a base URL and speaks plain HTTPS.
-    argv: (prefix, origin) => [
-      join(prefix, 'node_modules', '.bin', 'codex'),
-      'exec',
-      '--skip-git-repo-check',
-      '-c',
-      'model_provider=standin',
-      '-c',
-      `model_providers.standin={name="stand-in",base_url="${origin}/v1",env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
-      PROMPT,
-    ],
-    env: () => ({}),
-    state: ['.codex'],
-    plant: (home, marker) => {
-      mkdirSync(join(home, '.codex'), { recursive: true });
-      const { command, args } = mcpTouch(marker);
-      writeFileSync(
-        join(home, '.codex', 'config.toml'),
-        `notify = ["touch", "${marker}.notify"]\n[mcp_servers.planted]\ncommand = "${command}"\nargs = ${JSON.stringify(args)}\n`,
-      );
-    },
-  },
-  {
-    name: 'Gemini CLI',
-    pkg: '@google/gemini-cli',
-    version: '0.61.0',
-    entry: 'Gemini',
-    keyVar: 'GEMINI_API_KEY',
-    header: 'x-goog-api-key',
-    headerValue: (k) => k,
-    standIn: geminiStandIn,
-    argv: (prefix) => [
-      process.execPath,
-      join(prefix, 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js'),
-      '--skip-trust',
-      '-p',
-      PROMPT,
-    ],
-    env: (origin) => ({ GOOGLE_GEMINI_BASE_URL: origin }),
-    // GOOGLE_GEMINI_BASE_URL alone selects the "gateway" auth type, which
-    // non-interactive mode refuses; the API-key type must be chosen in settings.
-    prepare: (home) => {
-      mkdirSync(join(home, '.gemini'), { recursive: true });
-      writeFileSync(
-        join(home, '.gemini', 'settings.json'),
-        JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
-      );
-    },
-    state: ['.gemini'],
-    plant: (home, marker) => {
-      const file = join(home, '.gemini', 'settings.json');
-      const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(
-        file,
-        JSON.stringify({ ...settings, mcpServers: { planted: mcpTouch(marker) } }),
-      );
-    },
-  },
-];
 
 /** The variables `vault-cli proxy env` prints, as an object. */
 function parseEnv(text: string): Record<string, string> {

@@ -37,6 +37,7 @@ export function underPty(
   rig: Rig,
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  cwd: string = rig.root,
 ): PtyRun {
   const merged: Record<string, string> = {};
   const bin = join(rig.root, 'bin');
@@ -45,7 +46,7 @@ export function underPty(
   const pty = spawn(process.execPath, [CLI, ...args], {
     cols: 100,
     rows: 30,
-    cwd: rig.root,
+    cwd,
     env: merged,
   });
   let output = '';

@@ -141,6 +141,11 @@ const KEY_VOUCHES = [
   ),
 ];
 
+const REFERENCE_RECIPE = e2e(
+  'agents-real',
+  'completes one prompt; the stand-in gets the key, the agent holds only the reference',
+);
+
 // The host judges scope, limits, lock, audit and the seed in its own process,
 // and the proxy is the same code in every mode: where a row is about those
 // rules, the same-user test shows the other columns too, beside a test of
@@ -507,6 +512,50 @@ const LEDGER: Record<string, Entry> = {
   },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
     run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
+  },
+  "plant a hook, MCP server, `notify` or custom command in its own state (`~/.claude/settings.json`, `~/.claude.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`) for the owner's next unsandboxed start":
+    {
+      run: [
+        e2e(
+          'run-profiles',
+          "Claude Code: hooks, commands and MCP servers never reach the owner's files; its state does",
+        ),
+        e2e(
+          'run-profiles',
+          'Codex: its state directory is made and writable, config.toml (notify, MCP servers) is not',
+        ),
+        e2e(
+          'run-profiles',
+          "Gemini CLI: settings.json's MCP servers and custom commands stay the owner's",
+        ),
+      ],
+    },
+  'plant one in the project (`.mcp.json`, `.claude/settings.json`, `.gemini/settings.json`, `AGENTS.md` in the working directory)':
+    {
+      run: [
+        e2e(
+          'threat-project-agent-config',
+          'inside run, the project’s .mcp.json and .claude/ cannot be made: no placeholder is left',
+        ),
+        e2e(
+          'threat-project-agent-config',
+          'inside run, the owner’s own .mcp.json and .claude/settings.json stay as they were',
+        ),
+      ],
+    },
+  'read the model key from its environment, state or transcript': {
+    run: [
+      e2e(
+        'run-profiles',
+        "the agent holds vault://Anthropic/key; the profile's host gets the key in x-api-key",
+      ),
+      e2e(
+        'agents-real-run',
+        'starts in the sandbox, writes its state, completes one prompt; the key reaches only the stand-in',
+      ),
+    ],
+    sameUser: [REFERENCE_RECIPE],
+    hardened: [REFERENCE_RECIPE],
   },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,

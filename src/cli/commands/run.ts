@@ -40,6 +40,13 @@ import {
   type PathKind,
   type SandboxPolicy,
 } from '../../../shell/sandbox-policy.js';
+import {
+  chooseProfile,
+  loadProfiles,
+  planState,
+  type Profile,
+  type StatePlan,
+} from '../../../shell/profiles.js';
 import type { AuditView } from '../../core/audit.js';
 import { flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
@@ -110,6 +117,7 @@ function policyFor(
   ctx: CliContext,
   sessionDir: string,
   sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
+  plan: StatePlan,
 ): SandboxPolicy {
   const { which } = sandbox;
   const p = ctx.paths;
@@ -132,18 +140,26 @@ function policyFor(
       resolve(dirname(ctx.script), '..', '..', '..'),
       ...(onPath === null ? [] : [onPath, realpathSync(onPath)]),
       ...p.shellStartup,
+      ...plan.readOnly.map((r) => r.path),
     ],
     allowRead: flagList(ctx, 'allow-read'),
-    allowWrite: flagList(ctx, 'allow-write'),
+    allowWrite: [...flagList(ctx, 'allow-write'), ...plan.write.map((w) => w.path)],
     allowNet: flagList(ctx, 'allow-net'),
+    privateFiles: plan.private,
   };
   const probes = policyProbes(facts);
   // A placeholder an earlier session left is made again and removed after, like an absent path.
   const controls = new Set(cwdControls(facts.cwd));
   const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
+  // What `run` creates before the agent starts counts as there already.
+  const planned = new Map<string, PathKind>([
+    ...plan.write.map((w) => [w.path, 'dir'] as const),
+    ...plan.readOnly.map((r) => [r.path, r.kind] as const),
+    ...plan.private.map((f) => [f.path, 'file'] as const),
+  ]);
   return sandboxPolicy({
     ...facts,
-    found: new Map(probes.map((f) => [f, left(f) ? null : kind(f)])),
+    found: new Map(probes.map((f) => [f, left(f) ? null : (kind(f) ?? planned.get(f) ?? null)])),
     links: new Set(probes.filter(isLink)),
   });
 }
@@ -162,6 +178,128 @@ function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
     ctx.stderr.write(
       `vault-cli: warning: --allow-write ${p}: the agent may change what your own tools run there, outside the sandbox (docs/sandbox.md)\n`,
     );
+}
+
+/**
+ * The agent's profile (shell/profiles.ts): `--profile`, else the command's
+ * name; the owner's profiles file extends the shipped ones.
+ * @throws VaultError VLT-1002 for an unknown profile or a broken profiles file.
+ */
+function profileFor(ctx: CliContext, file: string): Profile | null {
+  let user: unknown = null;
+  try {
+    user = JSON.parse(readFileSync(ctx.paths.profilesFile, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new VaultError(
+        'VLT-1002',
+        `${ctx.paths.profilesFile} is not a JSON object of profiles (docs/run.md).`,
+      );
+  }
+  return chooseProfile(
+    loadProfiles(user, ctx.paths.profilesFile),
+    basename(file),
+    flagString(ctx, 'profile'),
+  );
+}
+
+/**
+ * The model key as a reference: `--model-key ENTRY` (or `ENTRY/FIELD`), else
+ * the profile's entry when the agent's scope holds it (a reference the proxy
+ * would refuse would cost the agent rate slots on every request). Null: the
+ * variable is left as the environment has it.
+ */
+function modelKeyRef(
+  profile: Profile | null,
+  named: string | undefined,
+  scope: readonly string[] | null,
+): { variable: string; ref: string } | null {
+  const model = profile?.model ?? null;
+  if (model === null || named === 'none') return null;
+  const [entry, field] =
+    named === undefined ? [model.entry, model.field] : named.split(/\/(?=[A-Za-z0-9_-]+$)/);
+  if (entry === undefined) return null;
+  if (named === undefined && scope !== null && !scope.includes(entry)) return null;
+  const enc = entry.replaceAll('%', '%25').replaceAll('/', '%2F');
+  return { variable: model.variable, ref: `vault://${enc}/${field ?? model.field}` };
+}
+
+/**
+ * The variables the profile sets, and its model key variable: set after the
+ * proxy block. NO_PROXY never names the model's host: a request that went
+ * around the proxy would carry the bare reference and no key.
+ */
+function profileVars(
+  profile: Profile | null,
+  key: { variable: string; ref: string } | null,
+): { vars: [string, string][]; throughProxy: string | null } {
+  const vars: [string, string][] = Object.entries(profile?.env ?? {});
+  if (key !== null) vars.push([key.variable, key.ref]);
+  const host = profile?.model?.host.replace(/:[0-9]+$/, '') ?? null;
+  return { vars, throughProxy: host };
+}
+
+/** `run --print-policy`: what the agent would get, one fact a line; nothing is started or created. */
+function printPolicy(
+  ctx: CliContext,
+  p: {
+    profile: Profile | null;
+    plan: StatePlan;
+    policy: SandboxPolicy | null;
+    key: { variable: string; ref: string } | null;
+    env: { pass: readonly string[]; stripped: readonly string[]; set: readonly string[] };
+  },
+): number {
+  const home = homedir();
+  const show = (x: string) =>
+    x === home || x.startsWith(`${home}/`) ? `~${x.slice(home.length)}` : x;
+  const out: string[] = [];
+  const line = (what: string, text: string) => out.push(`${what.padEnd(10)}${text}`);
+  line('profile', p.profile === null ? 'none' : `${p.profile.name}: ${p.profile.summary}`);
+  if (p.policy === null) {
+    line('sandbox', 'none (--no-sandbox): the agent reads, writes and reaches all you can');
+  } else {
+    const pol = p.policy;
+    line('read', '/ (everything not hidden below), read-only');
+    line('write', `${show(pol.cwd)} (working directory)`);
+    line('write', '/tmp (private to the sandbox)');
+    for (const w of pol.writable) {
+      const made = p.plan.write.find((x) => x.path === w)?.create === true;
+      line('write', `${show(w)}${made ? ' (created)' : ''}`);
+    }
+    for (const f of pol.privateFiles) {
+      const keeps = p.plan.private.find((x) => x.path === f.path)?.ownerKeeps ?? [];
+      line(
+        'write',
+        `${show(f.path)} (a private copy, merged back on exit but for ${keeps.length} keys that can run commands: ${keeps.slice(0, 3).join(', ')}, ...)`,
+      );
+    }
+    for (const r of pol.readOnly) {
+      const made = p.plan.readOnly.find((x) => x.path === r)?.create === true;
+      line('read-only', `${show(r)}${made ? ' (an empty placeholder while it runs)' : ''}`);
+    }
+    for (const h of pol.hidden) line('hidden', show(h.path));
+    line('net', `through the proxy (127.0.0.1:${PROXY_PORT}): any host but this machine's`);
+    for (const r of pol.routes) line('net', `direct: ${r.host}:${r.port}`);
+  }
+  if (p.profile?.model != null) {
+    const m = p.profile.model;
+    line(
+      'model',
+      p.key === null
+        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry}`
+        : `${p.key.variable}=${p.key.ref}`,
+    );
+    line(
+      '',
+      `the proxy fills ${m.header} for the hosts ${m.entry} is bound to (expected: ${m.host})`,
+    );
+  }
+  line('env', `passed: ${p.env.pass.join(' ') || '(none)'}`);
+  line('env', `stripped: ${p.env.stripped.join(' ') || '(none)'}`);
+  line('env', `set: ${p.env.set.join(' ')}`);
+  ctx.stdout.write(`${out.join('\n')}\n`);
+  return 0;
 }
 
 /**
@@ -250,13 +388,16 @@ async function agentEnv(
     dir: string;
     proxy: Awaited<ReturnType<typeof sessionProxy>>;
     box: Box | null;
+    profile: ReturnType<typeof profileVars>;
   },
 ): Promise<ChildEnv> {
   const { files } = s.proxy;
   const url = s.proxy.url(s.token);
   // Inside, the proxy's loopback is the sandbox's own: always the documented port.
   const inside = s.box === null ? url : url.replace(/:[0-9]+$/, `:${PROXY_PORT}`);
-  const noProxy = [...NO_PROXY, ...(s.box?.policy.routes.map((r) => r.host) ?? [])];
+  const noProxy = [...NO_PROXY, ...(s.box?.policy.routes.map((r) => r.host) ?? [])].filter(
+    (h) => h !== s.profile.throughProxy,
+  );
   const ca = { proxyCa: files.cert, proxyCaBundle: files.bundle, proxyCaDir: files.dir };
   const { childEnv } = await import('../../../shell/env.js');
   return childEnv({
@@ -265,6 +406,7 @@ async function agentEnv(
     proxy: [
       ...proxyEnv(inside, ca, noProxy),
       ...(s.box === null ? [] : [['VAULT_DIR', s.dir] as [string, string]]),
+      ...s.profile.vars,
     ],
     keep: flagList(ctx, 'keep-env'),
     forbiddenValues: [
@@ -363,6 +505,7 @@ async function supervised(
     pty: boolean;
     report: Refusals;
     box: (Box & { hostSocket: string }) | null;
+    profile: ReturnType<typeof profileVars>;
   },
 ): Promise<number> {
   const { box, token } = s;
@@ -376,7 +519,13 @@ async function supervised(
       s.report.refused(new VaultError(code, detail)),
     );
     relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
-    const { env, stripped } = await agentEnv(ctx, { token, dir: s.dir, proxy, box });
+    const { env, stripped } = await agentEnv(ctx, {
+      token,
+      dir: s.dir,
+      proxy,
+      box,
+      profile: s.profile,
+    });
     const { strippedLine } = await import('../../../shell/env.js');
     const told = strippedLine(stripped);
     if (told !== null) ctx.stderr.write(told + '\n');
@@ -418,6 +567,74 @@ async function supervised(
     await proxy?.proxy.close();
     proxy?.host.close();
   }
+}
+
+/**
+ * The model key reference for this session: the agent's scope (asked of the
+ * host with the owner's passphrase) decides whether the profile's entry is
+ * passed; `--model-key` is passed as named; a reference already in the
+ * variable is left to pass.
+ */
+async function sessionModelKey(
+  ctx: CliContext,
+  passphrase: string,
+  agent: string,
+  profile: Profile | null,
+): Promise<{ variable: string; ref: string } | null> {
+  const named = flagString(ctx, 'model-key');
+  if (profile?.model == null || named !== undefined) return modelKeyRef(profile, named, null);
+  // A reference of the owner's own in the variable passes as it is (shell/env.ts) and wins.
+  if (ctx.env[profile.model.variable]?.startsWith('vault://') === true) return null;
+  const { scope } = await ctx.call('agent.show', { passphrase, name: agent });
+  const narrowed = flagList(ctx, 'scope');
+  return modelKeyRef(
+    profile,
+    undefined,
+    scope.filter((e) => narrowed.length === 0 || narrowed.includes(e)),
+  );
+}
+
+/** `--print-policy`: the environment as `run` would build it, with stand-ins for the session's values. */
+async function policyReport(
+  ctx: CliContext,
+  profile: Profile | null,
+  plan: StatePlan,
+  box: Box | null,
+): Promise<number> {
+  const { childEnv } = await import('../../../shell/env.js');
+  const named = flagString(ctx, 'model-key');
+  const key = named === undefined ? null : modelKeyRef(profile, named, null);
+  const vars = profileVars(profile, key).vars;
+  const built = childEnv({
+    parent: ctx.env,
+    sessionToken: 'session',
+    proxy: vars,
+    keep: flagList(ctx, 'keep-env'),
+  });
+  const block = proxyEnv(
+    'http://127.0.0.1',
+    { proxyCa: '', proxyCaBundle: '', proxyCaDir: '' },
+    [],
+  );
+  const set = new Set([
+    'VAULT_TOKEN',
+    ...block.map(([n]) => n),
+    ...(box === null ? [] : ['VAULT_DIR']),
+    ...vars.map(([n]) => n),
+  ]);
+  return printPolicy(ctx, {
+    profile,
+    plan,
+    policy: box?.policy ?? null,
+    key,
+    env: {
+      pass: Object.keys(built.env)
+        .filter((n) => !set.has(n) && ctx.env[n] !== undefined)
+        .sort(),
+      stripped: built.stripped,
+      set: [...set],
+    },
+  });
 }
 
 /**
@@ -563,26 +780,30 @@ export const run: Command = async (ctx) => {
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
   await dropInheritedFds();
   const agent = flagString(ctx, 'agent') ?? basename(file);
+  const profile = profileFor(ctx, file);
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
   const sandbox = sandboxed ? await import('../../../shell/sandbox.js') : null;
   const programs = sandbox?.probeSandbox(process.platform, ctx.env.PATH) ?? null;
-  if (!sandboxed)
+  if (!sandboxed && !flag(ctx, 'print-policy'))
     ctx.stderr.write(
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
     );
   const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
   try {
     // Decided before the passphrase is asked: a path the sandbox cannot honour costs no session.
+    // Without the sandbox the agent writes your files directly: nothing to bind, copy or merge.
+    const plan = planState(sandboxed ? profile : null, homedir(), dir, kind);
     const box =
       sandbox === null || programs === null
         ? null
         : {
-            policy: policyFor(ctx, dir, sandbox),
+            policy: policyFor(ctx, dir, sandbox, plan),
             programs,
             sandbox,
             maxProcs: maxProcs(ctx),
           };
+    if (flag(ctx, 'print-policy')) return await policyReport(ctx, profile, plan, box);
     if (box !== null) warnOpened(ctx, box.policy);
     // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
     const passphrase = await ownerPassphrase(ctx);
@@ -608,16 +829,24 @@ export const run: Command = async (ctx) => {
           'VLT-1005',
           'The agent sandbox cannot start: the vault host gave the session no socket of its own (an older host? `vault-cli daemon stop`, then run again).',
         );
-      status = await supervised(ctx, {
-        command,
-        dir,
-        passphrase,
-        token,
-        agent,
-        pty,
-        report,
-        box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
-      });
+      const key = await sessionModelKey(ctx, passphrase, agent, profile);
+      const { applyState, finishState } = await import('../../../shell/agent-state.js');
+      applyState(plan);
+      try {
+        status = await supervised(ctx, {
+          command,
+          dir,
+          passphrase,
+          token,
+          agent,
+          pty,
+          report,
+          box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
+          profile: profileVars(profile, key),
+        });
+      } finally {
+        for (const said of finishState(plan)) ctx.stderr.write(`vault-cli: ${said}\n`);
+      }
       return status;
     } finally {
       report.flush();

@@ -26,9 +26,17 @@ function network(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => pass.test(k)));
 }
 
-/** Where `pkg@version` is (or will be) installed: a prefix with its node_modules. */
-export function agentPrefix(p: AgentPackage): string {
-  return join(tmpdir(), 'vault-cli-agents', `${p.pkg.replace('/', '+')}@${p.version}`);
+/**
+ * Where the installs go by default. A `run` sandbox has a /tmp of its own, so
+ * the tests that start an agent inside one install under /var/tmp (`SHARED`),
+ * which the sandbox shows read-only, as it would a real installation.
+ */
+export const PRIVATE = join(tmpdir(), 'vault-cli-agents');
+export const SHARED = '/var/tmp/vault-cli-agents';
+
+/** Where `pkg@version` is (or will be) installed under `root`: a prefix with its node_modules. */
+export function agentPrefix(p: AgentPackage, root = PRIVATE): string {
+  return join(root, `${p.pkg.replace('/', '+')}@${p.version}`);
 }
 
 /**
@@ -37,11 +45,11 @@ export function agentPrefix(p: AgentPackage): string {
  * so a run killed half-way or two test processes at once never leave a
  * broken install behind for the next.
  */
-export async function installAgent(p: AgentPackage): Promise<string> {
-  const prefix = agentPrefix(p);
+export async function installAgent(p: AgentPackage, root = PRIVATE): Promise<string> {
+  const prefix = agentPrefix(p, root);
   const done = join(prefix, '.installed');
   if (existsSync(done)) return prefix;
-  mkdirSync(join(tmpdir(), 'vault-cli-agents'), { recursive: true });
+  mkdirSync(root, { recursive: true });
   const work = mkdtempSync(`${prefix}.tmp-`);
   try {
     const env: NodeJS.ProcessEnv = {
