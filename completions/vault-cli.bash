@@ -9,11 +9,10 @@ __vault_cli_files() {
   local IFS=$'\n'
   COMPREPLY+=($(compgen -f -- "$cur"))
 }
-# Names only for the owner with a passphrase file: an agent never lists entries.
+# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.
 __vault_cli_names() {
-  [[ -n "${VAULT_PASSPHRASE_FILE:-}" ]] || return 0
   local names n want="$cur" quoted=
-  names=$(command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
+  names=$(VAULT_NO_PROMPT=1 command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null)
   # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert
   # a name quoted for the shell, unless the word opened a quote (readline closes it).
   case "$want" in
@@ -70,6 +69,8 @@ __vault_cli_command() {
     'exec') echo 'exec' ;;
     'git-credential') echo 'git-credential' ;;
     'run') echo 'run' ;;
+    'unlock') echo 'unlock' ;;
+    'lock') echo 'lock' ;;
     'dashboard') echo 'dashboard' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
@@ -92,7 +93,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -134,6 +135,8 @@ _vault_cli() {
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
       'run --max-procs') :; return 0 ;;
+      'unlock --for') :; return 0 ;;
+      'unlock --idle') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -175,6 +178,8 @@ _vault_cli() {
       'exec') __vault_cli_words '--env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'unlock') __vault_cli_words '--for --idle --help' ;;
+      'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
       'vault create') __vault_cli_words '--help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
@@ -226,6 +231,8 @@ _vault_cli() {
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --allow-net --max-procs ' ;;
+    'unlock') valued=' --for --idle ' ;;
+    'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;
     'vault create') valued='  ' ;;
     'vault passwd') valued='  ' ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -31,10 +31,9 @@ function __vault_cli_lead
     test (count $words) -eq $argv[1]; or return 1
     test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"
 end
-# Names only for the owner with a passphrase file: an agent never lists entries.
+# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.
 function __vault_cli_names
-    set -q VAULT_PASSPHRASE_FILE; or return 0
-    command vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
+    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})' 2>/dev/null
 end
 
 complete -c vault-cli -f
@@ -48,6 +47,8 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template w
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'unlock' -d 'open an owner session: owner commands on this terminal ask no passphrase until it ends'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'lock' -d 'end this terminal\'s owner session'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
@@ -129,6 +130,10 @@ complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent s
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is unlock' -l for -x -d 'minutes the session lasts at most (default 15, at most 720)'
+complete -c vault-cli -n '__vault_cli_is unlock' -l idle -x -d 'minutes without an owner command that end it sooner (default 5)'
+complete -c vault-cli -n '__vault_cli_is unlock' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show this help'

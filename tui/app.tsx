@@ -1,9 +1,12 @@
 /**
  * The dashboard: state from the reducer, data from the DashboardApi. It loads
- * a snapshot on mount, follows the audit feed (each record also refreshes the
- * agents, so counts and states follow within a second) and refreshes the
- * agents every second (windows roll without events). Every api failure ends
- * in the notice line as `vault-cli: VLT-XXXX: message`; none ends the app.
+ * a snapshot on mount, then is pushed changes: the audit feed (each record
+ * refreshes the agents, and an owner's record about an entry the entries).
+ * Between records it asks again only while a usage window can roll (an agent
+ * read something this minute: every second; this hour or a recent violation:
+ * every ROLL_TICKS seconds), so an idle vault costs its host nothing. Every
+ * api failure ends in the notice line as `vault-cli: VLT-XXXX: message`;
+ * none ends the app.
  */
 import { Box, useInput, useWindowSize } from 'ink';
 import { useEffect, useReducer, useRef } from 'react';
@@ -42,8 +45,20 @@ export interface DashboardProps {
   readonly leaveKeys?: readonly string[];
   /** Audit records loaded at start. */
   readonly recent?: number;
-  /** How often the agents are refreshed, in ms. */
+  /** How often the agents are refreshed while a usage window rolls, in ms. */
   readonly refreshMs?: number;
+}
+
+/** Ticks between refreshes while only the hour window (or a violation's two hours) can roll. */
+const ROLL_TICKS = 30;
+
+/** How soon the agents' summaries can change with no record: each tick, every ROLL_TICKS, or never. */
+function rollingOf(
+  agents: readonly { usage: { minute: number; hour: number }; violations: readonly number[] }[],
+): number {
+  if (agents.some((a) => a.usage.minute > 0)) return 1;
+  if (agents.some((a) => a.usage.hour > 0 || a.violations.length > 0)) return ROLL_TICKS;
+  return 0;
 }
 
 /** Carries out one owner call; its result as the reducer wants it. */
@@ -92,7 +107,7 @@ export function Dashboard({
   const refreshAgents = useRef<() => void>(() => {});
   const refreshEntries = useRef<() => void>(() => {});
 
-  // Mount: snapshot, then the audit feed, and the per-second refresh.
+  // Mount: snapshot, then the audit feed, and the refresh while windows roll.
   useEffect(() => {
     live.current = true;
     const fail = (err: unknown) => {
@@ -100,6 +115,9 @@ export function Dashboard({
     };
     // One agents refresh at a time; a request during one asks for one more after it.
     let busy = false;
+    /** Every how many ticks the agents are asked again with no record (0: not). */
+    let rolling = 0;
+    let ticks = 0;
     let again = false;
     const agents = () => {
       if (busy) {
@@ -109,7 +127,11 @@ export function Dashboard({
       busy = true;
       api
         .agents()
-        .then((list) => live.current && dispatch({ type: 'snapshot', agents: list }), fail)
+        .then((list) => {
+          if (!live.current) return;
+          rolling = rollingOf(list);
+          dispatch({ type: 'snapshot', agents: list });
+        }, fail)
         .finally(() => {
           busy = false;
           if (again && live.current) {
@@ -134,6 +156,7 @@ export function Dashboard({
       ]);
       busy = false;
       if (!live.current) return;
+      if (a.status === 'fulfilled') rolling = rollingOf(a.value);
       dispatch({
         type: 'snapshot',
         ...(a.status === 'fulfilled' ? { agents: a.value } : {}),
@@ -151,7 +174,8 @@ export function Dashboard({
     })();
     const timer = setInterval(() => {
       dispatch({ type: 'tick' });
-      agents();
+      ticks++;
+      if (rolling > 0 && ticks % rolling === 0) agents();
     }, refreshMs);
     return () => {
       live.current = false;
@@ -251,9 +275,10 @@ export function Screen({
           selected={state.selected.agents}
           rows={agentRows}
           active
+          loaded={state.loaded}
         />
         <Box marginTop={1} flexShrink={0}>
-          <AuditFeed records={state.audit} rows={body - agentRows - 3} />
+          <AuditFeed records={state.audit} rows={body - agentRows - 3} loaded={state.loaded} />
         </Box>
       </Box>
     );
@@ -262,7 +287,14 @@ export function Screen({
       <EntriesView entries={state.entries} selected={state.selected.entries} rows={body - 1} />
     );
   } else {
-    view = <AuditFeed records={state.audit} rows={body - 1} scroll={state.selected.audit} />;
+    view = (
+      <AuditFeed
+        records={state.audit}
+        rows={body - 1}
+        scroll={state.selected.audit}
+        loaded={state.loaded}
+      />
+    );
   }
 
   return (
@@ -273,6 +305,7 @@ export function Screen({
         view={state.view}
         agents={state.agents}
         entries={state.entries}
+        loaded={state.loaded}
       />
       <Box flexDirection="column" flexGrow={1} overflow="hidden">
         {panel ?? view}

@@ -1,9 +1,13 @@
 /**
  * The real DashboardApi: owner calls to the vault host over the client, the
  * audit feed over `follow`, unlocks through the hardware-key ceremony. The
- * passphrase stays in this closure; nothing here shows or logs it.
+ * calls go without the passphrase: the terminal's owner session stands for it
+ * (src/host/owner-unlock.ts), so no call costs a key derivation. The
+ * passphrase, when the owner typed one, stays in this closure to open the
+ * session again when it ran out; nothing here shows or logs it.
  */
 import { call, follow, type ClientOptions } from '../src/client/client.js';
+import type { Op, Ops } from '../src/core/protocol.js';
 import type { AuditView } from '../src/core/audit.js';
 import { VaultError } from '../src/core/errors.js';
 import { unlockWithKey } from '../src/webauthn/ceremony.js';
@@ -19,31 +23,54 @@ export interface DashboardHooks {
 /** How long the audit feed waits before following again after the host went away. */
 const RECONNECT_MS = 1000;
 
+const noSession = (err: unknown) => err instanceof VaultError && err.code === 'VLT-2054';
+
 /**
- * The dashboard's api over a vault host. Every call is an owner call with
- * `passphrase`; errors are the host's VaultErrors (VLT-3002 wrong passphrase,
- * VLT-3005 no host...), thrown from the promise that made the call.
+ * The dashboard's api over a vault host. Every call is an owner call on the
+ * terminal's owner session. With `passphrase`, a session that ran out is
+ * opened again with it, and a caller the host gives no session (no terminal
+ * of its own) sends it with each call instead. Errors are the host's
+ * VaultErrors (VLT-3002 wrong passphrase, VLT-2054 no session, VLT-3005 no
+ * host...), thrown from the promise that made the call.
  */
 export function hostDashboardApi(
   client: ClientOptions,
-  passphrase: string,
+  passphrase: string | undefined,
   hooks: DashboardHooks = {},
 ): DashboardApi {
+  /** Set once the host has said this caller can hold no session: the passphrase goes with each call. */
+  let sessionless = false;
+  const auth = () => (sessionless ? { passphrase } : {});
+  const owner = async <O extends Op>(op: O, body: Ops[O]['req']): Promise<Ops[O]['res']> => {
+    if (passphrase === undefined || sessionless) return call(client, op, { ...body, ...auth() });
+    try {
+      return await call(client, op, body);
+    } catch (err) {
+      if (!noSession(err)) throw err;
+    }
+    try {
+      await call(client, 'owner.unlock', { passphrase });
+    } catch (err) {
+      if (!noSession(err)) throw err;
+      sessionless = true;
+    }
+    return call(client, op, { ...body, ...auth() });
+  };
   /** The latest record this api has handed out: the feed follows from there, no gap, no replay. */
   let lastSeq: number | null = null;
   const seen = (records: readonly AuditView[]) => {
     const last = records[records.length - 1];
     if (last !== undefined && (lastSeq === null || last.seq > lastSeq)) lastSeq = last.seq;
   };
-  const allAudit = async () => (await call(client, 'audit.list', { passphrase })).records;
+  const lastAudit = async (last: number) => (await owner('audit.list', { last })).records;
 
   return {
-    agents: async () => (await call(client, 'agent.ls', { passphrase })).agents,
-    entries: async () => (await call(client, 'entry.ls', { passphrase })).entries,
+    agents: async () => (await owner('agent.ls', {})).agents,
+    entries: async () => (await owner('entry.ls', {})).entries,
     recentAudit: async (limit) => {
-      const records = await allAudit();
+      const records = await lastAudit(limit);
       seen(records);
-      return records.slice(Math.max(0, records.length - limit));
+      return records;
     },
     followAudit: (onRecord, onError) => {
       const stopped = new AbortController();
@@ -68,12 +95,12 @@ export function hostDashboardApi(
         let reported = false;
         while (!signal.aborted) {
           try {
-            if (after === null) after = (await allAudit()).at(-1)?.seq ?? 0;
+            if (after === null) after = (await lastAudit(1)).at(-1)?.seq ?? 0;
             if (signal.aborted) return;
             await follow(
               client,
               'audit.follow',
-              { passphrase, afterSeq: after },
+              { ...auth(), afterSeq: after },
               (line) => {
                 reported = false;
                 onLine(line);
@@ -87,6 +114,14 @@ export function hostDashboardApi(
             );
           } catch (err) {
             if (signal.aborted) return;
+            // The session ran out under the feed: open it again, and follow on at once.
+            if (noSession(err) && passphrase !== undefined && !sessionless) {
+              const reopened = await call(client, 'owner.unlock', { passphrase }).then(
+                () => true,
+                () => false,
+              );
+              if (reopened) continue;
+            }
             if (!reported) onError(err instanceof Error ? err : new Error(String(err)));
             reported = true;
             await new Promise<void>((resolve) => {
@@ -104,8 +139,7 @@ export function hostDashboardApi(
       return () => stopped.abort();
     },
     setField: async (entry, field, value) => {
-      const { version } = await call(client, 'entry.set', {
-        passphrase,
+      const { version } = await owner('entry.set', {
         entry,
         field,
         value: Buffer.from(value, 'utf8').toString('base64'),
@@ -113,19 +147,18 @@ export function hostDashboardApi(
       return { version };
     },
     removeEntry: async (entry) => {
-      await call(client, 'entry.rm', { passphrase, entry });
+      await owner('entry.rm', { entry });
     },
     addAgent: async (name, kind, scope, limits) =>
-      call(client, 'agent.add', { passphrase, name, kind, scope, limits }),
+      owner('agent.add', { name, kind, scope, limits }),
     revokeAgent: async (name) => {
-      await call(client, 'agent.revoke', { passphrase, name });
+      await owner('agent.revoke', { name });
     },
     changeScope: async (name, add, rm) => {
-      await call(client, 'agent.scope', { passphrase, name, add, rm });
+      await owner('agent.scope', { name, add, rm });
     },
     changeLimits: async (name, perMinute, perHour) => {
-      await call(client, 'agent.limits', {
-        passphrase,
+      await owner('agent.limits', {
         name,
         ...(perMinute === undefined ? {} : { perMinute }),
         ...(perHour === undefined ? {} : { perHour }),

@@ -107,6 +107,8 @@ export interface Request {
 
 export interface State {
   readonly now: number;
+  /** False until the first snapshot of agents arrives: the screen says loading, never "0 agents". */
+  readonly loaded: boolean;
   readonly agents: readonly AgentSummary[];
   readonly entries: readonly EntrySummary[];
   /** The latest audit records by sequence number, oldest first, at most AUDIT_RING. */
@@ -162,6 +164,7 @@ export type Action =
 export function initialState(now: number): State {
   return {
     now,
+    loaded: false,
     agents: [],
     entries: [],
     audit: [],
@@ -265,7 +268,7 @@ function snapshot(s: State, a: Extract<Action, { type: 'snapshot' }>): State {
       (x, y) => Number(x.state === 'revoked') - Number(y.state === 'revoked'),
     );
     const index = follow(s.agents, agents, s.selected.agents, (x) => x.name);
-    next = { ...next, agents, selected: { ...next.selected, agents: index } };
+    next = { ...next, loaded: true, agents, selected: { ...next.selected, agents: index } };
   }
   if (a.entries !== undefined) {
     const entries = a.entries;

@@ -1,6 +1,7 @@
 /**
- * The owner's side of the edge: the passphrase for one command
- * (VAULT_PASSPHRASE_FILE, else a prompt on the terminal), and the refusals that
+ * The owner's side of the edge: the passphrase for one command (none when the
+ * terminal holds an owner session, `vault-cli unlock`; else
+ * VAULT_PASSPHRASE_FILE, else a prompt on the terminal), and the refusals that
  * come before any prompt: inside `vault-cli run`, and to an agent.
  */
 import { existsSync } from 'node:fs';
@@ -66,11 +67,44 @@ function holdsToken(ctx: CliContext): boolean {
 }
 
 /**
+ * Whether the host holds an owner session for this process's terminal. The
+ * host decides from the kernel's word for the caller; nothing is sent but the
+ * question. A host too old to know the question has none.
+ */
+export async function terminalUnlocked(ctx: CliContext): Promise<boolean> {
+  try {
+    return (await ctx.call('owner.session', {})).session !== null;
+  } catch (err) {
+    if (err instanceof VaultError && err.code === 'VLT-1001') return false;
+    throw err;
+  }
+}
+
+/**
+ * The passphrase for one owner command, or undefined when the terminal's
+ * owner session stands for it (the host then sends the request without one).
+ * `session: false` always asks: a new or changed passphrase, and the commands
+ * that re-derive or re-check it (rekey, passwd, restore).
  * @throws VaultError VLT-1003 with no terminal and no passphrase file; to a
  * caller with a token (an agent), saying this is an owner command and what an
  * agent uses instead, never where a passphrase might be found.
  */
 export async function ownerPassphrase(
+  ctx: CliContext,
+  confirm = false,
+  check?: (s: Secret) => void,
+  session = !confirm,
+): Promise<string | undefined> {
+  if (session && (await terminalUnlocked(ctx))) return undefined;
+  // Shell completion asks for names this way: a terminal with no session is not prompted.
+  if (ctx.env.VAULT_NO_PROMPT === '1' && ctx.paths.passphraseFile === null) {
+    throw new VaultError('VLT-2054');
+  }
+  return askPassphrase(ctx, confirm, check);
+}
+
+/** The passphrase itself, from VAULT_PASSPHRASE_FILE or the terminal; never the session. */
+export async function askPassphrase(
   ctx: CliContext,
   confirm = false,
   check?: (s: Secret) => void,

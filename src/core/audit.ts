@@ -33,6 +33,8 @@ export const OWNER_ACTIONS = [
   'vault_check',
   'vault_restore',
   'audit_archive',
+  'owner_unlock',
+  'owner_lock',
 ] as const;
 export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
 

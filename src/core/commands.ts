@@ -418,6 +418,40 @@ export const COMMANDS: readonly CommandDef[] = [
     module: 'run',
   },
   {
+    path: ['unlock'],
+    summary:
+      'open an owner session: owner commands on this terminal ask no passphrase until it ends',
+    side: 'owner',
+    args: [],
+    flags: [
+      {
+        name: 'for',
+        value: 'count',
+        summary: 'minutes the session lasts at most (default 15, at most 720)',
+      },
+      {
+        name: 'idle',
+        value: 'count',
+        summary: 'minutes without an owner command that end it sooner (default 5)',
+      },
+    ],
+    notes: [
+      'Bound to this terminal and its login session, as the kernel names them, like sudo: another terminal, and anything inside `vault-cli run`, still needs the passphrase.',
+      '`vault-cli lock` ends it; stopping the vault host ends every session.',
+    ],
+    examples: ['vault-cli unlock', 'vault-cli unlock --for 60 --idle 10'],
+    module: 'unlock',
+  },
+  {
+    path: ['lock'],
+    summary: "end this terminal's owner session",
+    side: 'owner',
+    args: [],
+    flags: [],
+    examples: ['vault-cli lock'],
+    module: 'lock',
+  },
+  {
     path: ['dashboard'],
     summary: 'the live dashboard of agents, reads and lockdowns, and the vault UI',
     side: 'owner',

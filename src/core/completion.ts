@@ -4,8 +4,9 @@
  * output and a test regenerates it. Pure: the table in, the script's text out.
  *
  * Entry and agent names are the one thing a script asks vault-cli for, and
- * only as the owner: when VAULT_PASSPHRASE_FILE is set in the shell (owner
- * commands need the passphrase). An agent's token never lists entries.
+ * only as the owner: on a terminal with an owner session (`vault-cli unlock`),
+ * with VAULT_NO_PROMPT=1 so a terminal without one is not asked for the
+ * passphrase in the middle of a completion. An agent's token never lists entries.
  */
 import {
   COMMANDS,
@@ -87,11 +88,10 @@ function bashBody(commands: readonly CommandDef[]): string {
     "  local IFS=$'\\n'",
     '  COMPREPLY+=($(compgen -f -- "$cur"))',
     '}',
-    '# Names only for the owner with a passphrase file: an agent never lists entries.',
+    '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
     '__vault_cli_names() {',
-    '  [[ -n "${VAULT_PASSPHRASE_FILE:-}" ]] || return 0',
     '  local names n want="$cur" quoted=',
-    '  names=$(command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null)',
+    '  names=$(VAULT_NO_PROMPT=1 command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null)',
     '  # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert',
     '  # a name quoted for the shell, unless the word opened a quote (readline closes it).',
     '  case "$want" in',
@@ -243,10 +243,9 @@ function fishScript(commands: readonly CommandDef[]): string {
     '    test (count $words) -eq $argv[1]; or return 1',
     '    test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"',
     'end',
-    '# Names only for the owner with a passphrase file: an agent never lists entries.',
+    '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
     'function __vault_cli_names',
-    '    set -q VAULT_PASSPHRASE_FILE; or return 0',
-    '    command vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null',
+    '    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null',
     'end',
     '',
     'complete -c vault-cli -f',

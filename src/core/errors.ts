@@ -84,6 +84,15 @@ export const ERRORS = {
     exit: 77,
     message: 'Destination is on this machine; a sandboxed session reaches it only when allowed.',
   },
+  /**
+   * An owner request came without the passphrase, and the caller's terminal
+   * holds no owner session (none opened, expired, locked, or the caller is
+   * not on that terminal and session: src/host/owner-unlock.ts).
+   */
+  'VLT-2054': {
+    exit: 77,
+    message: 'No owner session for this terminal; the passphrase is needed (vault-cli unlock).',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

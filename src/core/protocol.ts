@@ -102,6 +102,12 @@ export interface CheckReport {
   readonly problems: readonly CheckProblem[];
 }
 
+/** An owner session: when it ends at the latest, and its idle timeout. */
+export interface OwnerSessionView {
+  readonly expires: number;
+  readonly idleMs: number;
+}
+
 /** What a restore would roll back against the current vault. */
 export interface RestorePreview {
   readonly backup: BackupSummary;
@@ -193,6 +199,12 @@ export interface Results {
     | { notLocked: true };
   'unlock.finish': { name: string };
   'audit.list': { records: AuditView[] };
+  /** The caller's terminal's owner session, if it has one: asked before any prompt, with no passphrase. */
+  'owner.session': { session: OwnerSessionView | null };
+  /** Opens an owner session for the caller's terminal (src/host/owner-unlock.ts). */
+  'owner.unlock': OwnerSessionView & { terminal: string };
+  /** Ends the caller's terminal's owner session. */
+  'owner.lock': { ended: boolean };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': Record<string, never>;
   /** Moves the records before `before` (ms) into a sealed archive file at `path`. */

@@ -36,8 +36,11 @@ function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
   return d;
 }
 
-/** The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts). */
-const owner = { passphrase: str } as const satisfies Fields;
+/**
+ * The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts).
+ * Absent: the caller's terminal's owner session stands for it (owner-unlock.ts).
+ */
+const owner = { passphrase: optional(str) } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
@@ -121,9 +124,13 @@ export const REQUESTS = {
   'key.rm': object({ ...owner, name: str }),
   'unlock.begin': object({ ...owner, name: str, origin: str }),
   'unlock.finish': object({ ...owner, challengeId: str, result: anything }),
-  'audit.list': object({ ...owner, ...auditFilter }),
+  /** `last`: only the latest that many records (the dashboard's feed), not the whole log. */
+  'audit.list': object({ ...owner, ...auditFilter, last: optCount }),
   'audit.follow': object({ ...auditFilter, ...owner }),
   'audit.archive': object({ ...owner, before: finite, path: str }),
+  'owner.session': object({}),
+  'owner.unlock': object({ passphrase: str, ttlMs: optCount, idleMs: optCount }),
+  'owner.lock': object({}),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
 } as const satisfies { readonly [op: string]: Decoder<unknown, unknown> };
 

@@ -195,9 +195,11 @@ function changeAgent(
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
     const { next, events } = change(tx, header, verifyAgent(s, mustFindAgent(tx, name)));
-    tx.putAgent(withAgentMac(s, next));
+    // Summarised as stored, with its new MAC: the record before it would read as `altered`.
+    const stored = withAgentMac(s, next);
+    tx.putAgent(stored);
     for (const e of events) appendAudit(tx, header, e);
-    return summarise(tx, s, header, next, ctx.now());
+    return summarise(tx, s, header, stored, ctx.now());
   });
 }
 

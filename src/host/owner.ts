@@ -109,7 +109,8 @@ export function checkSchema(header: VaultHeader): void {
   if (header.schema > SCHEMA_VERSION) throw new VaultError('VLT-3023');
 }
 
-function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
+/** The owner session a root key opens. @throws VaultError VLT-3003 when the index key does not open. */
+export function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession {
   const indexKey = unwrapKey(root, header.indexKey, slots.indexKey(header.vaultId));
   if (indexKey === null) throw new VaultError('VLT-3003');
   return new OwnerSession(header, root, indexKey);

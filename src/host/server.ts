@@ -12,12 +12,13 @@ import { bad } from '../core/decode.js';
 import { ERRORS, VaultError, isErrorCode } from '../core/errors.js';
 import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op } from '../core/protocol.js';
 import { REQUESTS } from '../core/requests.js';
-import { peerCred, tryLock } from '../kernel/unix.js';
+import { peerCred, tryLock, type PeerCred } from '../kernel/unix.js';
 import { parseToken } from '../crypto/token.js';
 import { Store } from '../store/store.js';
 import { HostContext } from './context.js';
 import { scanInChild } from './check.js';
 import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';
+import { bindingOf, OwnerSessions, type Binding } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
@@ -115,7 +116,22 @@ function readBody(req: IncomingMessage): Promise<{ body: Body; secrets: OwnerSec
   });
 }
 
-const peers = new WeakMap<Socket, string>();
+const peers = new WeakMap<Socket, PeerCred | null>();
+
+/** The connecting process as the kernel recorded it (SO_PEERCRED), or null off Linux. */
+function peerOf(req: IncomingMessage): PeerCred | null {
+  const socket = req.socket;
+  let peer = peers.get(socket);
+  if (peer === undefined) {
+    try {
+      peer = peerCred(socket);
+    } catch {
+      peer = null;
+    }
+    peers.set(socket, peer);
+  }
+  return peer;
+}
 
 /**
  * The audit source of a request: `pid:<n> uid:<n>` of the connecting process,
@@ -123,18 +139,14 @@ const peers = new WeakMap<Socket, string>();
  * socket can change it; a pid the client states about itself is not read.
  */
 function sourceOf(req: IncomingMessage): string {
-  const socket = req.socket;
-  let source = peers.get(socket);
-  if (source === undefined) {
-    try {
-      const peer = peerCred(socket);
-      source = `pid:${peer.pid} uid:${peer.uid}`;
-    } catch {
-      source = 'local';
-    }
-    peers.set(socket, source);
-  }
-  return source;
+  const peer = peerOf(req);
+  return peer === null ? 'local' : `pid:${peer.pid} uid:${peer.uid}`;
+}
+
+/** The caller's terminal and session, for an owner session (owner-unlock.ts); read per request. */
+function bindingFor(req: IncomingMessage): Binding | null {
+  const peer = peerOf(req);
+  return peer === null ? null : bindingOf(peer);
 }
 
 async function listenOnce(server: Server, path: string): Promise<void> {
@@ -237,6 +249,8 @@ function serve(
   how: {
     readonly guard: Guard | null;
     readonly source: (req: IncomingMessage) => string;
+    /** Null for every caller on a session socket: no owner session inside a sandbox. */
+    readonly binding: (req: IncomingMessage) => Binding | null;
     readonly touch: () => void;
     readonly log: (line: string) => void;
   },
@@ -266,6 +280,7 @@ function serve(
             body: REQUESTS[op](body, 'body') as Request<Op>['body'],
             source: how.source(req),
             secrets,
+            binding: () => how.binding(req),
           };
           if (typeof def !== 'function') {
             await def.stream(env, request, res);
@@ -327,12 +342,19 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     });
     server.closeAllConnections();
     sockets.closeAll();
+    owners.endAll();
   };
+  const owners = new OwnerSessions(ctx.now);
   const followers = { count: 0 };
   const sockets = new SessionSockets(
     socketDir,
     shared,
-    (id) => route(sandboxGuard(id), (req) => `sandbox ${sourceOf(req)}`),
+    (id) =>
+      route(
+        sandboxGuard(id),
+        (req) => `sandbox ${sourceOf(req)}`,
+        () => null,
+      ),
     (id) => {
       ctx.callers.clear();
       revokeSession(ctx, id, 'host');
@@ -342,7 +364,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     clearTimeout(idle);
     if (opts.idleMs <= 0) return;
     idle = setTimeout(() => {
-      if (followers.count > 0) return touch();
+      // A follower, or an owner session the owner means to use for a while longer.
+      if (followers.count > 0 || owners.anyLive()) return touch();
       log('idle: stopping');
       stop();
     }, opts.idleMs);
@@ -354,11 +377,15 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     startedAt,
     mode: shared ? 'hardened' : 'same-user',
     followers,
+    owners,
   };
 
-  const route = (guard: Guard | null, source: (req: IncomingMessage) => string) =>
-    serve(env, { guard, source, touch, log });
-  const server = createServer(route(null, sourceOf));
+  const route = (
+    guard: Guard | null,
+    source: (req: IncomingMessage) => string,
+    binding: (req: IncomingMessage) => Binding | null,
+  ) => serve(env, { guard, source, binding, touch, log });
+  const server = createServer(route(null, sourceOf, bindingFor));
   // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
   server.keepAliveTimeout = 5000;
 

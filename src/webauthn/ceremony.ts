@@ -102,7 +102,8 @@ async function run<T>(
  */
 export async function unlockWithKey(
   name: string,
-  passphrase: string,
+  /** Absent: the terminal's owner session stands for it. */
+  passphrase: string | undefined,
   hooks: CeremonyHooks,
 ): Promise<UnlockOutcome> {
   const done = await run(hooks, async (origin) => {
@@ -134,7 +135,7 @@ export async function unlockWithKey(
  *   or key taken, VLT-4007 not accepted, VLT-4008 the vouching key's counter.
  */
 export async function enrolKey(
-  passphrase: string,
+  passphrase: string | undefined,
   name: string | undefined,
   hooks: CeremonyHooks,
   recoveryKey?: string,

@@ -65,3 +65,27 @@ export async function until(what: () => boolean, label: string): Promise<void> {
   }
   throw new Error(`timed out waiting for ${label}`);
 }
+
+/**
+ * Starts a POSIX shell under a pty as the owner's terminal, with `vault-cli`
+ * on PATH: commands typed into it share one controlling terminal and one
+ * session, as a user's commands in one terminal window do.
+ */
+export function shellUnderPty(rig: Rig, env: Record<string, string | undefined> = {}): PtyRun {
+  const bin = installBin(rig);
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries({
+    ...rig.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    PS1: '$ ',
+    ...env,
+  }))
+    if (v !== undefined) merged[k] = v;
+  const pty = spawn('/bin/sh', ['-i'], { cols: 200, rows: 50, cwd: rig.root, env: merged });
+  let output = '';
+  pty.onData((d) => (output += d));
+  const exited = new Promise<PtyFate>((resolve) =>
+    pty.onExit(({ exitCode, signal }) => resolve({ output, exitCode, signal: signal ?? 0 })),
+  );
+  return { pty, exited, output: () => output };
+}

@@ -81,26 +81,23 @@ test('bash: subcommands, flags, --field values and files for render', () => {
   assert.deepEqual(bash(['vault-cli', 'init', '--skill', 'c']), ['claude', 'codex', 'cursor']);
 });
 
-test('bash: no entry names without a passphrase file, and agents get none for get', () => {
-  // A vault-cli on PATH that would list names: it must not be asked.
+test('bash: entry names from the owner session, never a prompt; agents get none for get', () => {
+  // A vault-cli on PATH that lists names and notes how it was asked.
   const bin = mkdtempSync(join(tmpdir(), 'vault-cli-completion-bin-'));
   after(() => rmSync(bin, { recursive: true, force: true }));
   writeFileSync(
     join(bin, 'vault-cli'),
-    `#!/bin/sh\necho "$@" >> ${join(bin, 'asked')}\necho '[{"name":"Stripe Prod"},{"name":"GitHub"}]'\n`,
+    `#!/bin/sh\necho "NO_PROMPT=$VAULT_NO_PROMPT $@" >> ${join(bin, 'asked')}\necho '[{"name":"Stripe Prod"},{"name":"GitHub"}]'\n`,
     { mode: 0o755 },
   );
   const path = `PATH=${bin}:$PATH`;
-  assert.deepEqual(bash(['vault-cli', 'entry', 'show', ''], path), []);
-  assert.deepEqual(bash(['vault-cli', 'get', ''], `${path}; VAULT_PASSPHRASE_FILE=/x`), []);
+  assert.deepEqual(bash(['vault-cli', 'get', ''], path), []);
   assert.throws(() => readFileSync(join(bin, 'asked')), /ENOENT/);
-  // The owner, with a passphrase file: names from `entry ls --json`.
-  const names = bash(
-    ['vault-cli', 'entry', 'show', ''],
-    `${path}; export VAULT_PASSPHRASE_FILE=/x`,
-  );
+  // The owner: names from `entry ls --json`, asked so that it never prompts
+  // (with no session on the terminal it fails quietly: no names).
+  const names = bash(['vault-cli', 'entry', 'show', ''], path);
   assert.deepEqual(names, ['GitHub', 'Stripe\\ Prod']); // quoted for the shell (completion-quoting.test.ts)
-  assert.equal(readFileSync(join(bin, 'asked'), 'utf8'), 'entry ls --json\n');
+  assert.equal(readFileSync(join(bin, 'asked'), 'utf8'), 'NO_PROMPT=1 entry ls --json\n');
 });
 
 test(

@@ -261,3 +261,17 @@ test('the screen fits 80x24 with every view', () => {
     assert.ok(strip(lastFrame()).split('\n').length <= 23, `${view} fits`);
   }
 });
+
+test('until the first data the screen says loading, never an empty vault', () => {
+  const empty = initialState(T0);
+  const { lastFrame } = render(<Screen state={empty} rows={24} vault="v" />);
+  const frame = lastFrame() ?? '';
+  assert.match(frame, /loading…/);
+  assert.doesNotMatch(frame, /0 agents|no audit records yet|no agents yet/);
+  cleanup();
+  const loaded = reduce(empty, { type: 'snapshot', agents: [], entries: [], audit: [] }, T0);
+  const after = render(<Screen state={loaded} rows={24} vault="v" />).lastFrame() ?? '';
+  assert.match(after, /0 agents/);
+  assert.match(after, /no audit records yet/);
+  assert.doesNotMatch(after, /loading…/);
+});

@@ -13,11 +13,13 @@ export interface AgentsTableProps {
   /** Rows for agents, header excluded. */
   readonly rows: number;
   readonly active: boolean;
+  /** False until the first data arrives. */
+  readonly loaded?: boolean;
 }
 
 const W = { name: 16, kind: 6, state: 20, minute: 7, hour: 7 };
 
-export function AgentsTable({ agents, selected, rows, active }: AgentsTableProps) {
+export function AgentsTable({ agents, selected, rows, active, loaded = true }: AgentsTableProps) {
   const [start, end] = windowOf(agents.length, selected, Math.max(1, rows));
   return (
     <Box flexDirection="column" flexShrink={0}>
@@ -26,7 +28,9 @@ export function AgentsTable({ agents, selected, rows, active }: AgentsTableProps
         {cell('AGENT', W.name)} {cell('KIND', W.kind)} {cell('STATE', W.state)}{' '}
         {cell('MIN', W.minute)} {cell('HOUR', W.hour)} SCOPE
       </Text>
-      {agents.length === 0 ? <Text dimColor> no agents yet (n adds one)</Text> : null}
+      {agents.length === 0 ? (
+        <Text dimColor>{loaded ? ' no agents yet (n adds one)' : ' loading…'}</Text>
+      ) : null}
       {agents.slice(start, end).map((a, i) => {
         const index = start + i;
         const look = stateLook(a.state);

@@ -13,11 +13,13 @@ export interface AuditFeedProps {
   readonly rows: number;
   /** Records scrolled back from the latest. */
   readonly scroll?: number;
+  /** False until the first data arrives. */
+  readonly loaded?: boolean;
 }
 
 const W = { time: 14, action: 14, entry: 20, actor: 14 };
 
-export function AuditFeed({ records, rows, scroll = 0 }: AuditFeedProps) {
+export function AuditFeed({ records, rows, scroll = 0, loaded = true }: AuditFeedProps) {
   const end = Math.max(0, records.length - scroll);
   const shown = records.slice(Math.max(0, end - Math.max(1, rows)), end);
   return (
@@ -26,7 +28,9 @@ export function AuditFeed({ records, rows, scroll = 0 }: AuditFeedProps) {
         {cell('TIME', W.time)} {cell('ACTION', W.action)} {cell('ENTRY', W.entry)}{' '}
         {cell('ACTOR', W.actor)} OUTCOME
       </Text>
-      {records.length === 0 ? <Text dimColor>no audit records yet</Text> : null}
+      {records.length === 0 ? (
+        <Text dimColor>{loaded ? 'no audit records yet' : 'loading…'}</Text>
+      ) : null}
       {shown.map((r) => {
         const alarm = alarmOf(r);
         const marker = alarm === 'locked' ? '■ ' : alarm === 'limited' ? '▲ ' : '';

@@ -11,6 +11,8 @@ export interface HeaderProps {
   readonly view: View;
   readonly agents: readonly AgentSummary[];
   readonly entries: readonly EntrySummary[];
+  /** False until the first data: counts of an unread vault would read as an empty one. */
+  readonly loaded?: boolean;
 }
 
 const TITLES: Readonly<Record<View, string>> = {
@@ -21,7 +23,7 @@ const TITLES: Readonly<Record<View, string>> = {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-export function Header({ vault, now, view, agents, entries }: HeaderProps) {
+export function Header({ vault, now, view, agents, entries, loaded = true }: HeaderProps) {
   const locked = agents.filter((a) => a.state === 'locked').length;
   const violation = agents.filter((a) => a.state === 'violation').length;
   const live = agents.filter((a) => a.state !== 'revoked').length;
@@ -39,14 +41,18 @@ export function Header({ vault, now, view, agents, entries }: HeaderProps) {
             </Text>
           ))}
         </Box>
-        <Text>
-          {plural(live, 'agent', 'agents')} ·{' '}
-          <Text color={locked > 0 ? 'red' : undefined}>{locked} locked</Text> ·{' '}
-          <Text color={violation > 0 ? 'yellow' : undefined}>
-            {plural(violation, 'violation', 'violations')}
-          </Text>{' '}
-          · {plural(entries.length, 'entry', 'entries')}
-        </Text>
+        {loaded ? (
+          <Text>
+            {plural(live, 'agent', 'agents')} ·{' '}
+            <Text color={locked > 0 ? 'red' : undefined}>{locked} locked</Text> ·{' '}
+            <Text color={violation > 0 ? 'yellow' : undefined}>
+              {plural(violation, 'violation', 'violations')}
+            </Text>{' '}
+            · {plural(entries.length, 'entry', 'entries')}
+          </Text>
+        ) : (
+          <Text dimColor>loading…</Text>
+        )}
       </Box>
     </Box>
   );

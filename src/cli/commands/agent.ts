@@ -100,7 +100,11 @@ export const run: Command = async (ctx) => {
   }
 };
 
-async function unlock(ctx: CliContext, name: string, passphrase: string): Promise<number> {
+async function unlock(
+  ctx: CliContext,
+  name: string,
+  passphrase: string | undefined,
+): Promise<number> {
   const [{ unlockWithKey }, { ceremonyHooks }] = await Promise.all([
     import('../../webauthn/ceremony.js'),
     import('../ceremony.js'),

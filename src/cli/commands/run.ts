@@ -499,7 +499,8 @@ async function supervised(
   s: {
     command: readonly string[];
     dir: string;
-    passphrase: string;
+    /** Absent: the terminal's owner session stands for it. */
+    passphrase: string | undefined;
     token: string;
     agent: string;
     pty: boolean;
@@ -743,7 +744,13 @@ async function endSession(
  */
 async function summaryLine(
   ctx: CliContext,
-  s: { passphrase: string; agent: string; since: number; revoked: boolean; status: number },
+  s: {
+    passphrase: string | undefined;
+    agent: string;
+    since: number;
+    revoked: boolean;
+    status: number;
+  },
 ): Promise<string> {
   const end = `exit status ${s.status}; session token ${s.revoked ? 'revoked' : 'ended with the host'}`;
   let records: AuditView[];

@@ -5,7 +5,7 @@ import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
 import type { BackupSummary, RestorePreview } from '../../core/protocol.js';
 import { arg, flag, type CliContext, type Command } from '../context.js';
 import { passphrase, secretInput } from '../io.js';
-import { ownerPassphrase } from '../owner.js';
+import { askPassphrase, ownerPassphrase } from '../owner.js';
 
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
@@ -14,7 +14,7 @@ export const run: Command = async (ctx) => {
     // The host's own rule, applied at the first prompt rather than after the second.
     const { checkNewPassphrase } = await import('../../host/owner.js');
     const { recoveryKey } = await ctx.call('vault.create', {
-      passphrase: await ownerPassphrase(ctx, true, checkNewPassphrase),
+      passphrase: await askPassphrase(ctx, true, checkNewPassphrase),
       ...(testWeakKdf ? { testWeakKdf } : {}),
     });
     if (testWeakKdf)
@@ -27,8 +27,9 @@ export const run: Command = async (ctx) => {
     return 0;
   }
   if (sub === 'rekey') {
+    // The passphrase itself, not the session: rekey wraps the new root key with it.
     const { recoveryKey } = await ctx.call('vault.rekey', {
-      passphrase: await ownerPassphrase(ctx),
+      passphrase: await askPassphrase(ctx),
     });
     ctx.stderr.write(
       'vault-cli: new root key made; the old recovery key no longer works.\n' +
@@ -44,7 +45,7 @@ export const run: Command = async (ctx) => {
       auth = { recoveryKey: r.expose().toString('utf8').trim() };
       r.wipe();
     } else {
-      auth = { passphrase: await ownerPassphrase(ctx) };
+      auth = { passphrase: await askPassphrase(ctx) };
     }
     const { checkNewPassphrase } = await import('../../host/owner.js');
     const next = await passphrase(
@@ -133,7 +134,8 @@ async function confirmed(ctx: CliContext): Promise<boolean> {
 
 async function restore(ctx: CliContext): Promise<number> {
   const path = resolve(arg(ctx, 'file'));
-  const passphrase = await ownerPassphrase(ctx);
+  // The passphrase itself: restore opens the backup with it too.
+  const passphrase = await askPassphrase(ctx);
   const json = flag(ctx, 'json');
   const { preview } = await ctx.call('vault.restore', { passphrase, path, confirm: false });
   if (json) ctx.stdout.write(JSON.stringify({ preview, restored: false }) + '\n');

@@ -11,6 +11,7 @@ import { entryOps } from './entries.js';
 import { hostOps } from './host.js';
 import { keyOps } from './keys.js';
 import type { OpTable } from './op.js';
+import { ownerOps } from './owner.js';
 import { readOps } from './reads.js';
 import { sessionOps } from './sessions.js';
 import { vaultOps } from './vault.js';
@@ -25,6 +26,7 @@ export const AREAS = {
   sessions: sessionOps,
   keys: keyOps,
   audit: auditOps,
+  owner: ownerOps,
 } as const;
 
 export const OPS: OpTable = {
@@ -36,6 +38,7 @@ export const OPS: OpTable = {
   ...sessionOps,
   ...keyOps,
   ...auditOps,
+  ...ownerOps,
 };
 
 /**
@@ -57,6 +60,9 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'key.ls',
   'audit.list',
   'audit.verify',
+  'owner.session',
+  'owner.unlock',
+  'owner.lock',
 ]);
 
 /** The only operations a sandboxed session's socket serves. */

@@ -14,6 +14,7 @@ import { authenticate, endSession, type AgentSession } from '../access.js';
 import type { HostContext } from '../context.js';
 import { unlockOwner, unlockWithRecovery, type OwnerSession } from '../owner.js';
 import type { OwnerSecrets } from '../owner-secrets.js';
+import type { Binding, OwnerSessions } from '../owner-unlock.js';
 import { rotatePending } from '../sessions.js';
 import type { SessionSockets } from '../session-sockets.js';
 
@@ -27,6 +28,8 @@ export interface HostEnv {
   readonly mode: HostStatus['mode'];
   /** Streams open now (a follower, a held session): the host does not idle out under them. */
   readonly followers: { count: number };
+  /** The owner sessions `vault-cli unlock` opened, by terminal. */
+  readonly owners: OwnerSessions;
 }
 
 /** One request, as the server hands it to a handler. */
@@ -37,6 +40,11 @@ export interface Request<O extends Op> {
   readonly source: string;
   /** Wiped by the server once the request is answered. */
   readonly secrets: OwnerSecrets;
+  /**
+   * The caller's terminal and session as the kernel names them, read when
+   * asked (owner-unlock.ts); null for a caller that may hold no owner session.
+   */
+  readonly binding: () => Binding | null;
 }
 
 export type Handler<O extends Op> = (env: HostEnv, req: Request<O>) => Promise<Results[O]>;
@@ -79,12 +87,20 @@ export interface OwnerTerms<O extends Op> {
   readonly anchor?: boolean;
   /** Hand the passphrase on instead of wiping it at the unlock (rekey re-derives with it). */
   readonly keepPassphrase?: boolean;
+  /**
+   * Whether the terminal's owner session may stand for the passphrase when
+   * none is sent (default true, false with `keepPassphrase`). Changing the
+   * passphrase and opening a session ask for the passphrase itself.
+   */
+  readonly session?: boolean;
 }
 
 /**
  * The one owner gate: unlocks with the request's passphrase (or recovery key)
- * through unlockOwner's guess throttle and audit, runs `run` with the owner
- * session, anchors the audit head it leaves, and wipes the keys after it.
+ * through unlockOwner's guess throttle and audit, or, when neither is sent,
+ * with the caller's terminal's owner session (VLT-2054 when it has none);
+ * runs `run` with the owner session, anchors the audit head it leaves, and
+ * wipes the keys after it.
  */
 export function owner<O extends Op, T = Results[O]>(
   run: (
@@ -103,9 +119,16 @@ export function owner<O extends Op, T = Results[O]>(
       : undefined;
     let pass: Secret | null = null;
     let s: OwnerSession;
+    const sent = (req.body as { passphrase?: unknown }).passphrase;
+    const bySession = terms.session ?? terms.keepPassphrase !== true;
     if (recoveryKey !== undefined) {
       s = await unlockWithRecovery(ctx, recoveryKey, req.source);
       recoveryKey.wipe();
+    } else if (sent === undefined && bySession) {
+      s = env.owners.use(
+        req.binding(),
+        ctx.store().read((tx) => ctx.header(tx)),
+      );
     } else {
       pass = ownerSecret(req, 'passphrase');
       s = await unlockOwner(ctx, pass, req.source);

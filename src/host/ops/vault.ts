@@ -39,6 +39,8 @@ export const vaultOps: OpArea<VaultOp> = {
       before: (_env, req) => checkNewPassphrase(ownerSecret(req, 'newPassphrase')),
       recovery: true,
       rotate: false,
+      // The old passphrase itself, as passwd(1) asks for it, even on an unlocked terminal.
+      session: false,
     },
   ),
 
@@ -46,8 +48,9 @@ export const vaultOps: OpArea<VaultOp> = {
 
   // Not through owner(): the store is read whole in a child first, and the
   // owner unlocked only if its header is sound enough to try.
-  'vault.check': async ({ ctx }, req) => {
-    const pass = ownerSecret(req, 'passphrase');
+  'vault.check': async ({ ctx, owners }, req) => {
+    // No passphrase sent: the terminal's owner session stands for it (op.ts).
+    const pass = req.body.passphrase === undefined ? null : ownerSecret(req, 'passphrase');
     try {
       if (!Store.exists(ctx.dir)) throw new VaultError('VLT-3001');
       const report = await checkStore(
@@ -57,7 +60,13 @@ export const vaultOps: OpArea<VaultOp> = {
           ctx.damaged = null;
           return ctx.store();
         },
-        () => unlockOwner(ctx, pass, req.source),
+        async () =>
+          pass === null
+            ? owners.use(
+                req.binding(),
+                ctx.store().read((tx) => ctx.header(tx)),
+              )
+            : unlockOwner(ctx, pass, req.source),
         ctx.now(),
       );
       // A store that cannot be read whole takes no audit record either.
@@ -75,7 +84,7 @@ export const vaultOps: OpArea<VaultOp> = {
       });
       return report;
     } finally {
-      pass.wipe();
+      pass?.wipe();
     }
   },
 

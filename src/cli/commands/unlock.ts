@@ -1,0 +1,27 @@
+/**
+ * `vault-cli unlock`: the passphrase once, then an owner session in the host
+ * for this terminal (src/host/owner-unlock.ts). The session is the host's
+ * word for this terminal; nothing is written here that another process could
+ * read and present.
+ */
+import { formatTime } from '../../core/audit.js';
+import { flagCount, type Command } from '../context.js';
+import { askPassphrase } from '../owner.js';
+
+const MINUTE = 60_000;
+
+export const run: Command = async (ctx) => {
+  const minutes = flagCount(ctx, 'for');
+  const idle = flagCount(ctx, 'idle');
+  const passphrase = await askPassphrase(ctx);
+  const opened = await ctx.call('owner.unlock', {
+    passphrase,
+    ...(minutes === undefined ? {} : { ttlMs: minutes * MINUTE }),
+    ...(idle === undefined ? {} : { idleMs: idle * MINUTE }),
+  });
+  ctx.stderr.write(
+    `vault-cli: unlocked on ${opened.terminal} until ${formatTime(opened.expires)}` +
+      ` (or after ${Math.round(opened.idleMs / MINUTE)} min without an owner command); vault-cli lock ends it\n`,
+  );
+  return 0;
+};

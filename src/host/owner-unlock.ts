@@ -1,0 +1,227 @@
+/**
+ * Owner sessions: `vault-cli unlock` leaves the owner's root key in the host
+ * for a limited time, and owner requests from the same terminal use it
+ * instead of a passphrase. A session is bound the way sudo binds its
+ * timestamp: to the caller's controlling terminal, its session id and the
+ * start time of that session's leader, all read by the host from the kernel
+ * (SO_PEERCRED, then /proc) for the process at the other end of the socket.
+ * Nothing the caller writes, and no file it could read, names a session.
+ *
+ * Refused outright (no session is ever found for them): a caller with no
+ * controlling terminal, one in another PID namespace (everything inside a
+ * `run` sandbox), one whose pid the host cannot see in its /proc, and one of
+ * another uid. A process inside `run` has its own pty and session anyway.
+ *
+ * The root key is kept in guarded memory (sodium_malloc: locked, out of core
+ * dumps) and wiped at expiry, `lock`, and when the host stops; each request
+ * gets its own short-lived copy, wiped with the request's OwnerSession.
+ */
+import { readFileSync } from 'node:fs';
+import { VaultError } from '../core/errors.js';
+import { KEY_BYTES, allocate, unwrapKey, wipe } from '../crypto/aead.js';
+import type { VaultHeader } from '../store/store.js';
+import type { OwnerSession } from './owner-session.js';
+import { sessionFromRoot } from './owner.js';
+import { slots } from './slots.js';
+
+/** Default lifetime of a session, absolute from `unlock`. */
+export const DEFAULT_TTL_MS = 15 * 60_000;
+/** Default idle timeout: a session unused this long ends before its lifetime. */
+export const DEFAULT_IDLE_MS = 5 * 60_000;
+/** The longest a session may be asked to last (a working day). */
+export const MAX_TTL_MS = 12 * 3_600_000;
+
+/** What a session is bound to: the caller's terminal and login session, as the kernel names them. */
+export interface Binding {
+  readonly uid: number;
+  /** The controlling terminal's device number (`tty_nr`), never 0. */
+  readonly tty: number;
+  /** The session id (the session leader's pid). */
+  readonly sid: number;
+  /** The session leader's start time, in clock ticks since boot: a reused sid does not match. */
+  readonly leaderStart: string;
+}
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses). */
+function statFields(proc: string, pid: number): string[] | null {
+  let text: string;
+  try {
+    text = readFileSync(`${proc}/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const close = text.lastIndexOf(')');
+  return close < 0 ? null : text.slice(close + 2).split(' ');
+}
+
+/**
+ * The pids of `pid` in each PID namespace from the /proc mount's down to its
+ * own (`NSpid`): one number when it lives in the host's namespace.
+ */
+function nsPids(proc: string, pid: number): string[] | null {
+  try {
+    const line = readFileSync(`${proc}/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('NSpid:'));
+    return line === undefined ? null : line.slice('NSpid:'.length).trim().split(/\s+/);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The binding of the process `peer` names (from SO_PEERCRED), or null when it
+ * may hold no session: pid 0 (the kernel maps no pid: another namespace), a
+ * pid not in this /proc, a process in a nested PID namespace, one with no
+ * controlling terminal, or a session leader gone.
+ */
+export function bindingOf(
+  peer: { readonly pid: number; readonly uid: number },
+  proc = '/proc',
+): Binding | null {
+  if (peer.pid <= 0) return null;
+  const ns = nsPids(proc, peer.pid);
+  if (ns === null || ns.length !== 1 || ns[0] !== String(peer.pid)) return null;
+  // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) ... starttime(19).
+  const f = statFields(proc, peer.pid);
+  const sid = Number(f?.[3]);
+  const tty = Number(f?.[4]);
+  if (!Number.isInteger(sid) || sid <= 0 || !Number.isInteger(tty) || tty === 0) return null;
+  const leaderStart = statFields(proc, sid)?.[19];
+  if (leaderStart === undefined || !/^\d+$/.test(leaderStart)) return null;
+  return { uid: peer.uid, tty, sid, leaderStart };
+}
+
+/** The terminal's name for the audit (`pts/3`), from its device number. */
+export function ttyName(tty: number): string {
+  const major = (tty >> 8) & 0xfff;
+  const minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+  if (major >= 136 && major <= 143) return `pts/${(major - 136) * 256 + minor}`;
+  if (major === 4) return `tty${minor}`;
+  return `tty ${major}:${minor}`;
+}
+
+const keyOf = (b: Binding) => `${b.uid}:${b.tty}:${b.sid}:${b.leaderStart}`;
+
+interface Held {
+  readonly root: Buffer;
+  readonly vaultId: Buffer;
+  readonly expires: number;
+  readonly idleMs: number;
+  lastUsed: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** What `owner.session` and `owner.unlock` report of a session. */
+export interface SessionView {
+  readonly expires: number;
+  readonly idleMs: number;
+}
+
+/** The host's owner sessions, one per bound terminal. */
+export class OwnerSessions {
+  readonly #held = new Map<string, Held>();
+
+  constructor(private readonly now: () => number) {}
+
+  /**
+   * Keeps a copy of `s`'s root key for `binding`, replacing any session it had.
+   * @returns when it expires.
+   */
+  open(binding: Binding, s: OwnerSession, ttlMs: number, idleMs: number): SessionView {
+    this.end(binding);
+    const root = allocate(KEY_BYTES, true);
+    s.rootKey().copy(root);
+    const now = this.now();
+    const held: Held = {
+      root,
+      vaultId: Buffer.from(s.vaultId),
+      expires: now + Math.min(ttlMs, MAX_TTL_MS),
+      idleMs: Math.min(idleMs, ttlMs),
+      lastUsed: now,
+      timer: undefined,
+    };
+    const key = keyOf(binding);
+    this.#held.set(key, held);
+    this.#schedule(key, held);
+    return { expires: held.expires, idleMs: held.idleMs };
+  }
+
+  /** The live session of `binding`, or null (an expired one is wiped on the way). */
+  view(binding: Binding | null): SessionView | null {
+    const held = binding === null ? undefined : this.#live(keyOf(binding));
+    return held === undefined ? null : { expires: held.expires, idleMs: held.idleMs };
+  }
+
+  /**
+   * An OwnerSession for this request from `binding`'s session, which counts as
+   * a use (the idle timeout starts again).
+   * @throws VaultError VLT-2054 when the terminal has no live session, or its
+   * key no longer opens the vault (rekeyed or restored since).
+   */
+  use(binding: Binding | null, header: VaultHeader): OwnerSession {
+    const key = binding === null ? null : keyOf(binding);
+    const held = key === null ? undefined : this.#live(key);
+    if (held === undefined || key === null) throw new VaultError('VLT-2054');
+    const probe = unwrapKey(held.root, header.indexKey, slots.indexKey(header.vaultId));
+    if (probe === null || !held.vaultId.equals(header.vaultId)) {
+      this.#drop(key);
+      throw new VaultError('VLT-2054');
+    }
+    wipe(probe);
+    held.lastUsed = this.now();
+    const root = allocate(KEY_BYTES, true);
+    held.root.copy(root);
+    return sessionFromRoot(header, root);
+  }
+
+  /** Ends `binding`'s session; whether there was one. */
+  end(binding: Binding | null): boolean {
+    if (binding === null) return false;
+    const key = keyOf(binding);
+    const had = this.#live(key) !== undefined;
+    this.#drop(key);
+    return had;
+  }
+
+  /** Whether any session is live: the host does not idle out under one. */
+  anyLive(): boolean {
+    return [...this.#held.keys()].some((key) => this.#live(key) !== undefined);
+  }
+
+  /** Ends every session (the host stops). */
+  endAll(): void {
+    for (const key of [...this.#held.keys()]) this.#drop(key);
+  }
+
+  #live(key: string): Held | undefined {
+    const held = this.#held.get(key);
+    if (held === undefined) return undefined;
+    const now = this.now();
+    if (now >= held.expires || now - held.lastUsed >= held.idleMs) {
+      this.#drop(key);
+      return undefined;
+    }
+    return held;
+  }
+
+  #drop(key: string): void {
+    const held = this.#held.get(key);
+    if (held === undefined) return;
+    clearTimeout(held.timer);
+    wipe(held.root);
+    this.#held.delete(key);
+  }
+
+  /** Wipes the key when the session runs out, even if no request comes to notice. */
+  #schedule(key: string, held: Held): void {
+    const due = Math.min(held.expires, held.lastUsed + held.idleMs) - this.now();
+    held.timer = setTimeout(
+      () => {
+        if (this.#live(key) !== undefined) this.#schedule(key, held);
+      },
+      Math.max(due, 0) + 10,
+    );
+    held.timer.unref();
+  }
+}

@@ -1,0 +1,127 @@
+// The owner session on a real terminal: `vault-cli unlock` once, then owner
+// commands in the same terminal ask nothing; another terminal still asks; a
+// process inside `vault-cli run` on that terminal never gets the session;
+// `vault-cli lock` ends it. Every passphrase here is typed at a prompt.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { auditRecords } from '../support/e2e-helpers.js';
+import { shellUnderPty, underPty, until, type PtyRun } from '../support/pty.js';
+import { PASSPHRASE, Rig } from '../support/rig.js';
+
+/** The owner with no passphrase file and no token: every passphrase comes from a prompt. */
+const PROMPTED = { VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: undefined };
+const PROMPT = 'Vault passphrase';
+
+const rig = new Rig();
+let shell: PtyRun;
+
+const count = (run: PtyRun, text: string) => run.output().split(text).length - 1;
+
+/**
+ * Types `line` into the shell with a marker after it, and returns the exit
+ * status the shell printed for it. The marker is typed split (`rc""=`) so the
+ * terminal's echo of the line never matches it.
+ */
+async function typed(line: string, answer?: string): Promise<number> {
+  const before = count(shell, 'rc=');
+  const prompts = count(shell, PROMPT);
+  shell.pty.write(`${line}; echo "rc""=$?"\r`);
+  if (answer !== undefined) {
+    await until(() => count(shell, PROMPT) > prompts, `a prompt for ${line}`);
+    for (const key of answer) shell.pty.write(key);
+    shell.pty.write('\r');
+  }
+  await until(() => count(shell, 'rc=') > before, line);
+  const last = shell.output().split('rc=').at(-1) ?? '';
+  return Number(/^(\d+)/.exec(last)?.[1] ?? NaN);
+}
+
+before(async () => {
+  await rig.create();
+  await rig.set('Alpha', 'alpha-value');
+  await rig.addAgent('bot', ['Alpha']);
+  shell = shellUnderPty(rig, PROMPTED);
+  await until(() => shell.output().includes('$ '), 'the shell');
+});
+after(async () => {
+  shell.pty.kill();
+  await rig.dispose();
+});
+
+test('one unlock, then five owner commands on the same terminal ask nothing', async () => {
+  assert.equal(await typed('vault-cli unlock', PASSPHRASE), 0);
+  assert.match(shell.output(), /unlocked on pts\/\d+ until/);
+  const prompts = count(shell, PROMPT);
+  assert.equal(prompts, 1);
+  for (const cmd of [
+    'vault-cli entry ls',
+    'vault-cli agent ls',
+    'vault-cli agent show bot',
+    'vault-cli entry show Alpha',
+    'vault-cli agent limits bot --per-minute 7',
+  ]) {
+    assert.equal(await typed(cmd), 0, cmd);
+  }
+  assert.equal(count(shell, PROMPT), prompts, 'no command asked for the passphrase');
+  assert.match(shell.output(), /this minute: 0 of 7 distinct/);
+});
+
+// The summary `agent limits` prints is the record as stored, with its new
+// MAC; the record before it read as the tamper alarm, `altered`.
+test('`agent limits` and `agent scope` report the changed agent as active, not altered', async () => {
+  const limits = await rig.owner(['agent', 'limits', 'bot', '--per-hour', '11']);
+  assert.equal(limits.code, 0, limits.stderr);
+  assert.match(limits.stdout, /^state:\s+active$/m);
+  assert.match(limits.stdout, /this hour:\s+0 of 11/);
+  const scope = await rig.owner(['agent', 'scope', 'bot', '--rm', 'Alpha']);
+  assert.equal(scope.code, 0, scope.stderr);
+  assert.match(scope.stdout, /^state:\s+active$/m);
+  const show = await rig.owner(['agent', 'show', 'bot']);
+  assert.match(show.stdout, /^state:\s+active$/m);
+});
+
+test('a command from another terminal is asked for the passphrase', async () => {
+  const other = underPty(rig, ['entry', 'ls'], PROMPTED);
+  await until(() => other.output().includes(PROMPT), 'the prompt on the other terminal');
+  assert.doesNotMatch(other.output(), /Alpha/);
+  other.pty.kill();
+  await other.exited;
+});
+
+test('a process inside `vault-cli run --no-sandbox` on the unlocked terminal never gets the session', async () => {
+  const prompts = count(shell, PROMPT);
+  // run itself is the owner's (it uses the session: no prompt for it); the
+  // command inside has the run's pty and session, and is asked.
+  shell.pty.write(
+    `vault-cli run --agent bot --no-sandbox -- sh -c 'vault-cli entry ls; echo "in""=$?"'\r`,
+  );
+  await until(() => count(shell, PROMPT) > prompts, 'the prompt inside run');
+  assert.equal(
+    count(shell, PROMPT),
+    prompts + 1,
+    'run itself asked nothing; the inner command did',
+  );
+  for (const key of 'not-the-passphrase') shell.pty.write(key);
+  shell.pty.write('\r');
+  await until(() => /in=\d+/.test(shell.output()), 'the inner command');
+  // run hands the terminal back (flushing what was typed before): wait for the shell.
+  await until(() => (shell.output().split('in=').at(-1) ?? '').includes('$ '), 'the shell again');
+  assert.match(shell.output(), /in=77/);
+  assert.match(shell.output(), /VLT-3002/);
+});
+
+test('`vault-cli lock` ends it: the next owner command asks again', async () => {
+  assert.equal(await typed('vault-cli lock'), 0);
+  assert.match(shell.output(), /vault-cli: locked/);
+  const prompts = count(shell, PROMPT);
+  assert.equal(await typed('vault-cli entry ls', PASSPHRASE), 0);
+  assert.equal(count(shell, PROMPT), prompts + 1);
+  // Shell completion's way of asking: no session, no prompt, VLT-2054.
+  const asked = count(shell, PROMPT);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.match(shell.output(), /VLT-2054/);
+  assert.equal(count(shell, PROMPT), asked);
+  const actions = (await auditRecords(rig)).map((r) => r.action);
+  assert.ok(actions.includes('owner_unlock'), 'owner_unlock audited');
+  assert.ok(actions.includes('owner_lock'), 'owner_lock audited');
+});
