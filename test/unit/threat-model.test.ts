@@ -146,6 +146,18 @@ const REFERENCE_RECIPE = e2e(
   'completes one prompt; the stand-in gets the key, the agent holds only the reference',
 );
 
+const SESSION_NOT_INSIDE_RUN = e2e(
+  'owner-session',
+  'a process inside `vault-cli run --no-sandbox` on the unlocked terminal never gets the session',
+);
+const SESSION_OTHER_TERMINAL = [
+  e2e('owner-session', 'a command from another terminal is asked for the passphrase'),
+  [
+    'test/unit/owner-unlock.test.ts',
+    'bindingOf reads tty, session and leader start; refuses what may hold no session',
+  ] as const,
+];
+
 // The host judges scope, limits, lock, audit and the seed in its own process,
 // and the proxy is the same code in every mode: where a row is about those
 // rules, the same-user test shows the other columns too, beside a test of
@@ -556,6 +568,16 @@ const LEDGER: Record<string, Entry> = {
     ],
     sameUser: [REFERENCE_RECIPE],
     hardened: [REFERENCE_RECIPE],
+  },
+  "use the owner's session from inside `run` (its own pty and session, or sandbox)": {
+    run: [OWNER_POWER_INSIDE, SESSION_NOT_INSIDE_RUN],
+    sameUser: [SESSION_NOT_INSIDE_RUN],
+    hardened: [SESSION_NOT_INSIDE_RUN],
+  },
+  'use it from another terminal, or a process with no terminal (cron, a daemon)': {
+    run: SESSION_OTHER_TERMINAL,
+    sameUser: SESSION_OTHER_TERMINAL,
+    hardened: SESSION_OTHER_TERMINAL,
   },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
