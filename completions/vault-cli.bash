@@ -150,6 +150,7 @@ _vault_cli() {
       'agent limits --per-minute') :; return 0 ;;
       'agent limits --per-hour') :; return 0 ;;
       'agent unlock --port') :; return 0 ;;
+      'agent revoke --id') :; return 0 ;;
       'key add --name') :; return 0 ;;
       'key add --port') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
@@ -200,7 +201,7 @@ _vault_cli() {
       'agent limits') __vault_cli_words '--per-minute --per-hour --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
       'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
-      'agent revoke') __vault_cli_words '--help' ;;
+      'agent revoke') __vault_cli_words '--id --help' ;;
       'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
@@ -253,7 +254,7 @@ _vault_cli() {
     'agent limits') valued=' --per-minute --per-hour ' ;;
     'agent lock') valued='  ' ;;
     'agent unlock') valued=' --port ' ;;
-    'agent revoke') valued='  ' ;;
+    'agent revoke') valued=' --id ' ;;
     'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;

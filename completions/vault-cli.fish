@@ -194,6 +194,7 @@ complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print t
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l port -x -d 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent revoke' -l id -x -d 'the agent by its id (agent ls --json), when its name no longer finds it'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent revoke' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is key add' -l name -x -d 'name of the key (default: key-<n>)'

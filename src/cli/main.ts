@@ -14,7 +14,7 @@ import { helpText, parseArgv } from '../core/argv.js';
 import { formatTime } from '../core/audit.js';
 import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';
-import { refuseInsideRun } from './owner.js';
+import { anchorMemory, refuseInsideRun } from './owner.js';
 import { hostEnv, resolvePaths, type Paths } from './paths.js';
 
 /** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
@@ -95,6 +95,7 @@ async function main(argv: readonly string[]): Promise<number> {
     acceptFaketime: env.VAULT_ACCEPT_FAKETIME === '1',
     // The hardened host runs as its own user: a client neither starts nor doubts it by pid.
     system: paths.systemHost,
+    anchors: anchorMemory(paths.anchorsFile, paths.vaultDir),
   };
   const ctx: CliContext = {
     inv,

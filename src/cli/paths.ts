@@ -73,6 +73,11 @@ export interface Paths {
   readonly wrapsFile: string;
   /** The owner's agent profiles for `run`, extending the shipped ones (JSON). */
   readonly profilesFile: string;
+  /**
+   * The audit anchor the owner's last command left, per vault (owner.ts
+   * anchorMemory): in the config directory, which `run` hides from its agent.
+   */
+  readonly anchorsFile: string;
   /** The proxy's sealed configuration (its CA key), the CA certificate, and system roots + CA. */
   readonly proxyConfig: string;
   readonly proxyCa: string;
@@ -177,6 +182,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     tokenFile: join(configDir, 'token'),
     wrapsFile: join(configDir, 'wraps.json'),
     profilesFile: join(configDir, 'profiles.json'),
+    anchorsFile: join(configDir, 'anchors.json'),
     proxyConfig: join(configDir, 'proxy.sealed'),
     proxyCa: join(configDir, 'proxy-ca.pem'),
     proxyCaBundle: join(configDir, 'proxy-ca-bundle.pem'),

@@ -14,6 +14,7 @@ import {
   SOCKET_NAME,
   SPAWNED_BY_ENV,
   STORE_FILE,
+  type AnchorRef,
   type Op,
   type Ops,
   type Reply,
@@ -36,6 +37,20 @@ export interface ClientOptions {
   readonly autoStart?: boolean;
   /** Accept a host under libfaketime before sending a passphrase (tests only; see host-check.ts). */
   readonly acceptFaketime?: boolean;
+  /** The owner's memory of the audit anchor its last command left (src/cli/owner.ts). */
+  readonly anchors?: AnchorMemory;
+}
+
+/**
+ * Where the owner's client keeps the audit anchor its last command left: sent
+ * with each owner request (the host refuses a log cut back before it), and
+ * replaced by the anchor each reply brings.
+ */
+export interface AnchorMemory {
+  seen(): AnchorRef | undefined;
+  remember(anchor: AnchorRef): void;
+  /** After a restore: the log is the backup's, older than any anchor remembered. */
+  forget(): void;
 }
 
 /** Whether a request carries the owner's secret: the host is checked before it is sent. */
@@ -247,6 +262,22 @@ export async function call<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Ops[O]['res']> {
+  const memory = opts.anchors !== undefined && carriesOwnerSecret(body) ? opts.anchors : null;
+  const seen = memory?.seen();
+  if (seen !== undefined) body = { ...body, seenAnchor: seen };
+  const result = await callOnce(opts, op, body);
+  if (memory !== null) {
+    if (op === 'vault.restore') memory.forget();
+    else if (result.anchor !== undefined) memory.remember(result.anchor);
+  }
+  return result.result;
+}
+
+async function callOnce<O extends Op>(
+  opts: ClientOptions,
+  op: O,
+  body: Ops[O]['req'],
+): Promise<{ result: Ops[O]['res']; anchor: AnchorRef | undefined }> {
   const socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   let reply: Reply<O> | undefined;
   try {
@@ -281,7 +312,7 @@ export async function call<O extends Op>(
       }
     }
   }
-  return unwrap(reply);
+  return { result: unwrap(reply), anchor: reply.ok ? reply.anchor : undefined };
 }
 
 /** How long the channel keeps an idle connection: well inside the host's keep-alive (5 s). */

@@ -40,6 +40,9 @@ export interface ExpectedHost {
 const STEERING =
   /^(LD_|DYLD_|FAKETIME|NODE_OPTIONS$|NODE_INSPECT|NODE_REPL_EXTERNAL_MODULE$|NODE_PATH$|NODE_V8_COVERAGE$|NODE_DEBUG_NATIVE$|NODE_ICU_DATA$|GLIBC_TUNABLES$|MALLOC_)/;
 
+/** The namespaces the host must share with the owner's client (/proc/PID/ns/<name>). */
+const NAMESPACES = ['mnt', 'user'] as const;
+
 function refuse(why: string): never {
   throw new VaultError(
     'VLT-3010',
@@ -159,6 +162,24 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     refuse(`pid ${peer.pid} does not hold the vault's host lock`);
   }
   const proc = `/proc/${peer.pid}`;
+  // Before anything else is read from /proc: a listener in a mount namespace
+  // of its own (`unshare -Urm`, no privilege needed) can have bind-mounted any
+  // script over main.js, and then its cmdline, exe, environ and maps all look
+  // like the host's; a user namespace of its own could give it capabilities
+  // that a check by uid does not see.
+  for (const ns of NAMESPACES) {
+    let theirs: string;
+    let ours: string;
+    try {
+      theirs = readlinkSync(`${proc}/ns/${ns}`);
+      ours = readlinkSync(`/proc/self/ns/${ns}`);
+    } catch {
+      return refuse(`pid ${peer.pid}'s ${ns} namespace cannot be read`);
+    }
+    if (theirs !== ours) {
+      refuse(`pid ${peer.pid} runs in a ${ns} namespace of its own (${theirs}, this is ${ours})`);
+    }
+  }
   let exe: string;
   let argv: string[];
   let env: string[];

@@ -721,9 +721,19 @@ export const COMMANDS: readonly CommandDef[] = [
     path: ['agent', 'revoke'],
     summary: 'revoke an agent’s token for good',
     side: 'owner',
-    args: [agentArg],
-    flags: [],
-    examples: ['vault-cli agent revoke claude'],
+    args: [{ ...agentArg, optional: true }],
+    flags: [
+      {
+        name: 'id',
+        value: 'string',
+        metavar: '<id>',
+        summary: 'the agent by its id (agent ls --json), when its name no longer finds it',
+      },
+    ],
+    notes: [
+      'The agent is revoked first; the entries it held are rotated after. An entry that cannot be rotated is named and the exit status is not 0, but the agent stays revoked.',
+    ],
+    examples: ['vault-cli agent revoke claude', 'vault-cli agent revoke --id 3f2a…'],
     module: 'agent',
   },
   {

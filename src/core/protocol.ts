@@ -54,6 +54,8 @@ export interface EntrySummary {
 }
 
 export interface AgentSummary {
+  /** The record's id: what `agent revoke --id` takes when the name no longer finds it. */
+  readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
   /** `altered`: the record's owner MAC does not hold (changed outside vault-cli; VLT-3021 on any change). */
@@ -165,7 +167,8 @@ export interface Results {
   'agent.scope': AgentSummary;
   'agent.limits': AgentSummary;
   'agent.lock': AgentSummary;
-  'agent.revoke': Record<string, never>;
+  /** Entries the agent held whose rotation failed after the revocation (it is revoked all the same). */
+  'agent.revoke': { unrotated: { entry: string; code: string }[] };
   /**
    * `run`: a session token for an agent, equal or narrower scope, at most 12
    * hours. With `sandbox`, the host also serves the session on a socket of its
@@ -244,8 +247,24 @@ export type Ops = {
 /** An operation's request as the host holds it after decoding. */
 export type Decoded<O extends Op> = Out<Requests[O]>;
 
+/**
+ * The audit anchor an owner's command left, as its client remembers it (the
+ * vault's id, the anchored record's sequence number and hash, hex). Sent back
+ * with each owner request, so the host can refuse a log cut back before it.
+ */
+export interface AnchorRef {
+  readonly vault: string;
+  readonly seq: number;
+  readonly hash: string;
+}
+
 export type Reply<O extends Op> =
-  | { readonly ok: true; readonly result: Ops[O]['res'] }
+  | {
+      readonly ok: true;
+      readonly result: Ops[O]['res'];
+      /** An owner command's: the audit head it anchored. */
+      readonly anchor?: AnchorRef;
+    }
   | {
       readonly ok: false;
       readonly code: string;

@@ -8,6 +8,7 @@
  */
 import {
   anything,
+  bad,
   finite,
   flag,
   list,
@@ -36,11 +37,19 @@ function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
   return d;
 }
 
+/** A whole number of at least 1. */
+const seqNumber: Decoder<number> = (v, key) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${key} must be a count`);
+  return v;
+};
+/** The anchor the owner's client remembers from its last command (protocol.ts AnchorRef). */
+const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
 /**
- * The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts).
- * Absent: the caller's terminal's owner session stands for it (owner-unlock.ts).
+ * The owner's proof: taken out of the raw bytes on the host (owner-secrets.ts);
+ * absent: the caller's terminal's owner session stands for it (owner-unlock.ts);
+ * with it, the audit anchor the owner's client last saw.
  */
-const owner = { passphrase: optional(str) } as const satisfies Fields;
+const owner = { passphrase: optional(str), seenAnchor } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
@@ -106,7 +115,8 @@ export const REQUESTS = {
   'agent.scope': object({ ...owner, name: str, add: strList, rm: strList }),
   'agent.limits': object({ ...owner, name: str, perMinute: optCount, perHour: optCount }),
   'agent.lock': object({ ...owner, name: str }),
-  'agent.revoke': object({ ...owner, name: str }),
+  // By name, or by id when the name no longer finds the agent (its name row altered).
+  'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({
     ...owner,
     agent: str,

@@ -33,14 +33,7 @@ import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
 import { endedRecord, followScope } from './sessions.js';
 import { slots } from './slots.js';
-
-function mustFindAgent(tx: Tx, name: string): AgentRecord {
-  const id = tx.agentIdByName(name);
-  const a = id === null ? null : tx.agent(id);
-  if (a === null || a.revoked !== null)
-    throw new VaultError('VLT-4002', `No such agent: ${quote(name)}.`);
-  return a;
-}
+import { agentById, agentByName } from './agent-names.js';
 
 /**
  * Rotates each entry of `ids` that still exists, after the record losing it
@@ -71,7 +64,9 @@ export function addAgent(
   const pair = newKeyPair();
   try {
     ctx.commit((tx) => {
-      if (tx.agentIdByName(name) !== null) {
+      // A live record of the name counts too: its row may have been deleted in the store.
+      const live = tx.agents().some((a) => a.revoked === null && a.name === name);
+      if (tx.agentIdByName(name) !== null || live) {
         throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
       }
       const header = ctx.header(tx);
@@ -147,6 +142,7 @@ function summarise(
             ? 'violation'
             : 'active';
   return {
+    id: a.id,
     name: a.name,
     kind: a.kind,
     state,
@@ -174,7 +170,7 @@ export function listAgents(ctx: HostContext, s: OwnerSession): AgentSummary[] {
 export function showAgent(ctx: HostContext, s: OwnerSession, name: string): AgentSummary {
   return ctx
     .store()
-    .read((tx) => summarise(tx, s, ctx.header(tx), mustFindAgent(tx, name), ctx.now()));
+    .read((tx) => summarise(tx, s, ctx.header(tx), agentByName(tx, name), ctx.now()));
 }
 
 /** One owner change to an agent, with its audit record, in one transaction. */
@@ -194,7 +190,7 @@ function changeAgent(
 ): AgentSummary {
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
-    const { next, events } = change(tx, header, verifyAgent(s, mustFindAgent(tx, name)));
+    const { next, events } = change(tx, header, verifyAgent(s, agentByName(tx, name)));
     // Summarised as stored, with its new MAC: the record before it would read as `altered`.
     const stored = withAgentMac(s, next);
     tx.putAgent(stored);
@@ -280,7 +276,7 @@ export function lockAgent(
   // state is outside the MAC).
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
-    const a = mustFindAgent(tx, name);
+    const a = agentByName(tx, name);
     const next = { ...a, rate: lockByHand(a.rate, ctx.now()) };
     tx.putAgent(next);
     appendAudit(tx, header, ownerEvent(ctx, 'agent_lock', source, { subject: a.name }));
@@ -288,14 +284,28 @@ export function lockAgent(
   });
 }
 
+/** Which agent a revocation names: its name, or its id when the name no longer finds it. */
+export type AgentTarget = { readonly name: string } | { readonly id: string };
+
 /**
  * Revokes for good: the verifier and wrapped keys are erased, the record stays
  * (so its token is told "revoked", not "unknown") and the name is free again.
+ * The revocation is its own commit and comes first: an entry the agent held
+ * whose rotation fails (a field record it altered, VLT-3020) must not leave
+ * it able to read. Each entry it held is then rotated in a commit of its own;
+ * those that fail are returned (by name, or id when the name does not open)
+ * and stay queued for rotation at the owner's next command.
+ * @throws VaultError VLT-4002 no such agent, VLT-3021 its name row was altered.
  */
-export function revokeAgent(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
-  ctx.commit((tx) => {
+export function revokeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  target: AgentTarget,
+  source: string,
+): { unrotated: { entry: string; code: string }[] } {
+  const lost = ctx.commit((tx) => {
     const header = ctx.header(tx);
-    const a = mustFindAgent(tx, name);
+    const a = 'id' in target ? agentById(tx, target.id) : agentByName(tx, target.name);
     // No MAC check: a tampered agent is still revoked. Its sessions go with it.
     tx.putAgent(
       withAgentMac(s, {
@@ -309,14 +319,43 @@ export function revokeAgent(ctx: HostContext, s: OwnerSession, name: string, sou
         revoked: ctx.now(),
       }),
     );
-    const lost = new Set(Object.keys(a.grants ?? {}));
+    const held = new Set(Object.keys(a.grants ?? {}));
     for (const r of tx.sessions()) {
       if (r.agentId !== a.id || r.revoked !== null) continue;
-      for (const id of Object.keys(r.grants ?? {})) lost.add(id);
+      for (const id of Object.keys(r.grants ?? {})) held.add(id);
       tx.putSession(endedRecord(r, ctx.now()));
     }
-    rotateLost(tx, s, header, lost);
-    tx.removeAgentName(name);
-    appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: name }));
+    // Only the row that leads to this record: a row of its name moved elsewhere is not its own.
+    if (tx.agentIdByName(a.name) === a.id) tx.removeAgentName(a.name);
+    // Queued first, so an entry whose rotation below fails is tried again later.
+    tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: a.name }));
+    return [...held];
   });
+  const unrotated: { entry: string; code: string }[] = [];
+  for (const id of lost) {
+    try {
+      ctx.commit((tx) => {
+        const e = tx.entry(id);
+        if (e !== null) wipe(rotateEntry(tx, s, ctx.header(tx), e).dataKey);
+        tx.putPendingRotation(tx.pendingRotation().filter((p) => p !== id));
+      });
+    } catch (err) {
+      if (!(err instanceof VaultError)) throw err;
+      unrotated.push({ entry: shownEntry(ctx, s, id), code: err.code });
+    }
+  }
+  return { unrotated };
+}
+
+/** An entry's name for a report, or its id when the name does not open. */
+function shownEntry(ctx: HostContext, s: OwnerSession, id: string): string {
+  try {
+    return ctx.store().read((tx) => {
+      const e = tx.entry(id);
+      return e === null ? id : entryName(s, ctx.header(tx), e);
+    });
+  } catch {
+    return id;
+  }
 }

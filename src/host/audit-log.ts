@@ -7,6 +7,7 @@
  * before the anchor is found by `audit --verify` even if the rest is re-chained.
  */
 import type { AuditEvent, AuditView } from '../core/audit.js';
+import type { AnchorRef } from '../core/protocol.js';
 import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../store/store.js';
@@ -286,4 +287,39 @@ export function anchorVerdict(
     };
   }
   return { anchoredAt, anchored: anchor.seq, unanchored, anchorProblem: null };
+}
+
+/**
+ * The head the owner's anchor vouches for, when the anchor is on the head
+ * (the command just made it); null otherwise.
+ */
+export function anchoredHead(tx: Tx, vaultId: Buffer): AnchorRef | null {
+  const a = tx.auditAnchor();
+  const head = tx.auditHead();
+  if (a === null || head === null || a.seq !== head.seq || !equal(a.hash, head.hash)) return null;
+  return { vault: vaultId.toString('hex'), seq: a.seq, hash: a.hash.toString('hex') };
+}
+
+/**
+ * Whether the store's anchor is older than the one the owner's last command
+ * left (`seen`, remembered by its client). The anchor's MAC covers (seq, hash,
+ * at) and nothing newer: a same-user agent that saved an earlier anchor can
+ * put it back and cut the log to it, and the anchor then holds. Only the
+ * owner's memory of the last one shows it. (An anchor removed, or one that is
+ * not the owner's, `audit --verify` reports by itself.) Returns what is
+ * wrong, or null.
+ */
+export function rememberedAnchorProblem(tx: Tx, vaultId: Buffer, seen: AnchorRef): string | null {
+  // A vault made anew at the same place: the memory is of another vault.
+  if (seen.vault !== vaultId.toString('hex')) return null;
+  const anchor = tx.auditAnchor();
+  if (anchor === null || anchor.seq >= seen.seq) return null;
+  const [r] = tx.audit(seen.seq);
+  const fate =
+    r === undefined || r.seq !== seen.seq
+      ? `the log now ends at record ${tx.auditHead()?.seq ?? 0}: records were erased`
+      : equal(r.hash, Buffer.from(seen.hash, 'hex'))
+        ? 'an older anchor was put back'
+        : `record ${seen.seq} is now another one: the log was cut back and written again`;
+  return `the store's anchor is at record ${anchor.seq}, older than record ${seen.seq} the owner's last command anchored, and ${fate}`;
 }

@@ -14,7 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
-import type { CheckProblem, CheckReport } from '../core/protocol.js';
+import type { AnchorRef, CheckProblem, CheckReport } from '../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../crypto/aead.js';
 import { openSealed } from '../crypto/box.js';
 import { equal } from '../crypto/hash.js';
@@ -27,11 +27,19 @@ import type {
   Store,
   VaultHeader,
 } from '../store/store.js';
-import { anchorVerdict, brokenLink, type ChainStart } from './audit-log.js';
+import {
+  anchorVerdict,
+  brokenLink,
+  rememberedAnchorProblem,
+  type ChainStart,
+} from './audit-log.js';
 import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';
 import { slots } from './slots.js';
+
+/** The store key prefix of the agent name rows (store.ts). */
+const AGENT_NAME_ROW = 'agent-name/';
 
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
@@ -340,6 +348,7 @@ export function checkSealed(
       }
       if (a.revoked === null) grantsOf(a, where, entries, problems);
     }
+    agentNameRows(tx, agents, problems);
     for (const r of tx.sessions()) {
       if (!obj(r) || typeof r.id !== 'string') {
         problems.add('VLT-3035', 'session', 'A session record is not a session.');
@@ -386,6 +395,34 @@ export function checkSealed(
   });
 }
 
+/**
+ * The agent name rows, the other way: each leads to a live agent of its own
+ * name. A row is under no MAC, so a same-user agent can point `claude` at
+ * `admin`'s record; lookups refuse that (agent-names.ts), and this says where.
+ */
+function agentNameRows(
+  tx: { rawRecords(): readonly RawRecord[] },
+  agents: readonly AgentRecord[],
+  problems: Problems,
+): void {
+  const byId = new Map(agents.filter(obj).map((a) => [a.id, a]));
+  for (const r of tx.rawRecords()) {
+    if (!r.key.startsWith(AGENT_NAME_ROW) || r.error !== undefined) continue;
+    const name = r.key.slice(AGENT_NAME_ROW.length);
+    const where = `agent-name ${JSON.stringify(name)}`;
+    const a = typeof r.value === 'string' ? byId.get(r.value) : undefined;
+    if (a === undefined || a.revoked !== null) {
+      problems.add('VLT-3032', where, 'The agent name row leads to no live agent.');
+    } else if (a.name !== name) {
+      problems.add(
+        'VLT-3022',
+        where,
+        `The agent name row leads to the record of agent ${JSON.stringify(a.name)}.`,
+      );
+    }
+  }
+}
+
 function grantsOf(
   r: AgentRecord | SessionRecord,
   where: string,
@@ -412,12 +449,16 @@ function grantsOf(
   }
 }
 
-/** The whole check of `store`, with the owner's session when the header allowed an unlock. */
+/**
+ * The whole check of `store`, with the owner's session when the header allowed
+ * an unlock; `seen` is the audit anchor the owner's client remembers.
+ */
 export async function checkStore(
   path: string,
   openStore: () => Store,
   unlock: () => Promise<OwnerSession>,
   now: number,
+  seen?: AnchorRef,
 ): Promise<CheckReport> {
   const problems = new Problems();
   // Before this process opens it: opening a store with a damaged meta page crashes.
@@ -435,6 +476,13 @@ export async function checkStore(
     const s = await unlock();
     try {
       counts = checkSealed(store, s, problems, now);
+      // The anchor the owner's client remembers: an older one put back is a cut log.
+      const cut =
+        seen === undefined
+          ? null
+          : store.read((tx) => rememberedAnchorProblem(tx, s.vaultId, seen));
+      if (cut !== null)
+        problems.add('VLT-3033', 'audit-anchor', `The audit log was cut back: ${cut}.`);
     } catch (err) {
       const code = err instanceof VaultError ? err.code : damageCode(err);
       if (code === null) throw err;

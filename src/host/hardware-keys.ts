@@ -38,6 +38,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBytes } from '../crypto/aead.js';
 import type { AgentRecord, ChallengeRecord, KeyRecord, Tx } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
+import { agentByName } from './agent-names.js';
 import type { HostContext } from './context.js';
 import type * as Verify from '../webauthn/verify.js';
 
@@ -452,11 +453,7 @@ export async function finishEnrol(
 }
 
 function lockedAgent(tx: Tx, name: string): AgentRecord {
-  const id = tx.agentIdByName(name);
-  const a = id === null ? null : tx.agent(id);
-  if (a === null || a.revoked !== null)
-    throw new VaultError('VLT-4002', `No such agent: ${quote(name)}.`);
-  return a;
+  return agentByName(tx, name);
 }
 
 /**

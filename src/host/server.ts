@@ -22,7 +22,7 @@ import { bindingOf, OwnerSessions, type Binding } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
-import type { Handler, HostEnv, Request, Streamed } from './ops/op.js';
+import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
 
@@ -271,11 +271,12 @@ function serve(
     }
     // A stream answers by itself, and clears the caller cache when it ends if it must.
     const changes = typeof def === 'function' && !CALLER_OPS.has(op);
+    let request: Request<Op> | null = null;
     readBody(req)
       .then(async ({ body, secrets }) => {
         try {
           how.guard?.(op, body);
-          const request: Request<Op> = {
+          request = {
             op,
             body: REQUESTS[op](body, 'body') as Request<Op>['body'],
             source: how.source(req),
@@ -297,7 +298,10 @@ function serve(
       })
       .then(
         (result) => {
-          if (result !== streaming) reply(res, 200, { ok: true, result });
+          if (result === streaming) return;
+          // An owner command's anchor, for its client to remember (ops/op.ts).
+          const anchor = request === null ? undefined : anchoredBy(request);
+          reply(res, 200, { ok: true, result, ...(anchor === undefined ? {} : { anchor }) });
         },
         (err: unknown) => {
           const answer = refusal(env, how.log, op, err);

@@ -14,7 +14,7 @@
  * command, since only the owner's root key can seal a data key to it.
  */
 import { agentActor } from '../core/audit.js';
-import { VaultError, quote } from '../core/errors.js';
+import { VaultError } from '../core/errors.js';
 import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
 import { tokenKeys } from '../crypto/kdf.js';
@@ -35,6 +35,7 @@ import {
 import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
+import { agentByName } from './agent-names.js';
 
 /** The longest a session token lives, whatever the caller asks. */
 export const SESSION_MAX_MS = 12 * 3_600_000;
@@ -56,7 +57,7 @@ function pruneSessions(tx: Tx, now: number): void {
 /**
  * Mints a session token for agent `req.agent`, scoped to `req.scope` (entry
  * names, each within the agent's scope) or, when empty, to the agent's scope.
- * @throws VaultError VLT-4002 no such agent, VLT-4001 unknown entry,
+ * @throws VaultError VLT-4002 no such agent, VLT-3021 its name row or record altered, VLT-4001 unknown entry,
  *   VLT-2041 an entry outside the agent's scope, VLT-2043 agent locked.
  */
 export function mintSession(
@@ -78,11 +79,8 @@ export function mintSession(
   const ttl = Math.min(req.ttlMs ?? SESSION_MAX_MS, SESSION_MAX_MS);
   try {
     const expires = ctx.commit((tx) => {
-      const agentId = tx.agentIdByName(req.agent);
-      const agent = agentId === null ? null : tx.agent(agentId);
-      if (agent === null || agent.revoked !== null)
-        throw new VaultError('VLT-4002', `No such agent: ${quote(req.agent)}.`);
-      verifyAgent(s, agent);
+      // The record must carry the name (a name row is under no MAC), and its MAC hold.
+      const agent = verifyAgent(s, agentByName(tx, req.agent));
       if (agent.rate.lock !== null) throw new VaultError('VLT-2043');
       const header = ctx.header(tx);
       const asked = entryIds(tx, s, [...new Set(req.scope)]);

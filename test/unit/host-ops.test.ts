@@ -70,6 +70,7 @@ test('a decoded body has the types its definition promises; keys not defined are
   );
   assert.deepEqual(body, {
     passphrase: 'p',
+    seenAnchor: undefined,
     kind: 'ai',
     name: 'bot',
     scope: [],
@@ -79,6 +80,7 @@ test('a decoded body has the types its definition promises; keys not defined are
     REQUESTS['vault.restore']({ passphrase: '', path: '/b', confirm: 'yes' }, 'body'),
     {
       passphrase: '',
+      seenAnchor: undefined,
       path: '/b',
       confirm: false,
     },

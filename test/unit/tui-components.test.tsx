@@ -26,6 +26,7 @@ function agent(
   usage = { minute: 0, hour: 0 },
 ): AgentSummary {
   return {
+    id: `id-${name}`,
     name,
     kind: 'ai',
     state,

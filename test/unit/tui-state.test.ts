@@ -30,6 +30,7 @@ const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
 function agent(name: string, state: AgentSummary['state'] = 'active'): AgentSummary {
   return {
+    id: `id-${name}`,
     name,
     kind: 'ai',
     state,

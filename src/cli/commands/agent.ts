@@ -1,6 +1,6 @@
 /** `vault-cli agent add|ls|show|scope|limits|lock|unlock|revoke`: the owner's agents. */
 import { formatTime } from '../../core/audit.js';
-import { VaultError } from '../../core/errors.js';
+import { VaultError, isErrorCode } from '../../core/errors.js';
 import type { AgentSummary } from '../../core/protocol.js';
 import {
   arg,
@@ -92,13 +92,40 @@ export const run: Command = async (ctx) => {
     case 'lock':
       return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
     case 'revoke':
-      await ctx.call('agent.revoke', { passphrase, name });
-      ctx.stderr.write(`vault-cli: revoked agent ${name}\n`);
-      return 0;
+      return revoke(ctx, passphrase, name);
     default:
       throw new VaultError('VLT-1001');
   }
 };
+
+/**
+ * Revokes by name or --id. The agent is revoked even when a rotation after it
+ * fails: that is said first, then the entries left unrotated, with a non-zero
+ * exit (the code of the first failure).
+ */
+async function revoke(
+  ctx: CliContext,
+  passphrase: string | undefined,
+  name: string,
+): Promise<number> {
+  const id = flagString(ctx, 'id');
+  if ((name === '') === (id === undefined))
+    throw new VaultError('VLT-1001', 'Give the agent’s name, or --id <id> (not both).');
+  const { unrotated } = await ctx.call('agent.revoke', {
+    passphrase,
+    ...(id === undefined ? { name } : { id }),
+  });
+  const who = id === undefined ? name : `with id ${id}`;
+  const [first] = unrotated;
+  if (first === undefined) {
+    ctx.stderr.write(`vault-cli: revoked agent ${who}\n`);
+    return 0;
+  }
+  throw new VaultError(
+    isErrorCode(first.code) ? first.code : 'VLT-3003',
+    `Agent ${who} is revoked, but ${unrotated.length === 1 ? 'an entry it held was' : 'entries it held were'} not rotated: ${unrotated.map((u) => `${JSON.stringify(u.entry)} (${u.code})`).join(', ')}; \`vault-cli vault check\` says why, and \`vault-cli entry set\` gives an entry a new key.`,
+  );
+}
 
 async function unlock(
   ctx: CliContext,

@@ -578,7 +578,7 @@ async function supervised(
  */
 async function sessionModelKey(
   ctx: CliContext,
-  passphrase: string,
+  passphrase: string | undefined,
   agent: string,
   profile: Profile | null,
 ): Promise<{ variable: string; ref: string } | null> {

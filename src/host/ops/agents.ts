@@ -8,6 +8,7 @@ import {
   setLimits,
   showAgent,
 } from '../agents.js';
+import { bad } from '../../core/decode.js';
 import { owner, type OpArea } from './op.js';
 
 type AgentOp =
@@ -36,7 +37,8 @@ export const agentOps: OpArea<AgentOp> = {
   }),
   'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
   'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {
-    revokeAgent(ctx, s, body.name, source);
-    return {};
+    const { name, id } = body;
+    if ((name === undefined) === (id === undefined)) throw bad('give name or id');
+    return revokeAgent(ctx, s, id !== undefined ? { id } : { name: name as string }, source);
   }),
 };

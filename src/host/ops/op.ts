@@ -6,10 +6,11 @@
  * `asAgent()`: a handler never unlocks by itself.
  */
 import type { ServerResponse } from 'node:http';
-import type { Decoded, HostStatus, Op, Results } from '../../core/protocol.js';
+import type { AnchorRef, Decoded, HostStatus, Op, Results } from '../../core/protocol.js';
 import { bad } from '../../core/decode.js';
 import { Secret } from '../../crypto/secret.js';
-import { anchorAudit } from '../audit-log.js';
+import { anchorAudit, anchoredHead, rememberedAnchorProblem } from '../audit-log.js';
+import { VaultError } from '../../core/errors.js';
 import { authenticate, endSession, type AgentSession } from '../access.js';
 import type { HostContext } from '../context.js';
 import { unlockOwner, unlockWithRecovery, type OwnerSession } from '../owner.js';
@@ -138,16 +139,45 @@ export function owner<O extends Op, T = Results[O]>(
       }
     }
     try {
+      refuseCutLog(ctx, s, req);
       if (terms.rotate !== false) rotatePending(ctx, s);
       // Awaited: the anchor goes on the head the command leaves (a backup's record included).
       const out = await run(env, req, s, pass);
       if (terms.anchor !== false) anchor(ctx, s);
+      const made = ctx.store().read((tx) => anchoredHead(tx, s.vaultId));
+      if (made !== null) anchors.set(req, made);
       return out;
     } finally {
       s.wipe();
       pass?.wipe();
     }
   };
+}
+
+/** The audit head each owner request anchored: the server adds it to the reply (AnchorRef). */
+const anchors = new WeakMap<object, AnchorRef>();
+
+/** The anchor `req` left, for its reply, if it left one. */
+export function anchoredBy(req: object): AnchorRef | undefined {
+  return anchors.get(req);
+}
+
+/**
+ * Refuses, before the command does anything (or anchors anything), a store
+ * whose anchor is older than the one the owner's client says its last command
+ * left: an agent of the owner's user put an older anchor back and cut the log
+ * to it (audit-log.ts rememberedAnchorProblem).
+ * @throws VaultError VLT-3003
+ */
+function refuseCutLog(ctx: HostContext, s: OwnerSession, req: Request<Op>): void {
+  const seen = (req.body as { seenAnchor?: AnchorRef }).seenAnchor;
+  if (seen === undefined) return;
+  const problem = ctx.store().read((tx) => rememberedAnchorProblem(tx, s.vaultId, seen));
+  if (problem === null) return;
+  throw new VaultError(
+    'VLT-3003',
+    `The audit log was cut back: ${problem}. Nothing was done; restore a backup, or see docs/threat-model.md ("the owner's anchor memory").`,
+  );
 }
 
 /**

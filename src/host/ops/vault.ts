@@ -68,6 +68,7 @@ export const vaultOps: OpArea<VaultOp> = {
               )
             : unlockOwner(ctx, pass, req.source),
         ctx.now(),
+        req.body.seenAnchor,
       );
       // A store that cannot be read whole takes no audit record either.
       if (report.problems.some((p) => p.code === 'VLT-3034' && p.where === 'store')) {
