@@ -579,6 +579,66 @@ const LEDGER: Record<string, Entry> = {
     sameUser: SESSION_OTHER_TERMINAL,
     hardened: SESSION_OTHER_TERMINAL,
   },
+  'open its own scope offline with its own token (values and TOTP seeds), with no audit record and no limit':
+    {
+      run: [STORE_HIDDEN],
+      hardened: [STORE_UNREADABLE],
+    },
+  "point its agent name row at another agent's record, so the owner's `run --agent claude` mints a session of `admin`":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'name-rows',
+          'a name row pointed at another agent: run, show, scope, limits, lock and revoke refuse with VLT-3021; check names the row',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  "make itself unrevokable: delete its name row, or bump a field's generation in its scope so the rotation fails":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'name-rows',
+          'an agent that deletes its own name row is still found: revoke by name says VLT-3021, by id revokes',
+        ),
+        e2e(
+          'name-rows',
+          'a field generation bumped in its scope: revoke still revokes, then names the entry it could not rotate',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  "put an older owner anchor back and cut the log to it (records before the owner's last command erased)":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'anchor-replay',
+          'an old anchor put back with the log cut to it: the next owner command and audit --verify refuse with VLT-3003',
+        ),
+        e2e(
+          'anchor-replay',
+          'a log cut back and written again past the remembered record is refused as well',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'the same, with a stand-in under `unshare -Urm`, its script bind-mounted over main.js (cmdline, exe, lock, uid match)':
+    {
+      run: [STORE_HIDDEN, SANDBOX_PROCESSES],
+      sameUser: [
+        e2e(
+          'host-namespace',
+          'a stand-in bind-mounted over main.js in its own namespaces gets VLT-3010 and never the passphrase',
+        ),
+      ],
+      hardened: [
+        STORE_UNREADABLE,
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+      ],
+    },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,
