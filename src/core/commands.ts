@@ -390,6 +390,7 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'max-procs',
         value: 'string',
+        metavar: '<n>',
         summary: `the most processes and threads the sandboxed agent may have at once (default ${DEFAULT_MAX_PROCS})`,
         complete: 'none',
       },

@@ -380,7 +380,7 @@ test('metavars say what a flag takes; (repeatable) once; examples and notes in e
   assert.match(run, /^usage: vault-cli run \[options\] -- <command>\.\.\.$/m);
   assert.match(
     run,
-    /--allow-write <dir> {2,}let the sandboxed agent write this directory too \(repeatable\)$/m,
+    /--allow-write <path> {2,}let the sandboxed agent write this directory or file too \(repeatable\)$/m,
   );
   assert.match(run, /--allow-net <host:port> /);
   assert.doesNotMatch(run, /<allow-write>|<allow-net>|<scope>|<agent>/);
