@@ -136,6 +136,12 @@ export interface PolicyInput extends PolicyFacts {
   /** Which of the probed paths are symbolic links (a link cannot be kept read-only by a mount). */
   readonly links?: ReadonlySet<string>;
   /**
+   * Directories the owner cannot write (a hardened or shared checkout): an
+   * absent control in one needs no placeholder, since the agent cannot make it
+   * either, and bubblewrap could not make its mount point there.
+   */
+  readonly unwritable?: ReadonlySet<string>;
+  /**
    * What is at each path of `policyProbes(input)`: a directory, a file, or
    * nothing. A path missing here is a defect of the caller's, and throws.
    */
@@ -330,6 +336,7 @@ function planControls(
   cwd: string,
   kind: (p: string) => PathKind | null,
   links: ReadonlySet<string>,
+  unwritable: ReadonlySet<string>,
   openedControls: readonly string[],
   hidden: readonly HiddenPath[],
 ): SandboxPolicy['controls'] {
@@ -354,7 +361,8 @@ function planControls(
         // The first missing component: under a file nothing can be made, and a
         // placeholder there would stop the agent from making its parent.
         const parent = dirname(c.path);
-        if (parent === root || kind(parent) === 'dir') absent.set(c.path, c.dir || holds);
+        if ((parent === root || kind(parent) === 'dir') && !unwritable.has(parent))
+          absent.set(c.path, c.dir || holds);
       }
     }
   }
@@ -460,6 +468,7 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     cwd,
     kind,
     input.links ?? new Set(),
+    input.unwritable ?? new Set(),
     openedControls,
     hidden,
   );

@@ -63,8 +63,12 @@ describe('VLT-2040: no, malformed, unknown or revoked token', () => {
     assertRefused(await rig.agent(['init'], undefined, { input: '' }), 'VLT-2040', 'empty');
     assert.equal(existsSync(tokenFile), false);
     // No half-written temporary file either.
+    // (anchors.json is the owner's anchor memory: this rig's owner shares the config dir.)
     const left = existsSync(rig.configDir) ? readdirSync(rig.configDir) : [];
-    assert.deepEqual(left, []);
+    assert.deepEqual(
+      left.filter((f) => f !== 'anchors.json'),
+      [],
+    );
   });
 
   test('a revoked token, after agent revoke', async () => {

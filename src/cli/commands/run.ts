@@ -161,7 +161,18 @@ function policyFor(
     ...facts,
     found: new Map(probes.map((f) => [f, left(f) ? null : (kind(f) ?? planned.get(f) ?? null)])),
     links: new Set(probes.filter(isLink)),
+    unwritable: new Set(probes.map((f) => dirname(f)).filter((d) => !writableDir(d))),
   });
+}
+
+/** Whether this process may create entries in directory `d` (false when it is no directory). */
+function writableDir(d: string): boolean {
+  try {
+    accessSync(d, constants.W_OK);
+    return statSync(d).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isLink(p: string): boolean {

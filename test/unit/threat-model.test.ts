@@ -1,0 +1,785 @@
+// The threat model's table against the tests. The project's rule is that a
+// claim of docs/threat-model.md without a test is not held: every cell of the
+// attack table that claims something (held, held if, in part, slowed) must be
+// named in LEDGER below with the tests that show it, and every test named here
+// must exist under that exact name. A cell that rests on reasoning alone says
+// "not shown" and has no entry.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DOC = 'docs/threat-model.md';
+
+type Mode = 'run' | 'sameUser' | 'hardened';
+const MODES: readonly Mode[] = ['run', 'sameUser', 'hardened'];
+const HEADER = ['attack', '`run`', 'same-user host', 'hardened host'];
+
+/** A test file under the repository root and a test's name as its source spells it. */
+type Proof = readonly [file: string, name: string];
+type Entry = Partial<Record<Mode, readonly Proof[]>>;
+
+const e2e = (file: string, name: string): Proof => [`test/e2e/${file}.test.ts`, name];
+
+// Proofs cited by several rows.
+const STORE_HIDDEN = e2e(
+  'sandbox',
+  'the store, the config directory and the passphrase file cannot be read, copied or changed',
+);
+const SANDBOX_PROCESSES = e2e(
+  'sandbox',
+  'neither run, nor the host, nor another agent can be seen, signalled or read',
+);
+const OWNER_POWER_INSIDE = e2e(
+  'sandbox',
+  'daemon stop, owner operations and another token are refused inside',
+);
+const STORE_UNREADABLE = e2e(
+  'hardened-host',
+  'as the user: the store, its directory and the host’s /proc are unreadable',
+);
+const HARDENED_READS = e2e(
+  'hardened-host',
+  'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
+);
+const SAME_BYTES = e2e(
+  'errors',
+  'an entry outside the scope and a missing entry give the same bytes',
+);
+const BURST = e2e(
+  'concurrency',
+  'twenty reads sent at once by one process: three released, one violation, chain intact',
+);
+const LOCKS = e2e(
+  'errors',
+  'a second distinct entry within the minute is refused; a second violation locks',
+);
+const NO_AUDIT_NO_VALUE = [
+  e2e(
+    'faults',
+    'a full file system: reads stop with VLT-3004, and every released value was audited',
+  ),
+  e2e('faults', 'a read-only store file: every mode refuses with VLT-3004'),
+];
+const NOT_ON_TERMINAL = [
+  e2e(
+    'pipe-only',
+    '${c.name}: a terminal (a real pty) is refused with VLT-2050, before the host is asked',
+  ),
+  e2e('pipe-only', '${c.name}: a regular file is refused with VLT-2050 and stays empty'),
+];
+const BOUND_HOSTS = e2e(
+  'proxy-attacks',
+  'an entry bound to other hosts: 403 VLT-2045, audited denied; bound to this host it goes',
+);
+const FRONTING = e2e(
+  'proxy-pinning',
+  'curl: a reference with a Host other than the CONNECT target is 400 VLT-2048, nothing upstream',
+);
+const PLAIN_HTTP = [
+  e2e('proxy-pinning', 'plain HTTP: judged by what the name resolves to, sent to that address'),
+  e2e('proxy-attacks', 'plain HTTP in absolute form: filled to this machine, refused to any other'),
+];
+const H2C = e2e(
+  'proxy-pinning',
+  'Upgrade: h2c is not relayed as an upgrade: the upstream gets an ordinary request',
+);
+const POOLED = [
+  e2e(
+    'proxy-isolation',
+    'trailers are dropped and never reach the next response on the same connection',
+  ),
+  e2e(
+    'proxy-isolation',
+    'caller B, after caller A on the same upstream: never sees A’s value, gets no record of it',
+  ),
+];
+const WARM_TUNNEL = [
+  e2e('proxy-rules', 'an agent revoked mid-tunnel: the next request is 403 VLT-2040'),
+  e2e('proxy-rules', 'an agent locked mid-tunnel: the next request is 423 VLT-2043'),
+  e2e('proxy-rules', 'an entry taken out of scope mid-tunnel: the next request is 403 VLT-2041'),
+  e2e('proxy-rules', 'a session ended mid-tunnel: the next request is 403 VLT-2040'),
+];
+const BOUNDED = [
+  e2e(
+    'bounded-requests',
+    'a render naming more than 1,000 references is refused whole (VLT-1006), nothing audited',
+  ),
+  e2e(
+    'bounded-requests',
+    '1,000 unknown names: refused, audited in 17 records, the store grows by a bounded amount',
+  ),
+];
+const SEED_STAYS = [
+  e2e('otp-seed', 'get --field totp is refused with VLT-2052 and audited; totp gives a code'),
+  e2e('otp-seed', 'render refuses a template naming the seed, releasing nothing'),
+  e2e('otp-seed', 'a proxy fill naming the seed: 403 VLT-2052, nothing upstream'),
+];
+const GUESSES = e2e(
+  'owner-guess',
+  'wrong passphrases are audited and counted across a host restart; an unlock resets the count',
+);
+
+const OWN_UNLOCK = e2e(
+  'unlock-owner',
+  'the locked agent cannot start its own unlock: no page, refused on the socket, still locked',
+);
+const CHALLENGE_NAMES_AGENT = [
+  e2e('unlock-owner', 'the page and the signed challenge name the agent it unlocks'),
+  e2e('hardware-key', 'a challenge issued for another agent is refused'),
+];
+const KEY_VOUCHES = [
+  e2e(
+    'unlock-owner',
+    'the passphrase alone does not enrol a second key: an enrolled key must vouch',
+  ),
+  e2e(
+    'unlock-owner',
+    'a lost key: the recovery key vouches for a new one instead, audited as such',
+  ),
+];
+
+const REFERENCE_RECIPE = e2e(
+  'agents-real',
+  'completes one prompt; the stand-in gets the key, the agent holds only the reference',
+);
+
+const SESSION_NOT_INSIDE_RUN = e2e(
+  'owner-session',
+  'a process inside `vault-cli run --no-sandbox` on the unlocked terminal never gets the session',
+);
+const SESSION_OTHER_TERMINAL = [
+  e2e('owner-session', 'a command from another terminal is asked for the passphrase'),
+  [
+    'test/unit/owner-unlock.test.ts',
+    'bindingOf reads tty, session and leader start; refuses what may hold no session',
+  ] as const,
+];
+
+// The host judges scope, limits, lock, audit and the seed in its own process,
+// and the proxy is the same code in every mode: where a row is about those
+// rules, the same-user test shows the other columns too, beside a test of
+// that mode's own path (a session under `run`, an agent of another user
+// through the hardened host).
+const LEDGER: Record<string, Entry> = {
+  'read an entry outside the scope; guess names to learn which exist': {
+    run: [
+      e2e('run', '--scope narrows the session: an entry of the agent outside it is refused'),
+      SAME_BYTES,
+    ],
+    sameUser: [SAME_BYTES],
+    hardened: [SAME_BYTES, HARDENED_READS],
+  },
+  'read more than the limits allow, or in a burst of 20 parallel readers': {
+    run: [
+      e2e(
+        'run',
+        'a session shares the agent’s rate state: its read counts against the agent’s token',
+      ),
+      BURST,
+    ],
+    sameUser: [
+      BURST,
+      e2e(
+        'concurrency',
+        '${TRIALS} trials on a vault made before: at most 3 of ${PROCESSES} released',
+      ),
+    ],
+    hardened: [BURST, HARDENED_READS],
+  },
+  'keep reading after a lockdown, or restart the host to clear it': {
+    run: [LOCKS],
+    sameUser: [LOCKS],
+    hardened: [LOCKS, HARDENED_READS],
+  },
+  'get a value released without an audit record (full or read-only disk)': {
+    run: NO_AUDIT_NO_VALUE,
+    sameUser: NO_AUDIT_NO_VALUE,
+    hardened: [...NO_AUDIT_NO_VALUE, HARDENED_READS],
+  },
+  'echo a value into the transcript by accident (`get X` on the terminal, `> file`)': {
+    run: [
+      e2e(
+        'run',
+        'the child gets a session token, reads in scope into a pipe (not onto its pty), and its exit status comes back',
+      ),
+    ],
+    sameUser: NOT_ON_TERMINAL,
+    hardened: NOT_ON_TERMINAL,
+  },
+  'a prompt-injected agent sends `vault://GitHub/token` through the proxy to a host the owner did not bind':
+    {
+      run: [BOUND_HOSTS],
+      sameUser: [BOUND_HOSTS],
+      hardened: [BOUND_HOSTS],
+    },
+  'inside a tunnel to its bound host, send a value with `Host: other.example` (domain fronting)': {
+    run: [FRONTING],
+    sameUser: [FRONTING],
+    hardened: [FRONTING],
+  },
+  'send a value over plain HTTP to `localhost` that resolves to another machine': {
+    run: PLAIN_HTTP,
+    sameUser: PLAIN_HTTP,
+    hardened: PLAIN_HTTP,
+  },
+  'run `Upgrade: h2c` over a relayed connection, past the scrubber': {
+    run: [H2C],
+    sameUser: [H2C],
+    hardened: [H2C],
+  },
+  "get another caller's value from a pooled upstream connection (its trailers, in the next head)": {
+    run: POOLED,
+    sameUser: POOLED,
+    hardened: POOLED,
+  },
+  'keep filling on a warm tunnel after a revoke, a lock, a narrowed scope or an ended session': {
+    run: WARM_TUNNEL,
+    sameUser: WARM_TUNNEL,
+    hardened: WARM_TUNNEL,
+  },
+  'read anything from `vault.mdb` without a token or passphrase': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('hygiene', 'the store file shows no entry name, value, seed, token or passphrase'),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'move or alter a ciphertext into another slot': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('crash', 'get of the doctored entry fails with VLT-3003; the source entry still reads'),
+      e2e(
+        'byte-flip',
+        '${FLIPS} flips across the file, and 128 on the meta pages: each harmless or reported with a damage code; never a wrong value',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'decrypt entries of its tiers outside its scope offline, with its own token or a `--scope` session':
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'crypto-scope',
+          'an agent scoped to one entry decrypts that entry only from a store copy with its token',
+        ),
+        e2e(
+          'crypto-scope',
+          'a run --scope session token decrypts its narrowed scope only from a store copy, and nothing once it ended',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'open values rotated after `agent revoke`, or entries added later, with keys saved while the token was valid':
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'crypto-scope',
+          'keys saved before agent revoke open nothing rotated after, nor entries added later',
+        ),
+        e2e(
+          'crypto-scope',
+          'narrowing a scope rotates the entry lost: saved keys open nothing after',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'ask the store or the host whether an entry exists': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'crypto-scope',
+        'an agent scoped to one entry decrypts that entry only from a store copy with its token',
+      ),
+      SAME_BYTES,
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'widen its scope in the store': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'records',
+        'a scope widened in the store: reads stay refused, and the owner’s run and agent changes refuse the record',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'lift its own lockdown or raise its limits in the store (the host has no owner key to check the rate state with)':
+    {
+      run: [STORE_HIDDEN],
+      hardened: [STORE_UNREADABLE],
+    },
+  'put back a consistent older copy of an entry, its fields and every grant of it together': {
+    run: [STORE_HIDDEN],
+    hardened: [STORE_UNREADABLE],
+  },
+  "swap name-index rows so `get A` prints B's value; roll a rotated field back": {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e(
+        'records',
+        'swapped rows of the agent’s name index: get C7 is refused with VLT-3022, not C11’s value',
+      ),
+      e2e(
+        'records',
+        'swapped rows of the owner’s name index: entry show and set are refused with VLT-3022',
+      ),
+      e2e(
+        'records',
+        'a rolled-back field record is refused with VLT-3020; so is a whole entry put back',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  'delete or rewrite audit records and re-chain them so `audit --verify` passes': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('audit', 'a record deleted before the anchor and the rest re-chained is caught'),
+      e2e(
+        'audit',
+        'a re-chained rewrite before the anchor stays caught after more owner commands, verify included',
+      ),
+      e2e('audit', 'a log cut before the anchor, its head moved back, is caught'),
+      e2e('audit', 'a re-chained log with the anchor removed is caught'),
+      e2e('audit', 'agent records after the last owner command are reported unanchored'),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  "kill the host, listen on `host.sock`, catch the owner's next passphrase (`daemon stop` needs it)":
+    {
+      run: [SANDBOX_PROCESSES, OWNER_POWER_INSIDE],
+      sameUser: [
+        e2e('host-identity', 'a python squatter that even holds the host lock gets nothing'),
+        e2e('host-identity', 'a node squatter without the lock gets nothing'),
+      ],
+      hardened: [
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+        e2e(
+          'hardened-host',
+          'as the user: daemon stop is refused without the passphrase, and with a wrong one',
+        ),
+      ],
+    },
+  'the same, with a stand-in that takes the host lock, runs as `node` and rewrites its own argv and environment in memory (FFI)':
+    {
+      run: [STORE_HIDDEN, SANDBOX_PROCESSES],
+      hardened: [
+        STORE_UNREADABLE,
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+      ],
+    },
+  'start the host itself under `faketime` or `NODE_OPTIONS=--inspect`': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('host-identity', 'the real host started with NODE_OPTIONS=--inspect gets no passphrase'),
+      e2e(
+        'host-identity',
+        'the real host under faketime gets no passphrase (unless the owner says so)',
+      ),
+    ],
+    hardened: [STORE_UNREADABLE],
+  },
+  "read the host's memory (`/proc/<pid>/mem`, ptrace)": {
+    run: [SANDBOX_PROCESSES],
+    hardened: [STORE_UNREADABLE],
+  },
+  'claim another pid as the audit source': {
+    run: [
+      e2e(
+        'threat-run-audit-source',
+        'inside run, a request that claims pid 1 is audited with the kernel’s pid and uid',
+      ),
+    ],
+    sameUser: [
+      e2e('host-identity', 'a client that claims pid 1 is audited with its real pid and uid'),
+    ],
+    hardened: [HARDENED_READS],
+  },
+  'race two host starts so an orphan host unlinks the live socket': {
+    run: [STORE_HIDDEN],
+    sameUser: [
+      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
+      e2e(
+        'host-identity',
+        'a host that loses the race, or stops after the winner started, never unlinks its socket',
+      ),
+    ],
+    hardened: [
+      STORE_UNREADABLE,
+      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
+    ],
+  },
+  'stall every client with one `resolve` of 10,000 unknown references, or grow the store with it': {
+    run: BOUNDED,
+    sameUser: BOUNDED,
+    hardened: BOUNDED,
+  },
+  'guess the owner passphrase through the host': {
+    run: [OWNER_POWER_INSIDE],
+    sameUser: [GUESSES],
+    hardened: [GUESSES],
+  },
+  "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
+    {
+      run: [SANDBOX_PROCESSES],
+      // The hardened test reads the /proc of a process of another uid (the
+      // host's): the kernel's rule that keeps `run`'s environment from an
+      // agent of another user.
+      hardened: [STORE_UNREADABLE],
+    },
+  '`setsid` a child, SIGKILL `run`: the session token keeps working up to 12 hours': {
+    run: [
+      e2e(
+        'sandbox',
+        'run killed by SIGKILL: a setsid grandchild dies and the session token is refused',
+      ),
+    ],
+  },
+  "rewrite the installed CLI, `wraps.json` or shell start-up files to hijack the owner's next command":
+    {
+      run: [
+        e2e(
+          'sandbox',
+          'the installed CLI and the shell start-up files are read-only; cwd, /tmp and --allow-write are writable',
+        ),
+      ],
+    },
+  'reach the network directly, around the proxy': {
+    run: [e2e('sandbox', 'no direct egress; --allow-net opens one destination')],
+  },
+  "reach a service on the owner's loopback through the session's proxy": {
+    run: [
+      e2e(
+        'sandbox',
+        'loopback, unspecified and interface addresses are refused (VLT-2053) unless --allow-net names them',
+      ),
+      e2e('run', 'the proxy’s refusals of the session are shown on run’s stderr, one line each'),
+    ],
+  },
+  "read the owner's other credentials (`~/.ssh`, `~/.aws`, `~/.kube`, `~/.netrc`, browser profiles, ...)":
+    {
+      run: [
+        e2e(
+          'sandbox',
+          "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
+        ),
+      ],
+    },
+  'start a process outside through a socket (`systemd-run --user` via `XDG_RUNTIME_DIR`, the Docker socket)':
+    {
+      run: [
+        e2e(
+          'sandbox',
+          "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
+        ),
+      ],
+    },
+  'start its own unlock (`agent unlock`, `unlock.begin`) and wait for the owner to touch the key on the page it opened':
+    {
+      run: [OWNER_POWER_INSIDE, OWN_UNLOCK],
+      sameUser: [OWN_UNLOCK],
+      hardened: [OWN_UNLOCK],
+    },
+  'unlock itself with an assertion the owner made to unlock another agent': {
+    run: CHALLENGE_NAMES_AGENT,
+    sameUser: CHALLENGE_NAMES_AGENT,
+    hardened: CHALLENGE_NAMES_AGENT,
+  },
+  'with the passphrase (a passphrase file it read), enrol a key of its own and lift a lockdown with it':
+    {
+      run: KEY_VOUCHES,
+      sameUser: KEY_VOUCHES,
+      hardened: KEY_VOUCHES,
+    },
+  'run a command outside later through the project (`git config core.fsmonitor`, `.git/hooks`, `.envrc`, `.vscode/`)':
+    {
+      run: [
+        e2e(
+          'sandbox-wall',
+          "git config, hooks, .envrc and editor tasks cannot be changed or made inside; the owner's git status runs nothing",
+        ),
+      ],
+    },
+  "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":
+    {
+      run: [
+        e2e('sandbox-wall', "a descriptor the owner's shell left open does not reach the agent"),
+      ],
+    },
+  "exhaust the machine's processes (a fork bomb; 1,500 `sleep`s)": {
+    run: [e2e('sandbox-wall', '--max-procs bounds what the agent can start, on the machine too')],
+  },
+  "exhaust the host's descriptors with 10,000 half-sent requests": {
+    run: [
+      e2e(
+        'sandbox-wall',
+        "10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on",
+      ),
+    ],
+  },
+  'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
+    run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
+  },
+  "plant a hook, MCP server, `notify` or custom command in its own state (`~/.claude/settings.json`, `~/.claude.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`) for the owner's next unsandboxed start":
+    {
+      run: [
+        e2e(
+          'run-profiles',
+          "Claude Code: hooks, commands and MCP servers never reach the owner's files; its state does",
+        ),
+        e2e(
+          'run-profiles',
+          'Codex: its state directory is made and writable, config.toml (notify, MCP servers) is not',
+        ),
+        e2e(
+          'run-profiles',
+          "Gemini CLI: settings.json's MCP servers and custom commands stay the owner's",
+        ),
+      ],
+    },
+  'plant one in the project (`.mcp.json`, `.claude/settings.json`, `.gemini/settings.json`, `AGENTS.md` in the working directory)':
+    {
+      run: [
+        e2e(
+          'threat-project-agent-config',
+          'inside run, the project’s .mcp.json and .claude/ cannot be made: no placeholder is left',
+        ),
+        e2e(
+          'threat-project-agent-config',
+          'inside run, the owner’s own .mcp.json and .claude/settings.json stay as they were',
+        ),
+      ],
+    },
+  'read the model key from its environment, state or transcript': {
+    run: [
+      e2e(
+        'run-profiles',
+        "the agent holds vault://Anthropic/key; the profile's host gets the key in x-api-key",
+      ),
+      e2e(
+        'agents-real-run',
+        'starts in the sandbox, writes its state, completes one prompt; the key reaches only the stand-in',
+      ),
+    ],
+    sameUser: [REFERENCE_RECIPE],
+    hardened: [REFERENCE_RECIPE],
+  },
+  "use the owner's session from inside `run` (its own pty and session, or sandbox)": {
+    run: [OWNER_POWER_INSIDE, SESSION_NOT_INSIDE_RUN],
+    sameUser: [SESSION_NOT_INSIDE_RUN],
+    hardened: [SESSION_NOT_INSIDE_RUN],
+  },
+  'use it from another terminal, or a process with no terminal (cron, a daemon)': {
+    run: SESSION_OTHER_TERMINAL,
+    sameUser: SESSION_OTHER_TERMINAL,
+    hardened: SESSION_OTHER_TERMINAL,
+  },
+  'open its own scope offline with its own token (values and TOTP seeds), with no audit record and no limit':
+    {
+      run: [STORE_HIDDEN],
+      hardened: [STORE_UNREADABLE],
+    },
+  "point its agent name row at another agent's record, so the owner's `run --agent claude` mints a session of `admin`":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'name-rows',
+          'a name row pointed at another agent: run, show, scope, limits, lock and revoke refuse with VLT-3021; check names the row',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  "make itself unrevokable: delete its name row, or bump a field's generation in its scope so the rotation fails":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'name-rows',
+          'an agent that deletes its own name row is still found: revoke by name says VLT-3021, by id revokes',
+        ),
+        e2e(
+          'name-rows',
+          'a field generation bumped in its scope: revoke still revokes, then names the entry it could not rotate',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  "put an older owner anchor back and cut the log to it (records before the owner's last command erased)":
+    {
+      run: [STORE_HIDDEN],
+      sameUser: [
+        e2e(
+          'anchor-replay',
+          'an old anchor put back with the log cut to it: the next owner command and audit --verify refuse with VLT-3003',
+        ),
+        e2e(
+          'anchor-replay',
+          'a log cut back and written again past the remembered record is refused as well',
+        ),
+      ],
+      hardened: [STORE_UNREADABLE],
+    },
+  'the same, with a stand-in under `unshare -Urm`, its script bind-mounted over main.js (cmdline, exe, lock, uid match)':
+    {
+      run: [STORE_HIDDEN, SANDBOX_PROCESSES],
+      sameUser: [
+        e2e(
+          'host-namespace',
+          'a stand-in bind-mounted over main.js in its own namespaces gets VLT-3010 and never the passphrase',
+        ),
+      ],
+      hardened: [
+        STORE_UNREADABLE,
+        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+      ],
+    },
+  'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
+    run: SEED_STAYS,
+    sameUser: SEED_STAYS,
+    hardened: SEED_STAYS,
+  },
+};
+
+interface Row {
+  attack: string;
+  cells: Record<Mode, string>;
+  line: number;
+}
+
+/** A table line's cells; a `\|` inside a cell is a pipe character, not a column. */
+function cellsOf(line: string): string[] {
+  return line
+    .slice(1, line.trimEnd().length - 1)
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim().replace(/\\\|/g, '|'));
+}
+
+/**
+ * The attack rows of every table of the document with the attack table's
+ * columns (the main one under "## Attacks", and any a later section adds),
+ * section rows left out.
+ */
+function rows(): Row[] {
+  const lines = readFileSync(join(ROOT, DOC), 'utf8').split('\n');
+  const out: Row[] = [];
+  let tables = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!(lines[i] ?? '').startsWith('|') || (lines[i - 1] ?? '').startsWith('|')) continue;
+    const header = cellsOf(lines[i] ?? '');
+    if (header[0] !== HEADER[0]) continue;
+    assert.deepEqual(header, HEADER, `${DOC}:${i + 1}: an attack table's columns`);
+    tables++;
+    for (let k = i + 1; (lines[k] ?? '').startsWith('|'); k++) {
+      const cells = cellsOf(lines[k] ?? '');
+      if (cells.every((c) => /^-+$/.test(c))) continue;
+      if (cells.slice(1).every((c) => c === '') && /^\*\*.*\*\*$/.test(cells[0] ?? '')) continue;
+      assert.equal(cells.length, 4, `${DOC}:${k + 1}: ${cells.length} cells`);
+      const [attack = '', run = '', sameUser = '', hardened = ''] = cells;
+      out.push({ attack, cells: { run, sameUser, hardened }, line: k + 1 });
+    }
+  }
+  assert.ok(tables >= 1 && out.length > 0, `${DOC} has no attack table`);
+  return out;
+}
+
+/**
+ * Whether a cell claims the attack fails. Every cell must say which: a claim
+ * ("held", "held if", "in part", "slowed"), or none ("not held", "not shown"
+ * for what rests on reasoning alone, "—" where the mode has no such thing).
+ */
+function claims(cell: string, where: string): boolean {
+  if (/^(not held|not shown|—)/.test(cell)) return false;
+  if (/^(held|in part|slowed)/.test(cell)) return true;
+  assert.fail(`${where}: "${cell}" says neither held nor not held / not shown`);
+}
+
+/** The names of the tests of a file, as their source spells them. */
+const namesCache = new Map<string, Set<string>>();
+function testNames(file: string): Set<string> {
+  let names = namesCache.get(file);
+  if (!names) {
+    const source = readFileSync(join(ROOT, file), 'utf8');
+    names = new Set(
+      [...source.matchAll(/\b(?:test|it)\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
+        (m) => m[2] ?? '',
+      ),
+    );
+    namesCache.set(file, names);
+  }
+  return names;
+}
+
+test('every claim of the threat model’s table has its tests in the ledger', () => {
+  const all = rows();
+  const seen = new Set<string>();
+  for (const row of all) {
+    assert.ok(!seen.has(row.attack), `${DOC}:${row.line}: a second row "${row.attack}"`);
+    seen.add(row.attack);
+  }
+  const missing: string[] = [];
+  for (const row of all) {
+    const entry = LEDGER[row.attack] ?? {};
+    for (const mode of MODES) {
+      const where = `${DOC}:${row.line} (${mode})`;
+      if (claims(row.cells[mode], where) && (entry[mode]?.length ?? 0) === 0)
+        missing.push(`${where}: "${row.attack}" claims "${row.cells[mode]}" with no test`);
+    }
+  }
+  assert.deepEqual(
+    missing,
+    [],
+    'write the test and add it to LEDGER, or say "not shown" in the cell',
+  );
+});
+
+test('the ledger names only rows and claims of the table', () => {
+  const table = new Map(rows().map((r) => [r.attack, r]));
+  for (const [attack, entry] of Object.entries(LEDGER)) {
+    const row = table.get(attack);
+    assert.ok(row, `LEDGER: "${attack}" is no row of ${DOC}`);
+    for (const mode of MODES) {
+      if (entry[mode] === undefined) continue;
+      const where = `${DOC}:${row.line} (${mode})`;
+      assert.ok(
+        claims(row.cells[mode], where),
+        `${where}: "${row.cells[mode]}" claims nothing, yet LEDGER cites tests`,
+      );
+    }
+  }
+});
+
+test('every test the ledger cites exists under that exact name', () => {
+  const wrong: string[] = [];
+  for (const [attack, entry] of Object.entries(LEDGER)) {
+    for (const mode of MODES) {
+      for (const [file, name] of entry[mode] ?? []) {
+        if (!existsSync(join(ROOT, file))) wrong.push(`${attack} (${mode}): no file ${file}`);
+        else if (!testNames(file).has(name))
+          wrong.push(`${attack} (${mode}): no test '${name}' in ${file}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test('the ledger check reads test names as written, and a cell must take a side', () => {
+  assert.ok(
+    testNames('test/unit/threat-model.test.ts').has(
+      'every test the ledger cites exists under that exact name',
+    ),
+  );
+  assert.equal(
+    testNames('test/unit/threat-model.test.ts').has('every test the ledger cites'),
+    false,
+  );
+  assert.equal(claims('held if the agent’s user is not the owner’s', 'x'), true);
+  assert.equal(claims('in part: the owner’s client refuses such a host', 'x'), true);
+  assert.equal(claims('not shown (file permissions)', 'x'), false);
+  assert.throws(() => claims('probably fine', 'x'));
+});
