@@ -53,12 +53,14 @@ export interface AnchorMemory {
   forget(): void;
 }
 
-/** Whether a request carries the owner's secret: the host is checked before it is sent. */
-function carriesOwnerSecret(body: object): boolean {
-  return OWNER_SECRET_FIELDS.some((k) => {
-    const v = (body as Record<string, unknown>)[k];
-    return typeof v === 'string' && v !== '';
-  });
+/**
+ * Whether a request is the owner's: it names an owner secret field (absent
+ * when the terminal's owner session stands for it: the key is still there,
+ * undefined) or asks about the owner session. The host is checked before any
+ * byte of it is sent, and the owner's anchor memory goes with it.
+ */
+function ownerRequest(op: string, body: object): boolean {
+  return op.startsWith('owner.') || OWNER_SECRET_FIELDS.some((k) => k in body);
 }
 
 /**
@@ -68,11 +70,12 @@ function carriesOwnerSecret(body: object): boolean {
 function open(
   opts: ClientOptions,
   socketPath: string,
+  op: string,
   body: object,
   onReady: (sock: Socket) => void,
   onRefused: (err: unknown) => void,
 ): Socket {
-  const owner = carriesOwnerSecret(body);
+  const owner = ownerRequest(op, body);
   const ino = owner ? socketInode(socketPath) : 0;
   const sock = connect(socketPath, () => {
     if (!owner) return onReady(sock);
@@ -157,7 +160,7 @@ function post<O extends Op>(
         payload.fill(0);
       });
     };
-    const sock = open(opts, socketPath, body, ready, (err) => {
+    const sock = open(opts, socketPath, op, body, ready, (err) => {
       refused = true;
       payload.fill(0);
       reject(err);
@@ -309,7 +312,7 @@ export async function call<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Ops[O]['res']> {
-  const memory = opts.anchors !== undefined && carriesOwnerSecret(body) ? opts.anchors : null;
+  const memory = opts.anchors !== undefined && ownerRequest(op, body) ? opts.anchors : null;
   const seen = memory?.seen();
   if (seen !== undefined) body = { ...body, seenAnchor: seen };
   const result = await callOnce(opts, op, body);
@@ -617,6 +620,7 @@ export function follow<O extends 'audit.follow' | 'session.hold'>(
     const sock = open(
       opts,
       socketPath,
+      op,
       body,
       (s) => s.write(Buffer.concat([Buffer.from(head), payload]), () => payload.fill(0)),
       (err) => {

@@ -43,6 +43,26 @@ const STEERING =
 /** The namespaces the host must share with the owner's client (/proc/PID/ns/<name>). */
 const NAMESPACES = ['mnt', 'user'] as const;
 
+/**
+ * A listener whose /proc cannot be read because it has exited (gone, or a
+ * zombie its parent has not reaped: a killed host) stopped under the client;
+ * it is not an impostor. VLT-3005, the passphrase unsent.
+ */
+function refuseUnlessStopped(pid: number, why: string): never {
+  let state: string | undefined;
+  try {
+    state = /^[0-9]+ \(.*\) (\S)/s.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    state = 'X';
+  }
+  if (state === 'Z' || state === 'X')
+    throw new VaultError(
+      'VLT-3005',
+      'The vault host stopped before the passphrase was sent; nothing was done: run the command again.',
+    );
+  return refuse(why);
+}
+
 function refuse(why: string): never {
   throw new VaultError(
     'VLT-3010',
@@ -196,7 +216,7 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     refuse('it runs outside this PID namespace, as from inside a `run` sandbox');
   }
   if (!holdsLock(peer.pid, join(expected.socketDir, LOCK_NAME))) {
-    refuse(`pid ${peer.pid} does not hold the vault's host lock`);
+    refuseUnlessStopped(peer.pid, `pid ${peer.pid} does not hold the vault's host lock`);
   }
   const proc = `/proc/${peer.pid}`;
   // Before anything else is read from /proc: a listener in a mount namespace
@@ -211,7 +231,7 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
       theirs = readlinkSync(`${proc}/ns/${ns}`);
       ours = readlinkSync(`/proc/self/ns/${ns}`);
     } catch {
-      return refuse(`pid ${peer.pid}'s ${ns} namespace cannot be read`);
+      return refuseUnlessStopped(peer.pid, `pid ${peer.pid}'s ${ns} namespace cannot be read`);
     }
     if (theirs !== ours) {
       refuse(`pid ${peer.pid} runs in a ${ns} namespace of its own (${theirs}, this is ${ours})`);
@@ -227,7 +247,7 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     env = readFileSync(`${proc}/environ`, 'utf8').split('\0');
     tracer = /^TracerPid:\s*([0-9]+)$/m.exec(readFileSync(`${proc}/status`, 'utf8'))?.[1];
   } catch {
-    return refuse(`pid ${peer.pid} cannot be inspected`);
+    return refuseUnlessStopped(peer.pid, `pid ${peer.pid} cannot be inspected`);
   }
   if (exe !== real(expected.node)) refuse(`pid ${peer.pid} runs ${exe}, not ${expected.node}`);
   if (argv.length !== 3 || real(argv[1] ?? '') !== real(expected.script) || argv[2] !== 'daemon') {
