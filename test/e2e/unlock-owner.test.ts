@@ -120,7 +120,8 @@ test(
     ] as const) {
       await assert.rejects(
         call(client, op, body as never),
-        (err) => err instanceof VaultError && err.code === 'VLT-1001',
+        // No passphrase and no owner session for the caller's terminal.
+        (err) => err instanceof VaultError && err.code === 'VLT-2054',
         op,
       );
     }

@@ -630,9 +630,10 @@ test(
         'VLT-4007',
       ],
       ['unlock.finish', { passphrase: PASSPHRASE, challengeId: await begin() }, 'VLT-4007'],
-      // The owner's operation: no passphrase, no unlock (the agent itself once started one).
-      ['unlock.finish', { challengeId, result: { credential: {} } }, 'VLT-1001'],
-      ['unlock.begin', { name: 'bot', origin: 'http://localhost:9' }, 'VLT-1001'],
+      // The owner's operation: no passphrase and no owner session, no unlock (the
+      // agent itself once started one): VLT-2054 since the owner session.
+      ['unlock.finish', { challengeId, result: { credential: {} } }, 'VLT-2054'],
+      ['unlock.begin', { name: 'bot', origin: 'http://localhost:9' }, 'VLT-2054'],
       [
         'unlock.finish',
         { passphrase: 'wrong', challengeId, result: { credential: {} } },
@@ -640,7 +641,7 @@ test(
       ],
       ['key.finish', { passphrase: PASSPHRASE, challengeId: 42, result: {} }, 'VLT-1001'],
       ['key.finish', { passphrase: 'wrong', challengeId, result: { credential: {} } }, 'VLT-3002'],
-      ['key.finish', { challengeId, result: { credential: {} } }, 'VLT-1001'],
+      ['key.finish', { challengeId, result: { credential: {} } }, 'VLT-2054'],
     ];
     // A well-formed enrolment whose finish carries the wrong passphrase.
     const enrol = await call(client, 'key.begin', {
