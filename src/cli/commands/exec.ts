@@ -18,11 +18,10 @@
  * own children) is in docs/threat-model.md.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
 import { constants as os } from 'node:os';
-import { join } from 'node:path';
 import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
 import { Collector, Renderer, type Collected } from '../../render/render.js';
+import { findCommand } from '../find-command.js';
 import { flagList, type CliContext, type Command } from '../context.js';
 import { loadToken } from '../token.js';
 
@@ -86,24 +85,6 @@ function assignments(specs: readonly string[]): { list: Assignment[]; bad: Bad[]
     list.push({ name, text, collected });
   }
   return { list, bad };
-}
-
-/** The executable `file` names, as the shell would find it on `path`; null when there is none. */
-function findCommand(file: string, path: string | undefined): string | null {
-  const executable = (f: string) => {
-    try {
-      accessSync(f, constants.X_OK);
-      return statSync(f).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (file.includes('/')) return executable(file) ? file : null;
-  for (const dir of (path ?? '').split(':')) {
-    const f = join(dir === '' ? '.' : dir, file);
-    if (executable(f)) return f;
-  }
-  return null;
 }
 
 /** One stderr line per bad reference, each once; the exit status is the first one's. */

@@ -53,26 +53,9 @@ import { ownerPassphrase } from '../owner.js';
 import type * as Sandbox from '../../../shell/sandbox.js';
 import type { ChildEnv } from '../../../shell/env.js';
 import type { SuperviseOptions } from '../../../shell/supervisor.js';
+import { findCommand } from '../find-command.js';
 import type { DashboardApi } from '../../../tui/api.js';
 import type { RefusalHook } from '../../proxy/refusal.js';
-
-/** The command as the child would find it: a path, or the first executable on PATH. */
-function findCommand(file: string, path: string | undefined): string | null {
-  const executable = (f: string) => {
-    try {
-      accessSync(f, constants.X_OK);
-      return statSync(f).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (file.includes('/')) return executable(file) ? file : null;
-  for (const dir of (path ?? '').split(':')) {
-    const f = join(dir === '' ? '.' : dir, file);
-    if (executable(f)) return f;
-  }
-  return null;
-}
 
 /**
  * Every agent token file `run` can know of: the one of each config directory
