@@ -1,7 +1,7 @@
 // run's lines for its proxy's refusals: one each, at most one a second per code, the rest counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { refusalReport } from '../../src/cli/commands/run.js';
+import { refusalReport } from '../../src/cli/run/refusals.js';
 import { VaultError } from '../../src/core/errors.js';
 
 function rig() {

@@ -1,0 +1,115 @@
+// `run --print-policy`: what the agent would get, printed; nothing started.
+import { homedir } from 'node:os';
+import { PROXY_PORT } from '../../core/commands.js';
+import { proxyEnv } from '../../proxy/env.js';
+import type { SandboxPolicy } from '../../../shell/sandbox-policy.js';
+import type { Profile, StatePlan } from '../../../shell/profiles.js';
+import { flagList, flagString, type CliContext } from '../context.js';
+import { modelKeyRef, profileVars, type ModelKey } from './profile.js';
+import type { Box } from './sandbox.js';
+
+/** `run --print-policy`: what the agent would get, one fact a line; nothing is started or created. */
+function printPolicy(
+  ctx: CliContext,
+  p: {
+    profile: Profile | null;
+    plan: StatePlan;
+    policy: SandboxPolicy | null;
+    key: ModelKey | null;
+    env: { pass: readonly string[]; stripped: readonly string[]; set: readonly string[] };
+  },
+): number {
+  const home = homedir();
+  const show = (x: string) =>
+    x === home || x.startsWith(`${home}/`) ? `~${x.slice(home.length)}` : x;
+  const out: string[] = [];
+  const line = (what: string, text: string) => out.push(`${what.padEnd(10)}${text}`);
+  line('profile', p.profile === null ? 'none' : `${p.profile.name}: ${p.profile.summary}`);
+  if (p.policy === null) {
+    line('sandbox', 'none (--no-sandbox): the agent reads, writes and reaches all you can');
+  } else {
+    const pol = p.policy;
+    line('read', '/ (everything not hidden below), read-only');
+    line('write', `${show(pol.cwd)} (working directory)`);
+    line('write', '/tmp (private to the sandbox)');
+    for (const w of pol.writable) {
+      const made = p.plan.write.find((x) => x.path === w)?.create === true;
+      line('write', `${show(w)}${made ? ' (created)' : ''}`);
+    }
+    for (const f of pol.privateFiles) {
+      const keeps = p.plan.private.find((x) => x.path === f.path)?.ownerKeeps ?? [];
+      line(
+        'write',
+        `${show(f.path)} (a private copy, merged back on exit but for ${keeps.length} keys that can run commands: ${keeps.slice(0, 3).join(', ')}, ...)`,
+      );
+    }
+    for (const r of pol.readOnly) {
+      const made = p.plan.readOnly.find((x) => x.path === r)?.create === true;
+      line('read-only', `${show(r)}${made ? ' (an empty placeholder while it runs)' : ''}`);
+    }
+    for (const h of pol.hidden) line('hidden', show(h.path));
+    line('net', `through the proxy (127.0.0.1:${PROXY_PORT}): any host but this machine's`);
+    for (const r of pol.routes) line('net', `direct: ${r.host}:${r.port}`);
+  }
+  if (p.profile?.model != null) {
+    const m = p.profile.model;
+    line(
+      'model',
+      p.key === null
+        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry}`
+        : `${p.key.variable}=${p.key.ref}`,
+    );
+    line(
+      '',
+      `the proxy fills ${m.header} for the hosts ${m.entry} is bound to (expected: ${m.host})`,
+    );
+  }
+  line('env', `passed: ${p.env.pass.join(' ') || '(none)'}`);
+  line('env', `stripped: ${p.env.stripped.join(' ') || '(none)'}`);
+  line('env', `set: ${p.env.set.join(' ')}`);
+  ctx.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}
+
+/** `--print-policy`: the environment as `run` would build it, with stand-ins for the session's values. */
+export async function policyReport(
+  ctx: CliContext,
+  profile: Profile | null,
+  plan: StatePlan,
+  box: Box | null,
+): Promise<number> {
+  const { childEnv } = await import('../../../shell/env.js');
+  const named = flagString(ctx, 'model-key');
+  const key = named === undefined ? null : modelKeyRef(profile, named, null);
+  const vars = profileVars(profile, key).vars;
+  const built = childEnv({
+    parent: ctx.env,
+    sessionToken: 'session',
+    proxy: vars,
+    keep: flagList(ctx, 'keep-env'),
+  });
+  const block = proxyEnv(
+    'http://127.0.0.1',
+    { proxyCa: '', proxyCaBundle: '', proxyCaDir: '' },
+    [],
+  );
+  const set = new Set([
+    'VAULT_TOKEN',
+    ...block.map(([n]) => n),
+    ...(box === null ? [] : ['VAULT_DIR']),
+    ...vars.map(([n]) => n),
+  ]);
+  return printPolicy(ctx, {
+    profile,
+    plan,
+    policy: box?.policy ?? null,
+    key,
+    env: {
+      pass: Object.keys(built.env)
+        .filter((n) => !set.has(n) && ctx.env[n] !== undefined)
+        .sort(),
+      stripped: built.stripped,
+      set: [...set],
+    },
+  });
+}

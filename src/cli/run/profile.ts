@@ -1,0 +1,99 @@
+// The agent's profile (shell/profiles.ts) and the model key reference it brings.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { VaultError } from '../../core/errors.js';
+import { chooseProfile, loadProfiles, type Profile } from '../../../shell/profiles.js';
+import { flagList, flagString, type CliContext } from '../context.js';
+
+/** The variables a profile sets, and the host its model is reached at (through the proxy, always). */
+export interface ProfileVars {
+  vars: [string, string][];
+  throughProxy: string | null;
+}
+
+/** An environment variable set to a `vault://` reference the proxy fills. */
+export interface ModelKey {
+  variable: string;
+  ref: string;
+}
+
+/**
+ * The agent's profile (shell/profiles.ts): `--profile`, else the command's
+ * name; the owner's profiles file extends the shipped ones.
+ * @throws VaultError VLT-1002 for an unknown profile or a broken profiles file.
+ */
+export function profileFor(ctx: CliContext, file: string): Profile | null {
+  let user: unknown = null;
+  try {
+    user = JSON.parse(readFileSync(ctx.paths.profilesFile, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new VaultError(
+        'VLT-1002',
+        `${ctx.paths.profilesFile} is not a JSON object of profiles (docs/run.md).`,
+      );
+  }
+  return chooseProfile(
+    loadProfiles(user, ctx.paths.profilesFile),
+    basename(file),
+    flagString(ctx, 'profile'),
+  );
+}
+
+/**
+ * The model key as a reference: `--model-key ENTRY` (or `ENTRY/FIELD`), else
+ * the profile's entry when the agent's scope holds it (a reference the proxy
+ * would refuse would cost the agent rate slots on every request). Null: the
+ * variable is left as the environment has it.
+ */
+export function modelKeyRef(
+  profile: Profile | null,
+  named: string | undefined,
+  scope: readonly string[] | null,
+): ModelKey | null {
+  const model = profile?.model ?? null;
+  if (model === null || named === 'none') return null;
+  const [entry, field] =
+    named === undefined ? [model.entry, model.field] : named.split(/\/(?=[A-Za-z0-9_-]+$)/);
+  if (entry === undefined) return null;
+  if (named === undefined && scope !== null && !scope.includes(entry)) return null;
+  const enc = entry.replaceAll('%', '%25').replaceAll('/', '%2F');
+  return { variable: model.variable, ref: `vault://${enc}/${field ?? model.field}` };
+}
+
+/**
+ * The variables the profile sets, and its model key variable: set after the
+ * proxy block. NO_PROXY never names the model's host: a request that went
+ * around the proxy would carry the bare reference and no key.
+ */
+export function profileVars(profile: Profile | null, key: ModelKey | null): ProfileVars {
+  const vars: [string, string][] = Object.entries(profile?.env ?? {});
+  if (key !== null) vars.push([key.variable, key.ref]);
+  const host = profile?.model?.host.replace(/:[0-9]+$/, '') ?? null;
+  return { vars, throughProxy: host };
+}
+
+/**
+ * The model key reference for this session: the agent's scope (asked of the
+ * host with the owner's passphrase) decides whether the profile's entry is
+ * passed; `--model-key` is passed as named; a reference already in the
+ * variable is left to pass.
+ */
+export async function sessionModelKey(
+  ctx: CliContext,
+  passphrase: string | undefined,
+  agent: string,
+  profile: Profile | null,
+): Promise<ModelKey | null> {
+  const named = flagString(ctx, 'model-key');
+  if (profile?.model == null || named !== undefined) return modelKeyRef(profile, named, null);
+  // A reference of the owner's own in the variable passes as it is (shell/env.ts) and wins.
+  if (ctx.env[profile.model.variable]?.startsWith('vault://') === true) return null;
+  const { scope } = await ctx.call('agent.show', { passphrase, name: agent });
+  const narrowed = flagList(ctx, 'scope');
+  return modelKeyRef(
+    profile,
+    undefined,
+    scope.filter((e) => narrowed.length === 0 || narrowed.includes(e)),
+  );
+}

@@ -1,0 +1,76 @@
+// The session's proxy, with a CA made for the session.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROXY_PORT } from '../../core/commands.js';
+import { VaultError } from '../../core/errors.js';
+import { upstreamRoots } from '../../proxy/env.js';
+import type { RefusalHook } from '../../proxy/refusal.js';
+import { flagList, type CliContext } from '../context.js';
+
+/**
+ * The session's proxy: PROXY_PORT when free, any free port otherwise; its CA
+ * is made for this session and its certificate lives in `dir` until the
+ * session ends.
+ */
+export async function sessionProxy(
+  ctx: CliContext,
+  dir: string,
+  sessionToken: string,
+  confine: ReadonlySet<string> | undefined,
+  onRefusal: RefusalHook,
+) {
+  const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
+    import('../../proxy/server.js'),
+    import('../../proxy/ca.js'),
+    import('../../client/client.js'),
+  ]);
+  // Kept-alive connections to the host: the proxy calls it on every fill.
+  const host = new HostChannel(ctx.client);
+  const files = {
+    cert: join(dir, 'ca.pem'),
+    bundle: join(dir, 'ca-bundle.pem'),
+    systemRoots: ctx.paths.systemRoots,
+  };
+  const authority = Authority.ephemeral(files);
+  // SSL_CERT_DIR: a directory of the session CA alone (Go and rustls read every
+  // file in it; OpenSSL, which wants hashed names, has SSL_CERT_FILE).
+  const certDir = join(dir, 'certs');
+  mkdirSync(certDir, { mode: 0o700 });
+  copyFileSync(files.cert, join(certDir, 'vault-cli-session-ca.pem'));
+  const options = {
+    authority,
+    upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
+    requireCaller: true,
+    sessionToken,
+    ...(confine === undefined ? {} : { confine }),
+    onRefusal,
+    resolve: async (
+      refs: readonly { entry: string; field: string }[],
+      to: string,
+      caller: string | null,
+    ) => {
+      if (caller === null) throw new VaultError('VLT-2040');
+      const { values } = await host.call('resolve', { token: caller, refs: [...refs], host: to });
+      return values.map((v) => Buffer.from(v, 'base64'));
+    },
+    // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
+    admit: async (caller: string) => {
+      await host.call('whoami', { token: caller });
+    },
+  };
+  const proxy = await startProxy({ ...options, port: PROXY_PORT }).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      return startProxy({ ...options, port: 0 });
+    },
+  );
+  return {
+    proxy,
+    host,
+    files: { ...files, dir: certDir },
+    url: (token: string) => proxyUrl(proxy.port, token),
+  };
+}
+
+/** A running session proxy, the host channel it fills through, and its CA's files. */
+export type SessionProxy = Awaited<ReturnType<typeof sessionProxy>>;

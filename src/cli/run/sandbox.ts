@@ -1,0 +1,149 @@
+// The facts `run` gathers for the sandbox policy (shell/sandbox-policy.ts),
+// the box the agent starts in, and the process limit around it.
+import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { DEFAULT_MAX_PROCS } from '../../core/commands.js';
+import { VaultError } from '../../core/errors.js';
+import {
+  cwdControls,
+  policyProbes,
+  sandboxPolicy,
+  type PathKind,
+  type SandboxPolicy,
+} from '../../../shell/sandbox-policy.js';
+import type { StatePlan } from '../../../shell/profiles.js';
+import type * as Sandbox from '../../../shell/sandbox.js';
+import { flagList, flagString, type CliContext } from '../context.js';
+import { tokenFiles } from './token-files.js';
+
+/** What is at `p`: a directory, a file, or nothing. */
+export function kind(p: string): PathKind | null {
+  try {
+    return statSync(p).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The sandbox for this invocation: the facts are gathered here (what exists,
+ * where vault-cli is installed and found), the decision is the policy's.
+ */
+export function policyFor(
+  ctx: CliContext,
+  sessionDir: string,
+  sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
+  plan: StatePlan,
+): SandboxPolicy {
+  const { which } = sandbox;
+  const p = ctx.paths;
+  const onPath = which('vault-cli', ctx.env.PATH);
+  const facts = {
+    cwd: process.cwd(),
+    home: homedir(),
+    uid: process.getuid?.() ?? null,
+    xdgRuntimeDir: ctx.env.XDG_RUNTIME_DIR,
+    sessionDir,
+    vaultPaths: [
+      p.vaultDir,
+      p.socketDir,
+      p.configDir,
+      ...p.defaultDirs,
+      ...[p.passphraseFile, p.newPassphraseFile].filter((f) => f !== null),
+      ...tokenFiles(ctx),
+    ],
+    readOnly: [
+      resolve(dirname(ctx.script), '..', '..', '..'),
+      ...(onPath === null ? [] : [onPath, realpathSync(onPath)]),
+      ...p.shellStartup,
+      ...plan.readOnly.map((r) => r.path),
+    ],
+    allowRead: flagList(ctx, 'allow-read'),
+    allowWrite: [...flagList(ctx, 'allow-write'), ...plan.write.map((w) => w.path)],
+    allowNet: flagList(ctx, 'allow-net'),
+    privateFiles: plan.private,
+  };
+  const probes = policyProbes(facts);
+  // A placeholder an earlier session left is made again and removed after, like an absent path.
+  const controls = new Set(cwdControls(facts.cwd));
+  const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
+  // What `run` creates before the agent starts counts as there already.
+  const planned = new Map<string, PathKind>([
+    ...plan.write.map((w) => [w.path, 'dir'] as const),
+    ...plan.readOnly.map((r) => [r.path, r.kind] as const),
+    ...plan.private.map((f) => [f.path, 'file'] as const),
+  ]);
+  return sandboxPolicy({
+    ...facts,
+    found: new Map(probes.map((f) => [f, left(f) ? null : (kind(f) ?? planned.get(f) ?? null)])),
+    links: new Set(probes.filter(isLink)),
+    unwritable: new Set(probes.map((f) => dirname(f)).filter((d) => !writableDir(d))),
+  });
+}
+
+/** Whether this process may create entries in directory `d` (false when it is no directory). */
+function writableDir(d: string): boolean {
+  try {
+    accessSync(d, constants.W_OK);
+    return statSync(d).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** One warning line per project control the owner opened with --allow-write: an explicit, visible choice. */
+export function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
+  for (const p of policy.openedControls)
+    ctx.stderr.write(
+      `vault-cli: warning: --allow-write ${p}: the agent may change what your own tools run there, outside the sandbox (docs/sandbox.md)\n`,
+    );
+}
+
+/** The sandbox `run` starts the agent in: what the policy decided, and what carries it out. */
+export interface Box {
+  readonly policy: SandboxPolicy;
+  readonly programs: { readonly bwrap: string; readonly socat: string };
+  readonly sandbox: typeof Sandbox;
+  readonly maxProcs: number;
+}
+
+/**
+ * `--max-procs N`, checked: the sandbox's own start script and relays need a
+ * few, so fewer than 16 could not start an agent at all.
+ * @throws VaultError VLT-1002 for anything but a whole number from 16 up.
+ */
+export function maxProcs(ctx: CliContext): number {
+  const text = flagString(ctx, 'max-procs');
+  if (text === undefined) return DEFAULT_MAX_PROCS;
+  const n = /^[0-9]{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 16))
+    throw new VaultError(
+      'VLT-1002',
+      `--max-procs takes a whole number from 16 up, not ${JSON.stringify(text)}.`,
+    );
+  return n;
+}
+
+/**
+ * The process limit's second half: a pids cgroup where one can be made
+ * (shell/sandbox-pids.ts). As root it is the only half that holds, so its
+ * absence is said.
+ */
+export async function processLimit(ctx: CliContext, max: number) {
+  const { pidsCgroup } = await import('../../../shell/sandbox-pids.js');
+  const cgroup = pidsCgroup(max);
+  if (cgroup === null && process.getuid?.() === 0)
+    ctx.stderr.write(
+      'vault-cli: warning: no process limit for the sandbox: RLIMIT_NPROC does not bind root, and no pids cgroup could be made here (docs/sandbox.md)\n',
+    );
+  return cgroup;
+}

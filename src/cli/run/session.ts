@@ -1,0 +1,106 @@
+// The agent's session with the host: started with the owner's passphrase,
+// held on a connection of its own while the command runs, ended after it.
+import { VaultError } from '../../core/errors.js';
+import type { Profile, StatePlan } from '../../../shell/profiles.js';
+import { flagList, type CliContext } from '../context.js';
+import { ownerPassphrase } from '../owner.js';
+import { profileVars, sessionModelKey } from './profile.js';
+import { refusalReport } from './refusals.js';
+import type { Box } from './sandbox.js';
+import { summaryLine } from './summary.js';
+import { supervised, wantsPty } from './supervised.js';
+
+/**
+ * The session around the agent's command: a token for the agent from the
+ * host, held until this process ends however it ends; the command under the
+ * supervisor with the profile's state applied around it; the session ended
+ * and summed up on stderr. Returns the command's exit status.
+ * @throws VaultError VLT-1005 when the sandbox is wanted and the host gave
+ * the session no socket of its own.
+ */
+export async function agentSession(
+  ctx: CliContext,
+  s: {
+    command: readonly string[];
+    dir: string;
+    agent: string;
+    profile: Profile | null;
+    plan: StatePlan;
+    box: Box | null;
+  },
+): Promise<number> {
+  const { agent, box } = s;
+  // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
+  const passphrase = await ownerPassphrase(ctx);
+  // The session's records are at or after this (the summary counts them).
+  const asked = Date.now();
+  const started = await ctx.call('session.start', {
+    passphrase,
+    agent,
+    scope: flagList(ctx, 'scope'),
+    sandbox: box !== null,
+  });
+  const { token } = started;
+  const { hold } = await import('../../client/client.js');
+  // From here the session ends when this process does, however it ends.
+  const held = await hold(ctx.client, token);
+  const pty = wantsPty(ctx);
+  const report = refusalReport((line) => ctx.stderr.write(line + (pty ? '\r\n' : '\n')));
+  let status: number | null = null;
+  try {
+    const hostSocket = started.socket;
+    if (box !== null && hostSocket === undefined)
+      throw new VaultError(
+        'VLT-1005',
+        'The agent sandbox cannot start: the vault host gave the session no socket of its own (an older host? `vault-cli daemon stop`, then run again).',
+      );
+    const key = await sessionModelKey(ctx, passphrase, agent, s.profile);
+    const { applyState, finishState } = await import('../../../shell/agent-state.js');
+    applyState(s.plan);
+    try {
+      status = await supervised(ctx, {
+        command: s.command,
+        dir: s.dir,
+        passphrase,
+        token,
+        agent,
+        pty,
+        report,
+        box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
+        profile: profileVars(s.profile, key),
+      });
+    } finally {
+      for (const said of finishState(s.plan)) ctx.stderr.write(`vault-cli: ${said}\n`);
+    }
+    return status;
+  } finally {
+    report.flush();
+    const revoked = await endSession(ctx, token, held);
+    if (status !== null)
+      ctx.stderr.write(
+        (await summaryLine(ctx, { passphrase, agent, since: asked, revoked, status })) + '\n',
+      );
+  }
+}
+
+/**
+ * Ends the session with its own token, then lets go of the hold. In this
+ * order: the hold's end revokes the session too, and a `session.end` sent
+ * after it would present a revoked token (a `denied` record after every
+ * session). Returns whether the host confirmed the token revoked.
+ */
+export async function endSession(
+  ctx: CliContext,
+  token: string,
+  held: { release(): void },
+): Promise<boolean> {
+  try {
+    await ctx.call('session.end', { token });
+    return true;
+  } catch {
+    // The host is gone or ended it already (the hold broke): the token is refused either way.
+    return false;
+  } finally {
+    held.release();
+  }
+}

@@ -1,0 +1,105 @@
+// A held session's command under the supervisor, with the proxy (and sandbox) around it.
+import { VaultError } from '../../core/errors.js';
+import { flag, type CliContext } from '../context.js';
+import { agentEnv } from './agent-env.js';
+import { dashboardHandOver } from './handover.js';
+import type { ProfileVars } from './profile.js';
+import { sessionProxy, type SessionProxy } from './proxy.js';
+import type { Refusals } from './refusals.js';
+import { processLimit, type Box } from './sandbox.js';
+import { startLine } from './summary.js';
+
+/** The sandbox with the session's own host socket, the one way from inside to the host. */
+export type SandboxedBox = Box & { hostSocket: string };
+
+/** A held session: the agent's command under the supervisor, with the proxy (and sandbox) around it. */
+export async function supervised(
+  ctx: CliContext,
+  s: {
+    command: readonly string[];
+    dir: string;
+    /** Absent: the terminal's owner session stands for it. */
+    passphrase: string | undefined;
+    token: string;
+    agent: string;
+    pty: boolean;
+    report: Refusals;
+    box: SandboxedBox | null;
+    profile: ProfileVars;
+  },
+): Promise<number> {
+  const { box, token } = s;
+  let proxy: SessionProxy | undefined;
+  let relays: { close(): void } | undefined;
+  let cgroup: { procs: string; remove(): Promise<void> } | null = null;
+  try {
+    // Sandboxed, the proxy is the agent's only way out: not back into this machine,
+    // except to what the owner allowed with --allow-net.
+    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail) =>
+      s.report.refused(new VaultError(code, detail)),
+    );
+    relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
+    const { env, stripped } = await agentEnv(ctx, {
+      token,
+      dir: s.dir,
+      proxy,
+      box,
+      profile: s.profile,
+    });
+    const { strippedLine } = await import('../../../shell/env.js');
+    const told = strippedLine(stripped);
+    if (told !== null) ctx.stderr.write(told + '\n');
+    ctx.stderr.write(startLine(s.command, s.agent, box !== null, s.pty) + '\n');
+    const [{ supervise }, { dashboardApi }] = await Promise.all([
+      import('../../../shell/supervisor.js'),
+      import('../commands/dashboard.js'),
+    ]);
+    const api = s.pty ? await dashboardApi(ctx, s.passphrase) : null;
+    if (box !== null) cgroup = await processLimit(ctx, box.maxProcs);
+    const result = await supervise({
+      pty: s.pty,
+      ...launchOf(s.command, box, cgroup?.procs ?? null),
+      env,
+      cwd: process.cwd(),
+      signalForeground: box !== null,
+      output: { allowTitle: flag(ctx, 'allow-title') },
+      io: { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, signals: process },
+      ...(api === null ? {} : { handOver: dashboardHandOver(ctx, api, s.report) }),
+    });
+    return result.status;
+  } finally {
+    if (box !== null) await box.sandbox.removePlaceholders(box.policy);
+    await cgroup?.remove();
+    relays?.close();
+    await proxy?.proxy.close();
+    proxy?.host.close();
+  }
+}
+
+/** What the supervisor starts: the command itself, or the sandbox's start script around it. */
+function launchOf(
+  command: readonly string[],
+  box: SandboxedBox | null,
+  cgroupProcs: string | null,
+): { file: string; args: string[] } {
+  if (box === null) return { file: command[0] as string, args: command.slice(1) };
+  return box.sandbox.sandboxLaunch(
+    {
+      ...box.programs,
+      policy: box.policy,
+      hostSocket: box.hostSocket,
+      command,
+      maxProcs: box.maxProcs,
+    },
+    cgroupProcs,
+  );
+}
+
+/**
+ * A pty only for a person at a terminal: a script that captures or pipes
+ * `run`'s output (or feeds its input) gets the command's bytes and streams
+ * as they are, as it would without `run`.
+ */
+export function wantsPty(ctx: CliContext): boolean {
+  return !flag(ctx, 'no-pty') && ctx.stdin.isTTY === true && ctx.stdout.isTTY === true;
+}
