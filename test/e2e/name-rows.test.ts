@@ -4,8 +4,9 @@
 // id and revokes it even when rotating what it held fails.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Store } from '../../src/store/store.js';
+import type { Tx } from '../../src/store/store.js';
 import { assertRefused } from '../support/e2e-helpers.js';
+import { readStore, writeStore } from '../support/live-store.js';
 import { installBin, underPty } from '../support/pty.js';
 import { Rig, ok } from '../support/rig.js';
 
@@ -27,25 +28,10 @@ before(async () => {
 after(() => rig.dispose());
 
 /** One write transaction on the live store, as the agent (same OS user) makes it. */
-async function tamper(
-  fn: (tx: Parameters<Parameters<Store['write']>[0]>[0]) => void,
-): Promise<void> {
-  const store = Store.open(rig.vaultDir);
-  try {
-    store.write(fn);
-  } finally {
-    await store.close();
-  }
-}
+const tamper = (fn: (tx: Tx) => void): Promise<void> => writeStore(rig.vaultDir, fn);
 
-async function agentIds(): Promise<Map<string, string>> {
-  const store = Store.open(rig.vaultDir);
-  try {
-    return store.read((tx) => new Map(tx.agents().map((a) => [a.name, a.id])));
-  } finally {
-    await store.close();
-  }
-}
+const agentIds = (): Promise<Map<string, string>> =>
+  readStore(rig.vaultDir, (tx) => new Map(tx.agents().map((a) => [a.name, a.id])));
 
 interface Listed {
   id: string;

@@ -5,15 +5,14 @@
 // an echo of the filled credentials comes back as the client wrote them.
 // Real curl, the real `vault-cli proxy`, a local HTTPS upstream.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import {
-  Upstream,
-  makeTestCa,
-  startProxy,
+  curl as curlIn,
+  proxyBench,
+  type ProxyBench,
   type ProxyProcess,
-  type TestCa,
+  type Upstream,
 } from '../support/proxy.js';
 import { Rig, ok } from '../support/rig.js';
 
@@ -24,31 +23,16 @@ describe('proxy: references inside Basic credentials', () => {
   const token = `ghp_${hex(16)}`;
   const user = `robot-${hex(4)}`;
   const bound = `bound-${hex(12)}`;
-  let ca: TestCa;
+  let bench: ProxyBench | undefined;
   let up: Upstream;
   let proxy: ProxyProcess;
   let ourCa: string;
-  let agent: string;
 
   /** curl -u CREDENTIALS through the proxy to the upstream's `path`, with -i. */
   function curl(credentials: string, path: string) {
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        const args = ['-sS', '-i', '--noproxy', '', '--proxy', proxy.url, '--cacert', ourCa];
-        const url = `https://localhost:${up.port}${path}`;
-        const env = { PATH: process.env.PATH, HOME: rig.root };
-        const child = spawn('curl', [...args, '-u', credentials, url], {
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      },
-    );
+    const args = ['-sS', '-i', '--noproxy', '', '--proxy', proxy.url, '--cacert', ourCa];
+    const url = `https://localhost:${up.port}${path}`;
+    return curlIn([...args, '-u', credentials, url], { PATH: process.env.PATH, HOME: rig.root });
   }
 
   /** The Authorization the upstream saw on the last request to `path`. */
@@ -59,25 +43,23 @@ describe('proxy: references inside Basic credentials', () => {
       ?.rawHeaders.find((_, i, a) => a[i - 1]?.toLowerCase() === 'authorization');
 
   before(async () => {
-    ca = makeTestCa(rig.root);
-    up = await Upstream.start(ca);
-    await rig.create();
-    await rig.set('GitHub', token, 'token');
-    await rig.set('Robot', user, 'user');
-    await rig.set('Bound', bound, 'token');
-    ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
-    await rig.set('Hidden', `hidden-${hex(8)}`, 'token');
-    agent = await rig.addAgent(
-      'ci',
-      ['GitHub', 'Robot', 'Bound'],
-      ['--per-minute', '100', '--per-hour', '100'],
-    );
-    proxy = await startProxy(rig, agent, ca);
-    ourCa = ok(await rig.agent(['proxy', 'ca'], agent)).trim();
+    bench = await proxyBench(rig, async () => {
+      await rig.create();
+      await rig.set('GitHub', token, 'token');
+      await rig.set('Robot', user, 'user');
+      await rig.set('Bound', bound, 'token');
+      ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
+      await rig.set('Hidden', `hidden-${hex(8)}`, 'token');
+      return rig.addAgent(
+        'ci',
+        ['GitHub', 'Robot', 'Bound'],
+        ['--per-minute', '100', '--per-hour', '100'],
+      );
+    });
+    ({ up, proxy, ourCa } = bench);
   });
   after(async () => {
-    await proxy?.stop();
-    await up?.close();
+    await bench?.close();
     await rig.dispose();
   });
 

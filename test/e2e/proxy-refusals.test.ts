@@ -5,7 +5,6 @@
 // `vault-cli proxy` process, and the proxy as `run` starts it for a sandbox
 // (confined to this machine's outside), in this process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Authority } from '../../src/proxy/ca.js';
@@ -14,33 +13,17 @@ import { startProxy as startInProcess, type RunningProxy } from '../../src/proxy
 import { hex } from '../support/e2e-helpers.js';
 import {
   Upstream,
+  curl as curlIn,
   makeTestCa,
-  startProxy,
+  proxyBench,
+  type ProxyBench,
   type ProxyProcess,
-  type TestCa,
 } from '../support/proxy.js';
 import { Rig, ok } from '../support/rig.js';
 
-interface Out {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function curl(args: readonly string[], home: string): Promise<Out> {
-  return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH, HOME: home, NO_PROXY: '', no_proxy: '' };
-    const child = spawn('curl', ['--noproxy', '', ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function curl(args: readonly string[], home: string) {
+  const env = { PATH: process.env.PATH, HOME: home, NO_PROXY: '', no_proxy: '' };
+  return curlIn(['--noproxy', '', ...args], env);
 }
 
 /** What `curl -v` printed of the proxy's answer to its CONNECT: the `< ` lines. */
@@ -53,25 +36,22 @@ const received = (verbose: string) =>
 describe('proxy refusals: the code where curl shows it', () => {
   const rig = new Rig();
   const secret = `refusal-${hex(12)}`;
-  let ca: TestCa;
+  let bench: ProxyBench | undefined;
   let up: Upstream;
   let proxy: ProxyProcess;
   let ourCa: string;
-  let token: string;
 
   before(async () => {
-    ca = makeTestCa(rig.root);
-    up = await Upstream.start(ca);
-    await rig.create();
-    await rig.set('Bound', secret, 'token');
-    ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
-    token = await rig.addAgent('a', ['Bound'], ['--per-minute', '100', '--per-hour', '100']);
-    proxy = await startProxy(rig, token, ca);
-    ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
+    bench = await proxyBench(rig, async () => {
+      await rig.create();
+      await rig.set('Bound', secret, 'token');
+      ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
+      return rig.addAgent('a', ['Bound'], ['--per-minute', '100', '--per-hour', '100']);
+    });
+    ({ up, proxy, ourCa } = bench);
   });
   after(async () => {
-    await proxy?.stop();
-    await up?.close();
+    await bench?.close();
     await rig.dispose();
   });
 

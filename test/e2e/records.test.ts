@@ -5,9 +5,10 @@
 // and releases nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Store } from '../../src/store/store.js';
+import type { Tx } from '../../src/store/store.js';
 import { assertRefused } from '../support/e2e-helpers.js';
 import { copyStore, entryIdsByName } from '../support/offline.js';
+import { readStore, writeStore } from '../support/live-store.js';
 import { installBin, underPty } from '../support/pty.js';
 import { PASSPHRASE, Rig, ok } from '../support/rig.js';
 
@@ -29,16 +30,7 @@ before(async () => {
 after(() => rig.dispose());
 
 /** One write transaction on the live store, as an attacker with file access makes it. */
-async function tamper(
-  fn: (tx: Parameters<Parameters<Store['write']>[0]>[0]) => void,
-): Promise<void> {
-  const store = Store.open(rig.vaultDir);
-  try {
-    store.write(fn);
-  } finally {
-    await store.close();
-  }
-}
+const tamper = (fn: (tx: Tx) => void): Promise<void> => writeStore(rig.vaultDir, fn);
 
 const id = (name: string) => ids.get(name) as string;
 
@@ -107,17 +99,12 @@ test('a rolled-back field record is refused with VLT-3020; so is a whole entry p
   assert.equal(ok(await rig.agent(['get', 'R'], token)), 'value-R3\n');
 });
 
-async function snapshot(name: string) {
-  const store = Store.open(rig.vaultDir);
-  try {
-    return store.read((tx) => {
-      const entry = tx.entry(id(name));
-      assert.ok(entry);
-      return { entry, fields: tx.fieldRecords(id(name)) };
-    });
-  } finally {
-    await store.close();
-  }
+function snapshot(name: string) {
+  return readStore(rig.vaultDir, (tx) => {
+    const entry = tx.entry(id(name));
+    assert.ok(entry);
+    return { entry, fields: tx.fieldRecords(id(name)) };
+  });
 }
 
 test('a scope widened in the store: reads stay refused, and the owner’s run and agent changes refuse the record', async () => {

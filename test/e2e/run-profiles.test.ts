@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hex } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa, type TestCa } from '../support/proxy.js';
-import { installBin, underPty, type PtyFate } from '../support/pty.js';
+import { installBin, runScript, said, underPty, type PtyFate } from '../support/pty.js';
 import { Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
@@ -24,35 +24,12 @@ let up: Upstream;
 
 /** `run --agent a ... -- bash -c script` under a pty, from a project directory (not HOME). */
 async function inside(script: string, flags: readonly string[]): Promise<PtyFate> {
-  const r = await underPty(
-    rig,
-    [
-      'run',
-      '--agent',
-      'a',
-      '--upstream-ca',
-      join(rig.root, 'ca.pem'),
-      ...flags,
-      '--',
-      'bash',
-      '-c',
-      script,
-    ],
-    {},
-    work,
-  ).exited;
+  const r = await runScript(rig, script, {
+    flags: ['--upstream-ca', join(rig.root, 'ca.pem'), ...flags],
+    cwd: work,
+  }).exited;
   assert.equal(r.exitCode, 0, r.output);
   return r;
-}
-
-/** `name=value` lines the script printed. */
-function said(output: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of output.split(/\r?\n/)) {
-    const hit = /^([a-z0-9-]+)=(.*)$/.exec(line.trim());
-    if (hit !== null) m.set(hit[1] as string, hit[2] as string);
-  }
-  return m;
 }
 
 /** A shell line that tries `cmd` and prints `name=yes` or `name=no`. */

@@ -4,9 +4,9 @@
 // status pass through.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { livePidsWith } from '../support/procs.js';
 import { installBin, underPty, until } from '../support/pty.js';
 import { CLI, Rig, fate } from '../support/rig.js';
 
@@ -140,34 +140,14 @@ test('a command that ignores SIGTERM is killed when run is told to stop: 137', a
   assert.equal((await done).code, 137);
 });
 
-function pidsWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^[0-9]+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number)
-    .filter((p) => {
-      try {
-        return !/^State:\s+Z/m.test(readFileSync(`/proc/${p}/status`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
-}
-
 test('run killed by SIGKILL leaves nothing of the sandboxed command behind', async () => {
   // A number no other process carries, in the command's line and its sleep's.
   const marker = String(800_000 + Math.floor(Math.random() * 90_000));
   const { child, done } = await started(`echo ready; sleep ${marker}`);
-  await until(() => pidsWith(marker).length >= 1, 'the sleep');
+  await until(() => livePidsWith(marker).length >= 1, 'the sleep');
   child.kill('SIGKILL');
   await done;
-  await until(() => pidsWith(marker).length === 0, 'the command to go');
+  await until(() => livePidsWith(marker).length === 0, 'the command to go');
 });
 
 test('--no-sandbox without a pty: signals reach the command, and what it left running is hung up', async () => {
@@ -176,11 +156,11 @@ test('--no-sandbox without a pty: signals reach the command, and what it left ru
     `sleep ${marker} & trap 'echo got-int; exit 5' INT; echo ready; while :; do sleep 0.05; done`,
     ['--no-sandbox'],
   );
-  await until(() => pidsWith(marker).length >= 1, 'the sleep');
+  await until(() => livePidsWith(marker).length >= 1, 'the sleep');
   child.kill('SIGINT');
   const r = await done;
   assert.equal(r.code, 5, r.stderr);
   assert.equal(r.stdout, 'ready\ngot-int\n');
   assert.match(r.stderr, /NOT sandboxed/);
-  await until(() => pidsWith(marker).length === 0, 'the background sleep to go');
+  await until(() => livePidsWith(marker).length === 0, 'the background sleep to go');
 });

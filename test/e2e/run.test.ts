@@ -1,10 +1,11 @@
 // `vault-cli run`: real processes under a real pty. The supervisor itself is
 // driven from a pty (node-pty spawning the built CLI), so it sees a terminal.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { installBin, underPty as ptyRun, until } from '../support/pty.js';
+import { pidsWith, zombie } from '../support/procs.js';
+import { installBin, runScript, until, type ScriptOptions } from '../support/pty.js';
 import { Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
@@ -21,19 +22,13 @@ before(async () => {
 });
 after(() => rig.dispose());
 
-const underPty = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
-  ptyRun(rig, args, env);
+/** `run --agent a -- sh -c script` under a pty (the options as runScript takes them). */
+const sh = (script: string, o: ScriptOptions = {}) => runScript(rig, script, { ...o, shell: 'sh' });
 
 test('the child gets a session token, reads in scope into a pipe (not onto its pty), and its exit status comes back', async () => {
-  const r = await underPty([
-    'run',
-    '--agent',
-    'a',
-    '--',
-    'sh',
-    '-c',
+  const r = await sh(
     'echo "prefix=$(echo $VAULT_TOKEN | cut -c1-4)"; vault-cli get X; echo "status=$?"; vault-cli get X | cat; exit 3',
-  ]).exited;
+  ).exited;
   assert.match(r.output, /prefix=vlt_/);
   assert.match(r.output, /^vault-cli: VLT-2050: .*stdout is a terminal/m);
   assert.match(r.output, /^status=64/m);
@@ -46,34 +41,28 @@ test('the environment holds no owner variable and no long-lived token; secrets a
     'echo "pp=[$VAULT_PASSPHRASE_FILE] cfg=[$VAULT_CONFIG_DIR] planted=[$MY_API_TOKEN] plain=[$PLAIN]"; env | grep -c "' +
     token +
     '" || true';
-  const plain = await underPty(['run', '--agent', 'a', '--', 'sh', '-c', script], {
-    MY_API_TOKEN: 'planted-secret',
-    PLAIN: 'hello',
-    VAULT_TOKEN: token,
+  const plain = await sh(script, {
+    env: {
+      MY_API_TOKEN: 'planted-secret',
+      PLAIN: 'hello',
+      VAULT_TOKEN: token,
+    },
   }).exited;
   assert.match(plain.output, /pp=\[\] cfg=\[\] planted=\[\] plain=\[hello\]/);
   assert.match(plain.output, /^0\r?$/m);
   assert.equal(plain.exitCode, 0, plain.output);
 
-  const kept = await underPty(
-    ['run', '--agent', 'a', '--keep-env', 'MY_API_TOKEN', '--', 'sh', '-c', script],
-    { MY_API_TOKEN: 'planted-secret' },
-  ).exited;
+  const kept = await sh(script, {
+    flags: ['--keep-env', 'MY_API_TOKEN'],
+    env: { MY_API_TOKEN: 'planted-secret' },
+  }).exited;
   assert.match(kept.output, /planted=\[planted-secret\]/);
 });
 
 test('--scope narrows the session: an entry of the agent outside it is refused', async () => {
-  const r = await underPty([
-    'run',
-    '--agent',
-    'a',
-    '--scope',
-    'X',
-    '--',
-    'sh',
-    '-c',
-    'vault-cli get X | cat; vault-cli get Y >/dev/null; echo "status=$?"',
-  ]).exited;
+  const r = await sh('vault-cli get X | cat; vault-cli get Y >/dev/null; echo "status=$?"', {
+    flags: ['--scope', 'X'],
+  }).exited;
   assert.match(r.output, /hunter2/);
   assert.match(r.output, /VLT-2041/);
   assert.match(r.output, /status=77/);
@@ -83,15 +72,7 @@ test('a session token is refused with VLT-2040 once the child has exited', async
   const dir = join(rig.root, 'leak');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'token');
-  const r = await underPty([
-    'run',
-    '--agent',
-    'a',
-    '--',
-    'sh',
-    '-c',
-    `printf %s "$VAULT_TOKEN" > ${JSON.stringify(file)}`,
-  ]).exited;
+  const r = await sh(`printf %s "$VAULT_TOKEN" > ${JSON.stringify(file)}`).exited;
   assert.equal(r.exitCode, 0, r.output);
   const session = readFileSync(file, 'utf8');
   assert.match(session, /^vlt_/);
@@ -104,20 +85,12 @@ test('a session token is refused with VLT-2040 once the child has exited', async
 });
 
 test('a child killed by SIGTERM gives 143', async () => {
-  const r = await underPty(['run', '--agent', 'a', '--', 'sh', '-c', 'kill -TERM $$']).exited;
+  const r = await sh('kill -TERM $$').exited;
   assert.equal(r.exitCode, 143, r.output);
 });
 
 test('input reaches the child through the supervisor', async () => {
-  const run = underPty([
-    'run',
-    '--agent',
-    'a',
-    '--',
-    'sh',
-    '-c',
-    'echo ready; read line; echo "got=$line"',
-  ]);
+  const run = sh('echo ready; read line; echo "got=$line"');
   await until(() => run.output().includes('ready'), 'the child');
   // Keys typed one at a time, as a user would.
   for (const ch of 'ping\r') run.pty.write(ch);
@@ -125,23 +98,10 @@ test('input reaches the child through the supervisor', async () => {
   assert.match(r.output, /got=ping/);
 });
 
-function pidsWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^[0-9]+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 test('killing the supervisor with SIGKILL leaves no child behind', async () => {
   // A number no other process carries: in the shell's command line and the sleep's.
   const marker = String(900_000 + Math.floor(Math.random() * 90_000));
-  const run = underPty(['run', '--agent', 'a', '--', 'sh', '-c', `echo started; sleep ${marker}`]);
+  const run = sh(`echo started; sleep ${marker}`);
   await until(() => run.output().includes('started') && pidsWith(marker).length >= 2, 'the child');
   process.kill(run.pty.pid, 'SIGKILL');
   await run.exited;
@@ -152,17 +112,8 @@ test('killing the supervisor with SIGKILL leaves no child behind', async () => {
   );
 });
 
-function zombie(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
 test('a session shares the agent’s rate state: its read counts against the agent’s token', async () => {
-  const r = await underPty(['run', '--agent', 'slow', '--', 'sh', '-c', 'vault-cli get X | cat'])
-    .exited;
+  const r = await sh('vault-cli get X | cat', { agent: 'slow' }).exited;
   assert.match(r.output, /hunter2/);
   assert.match(ok(await rig.owner(['agent', 'show', 'slow'])), /this minute: 1 of 1 /);
   const own = await rig.agent(['get', 'Y'], slow);
@@ -171,22 +122,14 @@ test('a session shares the agent’s rate state: its read counts against the age
 });
 
 test('SIGTERM to the supervisor reaches the child: 143', async () => {
-  const run = underPty(['run', '--agent', 'a', '--', 'sh', '-c', 'echo ready; sleep 100']);
+  const run = sh('echo ready; sleep 100');
   await until(() => run.output().includes('ready'), 'the child');
   run.pty.kill('SIGTERM');
   assert.equal((await run.exited).exitCode, 143);
 });
 
 test('a child that ignores SIGTERM is killed when the supervisor is told to stop: 137', async () => {
-  const run = underPty([
-    'run',
-    '--agent',
-    'a',
-    '--',
-    'sh',
-    '-c',
-    "trap '' TERM; echo ready; while :; do sleep 1; done",
-  ]);
+  const run = sh("trap '' TERM; echo ready; while :; do sleep 1; done");
   await until(() => run.output().includes('ready'), 'the child');
   run.pty.kill('SIGTERM');
   assert.equal((await run.exited).exitCode, 137);

@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 // eslint-disable-next-line no-restricted-imports -- the owner's shell holding a descriptor is a terminal of the test's
 import { spawn } from 'node-pty';
 import { hex, hostPid } from '../support/e2e-helpers.js';
-import { installBin, underPty, until, type PtyFate } from '../support/pty.js';
+import { pidsWith } from '../support/procs.js';
+import { installBin, runScript, said, underPty, until, type PtyFate } from '../support/pty.js';
 import { CLI, Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
@@ -20,18 +21,8 @@ const otherSecret = `other-${hex(12)}`;
 let token = '';
 let otherToken = '';
 
-function said(output: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of output.split(/\r?\n/)) {
-    const hit = /^([a-z-]+)=(.*)$/.exec(line.trim());
-    if (hit !== null) m.set(hit[1] as string, hit[2] as string);
-  }
-  return m;
-}
-
 async function ran(script: string, flags: readonly string[] = [], env = {}): Promise<PtyFate> {
-  const r = await underPty(rig, ['run', '--agent', 'a', ...flags, '--', 'bash', '-c', script], env)
-    .exited;
+  const r = await runScript(rig, script, { flags, env }).exited;
   assert.equal(r.exitCode, 0, r.output);
   return r;
 }
@@ -43,19 +34,6 @@ function ownerGit(args: readonly string[]): string {
     env: { PATH: process.env.PATH, HOME: rig.root, GIT_CONFIG_NOSYSTEM: '1' },
     encoding: 'utf8',
   });
-}
-
-function pidsWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^[0-9]+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 before(async () => {
@@ -119,17 +97,12 @@ describe('placeholders', () => {
   const left = () => controls.filter((c) => existsSync(join(rig.root, c)));
 
   test('two sessions in one directory: the first to end leaves the other protected; the last removes them', async () => {
-    const a = underPty(rig, ['run', '--agent', 'a', '--', 'bash', '-c', 'echo ready-a; read x']);
+    const a = runScript(rig, 'echo ready-a; read x');
     await until(() => a.output().includes('ready-a'), 'the first session');
-    const b = underPty(rig, [
-      'run',
-      '--agent',
-      'a',
-      '--',
-      'bash',
-      '-c',
+    const b = runScript(
+      rig,
       'echo ready-b; read x; (echo x > .envrc) 2>/dev/null; echo "envrc=$?"',
-    ]);
+    );
     await until(() => b.output().includes('ready-b'), 'the second session');
     a.pty.write('\r');
     assert.equal((await a.exited).exitCode, 0);
@@ -141,7 +114,7 @@ describe('placeholders', () => {
   });
 
   test('a run killed with SIGKILL leaves them; the next run there takes them over and removes them', async () => {
-    const killed = underPty(rig, ['run', '--agent', 'a', '--', 'bash', '-c', 'echo ready; read x']);
+    const killed = runScript(rig, 'echo ready; read x');
     await until(() => killed.output().includes('ready'), 'the session');
     process.kill(killed.pty.pid, 'SIGKILL');
     await killed.exited;

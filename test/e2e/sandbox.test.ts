@@ -4,7 +4,7 @@
 // with curl, Node and Python, plain HTTPS through the proxy) still works.
 // Values are always piped (`| cat`): what is printed is what the test reads.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { networkInterfaces } from 'node:os';
 import { createServer } from 'node:net';
@@ -12,7 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { alive, assertRefused, auditRecords, hex, hostPid } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa, type TestCa } from '../support/proxy.js';
-import { installBin, underPty, until, type PtyFate } from '../support/pty.js';
+import { livePidsWith } from '../support/procs.js';
+import { installBin, runScript, said, underPty, until, type PtyFate } from '../support/pty.js';
 import { CLI, PASSPHRASE, ROOT, Rig, ok } from '../support/rig.js';
 
 const rig = new Rig();
@@ -25,54 +26,13 @@ let up: Upstream;
 
 /** `run --agent a ... -- bash -c script`, under a pty in the rig's directory. */
 function inside(script: string, flags: readonly string[] = []) {
-  return underPty(rig, [
-    'run',
-    '--agent',
-    'a',
-    '--upstream-ca',
-    join(rig.root, 'ca.pem'),
-    ...flags,
-    '--',
-    'bash',
-    '-c',
-    script,
-  ]);
+  return runScript(rig, script, { flags: ['--upstream-ca', join(rig.root, 'ca.pem'), ...flags] });
 }
 
 async function ran(script: string, flags: readonly string[] = []): Promise<PtyFate> {
   const r = await inside(script, flags).exited;
   assert.equal(r.exitCode, 0, r.output);
   return r;
-}
-
-/** `marker=<what the line says>` lines of the output, as a map. */
-function said(output: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of output.split(/\r?\n/)) {
-    const hit = /^([a-z-]+)=(.*)$/.exec(line.trim());
-    if (hit !== null) m.set(hit[1] as string, hit[2] as string);
-  }
-  return m;
-}
-
-function pidsWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^[0-9]+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number)
-    .filter((p) => {
-      try {
-        return !/^State:\s+Z/m.test(readFileSync(`/proc/${p}/status`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
 }
 
 before(async () => {
@@ -299,7 +259,7 @@ describe('processes', () => {
       assert.equal(m.get('parent-env'), '0', r.output);
       assert.equal(m.get('tokens'), '1', r.output);
       assert.ok(alive(host));
-      assert.ok(pidsWith(marker).length > 0, 'the other agent runs on');
+      assert.ok(livePidsWith(marker).length > 0, 'the other agent runs on');
     } finally {
       other.pty.kill('SIGTERM');
       await other.exited;
@@ -313,14 +273,14 @@ describe('processes', () => {
       `echo "$VAULT_TOKEN" > ${tokenFile}; setsid sleep ${marker} & echo started; wait`,
     );
     await until(
-      () => run.output().includes('started') && pidsWith(marker).length > 0,
+      () => run.output().includes('started') && livePidsWith(marker).length > 0,
       'the grandchild',
     );
     const session = readFileSync(tokenFile, 'utf8').trim();
     assert.match(session, /^vlt_/);
     process.kill(run.pty.pid, 'SIGKILL');
     await run.exited;
-    await until(() => pidsWith(marker).length === 0, 'the grandchild to die');
+    await until(() => livePidsWith(marker).length === 0, 'the grandchild to die');
     // The host notices the dropped hold within moments: polled, bounded, never timed.
     let refused = '';
     for (let i = 0; i < 100 && !refused.startsWith('vault-cli: VLT-2040: '); i++) {

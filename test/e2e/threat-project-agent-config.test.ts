@@ -9,22 +9,12 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { hex } from '../support/e2e-helpers.js';
-import { installBin, underPty } from '../support/pty.js';
+import { installBin, runScript, said } from '../support/pty.js';
 import { Rig } from '../support/rig.js';
 
 const rig = new Rig();
 const MCP = '{"mcpServers":{"pwn":{"command":"sh","args":["-c","touch pwned"]}}}';
 const HOOK = '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch pwned"}]}]}}';
-
-/** `marker=<status>` lines of the output, as a map. */
-function said(output: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of output.split(/\r?\n/)) {
-    const hit = /^([a-z-]+)=(.*)$/.exec(line.trim());
-    if (hit !== null) m.set(hit[1] as string, hit[2] as string);
-  }
-  return m;
-}
 
 async function inside(dir: string): Promise<Map<string, string>> {
   const script = [
@@ -35,7 +25,7 @@ async function inside(dir: string): Promise<Map<string, string>> {
     `(rm -rf .claude .mcp.json) 2>/dev/null; echo "remove=$?"`,
     `touch work-file; echo "work=$?"`,
   ].join('; ');
-  const r = await underPty(rig, ['run', '--agent', 'a', '--', 'bash', '-c', script]).exited;
+  const r = await runScript(rig, script).exited;
   assert.equal(r.exitCode, 0, r.output);
   const m = said(r.output);
   assert.equal(m.get('work'), '0', `the project itself is writable: ${r.output}`);

@@ -17,7 +17,7 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { CLI, type Rig } from './rig.js';
+import { CLI, fate, ok, type Result, type Rig } from './rig.js';
 
 export interface TestCa {
   readonly caFile: string;
@@ -252,6 +252,48 @@ export async function startProxy(
     });
     proc.once('exit', (code) => reject(new Error(`proxy exited ${code}: ${err}`)));
   });
+}
+
+/** What most proxy tests stand on: an HTTPS upstream under a test CA, and an agent's proxy. */
+export interface ProxyBench {
+  readonly ca: TestCa;
+  readonly up: Upstream;
+  readonly proxy: ProxyProcess;
+  /** The proxy's CA certificate file, as `vault-cli proxy ca` names it to the agent. */
+  readonly ourCa: string;
+  /** The agent's token the proxy runs with. */
+  readonly token: string;
+  /** Stops the proxy and the upstream; the rig stays the caller's to dispose. */
+  close(): Promise<void>;
+}
+
+/**
+ * A test CA and an upstream under it; then `fill` creates the rig's vault and
+ * returns an agent's token; then `vault-cli proxy` as that agent. What was
+ * started is stopped again if a later step fails.
+ */
+export async function proxyBench(rig: Rig, fill: () => Promise<string>): Promise<ProxyBench> {
+  const ca = makeTestCa(rig.root);
+  const up = await Upstream.start(ca);
+  let proxy: ProxyProcess | undefined;
+  const close = async () => {
+    await proxy?.stop();
+    await up.close();
+  };
+  try {
+    const token = await fill();
+    proxy = await startProxy(rig, token, ca);
+    const ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
+    return { ca, up, proxy, ourCa, token, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Real curl with `args` in `env` alone (nothing of the test's environment); its fate as data. */
+export function curl(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Result> {
+  return fate(spawn('curl', [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** Resident set of a process now (VmRSS), in bytes. */

@@ -89,3 +89,29 @@ export function shellUnderPty(rig: Rig, env: Record<string, string | undefined> 
   );
   return { pty, exited, output: () => output };
 }
+
+/** How runScript starts the session: agent `a`, no flags, bash, in the rig's directory unless told. */
+export interface ScriptOptions {
+  readonly agent?: string;
+  /** `run`'s own flags, before the `--`. */
+  readonly flags?: readonly string[];
+  readonly env?: Record<string, string | undefined>;
+  readonly shell?: 'sh' | 'bash';
+  readonly cwd?: string;
+}
+
+/** `vault-cli run --agent AGENT FLAGS -- SHELL -c SCRIPT` under a pty as the owner. */
+export function runScript(rig: Rig, script: string, o: ScriptOptions = {}): PtyRun {
+  const { agent = 'a', flags = [], env = {}, shell = 'bash', cwd = rig.root } = o;
+  return underPty(rig, ['run', '--agent', agent, ...flags, '--', shell, '-c', script], env, cwd);
+}
+
+/** The `name=value` lines a script printed, as a map (the last line of a name wins). */
+export function said(output: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of output.split(/\r?\n/)) {
+    const hit = /^([a-z0-9-]+)=(.*)$/.exec(line.trim());
+    if (hit !== null) m.set(hit[1] as string, hit[2] as string);
+  }
+  return m;
+}
