@@ -64,9 +64,10 @@ export function addAgent(
   const pair = newKeyPair();
   try {
     ctx.commit((tx) => {
-      // A live record of the name counts too: its row may have been deleted in the store.
-      const live = tx.agents().some((a) => a.revoked === null && a.name === name);
-      if (tx.agentIdByName(name) !== null || live) {
+      // The name is taken by a live record that carries it, whatever the rows say: a row
+      // is only a hint (agent-names.ts). A row of the name that leads elsewhere (one
+      // moved in the store, left behind by `agent revoke --id`) is overwritten below.
+      if (tx.agents().some((a) => a.revoked === null && a.name === name)) {
         throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
       }
       const header = ctx.header(tx);

@@ -129,3 +129,26 @@ test('a field generation bumped in its scope: revoke still revokes, then names t
   await rig.set('Notes', 'value-notes-2');
   ok(await rig.owner(['agent', 'ls']));
 });
+
+test('the name row revoke --id leaves behind (moved to another agent) does not block adding that name again', async () => {
+  const limits = ['--per-minute', '100', '--per-hour', '100'];
+  await rig.addAgent('coder', ['GitHub'], limits);
+  const reviewer = await rig.addAgent('reviewer', ['GitHub'], limits);
+  const ids = await agentIds();
+  const [coderId, reviewerId] = [ids.get('coder') as string, ids.get('reviewer') as string];
+  await tamper((tx) => tx.putAgentName('coder', reviewerId));
+  ok(await rig.owner(['agent', 'revoke', '--id', coderId]));
+  // The row is not revoked coder's own, so revoke left it where it was moved.
+  assert.equal(await readStore(rig.vaultDir, (tx) => tx.agentIdByName('coder')), reviewerId);
+  const fresh = await rig.addAgent('coder', ['GitHub'], limits);
+  assert.equal(ok(await rig.agent(['get', 'GitHub'], fresh)), 'value-github\n');
+  const coder = (await listed()).find((a) => a.name === 'coder');
+  assert.ok(coder);
+  assert.notEqual(coder.id, coderId);
+  assert.notEqual(coder.id, reviewerId);
+  assert.equal(await readStore(rig.vaultDir, (tx) => tx.agentIdByName('coder')), coder.id);
+  assert.match(ok(await rig.owner(['agent', 'show', 'coder'])), /GitHub/);
+  // reviewer keeps its name and its reads.
+  assert.equal(ok(await rig.agent(['get', 'GitHub'], reviewer)), 'value-github\n');
+  assert.equal((await listed()).find((a) => a.name === 'reviewer')?.id, reviewerId);
+});
