@@ -34,6 +34,7 @@ import type { OwnerSession } from './owner-session.js';
 import { endedRecord, followScope } from './sessions.js';
 import { slots } from './slots.js';
 import { agentById, agentByName } from './agent-names.js';
+import { rotateEach } from './rotation.js';
 
 /**
  * Rotates each entry of `ids` that still exists, after the record losing it
@@ -333,19 +334,10 @@ export function revokeAgent(
     appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: a.name }));
     return [...held];
   });
-  const unrotated: { entry: string; code: string }[] = [];
-  for (const id of lost) {
-    try {
-      ctx.commit((tx) => {
-        const e = tx.entry(id);
-        if (e !== null) wipe(rotateEntry(tx, s, ctx.header(tx), e).dataKey);
-        tx.putPendingRotation(tx.pendingRotation().filter((p) => p !== id));
-      });
-    } catch (err) {
-      if (!(err instanceof VaultError)) throw err;
-      unrotated.push({ entry: shownEntry(ctx, s, id), code: err.code });
-    }
-  }
+  const unrotated = rotateEach(ctx, s, lost).map(({ id, code }) => ({
+    entry: shownEntry(ctx, s, id),
+    code,
+  }));
   return { unrotated };
 }
 

@@ -27,7 +27,6 @@ import {
   addGrants,
   dropGrants,
   recordIndexKey,
-  rotateEntry,
   sessionMacHolds,
   verifyAgent,
   withSessionMac,
@@ -36,6 +35,7 @@ import { ownerEvent } from './audit-event.js';
 import type { OwnerSession } from './owner-session.js';
 import { slots } from './slots.js';
 import { agentByName } from './agent-names.js';
+import { rotateEach, type Unrotated } from './rotation.js';
 
 /** The longest a session token lives, whatever the caller asks. */
 export const SESSION_MAX_MS = 12 * 3_600_000;
@@ -223,23 +223,20 @@ export function sessionLive(r: SessionRecord, now: number): boolean {
 /**
  * Rotates the entries ended sessions held (see revokeSession), for the owner
  * at the start of a command: keys a session saved open nothing after. Best
- * effort: a rotation that fails (an altered record, VLT-3021) leaves the list
- * for the next command and does not stop this one.
+ * effort, entry by entry (rotation.ts): one whose rotation fails (an altered
+ * record, VLT-3020) stays queued for the next command and is returned; the
+ * others are rotated, and the command goes on either way.
  */
-export function rotatePending(ctx: HostContext, s: OwnerSession): void {
+export function rotatePending(ctx: HostContext, s: OwnerSession): Unrotated[] {
   try {
-    ctx.commit((tx) => {
-      const ids = tx.pendingRotation();
-      if (ids.length === 0) return;
-      const header = ctx.header(tx);
-      for (const id of ids) {
-        const e = tx.entry(id);
-        if (e !== null) wipe(rotateEntry(tx, s, header, e).dataKey);
-      }
-      tx.putPendingRotation([]);
-    });
+    return rotateEach(
+      ctx,
+      s,
+      ctx.store().read((tx) => tx.pendingRotation()),
+    );
   } catch {
-    // Left pending.
+    // Left pending, all that was not done: the store could not be read or written.
+    return [];
   }
 }
 
