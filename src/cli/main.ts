@@ -73,7 +73,7 @@ async function main(argv: readonly string[]): Promise<number> {
   // clear line, not a crash deep in the proxy (VLT-3007).
   if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
     process.stderr.write(
-      `vault-cli: needs Node ${MIN_NODE} or later, and ${process.execPath} is Node ${process.version}; run bin/vault-cli (node_modules/.bin/vault-cli), which uses the Node installed with it.\n`,
+      `vault-cli: VLT-3005: needs Node ${MIN_NODE} or later, and ${process.execPath} is Node ${process.version}; run bin/vault-cli (node_modules/.bin/vault-cli), which uses the Node installed with it.\n`,
     );
     return 69;
   }
