@@ -4,7 +4,6 @@
 // message names a line or item and never the file's text. FC_RUNS=5000 for a
 // heavier run.
 import assert from 'node:assert/strict';
-import { deflateRawSync } from 'node:zlib';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { VaultError } from '../../src/core/errors.js';
@@ -23,6 +22,7 @@ import {
 } from '../../src/core/import-formats.js';
 import { isFieldName } from '../../src/core/names.js';
 import { zipMember } from '../../src/core/zip.js';
+import { makeZip } from '../support/zip.js';
 
 const runs = Number(process.env.FC_RUNS ?? 300);
 
@@ -533,41 +533,6 @@ test('pass fuzz: any path and plaintext gives importable entries or VLT-1011', (
 });
 
 // ------------------------------------------------------------------ zip
-
-/** A zip of `members` (deflated unless `stored`), as 1Password writes a 1PUX. */
-function makeZip(members: Record<string, Buffer>, stored = false): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [name, data] of Object.entries(members)) {
-    const packed = stored ? data : deflateRawSync(data);
-    const n = Buffer.from(name);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(stored ? 0 : 8, 8);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(n.length, 26);
-    const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0);
-    c.writeUInt16LE(stored ? 0 : 8, 10);
-    c.writeUInt32LE(packed.length, 20);
-    c.writeUInt32LE(data.length, 24);
-    c.writeUInt16LE(n.length, 28);
-    c.writeUInt32LE(offset, 42);
-    locals.push(local, n, packed);
-    central.push(c, n);
-    offset += 30 + n.length + packed.length;
-  }
-  const dir = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(members).length, 8);
-  end.writeUInt16LE(Object.keys(members).length, 10);
-  end.writeUInt32LE(dir.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, dir, end]);
-}
 
 test('zip: a member back, stored or deflated; absent is null; a bomb stops at the cap', () => {
   const data = Buffer.from(exportData([]));
