@@ -10,6 +10,7 @@
  */
 import type { Decoded } from '../../core/protocol.js';
 import { VaultError, quote } from '../../core/errors.js';
+import { checkImportName } from '../../core/import-formats.js';
 import { Secret } from '../../crypto/secret.js';
 import { RECORD_BYTES, type HostContext } from '../context.js';
 import { checkSet, entryExists, setEntryIn, type FieldToSet } from '../entries.js';
@@ -40,6 +41,8 @@ function importEntries(
       if (names.has(e.name)) {
         throw new VaultError('VLT-1002', `Entry ${i + 1} of the import repeats a name.`);
       }
+      // As the client checked it: no name that could reach the owner's terminal as an escape.
+      checkImportName(e.name, `entry ${i + 1} of the import`);
       names.add(e.name);
       const fields = new Set<string>();
       sets.push(
