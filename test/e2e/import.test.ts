@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertRefused, auditRecords, hex } from '../support/e2e-helpers.js';
-import { installBin, underPty, until } from '../support/pty.js';
+import { installBin, shellUnderPty, underPty, until } from '../support/pty.js';
 import { PASSPHRASE, Rig, ok, runCli, type Result } from '../support/rig.js';
 import { makeZip } from '../support/zip.js';
 
@@ -311,4 +311,35 @@ test('an import larger than one request: one passphrase prompt on the terminal f
   assert.equal(fate.output.split('Vault passphrase').length - 1, 1, fate.output);
   assert.match(fate.output, /imported 5 of 5 entries: 5 created/);
   for (const i of [1, 5]) assert.equal(await reveal(`CHUNKED_${i}`), value(i));
+});
+
+test('with the terminal’s owner session open, an import of several requests asks nothing', async () => {
+  const shell = shellUnderPty(rig, { VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: undefined });
+  const count = (text: string) => shell.output().split(text).length - 1;
+  const typed = async (line: string, answer?: string): Promise<number> => {
+    const before = count('rc=');
+    const prompts = count('Vault passphrase');
+    shell.pty.write(`${line}; echo "rc""=$?"\r`);
+    if (answer !== undefined) {
+      await until(() => count('Vault passphrase') > prompts, `a prompt for ${line}`);
+      for (const key of answer) shell.pty.write(key);
+      shell.pty.write('\r');
+    }
+    await until(() => count('rc=') > before, line);
+    return Number(/^(\d+)/.exec(shell.output().split('rc=').at(-1) ?? '')?.[1] ?? NaN);
+  };
+  try {
+    await until(() => shell.output().includes('$ '), 'the shell');
+    assert.equal(await typed('vault-cli unlock', PASSPHRASE), 0);
+    const prompts = count('Vault passphrase');
+    const value = (i: number) => `s${i}`.repeat(450 * 1024);
+    const env = file('session.env', [1, 2, 3].map((i) => `SESSION_${i}=${value(i)}`).join('\n'));
+    assert.equal(await typed(`vault-cli import ${env}`), 0, shell.output());
+    assert.equal(count('Vault passphrase'), prompts, 'the import asked for nothing');
+    assert.match(shell.output(), /imported 3 of 3 entries: 3 created/);
+    assert.equal(await typed('vault-cli lock'), 0);
+  } finally {
+    shell.pty.kill();
+  }
+  assert.equal(await reveal('SESSION_3'), 's3'.repeat(450 * 1024));
 });
