@@ -309,7 +309,8 @@ function sectionValue(value: Json | undefined): { value: string; kind: string } 
  * vault's name before it with `vaultNames`), with fields `username` and
  * `password` (login fields by designation), `url`, `notes`, `totp`,
  * `private_key` (an SSH key item), and each section field under a key from
- * its title. Archived and deleted items are passed over.
+ * its title. Archived and trashed (deleted) items are passed over; password
+ * history is not imported.
  * @throws VaultError VLT-1011 `export.data: ...` or `item N: ...` (N counts from 1 in file order).
  */
 export function parse1pux(exportData: string, opts: { prefix?: string } = {}): Parsed {
@@ -332,7 +333,8 @@ export function parse1pux(exportData: string, opts: { prefix?: string } = {}): P
         const item = obj(raw);
         if (item === null) throw refused(where, 'not an object');
         const state = text(item.state);
-        if (state === 'archived' || state === 'deleted') {
+        // 1Password marks a deleted item `trashed`; older exports say so in `state`.
+        if (state === 'archived' || state === 'deleted' || item.trashed === true) {
           skipped++;
           continue;
         }
@@ -443,7 +445,7 @@ export function formatCsv(rows: readonly (readonly string[])[]): string {
   return rows.map((r) => r.map((c) => `"${c.replace(/"/g, '""')}"`).join(',') + '\r\n').join('');
 }
 
-/** 1Password's CSV column names (7 and 8, several languages of header aside) and the field each fills. */
+/** 1Password's CSV column names (7 and 8), lower case, and the field each fills (null: none). */
 const CSV_COLUMNS: Readonly<Record<string, string | null>> = {
   title: 'name',
   name: 'name',
@@ -456,10 +458,17 @@ const CSV_COLUMNS: Readonly<Record<string, string | null>> = {
   'one-time password': 'totp',
   notes: 'notes',
   notesplain: 'notes',
-  // Not secrets, not fields.
+  // Not secrets, not fields (1Password 7's bookkeeping columns among them).
   favorite: null,
   tags: null,
   type: null,
+  uuid: null,
+  ainfo: null,
+  ps: null,
+  scope: null,
+  autosubmit: null,
+  'created date': null,
+  'modified date': null,
   archived: 'archived',
 };
 

@@ -381,6 +381,7 @@ test('1PUX export.data: logins, passwords, sections, TOTP, SSH keys, notes; arch
       },
     },
     { uuid: 'b', state: 'archived', overview: { title: 'Old' }, details: { password: 'x' } },
+    { uuid: 't', trashed: true, overview: { title: 'Binned' }, details: { password: 'x' } },
     {
       uuid: 'c',
       overview: { title: 'Server key' },
@@ -414,7 +415,7 @@ test('1PUX export.data: logins, passwords, sections, TOTP, SSH keys, notes; arch
       { name: 'Server key', fields: [{ field: 'private_key', value: 'PEM' }] },
       { name: 'Wifi', fields: [{ field: 'password', value: 'wifi-pw' }] },
     ],
-    skipped: 2,
+    skipped: 3,
   });
   assert.match(
     refusal(() => parse1pux('{"accounts": 1}')).message,
