@@ -343,3 +343,14 @@ test('with the terminal’s owner session open, an import of several requests as
   }
   assert.equal(await reveal('SESSION_3'), 's3'.repeat(450 * 1024));
 });
+
+test('a value the vault refuses (a bad TOTP seed) refuses the whole import, naming the entry, not the value', async () => {
+  const seed = `not-a-seed-${hex()}`;
+  const csv = file('bad-seed.csv', `Title,Password,OTPAuth\nSeedGood,p1,\nSeedBad,p2,${seed}\n`);
+  const r = await rig.owner(['import', csv]);
+  const msg = assertRefused(r, 'VLT-1002');
+  assert.match(msg, /^Entry 2 of the import \("SeedBad"\), field totp: /);
+  assert.ok(!everything(r).includes(seed));
+  const listed = await names();
+  assert.ok(!listed.includes('SeedGood') && !listed.includes('SeedBad'), 'nothing landed');
+});
