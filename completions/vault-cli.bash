@@ -72,6 +72,7 @@ __vault_cli_command() {
     'unlock') echo 'unlock' ;;
     'lock') echo 'lock' ;;
     'dashboard') echo 'dashboard' ;;
+    'import') echo 'import' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
@@ -93,7 +94,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -140,6 +141,11 @@ _vault_cli() {
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'import --from') __vault_cli_words 'dotenv 1pux 1password-csv pass'; return 0 ;;
+      'import --prefix') :; return 0 ;;
+      'import --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
+      'import --entry') :; return 0 ;;
+      'import --tier') :; return 0 ;;
       'agent add --scope') __vault_cli_names entry; return 0 ;;
       'agent add --kind') __vault_cli_words 'ai script'; return 0 ;;
       'agent add --per-minute') :; return 0 ;;
@@ -193,6 +199,7 @@ _vault_cli() {
       'entry show') __vault_cli_words '--json --reveal --field --help' ;;
       'entry ls') __vault_cli_words '--json --help' ;;
       'entry hosts') __vault_cli_words '--clear --help' ;;
+      'import') __vault_cli_words '--from --dry-run --overwrite --skip-existing --prefix --field --entry --tier --json --help' ;;
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
       'agent ls') __vault_cli_words '--json --help' ;;
       'agent show') __vault_cli_words '--json --help' ;;
@@ -246,6 +253,7 @@ _vault_cli() {
     'entry show') valued=' --field ' ;;
     'entry ls') valued='  ' ;;
     'entry hosts') valued='  ' ;;
+    'import') valued=' --from --prefix --field --entry --tier ' ;;
     'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;
     'agent ls') valued='  ' ;;
     'agent show') valued='  ' ;;
@@ -289,6 +297,7 @@ _vault_cli() {
     'entry rm 0') __vault_cli_names entry ;;
     'entry show 0') __vault_cli_names entry ;;
     'entry hosts 0') __vault_cli_names entry ;;
+    'import 0') __vault_cli_files ;;
     'agent add 0') : ;;
     'agent show 0') __vault_cli_names agent ;;
     'agent wrap 0') __vault_cli_names agent ;;

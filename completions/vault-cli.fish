@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -63,6 +63,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'rm' -d 'remove an entry'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'show' -d 'show an entry’s fields and metadata; --reveal prints one field’s value'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'ls' -d 'list entries'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'hosts' -d 'bind an entry to the hosts the proxy may send it to (--clear: any host)'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'import' -d 'create entries from a .env file, a 1Password export or a pass store (one unlock)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'agent' -d 'agent commands'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'add' -d 'create an agent and print its token'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'ls' -d 'list agents'
@@ -166,6 +167,17 @@ complete -c vault-cli -n '__vault_cli_is entry ls' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is entry hosts' -l clear -d 'remove the binding'
 complete -c vault-cli -n '__vault_cli_is entry hosts' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is entry hosts' -a '(__vault_cli_names entry)'
+complete -c vault-cli -n '__vault_cli_is import' -l from -x -a 'dotenv 1pux 1password-csv pass' -d 'dotenv, 1pux, 1password-csv or pass (default: by the file name)'
+complete -c vault-cli -n '__vault_cli_is import' -l dry-run -d 'list the entries and field names it would create; no values'
+complete -c vault-cli -n '__vault_cli_is import' -l overwrite -d 'set the imported fields of entries that already exist'
+complete -c vault-cli -n '__vault_cli_is import' -l skip-existing -d 'leave entries that already exist as they are'
+complete -c vault-cli -n '__vault_cli_is import' -l prefix -x -d 'put this before every imported name (e.g. "myapp/")'
+complete -c vault-cli -n '__vault_cli_is import' -l field -x -a 'password key private_key secret_key token totp' -d 'dotenv: the field each variable goes in (default: password)'
+complete -c vault-cli -n '__vault_cli_is import' -l entry -x -d 'dotenv: one entry whose fields are the variables'
+complete -c vault-cli -n '__vault_cli_is import' -l tier -x -d 'tier of the new entries (default: default)'
+complete -c vault-cli -n '__vault_cli_is import' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is import' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is import' -F
 complete -c vault-cli -n '__vault_cli_is agent add' -l scope -x -a '(__vault_cli_names entry)' -d 'entry the agent may read'
 complete -c vault-cli -n '__vault_cli_is agent add' -l kind -x -a 'ai script' -d 'what the agent is (default: ai)'
 complete -c vault-cli -n '__vault_cli_is agent add' -l per-minute -x -d 'distinct credentials per minute (default 3)'

@@ -103,6 +103,8 @@ export interface Paths {
    * derives the key again); never documented as a user's option.
    */
   readonly testWeakKdf: boolean;
+  /** `import --from pass`: $PASSWORD_STORE_DIR, else ~/.password-store, as pass has it. */
+  readonly passwordStore: string;
 }
 
 /** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
@@ -203,6 +205,9 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     ],
     shellStartup: STARTUP.map((f) => join(homedir(), f)),
     testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
+    passwordStore: env.PASSWORD_STORE_DIR
+      ? resolve(env.PASSWORD_STORE_DIR)
+      : join(homedir(), '.password-store'),
   };
 }
 

@@ -211,6 +211,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'entry.set',
   'entry.rm',
   'entry.hosts',
+  'entry.import',
   'agent.add',
   'agent.scope',
   'agent.limits',

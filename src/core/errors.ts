@@ -32,6 +32,12 @@ export const ERRORS = {
     exit: 64,
     message: 'Restore replaces the vault: confirm with --yes when no terminal can ask.',
   },
+  /** `import`: the file is not what its format says; the message names the line or item, never its text. */
+  'VLT-1011': { exit: 65, message: 'The import file cannot be read as its format.' },
+  /** `import`: entries of that name exist; nothing was imported (--overwrite or --skip-existing decides). */
+  'VLT-1012': { exit: 73, message: 'Entries of these names already exist; nothing was imported.' },
+  /** `import`: the source is a symbolic link, not a regular file, or larger than an import reads. */
+  'VLT-1013': { exit: 65, message: 'The import source was refused.' },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },

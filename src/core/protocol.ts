@@ -161,6 +161,8 @@ export interface Results {
   'entry.ls': { entries: EntrySummary[] };
   /** Binds an entry to the hosts the proxy may send it to; an empty list lifts the binding. */
   'entry.hosts': EntrySummary;
+  /** Names, as the request gave them: created, set on an existing entry (--overwrite), left as they were. */
+  'entry.import': { created: string[]; updated: string[]; skipped: string[] };
   'agent.add': { token: string };
   'agent.ls': { agents: AgentSummary[] };
   'agent.show': AgentSummary;

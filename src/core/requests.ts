@@ -77,6 +77,34 @@ const refs = list(object({ entry: str, field: str }, { loose: true }), {
     ),
 });
 
+/**
+ * Entries one `entry.import` may carry; the host's 4 MiB body limit bounds
+ * their values, this their count (and the transaction's records).
+ */
+export const MAX_IMPORT_ENTRIES = 5000;
+
+const importEntries = list(
+  object({
+    name: str,
+    fields: list(object({ field: str, value: str }), {
+      what: 'fields must be a list of fields',
+      min: 1,
+      max: 256,
+      tooMany: () => new VaultError('VLT-1002', 'An imported entry has at most 256 fields.'),
+    }),
+  }),
+  {
+    what: 'entries must be a list of entries',
+    min: 1,
+    max: MAX_IMPORT_ENTRIES,
+    tooMany: () =>
+      new VaultError(
+        'VLT-1002',
+        `One import request carries at most ${MAX_IMPORT_ENTRIES} entries; nothing was imported.`,
+      ),
+  },
+);
+
 const agentKind: Decoder<'ai' | 'script'> = (v, key) => {
   const kind = str(v, key);
   if (kind !== 'ai' && kind !== 'script') {
@@ -109,6 +137,14 @@ export const REQUESTS = {
   'entry.reveal': object({ ...owner, entry: str, field: str }),
   'entry.ls': object({ ...owner }),
   'entry.hosts': object({ ...owner, entry: str, hosts: strList }),
+  /** `also`: names the rest of a chunked import will bring, checked for collisions with this chunk. */
+  'entry.import': object({
+    ...owner,
+    entries: importEntries,
+    existing: oneOf(['refuse', 'skip', 'overwrite']),
+    also: absentOk(strList),
+    tier: optional(str),
+  }),
   'agent.add': object({ ...owner, kind: agentKind, name: str, scope: strList, limits }),
   'agent.ls': object({ ...owner }),
   'agent.show': object({ ...owner, name: str }),

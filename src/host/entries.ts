@@ -130,6 +130,36 @@ export function setHosts(
   return showEntry(ctx, s, req.entry);
 }
 
+/** A field to set, its name, field, tier and value checked (checkSet). */
+export interface FieldToSet {
+  readonly entry: string;
+  readonly field: string;
+  readonly tier?: string | undefined;
+  readonly value: Secret;
+}
+
+/**
+ * `req` if setEntry would take it: checked before any transaction, so a
+ * batch (`import`) refuses before it writes anything.
+ * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
+ */
+export function checkSet(req: FieldToSet): FieldToSet {
+  const entry = checkEntryName(req.entry);
+  const field = checkFieldName(req.field);
+  const tier = req.tier === undefined ? undefined : checkSimpleName('tier', req.tier);
+  if (req.value.length === 0) throw new VaultError('VLT-1002', 'Empty value: nothing stored.');
+  if (req.value.length > MAX_VALUE_BYTES) {
+    throw new VaultError('VLT-1002', `Values are at most ${MAX_VALUE_BYTES} bytes.`);
+  }
+  if (field === TOTP_FIELD) parseSeed(req.value.expose().toString('utf8'));
+  return { entry, field, tier, value: req.value };
+}
+
+/** Whether the owner's index has an entry of this name (checked against its sealed name). */
+export function entryExists(tx: Tx, s: OwnerSession, name: string): boolean {
+  return findEntry(tx, s, name) !== null;
+}
+
 /**
  * Creates the entry, or sets one field of it under a new data key: every
  * value set gets a fresh key (the entry is rotated, its other fields
@@ -141,91 +171,96 @@ export function setHosts(
 export function setEntry(
   ctx: HostContext,
   s: OwnerSession,
-  req: { entry: string; field: string; tier?: string | undefined; value: Secret },
+  req: FieldToSet,
   source: string,
 ): { created: boolean; version: number } {
-  const name = checkEntryName(req.entry);
-  const field = checkFieldName(req.field);
-  const tier = req.tier === undefined ? undefined : checkSimpleName('tier', req.tier);
-  if (req.value.length === 0) throw new VaultError('VLT-1002', 'Empty value: nothing stored.');
-  if (req.value.length > MAX_VALUE_BYTES) {
-    throw new VaultError('VLT-1002', `Values are at most ${MAX_VALUE_BYTES} bytes.`);
-  }
-  if (field === TOTP_FIELD) parseSeed(req.value.expose().toString('utf8'));
+  const checked = checkSet(req);
+  return ctx.commit((tx) => setEntryIn(tx, ctx, s, checked, source));
+}
 
-  return ctx.commit((tx) => {
-    const now = ctx.now();
-    const existing = findEntry(tx, s, name);
-    let header = ctx.header(tx);
-    let entry: EntryRecord;
-    let dataKey: Buffer;
-    let meta: EntryMeta;
-    if (existing === null) {
-      const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
-      header = t.header;
-      const id = randomBytes(16).toString('hex');
-      dataKey = newKey();
-      meta = { fields: [], versions: {}, hosts: [] };
-      const t2 = tier ?? DEFAULT_TIER;
-      entry = {
-        id,
-        tier: t2,
-        gen: 1,
-        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
-        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
-        meta: Buffer.alloc(0),
-        created: now,
-        updated: now,
-      };
-      tx.putName(s.nameHash(name), id);
-    } else {
-      // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
-      const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
-      if (t !== undefined) header = t.header;
-      const r = rotateEntry(
-        tx,
-        s,
-        header,
-        existing,
-        t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
-      );
-      entry = r.entry;
-      dataKey = r.dataKey;
-      meta = r.meta;
-    }
-    try {
-      const fieldKey = fieldHash(dataKey, entry.id, field);
-      const previous = tx.field(entry.id, fieldKey);
-      const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
-      const had = previous !== null || meta.versions[field] !== undefined;
-      tx.putField(entry.id, fieldKey, {
-        version,
-        gen: entry.gen,
-        value: seal(
-          dataKey,
-          req.value.expose(),
-          slots.field(header.vaultId, entry.id, field, version, entry.gen),
-        ),
-        updated: now,
-      });
-      if (!meta.fields.includes(field)) meta.fields.push(field);
-      meta.versions[field] = version;
-      tx.putEntry({
-        ...entry,
-        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
-        updated: now,
-      });
-      const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
-      appendAudit(
-        tx,
-        header,
-        ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
-      );
-      return { created: existing === null, version };
-    } finally {
-      wipe(dataKey);
-    }
-  });
+/**
+ * setEntry inside the caller's transaction, for a request checked by checkSet:
+ * the field and its audit record go in with whatever else the transaction does.
+ */
+export function setEntryIn(
+  tx: Tx,
+  ctx: HostContext,
+  s: OwnerSession,
+  req: FieldToSet,
+  source: string,
+): { created: boolean; version: number } {
+  const { entry: name, field, tier } = req;
+  const now = ctx.now();
+  const existing = findEntry(tx, s, name);
+  let header = ctx.header(tx);
+  let entry: EntryRecord;
+  let dataKey: Buffer;
+  let meta: EntryMeta;
+  if (existing === null) {
+    const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
+    header = t.header;
+    const id = randomBytes(16).toString('hex');
+    dataKey = newKey();
+    meta = { fields: [], versions: {}, hosts: [] };
+    const t2 = tier ?? DEFAULT_TIER;
+    entry = {
+      id,
+      tier: t2,
+      gen: 1,
+      dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
+      name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
+      meta: Buffer.alloc(0),
+      created: now,
+      updated: now,
+    };
+    tx.putName(s.nameHash(name), id);
+  } else {
+    // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
+    const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+    if (t !== undefined) header = t.header;
+    const r = rotateEntry(
+      tx,
+      s,
+      header,
+      existing,
+      t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
+    );
+    entry = r.entry;
+    dataKey = r.dataKey;
+    meta = r.meta;
+  }
+  try {
+    const fieldKey = fieldHash(dataKey, entry.id, field);
+    const previous = tx.field(entry.id, fieldKey);
+    const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+    const had = previous !== null || meta.versions[field] !== undefined;
+    tx.putField(entry.id, fieldKey, {
+      version,
+      gen: entry.gen,
+      value: seal(
+        dataKey,
+        req.value.expose(),
+        slots.field(header.vaultId, entry.id, field, version, entry.gen),
+      ),
+      updated: now,
+    });
+    if (!meta.fields.includes(field)) meta.fields.push(field);
+    meta.versions[field] = version;
+    tx.putEntry({
+      ...entry,
+      meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+      updated: now,
+    });
+    const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
+    appendAudit(
+      tx,
+      header,
+      ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
+    );
+    return { created: existing === null, version };
+  } finally {
+    wipe(dataKey);
+  }
 }
 
 /** Removes an entry, its fields, its name and every agent's and session's grant of it. */

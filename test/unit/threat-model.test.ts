@@ -44,6 +44,25 @@ const HARDENED_READS = e2e(
   'hardened-host',
   'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
 );
+/** A file an agent wrote for the owner's `vault-cli import` (test/e2e/import.test.ts). */
+const IMPORT_FILE = [
+  e2e(
+    'import',
+    'a name that exists is refused, naming it, and nothing of the file lands; --skip-existing and --overwrite decide',
+  ),
+  e2e(
+    'import',
+    'terminal escapes in names never reach the terminal: refused, shown as code points',
+  ),
+  e2e(
+    'import',
+    'a symlink to the owner’s SSH key is refused before it is read; a pasted key is refused naming a line only',
+  ),
+  e2e(
+    'import',
+    'gigantic or endless sources are refused without reading them: a 17 MiB file, /dev/zero, a FIFO',
+  ),
+];
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -541,6 +560,12 @@ const LEDGER: Record<string, Entry> = {
           "Gemini CLI: settings.json's MCP servers and custom commands stay the owner's",
         ),
       ],
+    },
+  "write a file the owner imports (`vault-cli import .env`): name the owner's entries to replace them, escapes in names, a link to `~/.ssh/id_ed25519`, a huge file":
+    {
+      run: IMPORT_FILE,
+      sameUser: IMPORT_FILE,
+      hardened: IMPORT_FILE,
     },
   'plant one in the project (`.mcp.json`, `.claude/settings.json`, `.gemini/settings.json`, `AGENTS.md` in the working directory)':
     {

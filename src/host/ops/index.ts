@@ -9,6 +9,7 @@ import { agentOps } from './agents.js';
 import { auditOps } from './audit.js';
 import { entryOps } from './entries.js';
 import { hostOps } from './host.js';
+import { importOps } from './import.js';
 import { keyOps } from './keys.js';
 import type { OpTable } from './op.js';
 import { ownerOps } from './owner.js';
@@ -22,6 +23,7 @@ export const AREAS = {
   reads: readOps,
   vault: vaultOps,
   entries: entryOps,
+  import: importOps,
   agents: agentOps,
   sessions: sessionOps,
   keys: keyOps,
@@ -34,6 +36,7 @@ export const OPS: OpTable = {
   ...readOps,
   ...vaultOps,
   ...entryOps,
+  ...importOps,
   ...agentOps,
   ...sessionOps,
   ...keyOps,
