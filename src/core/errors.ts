@@ -225,10 +225,13 @@ export class VaultError extends Error {
   }
 }
 
-/** Error lines are one line: control characters in user-typed names are shown escaped. */
+/**
+ * Error lines are one line: control characters in user-typed names are shown
+ * escaped, C1 included (a terminal may take U+009B as CSI).
+ */
 export function oneLine(text: string): string {
   return text.replace(
-    /[\u0000-\u001f\u007f]/g,
+    /[\u0000-\u001f\u007f-\u009f]/g,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );
 }

@@ -16,7 +16,7 @@
  * and so are not wiped (the client drops them after the import).
  */
 import { VaultError } from './errors.js';
-import { MAX_NAME_BYTES, isFieldName } from './names.js';
+import { MAX_NAME_BYTES, isFieldName, showable, unshowableIn } from './names.js';
 
 export interface ImportField {
   readonly field: string;
@@ -39,32 +39,15 @@ function refused(where: string, why: string): VaultError {
   return new VaultError('VLT-1011', `${where}: ${why}.`);
 }
 
-/** Code points no imported name may hold: C0, DEL, C1, and invisible bidi/format characters. */
-const UNSHOWABLE =
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
-
-/**
- * `name` as a terminal may show it: every unshowable character written as
- * `\u{..}`. Pure and total; applied to every name `import` prints.
- */
-export function showable(name: string): string {
-  return name.replace(
-    new RegExp(UNSHOWABLE.source, 'gu'),
-    (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`,
-  );
-}
-
 /**
  * `name` if an imported entry may have it.
  * @throws VaultError VLT-1011 naming `where` and the offending code point, never the name.
  */
 export function checkImportName(name: string, where: string): string {
   if (name.length === 0) throw refused(where, 'the name is empty');
-  const bad = UNSHOWABLE.exec(name);
-  if (bad !== null) {
-    const cp = (bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
-    throw refused(where, `the name holds a control or invisible character (U+${cp})`);
-  }
+  const bad = unshowableIn(name);
+  if (bad !== null)
+    throw refused(where, `the name holds a control or invisible character (${bad})`);
   if (name.trim() !== name) throw refused(where, 'the name starts or ends with a space');
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
     throw refused(where, `the name is longer than ${MAX_NAME_BYTES} bytes`);

@@ -1,6 +1,6 @@
 /**
  * What an entry, field, tier and agent name may be. Entry names are free text
- * (spaces allowed) but no control characters, so they can be shown on one line
+ * (spaces allowed) but no control or invisible characters, so they can be shown on one line
  * and written in a `vault://` reference (with `/` as %2F).
  */
 import { VaultError, quote } from './errors.js';
@@ -10,20 +10,49 @@ export const DEFAULT_FIELD = 'password';
 export const DEFAULT_TIER = 'default';
 export const TOTP_FIELD = 'totp';
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * Code points no new entry name may hold: C0, DEL, C1 (a terminal takes
+ * U+009B as CSI), and the invisible format characters (bidi overrides and
+ * isolates, zero-width ones) that make a name read as another on screen.
+ */
+export const UNSHOWABLE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
+
+/**
+ * `name` as a terminal may show it: every unshowable character written as
+ * `\u{..}`. Pure and total.
+ */
+export function showable(name: string): string {
+  return name.replace(
+    new RegExp(UNSHOWABLE.source, 'gu'),
+    (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`,
+  );
+}
+
+/** The first unshowable code point of `name` as U+XXXX, or null. */
+export function unshowableIn(name: string): string | null {
+  const bad = UNSHOWABLE.exec(name);
+  if (bad === null) return null;
+  return `U+${(bad[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
 const FIELD = /^[A-Za-z0-9_-]{1,64}$/;
 const SIMPLE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** @throws VaultError VLT-1002 for an empty, over-long or control-character name. */
+/** @throws VaultError VLT-1002 for an empty, over-long, control- or invisible-character name. */
 export function checkEntryName(name: string): string {
+  const bad = unshowableIn(name);
+  if (bad !== null) {
+    throw new VaultError(
+      'VLT-1002',
+      `Entry names have no control or invisible characters (this one holds ${bad}).`,
+    );
+  }
   if (name.length === 0 || name.trim() !== name) {
     throw new VaultError(
       'VLT-1002',
       'Entry names are non-empty and have no leading or trailing space.',
     );
   }
-  if (CONTROL.test(name))
-    throw new VaultError('VLT-1002', 'Entry names have no control characters.');
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
     throw new VaultError('VLT-1002', `Entry names are at most ${MAX_NAME_BYTES} bytes.`);
   }

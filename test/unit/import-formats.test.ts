@@ -17,10 +17,9 @@ import {
   parseCsv,
   parseDotenv,
   parsePassEntry,
-  showable,
   type Parsed,
 } from '../../src/core/import-formats.js';
-import { isFieldName } from '../../src/core/names.js';
+import { isFieldName, showable } from '../../src/core/names.js';
 import { zipMember } from '../../src/core/zip.js';
 import { makeZip } from '../support/zip.js';
 

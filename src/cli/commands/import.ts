@@ -31,11 +31,10 @@ import {
   parse1pux,
   parseDotenv,
   parsePassEntry,
-  showable,
   type ImportEntry,
   type Parsed,
 } from '../../core/import-formats.js';
-import { DEFAULT_FIELD, checkFieldName } from '../../core/names.js';
+import { DEFAULT_FIELD, checkFieldName, showable } from '../../core/names.js';
 import { MAX_IMPORT_ENTRIES } from '../../core/requests.js';
 import { zipMember } from '../../core/zip.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
