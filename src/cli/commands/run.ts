@@ -56,6 +56,7 @@ import type { SuperviseOptions } from '../../../shell/supervisor.js';
 import { findCommand } from '../find-command.js';
 import type { DashboardApi } from '../../../tui/api.js';
 import type { RefusalHook } from '../../proxy/refusal.js';
+import type { Signal } from '../../proxy/policy.js';
 
 /**
  * Every agent token file `run` can know of: the one of each config directory
@@ -345,6 +346,11 @@ async function sessionProxy(
     // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
     admit: async (caller: string) => {
       await host.call('whoami', { token: caller });
+    },
+    // An attempt it refused that counts against the session's agent: the host decides and records.
+    report: async (signal: Signal, caller: string | null) => {
+      if (caller === null) throw new VaultError('VLT-2040');
+      return host.call('report', { token: caller, ...signal, refs: [...signal.refs] });
     },
   };
   const proxy = await startProxy({ ...options, port: PROXY_PORT }).catch(

@@ -52,6 +52,7 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'whoami',
   'read',
   'resolve',
+  'report',
   'status',
   'entry.show',
   'entry.ls',
