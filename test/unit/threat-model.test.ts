@@ -72,7 +72,7 @@ const NOT_ON_TERMINAL = [
 ];
 const BOUND_HOSTS = e2e(
   'proxy-attacks',
-  'an entry bound to other hosts: 403 VLT-2045, audited denied; bound to this host it goes',
+  'an entry bound to other hosts: 403 VLT-2045, audited exfil (a violation); bound to this host it goes',
 );
 const FRONTING = e2e(
   'proxy-pinning',
