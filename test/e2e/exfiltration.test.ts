@@ -29,6 +29,7 @@ import {
   type ProxyProcess,
   type TestCa,
 } from '../support/proxy.js';
+import { installBin, underPty } from '../support/pty.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';
 import { SoftKey, UP } from '../support/soft-key.js';
 
@@ -445,6 +446,74 @@ describe('exfiltration attempts count as violations', () => {
     assert.ok(
       !up.seen.some((s) => s.rawHeaders.some((h) => h.includes(boundValue))),
       'Bound went nowhere',
+    );
+  });
+});
+
+describe('under vault-cli run: the session proxy reports as the session, the host counts for its agent', () => {
+  const rig = new Rig();
+  let up: Upstream;
+
+  before(async () => {
+    const ca = makeTestCa(rig.root);
+    up = await Upstream.start(ca);
+    await rig.create();
+    await rig.set('API', `api-${hex(16)}`, 'token');
+    await rig.set('Bound', `bound-${hex(16)}`, 'token');
+    ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com']));
+    await rig.addAgent('claude', ['API', 'Bound'], roomy);
+    await rig.addAgent('bystander', ['API'], roomy);
+    installBin(rig);
+  });
+  after(async () => {
+    await up.close();
+    await rig.dispose();
+  });
+
+  test('run: a Host mismatch, then a reference to an unbound host, lock the agent; its next read inside is VLT-2043', async () => {
+    const url = `https://localhost:${up.port}`;
+    const c = `NO_PROXY= no_proxy= curl -sS -o /dev/null -w '%{http_code}'`;
+    const script = [
+      `echo "fronted=$(${c} -H 'Host: other.example' -H 'X-Key: vault://API/token' ${url}/f1)"`,
+      `echo "unbound=$(${c} -H 'X-Key: vault://Bound/token' ${url}/f2)"`,
+      `echo "read=$(vault-cli get API --field token 2>&1 >/dev/null | cut -c1-20)"`,
+    ].join('; ');
+    const r = await underPty(rig, [
+      'run',
+      '--agent',
+      'claude',
+      '--upstream-ca',
+      join(rig.root, 'ca.pem'),
+      '--allow-net',
+      `localhost:${up.port}`,
+      '--',
+      'bash',
+      '-c',
+      script,
+    ]).exited;
+    const said = new Map(
+      [...r.output.matchAll(/^(fronted|unbound|read)=(.*?)\r?$/gm)].map((m) => [m[1], m[2]]),
+    );
+    assert.equal(said.get('fronted'), '400', r.output);
+    assert.equal(said.get('unbound'), '423', r.output);
+    assert.equal(said.get('read'), 'vault-cli: VLT-2043:', r.output);
+    assert.ok(!up.seen.some((s) => s.url === '/f1' || s.url === '/f2'), 'nothing went upstream');
+    const show = (name: string) =>
+      rig
+        .owner(['agent', 'show', name, '--json'])
+        .then((x) => JSON.parse(ok(x)) as { state: string });
+    assert.equal((await show('claude')).state, 'locked');
+    assert.equal((await show('bystander')).state, 'active');
+    const audit = ok(await rig.owner(['audit', '--json']))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record);
+    assert.deepEqual(
+      audit.filter((a) => a.action === 'exfil').map((a) => [a.actor, a.outcome, a.entry, a.host]),
+      [
+        ['cli:claude', 'VLT-2048', 'API', 'localhost'],
+        ['cli:claude', 'VLT-2045', 'Bound', 'localhost'],
+      ],
     );
   });
 });
