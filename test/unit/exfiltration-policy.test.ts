@@ -17,6 +17,7 @@ import {
 import { countedRefusal, planFill, type Signal } from '../../src/proxy/policy.js';
 import { RawHeaders } from '../../src/proxy/raw-headers.js';
 import type { Destination } from '../../src/proxy/routing.js';
+import { alarmOf } from '../../tui/format.js';
 
 const T0 = 1_000_000_000_000;
 const limits = { perMinute: 3, perHour: 10 };
@@ -139,4 +140,21 @@ describe('countedRefusal', () => {
       new VaultError('VLT-2043').message,
     );
   });
+});
+
+test('the dashboard feed marks an exfiltration attempt as a violation', () => {
+  const record = {
+    seq: 1,
+    at: T0,
+    action: 'exfil' as const,
+    actor: 'cli:a',
+    source: 'pid:1',
+    outcome: 'VLT-2048',
+    entry: 'API',
+    field: 'token',
+    host: 'api.example.com',
+    subject: null,
+  };
+  assert.equal(alarmOf(record), 'limited');
+  assert.equal(alarmOf({ ...record, action: 'denied', outcome: 'VLT-2041' }), null);
 });
