@@ -322,16 +322,21 @@ function checkRefs(
   return { targets, refused };
 }
 
-/**
- * The refusal of a request whose exfiltration attempt was the agent's second
- * violation: the attempt is audited (`exfil`), and so is the lock it caused.
- */
-function lockedBy(a: Access, what: string): Refusal {
+/** The lock an exfiltration attempt caused, audited where the attempt went. */
+function auditLock(a: Access): void {
   appendAudit(
     a.tx,
     a.header,
     accessEvent(a.ctx, 'locked', 'VLT-2043', a.actor, a.source, { host: a.host }),
   );
+}
+
+/**
+ * The refusal of a request whose exfiltration attempt was the agent's second
+ * violation: the attempt is audited (`exfil`), and so is the lock it caused.
+ */
+function lockedBy(a: Access, what: string): Refusal {
+  auditLock(a);
   return {
     ok: false,
     err: new VaultError(
@@ -546,9 +551,6 @@ export interface Signal {
 
 /** The code each signal is audited with: the refusal the proxy gave. */
 const SIGNAL_CODE: Record<Signal['kind'], ErrorCode> = { host_mismatch: 'VLT-2048' };
-const SIGNAL_TEXT: Record<Signal['kind'], string> = {
-  host_mismatch: 'a reference sent with a Host that is not its destination',
-};
 
 /**
  * Records a signal the proxy reported as a violation of the caller's own
@@ -598,7 +600,7 @@ export async function reportSignal(
         'exfil',
         lookUp(a, q.distinct).map((l) => ({ l, code })),
       );
-      if (counted.kind === 'lockdown') lockedBy(a, SIGNAL_TEXT[signal.kind]);
+      if (counted.kind === 'lockdown') auditLock(a);
       return { outcome: counted.kind };
     },
     (AUDITED_REFUSALS + 2) * RECORD_BYTES,

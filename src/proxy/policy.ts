@@ -14,6 +14,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { VaultError } from '../core/errors.js';
+import { MAX_REFS } from '../core/requests.js';
 import {
   basicEchoes,
   contentEncoding,
@@ -147,7 +148,8 @@ export function planFill(forward: RawHeaders, received: RawHeaders, dest: Destin
   const pin = hostMismatch(received, dest);
   if (pin !== null) {
     const message = `${pin}: a value goes only to the host the request is addressed to; nothing was sent.`;
-    const refs = t.refs.map((r) => ({ entry: r.entry, field: r.field }));
+    // At most what one host request takes: more must not make the report fail uncounted.
+    const refs = t.refs.slice(0, MAX_REFS).map((r) => ({ entry: r.entry, field: r.field }));
     const signal: Signal = { kind: 'host_mismatch', host: dest.host, refs };
     return { kind: 'refuse', error: new VaultError('VLT-2048', message), signal };
   }

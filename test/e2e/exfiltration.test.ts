@@ -18,7 +18,9 @@ import { after, before, describe, test } from 'node:test';
 import { call, type ClientOptions } from '../../src/client/client.js';
 import { VaultError, type ErrorCode } from '../../src/core/errors.js';
 import { formatToken } from '../../src/crypto/token.js';
+import { Authority } from '../../src/proxy/ca.js';
 import { proxyUrl } from '../../src/proxy/caller.js';
+import { startProxy as startInProcess } from '../../src/proxy/server.js';
 import { enrolKey, unlockWithKey, type CeremonyHooks } from '../../src/webauthn/ceremony.js';
 import { assertRefused, hex } from '../support/e2e-helpers.js';
 import {
@@ -431,6 +433,55 @@ describe('exfiltration attempts count as violations', () => {
     const again = answer((await via(token, '/s3', 'X-Key: vault://Bound/token')).stdout);
     assert.equal(again.code, 'VLT-2045');
     assert.equal((await agent('strikes')).state, 'violation');
+  });
+
+  test('a fill asks the host once, as before: the proxy reports only a request it refused', async () => {
+    const token = await add('counted');
+    const calls = { resolve: 0, report: 0, whoami: 0 };
+    const caFile = join(rig.root, 'counting-ca.pem');
+    const counting = await startInProcess({
+      port: 0,
+      authority: Authority.ephemeral({
+        cert: caFile,
+        bundle: join(rig.root, 'counting-bundle.pem'),
+        systemRoots: ca.caFile,
+      }),
+      upstreamCa: [readFileSync(ca.caFile, 'utf8')],
+      resolve: async (refs, host, caller) => {
+        calls.resolve++;
+        const r = await call(client, 'resolve', { token: caller ?? token, refs: [...refs], host });
+        return r.values.map((v) => Buffer.from(v, 'base64'));
+      },
+      admit: async (caller) => {
+        calls.whoami++;
+        await call(client, 'whoami', { token: caller });
+      },
+      report: (signal, caller) => {
+        calls.report++;
+        return call(client, 'report', {
+          token: caller ?? token,
+          ...signal,
+          refs: [...signal.refs],
+        });
+      },
+    });
+    try {
+      const t = await Tunnel.open(counting.port, target(), readFileSync(caFile, 'utf8'), token);
+      for (let i = 0; i < 5; i++) {
+        t.send(`GET /count/${i} HTTP/1.1\r\nHost: ${target()}\r\nX-Key: vault://API/token\r\n\r\n`);
+        assert.equal((await t.reply()).status, 200);
+      }
+      t.send(`GET /count/plain HTTP/1.1\r\nHost: other.example\r\n\r\n`);
+      assert.equal((await t.reply()).status, 200);
+      assert.deepEqual(calls, { resolve: 5, report: 0, whoami: 1 });
+      t.send(`GET /count/x HTTP/1.1\r\nHost: other.example\r\nX-Key: vault://API/token\r\n\r\n`);
+      assert.equal((await t.reply()).status, 400);
+      await t.close();
+      assert.deepEqual(calls, { resolve: 5, report: 1, whoami: 1 });
+      assert.equal((await agent('counted')).state, 'violation');
+    } finally {
+      await counting.close();
+    }
   });
 
   test('no value in any client output, audit record, host log or proxy output', async () => {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { VaultError } from '../../src/core/errors.js';
+import { MAX_REFS } from '../../src/core/requests.js';
 import {
   FRESH_RATE_STATE,
   HOUR_MS,
@@ -105,6 +106,13 @@ describe('planFill: a Host mismatch with references is a signal to report', () =
         { entry: 'My Entry', field: 'key' },
       ],
     });
+  });
+
+  test('however many references the request holds, the signal names no more than one host request takes', () => {
+    const many = Array.from({ length: 1500 }, (_, i) => `vault://e${i}/f`).join(' ');
+    const p = plan('Host', 'evil.example', 'X-Keys', many);
+    assert.ok(p.kind === 'refuse');
+    assert.equal(p.signal?.refs.length, MAX_REFS);
   });
 
   test('no signal without a reference, for a matching Host, or for a malformed reference', () => {
