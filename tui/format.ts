@@ -51,7 +51,7 @@ export function usageCell(used: number, limit: number): { text: string; full: bo
 
 /** Alarms in the audit feed: violations and lockdowns. */
 export function alarmOf(r: AuditView): 'limited' | 'locked' | null {
-  if (r.action === 'limited' || r.outcome === 'VLT-2042') return 'limited';
+  if (r.action === 'limited' || r.action === 'exfil' || r.outcome === 'VLT-2042') return 'limited';
   if (r.action === 'locked' || r.action === 'agent_lock' || r.outcome === 'VLT-2043') {
     return 'locked';
   }

@@ -5,7 +5,16 @@
  */
 import { oneLine, type ErrorCode } from './errors.js';
 
-export const AGENT_ACTIONS = ['read', 'ai_read', 'fill', 'denied', 'limited', 'locked'] as const;
+export const AGENT_ACTIONS = [
+  'read',
+  'ai_read',
+  'fill',
+  'denied',
+  'limited',
+  'locked',
+  // An attempt to send a value where it may not go, counted as a violation (docs/proxy.md).
+  'exfil',
+] as const;
 export const OWNER_ACTIONS = [
   'vault_create',
   'vault_passwd',

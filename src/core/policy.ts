@@ -186,6 +186,35 @@ export function chargeRefused(
   return { ...s, reads };
 }
 
+/** What recording a violation that is no read did to the agent (recordViolation). */
+export type Recorded =
+  /** Counted: the first within VIOLATION_SPAN_MS. */
+  | { readonly kind: 'recorded'; readonly state: RateState }
+  /** Counted, and it locked the agent: a second within VIOLATION_SPAN_MS of another. */
+  | { readonly kind: 'lockdown'; readonly state: RateState }
+  /** Already locked: nothing more to record. */
+  | { readonly kind: 'locked' };
+
+/**
+ * Records a violation of the agent's limits that is no read: an attempt to
+ * send a value where it may not go (a reference to a host its entry is not
+ * bound to, a Host that is not the tunnel's destination). It counts toward
+ * the two-strike lockdown exactly as an exceeded rate limit does, and the two
+ * kinds add up. Never merged into a rate limit's quiet time: that time holds
+ * the refusals of one burst over the limits, and an exfiltration attempt is
+ * no retry of a read.
+ */
+export function recordViolation(state: RateState, now: number): Recorded {
+  if (state.lock !== null) return { kind: 'locked' };
+  const s = prune(state, now);
+  const violations = [...s.violations, now];
+  if (s.violations.length > 0) {
+    const lock = { at: now, reason: 'violations' as const };
+    return { kind: 'lockdown', state: { ...s, violations, lock, quietUntil: null } };
+  }
+  return { kind: 'recorded', state: { ...s, violations } };
+}
+
 /** The owner locks an agent by hand. */
 export function lockByHand(state: RateState, now: number): RateState {
   if (state.lock !== null) return state;

@@ -140,6 +140,12 @@ export interface Results {
   read: { value: string };
   /** Several references at once, all or nothing: render, and the proxy's header fills. */
   resolve: { values: string[] };
+  /**
+   * A signal counted as a violation of the caller's own limits: `recorded` (a
+   * first), `lockdown` (the second: it locked the agent), `locked` (the agent
+   * was locked already; nothing was recorded).
+   */
+  report: { outcome: 'recorded' | 'lockdown' | 'locked' };
   'vault.create': { recoveryKey: string };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
   'vault.rekey': { recoveryKey: string };

@@ -120,6 +120,11 @@ export const REQUESTS = {
   whoami: object({ ...agent }),
   read: object({ mode: oneOf(['get', 'totp']), ...agent, entry: str, field: str }),
   resolve: object({ refs, ...agent, host: optional(str) }),
+  /**
+   * The proxy reports what it refused that counts against the agent whose
+   * token it carries (access.ts reportSignal); it names no other agent.
+   */
+  report: object({ ...agent, kind: oneOf(['host_mismatch']), host: str, refs }),
   /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
   'vault.create': object({ ...owner, testWeakKdf: flag }),
   'vault.rekey': object({ ...owner }),

@@ -18,7 +18,7 @@
 import { agentActor, type AuditAction } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
-import { chargeRefused, decideRead, inScope } from '../core/policy.js';
+import { chargeRefused, decideRead, inScope, recordViolation } from '../core/policy.js';
 import { KEY_BYTES, open, wipe } from '../crypto/aead.js';
 import { keyedHash } from '../crypto/hash.js';
 import { Secret } from '../crypto/secret.js';
@@ -322,35 +322,82 @@ function checkRefs(
   return { targets, refused };
 }
 
+/** The lock an exfiltration attempt caused, audited where the attempt went. */
+function auditLock(a: Access): void {
+  appendAudit(
+    a.tx,
+    a.header,
+    accessEvent(a.ctx, 'locked', 'VLT-2043', a.actor, a.source, { host: a.host }),
+  );
+}
+
+/**
+ * The refusal of a request whose exfiltration attempt was the agent's second
+ * violation: the attempt is audited (`exfil`), and so is the lock it caused.
+ */
+function lockedBy(a: Access, what: string): Refusal {
+  auditLock(a);
+  return {
+    ok: false,
+    err: new VaultError(
+      'VLT-2043',
+      `Second violation (${what}): agent locked; the owner must unlock it with the hardware key.`,
+    ),
+  };
+}
+
+const UNBOUND = 'a reference sent to a host its entry is not bound to';
+
 /**
  * Any reference refused refuses the request, each bad one named in
  * `problems`. A name refused as out of scope (or unknown: the same) takes a
  * slot in the rate windows as a read would, once per name and window, so
  * guessing names costs the agent its next reads (the guardrail skill says
  * so). The refusal itself stays VLT-2041 (policy.ts chargeRefused).
+ *
+ * A reference to a host its entry is not bound to (VLT-2045) is an attempt
+ * to send the value where the owner said it may not go: the request records
+ * one violation however many such references it holds (policy.ts
+ * recordViolation), each audited as `exfil` with the destination host, and
+ * the second violation locks the agent.
  */
 function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
+  const { agent } = a.view;
+  const now = a.ctx.now();
+  let rate = agent.rate;
   const guessed = refused
     .filter((r) => r.code === 'VLT-2041')
     .map((r) => `?${keyedHash(a.session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
-  if (guessed.length > 0) {
-    const { agent } = a.view;
-    const rate = chargeRefused(agent.rate, agent.limits, [...new Set(guessed)], a.ctx.now());
-    a.tx.putAgent({ ...agent, rate });
-  }
-  auditRefused(a, 'denied', refused);
+  if (guessed.length > 0) rate = chargeRefused(rate, agent.limits, [...new Set(guessed)], now);
+  const sent = refused.filter((r) => r.code === 'VLT-2045');
+  const counted = sent.length > 0 ? recordViolation(rate, now) : null;
+  if (counted !== null && counted.kind !== 'locked') rate = counted.state;
+  if (rate !== agent.rate) a.tx.putAgent({ ...agent, rate });
+  auditRefused(
+    a,
+    'denied',
+    refused.filter((r) => r.code !== 'VLT-2045'),
+  );
+  auditRefused(a, 'exfil', sent);
+  if (counted?.kind === 'lockdown') return lockedBy(a, UNBOUND);
   const problems = refused
     .flatMap(({ l, code }) =>
       (q.positions.get(keyOf(l.ref)) ?? []).map((index) => ({ index, code })),
     )
     .sort((x, y) => x.index - y.index);
   const first = problems[0]?.code ?? 'VLT-2041';
+  const counts =
+    counted === null
+      ? ''
+      : ` Violation recorded (${UNBOUND}); a second within two hours locks the agent.`;
   const message =
     q.refs.length === 1
       ? first === 'VLT-2044'
         ? `Field not found: ${JSON.stringify(q.refs[0]?.field)}.`
-        : undefined
-      : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.`;
+        : counted === null
+          ? undefined
+          : `Destination host not allowed for this credential.${counts}`
+      : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.${counts}`;
   return { ok: false, err: new VaultError(first, message, { problems }) };
 }
 
@@ -481,12 +528,85 @@ export async function release(
         },
         q,
       ),
-    // At most one record per distinct reference, AUDITED_REFUSALS + 1 when refused.
-    q.distinct.length * RECORD_BYTES,
+    // At most one record per distinct reference (AUDITED_REFUSALS + 1 when refused), and a lock's.
+    (q.distinct.length + 1) * RECORD_BYTES,
   );
   if (!decided.ok) throw decided.err;
   const values = decrypt(ctx, decided.header, decided.targets, purpose);
   return refs.map((r) => values.get(keyOf(r)) as Secret);
+}
+
+/**
+ * What the proxy saw that the host cannot: a request carrying references
+ * whose Host is not where it goes (VLT-2048). The proxy refused it; this
+ * reports it for the caller it acted for.
+ */
+export interface Signal {
+  readonly kind: 'host_mismatch';
+  /** Where the request went: the CONNECT target, or the absolute-form URL's host. */
+  readonly host: string;
+  /** The references it carried, as written. */
+  readonly refs: readonly FieldRef[];
+}
+
+/** The code each signal is audited with: the refusal the proxy gave. */
+const SIGNAL_CODE: Record<Signal['kind'], ErrorCode> = { host_mismatch: 'VLT-2048' };
+
+/**
+ * Records a signal the proxy reported as a violation of the caller's own
+ * limits (policy.ts recordViolation), in one write transaction: its
+ * references audited as `exfil` with the destination host (at most
+ * AUDITED_REFUSALS + 1 records), and a `locked` record when it is the second.
+ *
+ * Who can report what: the token is the only name of the agent a signal is
+ * about, so a report can only ever count against the agent (or the session's
+ * agent) whose token it carries. A token the host refuses is VLT-2040 from
+ * authenticate and counts against nobody. A locked agent's report writes
+ * nothing (its lock is recorded already), so however many reports a caller
+ * sends, it adds a bounded number of records between two unlocks.
+ * @returns what it did: `recorded` a first violation, `lockdown` a second
+ *   (the agent is locked), or nothing (`locked`: the agent was locked already).
+ * @throws VaultError VLT-2040 (revoked, or the session ended), VLT-3004.
+ */
+export async function reportSignal(
+  ctx: HostContext,
+  session: AgentSession,
+  signal: Signal,
+  source: string,
+): Promise<{ outcome: 'recorded' | 'lockdown' | 'locked' }> {
+  const q = asked(signal.refs);
+  const actor = agentActor(session.agent.name);
+  const done = await ctx.commitGrouped(
+    (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
+      const a: Access = {
+        tx,
+        ctx,
+        header: ctx.header(tx),
+        session,
+        view: view(tx, ctx, session),
+        actor,
+        source,
+        purpose: { kind: 'fill', host: signal.host },
+        host: signal.host,
+      };
+      const { agent, dead } = a.view;
+      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', 'Token revoked.');
+      const counted = recordViolation(agent.rate, ctx.now());
+      if (counted.kind === 'locked') return { outcome: 'locked' };
+      tx.putAgent({ ...agent, rate: counted.state });
+      const code = SIGNAL_CODE[signal.kind];
+      auditRefused(
+        a,
+        'exfil',
+        lookUp(a, q.distinct).map((l) => ({ l, code })),
+      );
+      if (counted.kind === 'lockdown') auditLock(a);
+      return { outcome: counted.kind };
+    },
+    (AUDITED_REFUSALS + 2) * RECORD_BYTES,
+  );
+  if (done instanceof VaultError) throw done;
+  return done;
 }
 
 function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {

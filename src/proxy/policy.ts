@@ -14,6 +14,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { VaultError } from '../core/errors.js';
+import { MAX_REFS } from '../core/requests.js';
 import {
   basicEchoes,
   contentEncoding,
@@ -104,13 +105,29 @@ export function hostMismatch(
   return null;
 }
 
+/**
+ * An attempt the proxy refused that counts as a violation of the caller's
+ * limits. Only the proxy sees it (the Host a request was written with), so it
+ * reports it; the host decides and records (server.ts Reporter). A reference
+ * sent to a host its entry is not bound to is no signal: the host judges that
+ * itself, when it resolves.
+ */
+export interface Signal {
+  readonly kind: 'host_mismatch';
+  /** Where the request went: the CONNECT target, or the absolute-form URL's host. */
+  readonly host: string;
+  /** The references the request carried, as written (never a value). */
+  readonly refs: readonly { readonly entry: string; readonly field: string }[];
+}
+
 /** What a request's forwardable headers call for. */
 export type FillPlan =
   /** No reference: the headers go on as they are. */
   | { readonly kind: 'pass'; readonly headers: RawHeaders }
   /** References to resolve for `dest.host`; over plain HTTP, only once the name is found local. */
   | { readonly kind: 'fill'; readonly template: HeaderTemplate; readonly plainHttp: boolean }
-  | { readonly kind: 'refuse'; readonly error: VaultError };
+  /** Refused; with `signal`, the refusal also counts against the caller once the host says so. */
+  | { readonly kind: 'refuse'; readonly error: VaultError; readonly signal?: Signal };
 
 /**
  * The plan for a request's headers: `forward` is what would go upstream,
@@ -131,9 +148,38 @@ export function planFill(forward: RawHeaders, received: RawHeaders, dest: Destin
   const pin = hostMismatch(received, dest);
   if (pin !== null) {
     const message = `${pin}: a value goes only to the host the request is addressed to; nothing was sent.`;
-    return { kind: 'refuse', error: new VaultError('VLT-2048', message) };
+    // At most what one host request takes: more must not make the report fail uncounted.
+    const refs = t.refs.slice(0, MAX_REFS).map((r) => ({ entry: r.entry, field: r.field }));
+    const signal: Signal = { kind: 'host_mismatch', host: dest.host, refs };
+    return { kind: 'refuse', error: new VaultError('VLT-2048', message), signal };
   }
   return { kind: 'fill', template: t, plainHttp: !dest.tls };
+}
+
+/** What the host did with a reported signal (the `report` operation's outcome). */
+export type Counted = 'recorded' | 'lockdown' | 'locked';
+
+const SIGNAL_TEXT: Record<Signal['kind'], string> = {
+  host_mismatch: 'a reference sent with a Host that is not its destination',
+};
+
+/**
+ * The answer to a refused request whose signal the host counted: the
+ * refusal, saying it was recorded; or VLT-2043 when the agent is locked, by
+ * this signal or before it.
+ */
+export function countedRefusal(refusal: VaultError, signal: Signal, counted: Counted): VaultError {
+  if (counted === 'locked') return new VaultError('VLT-2043');
+  if (counted === 'lockdown') {
+    return new VaultError(
+      'VLT-2043',
+      `Second violation (${SIGNAL_TEXT[signal.kind]}): agent locked; the owner must unlock it with the hardware key.`,
+    );
+  }
+  return new VaultError(
+    refusal.code,
+    `${refusal.message} Violation recorded (${SIGNAL_TEXT[signal.kind]}); a second within two hours locks the agent.`,
+  );
 }
 
 /**

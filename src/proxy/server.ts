@@ -40,6 +40,7 @@ import { fill, framingProblem, type HeaderTemplate } from './headers.js';
 import { confinedLookup, isLocalHost, loopbackAddress } from './local.js';
 import {
   callerOf,
+  countedRefusal,
   isConfined,
   onThisMachine,
   planFill,
@@ -49,6 +50,8 @@ import {
   unsafeValueRefusal,
   upgradeDrops,
   withRefs,
+  type Counted,
+  type Signal,
 } from './policy.js';
 import { RawHeaders } from './raw-headers.js';
 import { asRefusal, rawError, reply, upstreamFailure, type RefusalHook } from './refusal.js';
@@ -73,6 +76,14 @@ export type Resolver = (
   host: string,
   caller: string | null,
 ) => Promise<Buffer[]>;
+
+/**
+ * Reports to the vault host, as `caller` (null: the proxy's own agent), an
+ * attempt the proxy refused that counts as a violation (policy.ts Signal);
+ * resolves with what the host did, or throws its VaultError. Called only for
+ * a refused request: a fill never waits on it.
+ */
+export type Reporter = (signal: Signal, caller: string | null) => Promise<{ outcome: Counted }>;
 
 export interface ProxyOptions {
   readonly port: number;
@@ -109,6 +120,8 @@ export interface ProxyOptions {
   readonly sessionToken?: string;
   /** Hears of every refusal the proxy answers (its code and message; refusal.ts). */
   readonly onRefusal?: RefusalHook;
+  /** Where attempts that count as violations are reported; without it, they are only refused. */
+  readonly report?: Reporter;
 }
 
 export interface RunningProxy {
@@ -356,7 +369,10 @@ export class ProxyServer implements RunningProxy {
     }
     const received = new RawHeaders(req.rawHeaders);
     const plan = planFill(received.withoutHopByHop(upgrade), received, dest);
-    if (plan.kind === 'refuse') throw plan.error;
+    if (plan.kind === 'refuse') {
+      const { error, signal } = plan;
+      throw signal === undefined ? error : await this.#counted(error, signal, caller);
+    }
     if (plan.kind === 'pass') return { headers: plan.headers, replacements: [], address: null };
     const address = plan.plainHttp ? await loopbackAddress(dest.host) : null;
     const refused = plan.plainHttp ? plainHttpRefusal(dest, address, this.#port) : null;
@@ -378,7 +394,40 @@ export class ProxyServer implements RunningProxy {
       const refs = t.refs.map((r) => ({ entry: r.entry, field: r.field }));
       return await this.#opts.resolve(refs, dest.host, caller);
     } catch (err) {
+      if (err instanceof VaultError) this.#barred(caller, err);
       throw err instanceof VaultError ? withRefs(err, t.refs) : err;
+    }
+  }
+
+  /**
+   * A caller the host just found locked or refused opens no further tunnel
+   * on the strength of an earlier admission: the next CONNECT asks again.
+   */
+  #barred(caller: string | null, err: VaultError): void {
+    if (caller !== null && (err.code === 'VLT-2043' || err.code === 'VLT-2040')) {
+      this.#admitted.delete(caller);
+    }
+  }
+
+  /**
+   * The answer to a refused request whose attempt counts as a violation,
+   * once the host has recorded it (policy.ts countedRefusal). The refusal
+   * stands whatever the host answers, since nothing went upstream: a report
+   * the host refuses (a token it no longer knows) or cannot take leaves it
+   * as it was, and a caller found locked gets VLT-2043.
+   */
+  async #counted(refusal: VaultError, signal: Signal, caller: string | null): Promise<VaultError> {
+    const report = this.#opts.report;
+    if (report === undefined) return refusal;
+    try {
+      const { outcome } = await report(signal, caller);
+      const answer = countedRefusal(refusal, signal, outcome);
+      this.#barred(caller, answer);
+      return answer;
+    } catch (err) {
+      if (!(err instanceof VaultError)) return refusal;
+      this.#barred(caller, err);
+      return err.code === 'VLT-2043' ? err : refusal;
     }
   }
 

@@ -106,7 +106,7 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     assert.equal(up.seen.length, n);
   });
 
-  test('an entry bound to other hosts: 403 VLT-2045, audited denied; bound to this host it goes', async () => {
+  test('an entry bound to other hosts: 403 VLT-2045, audited exfil (a violation); bound to this host it goes', async () => {
     ok(await rig.owner(['entry', 'hosts', 'Bound', 'api.example.com', 'API.Other.org.']));
     const show = JSON.parse(ok(await rig.owner(['entry', 'show', 'Bound', '--json']))) as {
       hosts: string[];
@@ -127,7 +127,7 @@ describe('proxy: refusals, echoes, smuggling, streaming', () => {
     assert.ok(
       audit.some(
         (a) =>
-          a.action === 'denied' &&
+          a.action === 'exfil' &&
           a.outcome === 'VLT-2045' &&
           a.entry === 'Bound' &&
           a.host === 'localhost',

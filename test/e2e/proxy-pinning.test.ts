@@ -3,7 +3,9 @@
 // bound to one host never goes out as `Host: other.example` (domain fronting).
 // Plain HTTP carries a value only to this machine, judged by what the name
 // resolves to (the proxy runs under bwrap with an /etc/hosts of the test's).
-// `Upgrade: h2c` is not relayed as a WebSocket upgrade.
+// `Upgrade: h2c` is not relayed as a WebSocket upgrade. Each refused Host
+// counts as a violation of its agent's limits (test/e2e/exfiltration.test.ts),
+// so each is sent by an agent of its own: the second would lock.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -69,6 +71,11 @@ describe('proxy: a value goes only where the request is addressed', () => {
   // `localhost` is not this machine for the proxy (see before); tunnels go to the address.
   const target = () => `127.0.0.1:${up.port}`;
   const REF = 'Authorization: Bearer vault://API/token';
+  let strangers = 0;
+  /** A new agent of the same scope, for one refused attempt. */
+  const stranger = () => rig.addAgent(`fronting-${++strangers}`, ['API'], roomy);
+  const auth = (token: string) =>
+    `Proxy-Authorization: Basic ${Buffer.from(`vault:${token}`).toString('base64')}`;
 
   before(async () => {
     ca = makeTestCa(rig.root);
@@ -93,10 +100,10 @@ describe('proxy: a value goes only where the request is addressed', () => {
     await rig.dispose();
   });
 
-  const viaCurl = (extra: string[], path: string) =>
+  const viaCurl = (extra: string[], path: string, as = agent) =>
     curl([
       '--proxy',
-      proxyUrl(proxy.port, agent),
+      proxyUrl(proxy.port, as),
       '--cacert',
       ourCaFile,
       ...extra,
@@ -105,7 +112,7 @@ describe('proxy: a value goes only where the request is addressed', () => {
 
   test('curl: a reference with a Host other than the CONNECT target is 400 VLT-2048, nothing upstream', async () => {
     const n = up.seen.length;
-    const r = await viaCurl(['-H', 'Host: other.example', '-H', REF], '/fronted');
+    const r = await viaCurl(['-H', 'Host: other.example', '-H', REF], '/fronted', await stranger());
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /\r\nHTTP\/1\.1 400 /);
     assert.match(r.stdout, /\r\nx-vault-error: VLT-2048\r\n/i);
@@ -128,7 +135,7 @@ describe('proxy: a value goes only where the request is addressed', () => {
       `Host: 127.0.0.1:${up.port}\r\nHost: other.example`,
     ];
     for (const host of bad) {
-      const t = await Tunnel.open(proxy.port, target(), ourCa, null);
+      const t = await Tunnel.open(proxy.port, target(), ourCa, await stranger());
       t.send(`GET /bad HTTP/1.1\r\n${host}\r\n${REF}\r\n\r\n`);
       const r = await t.reply();
       assert.equal(r.status, 400, host);
@@ -172,7 +179,7 @@ describe('proxy: a value goes only where the request is addressed', () => {
     // Absolute form is pinned too: the URL's host is the destination.
     const fronted = await raw(
       proxy.port,
-      `GET http://127.0.0.1:${plain.port}/fronted HTTP/1.1\r\nHost: other.example\r\n${REF}\r\n\r\n`,
+      `GET http://127.0.0.1:${plain.port}/fronted HTTP/1.1\r\nHost: other.example\r\n${auth(await stranger())}\r\n${REF}\r\n\r\n`,
     );
     assert.match(fronted, /^HTTP\/1\.1 400 /);
     assert.match(fronted, /\r\nX-Vault-Error: VLT-2048\r\n/);

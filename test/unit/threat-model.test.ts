@@ -91,12 +91,38 @@ const NOT_ON_TERMINAL = [
 ];
 const BOUND_HOSTS = e2e(
   'proxy-attacks',
-  'an entry bound to other hosts: 403 VLT-2045, audited denied; bound to this host it goes',
+  'an entry bound to other hosts: 403 VLT-2045, audited exfil (a violation); bound to this host it goes',
 );
 const FRONTING = e2e(
   'proxy-pinning',
   'curl: a reference with a Host other than the CONNECT target is 400 VLT-2048, nothing upstream',
 );
+// Exfiltration attempts counted as violations (issue 27).
+const EXFIL_STRIKES = [
+  e2e(
+    'exfiltration',
+    'a reference to a host its entry is not bound to is one violation; the second locks the agent',
+  ),
+  e2e(
+    'exfiltration',
+    'a reference with a Host that is not the tunnel’s destination is one violation, reported by the proxy; the second locks',
+  ),
+  e2e('exfiltration', 'the two kinds add up: an unbound host, then a Host mismatch, locks'),
+];
+const EXFIL_RUN = e2e(
+  'exfiltration',
+  'run: a Host mismatch, then a reference to an unbound host, lock the agent; its next read inside is VLT-2043',
+);
+const FORGED_REPORTS = [
+  e2e(
+    'exfiltration',
+    'a forged report cannot lock another agent: garbage, another agent’s id with a wrong secret, a field naming it',
+  ),
+  e2e(
+    'exfiltration',
+    'a flood of reports adds a bounded number of audit records, none after the lock',
+  ),
+];
 const PLAIN_HTTP = [
   e2e('proxy-pinning', 'plain HTTP: judged by what the name resolves to, sent to that address'),
   e2e('proxy-attacks', 'plain HTTP in absolute form: filled to this machine, refused to any other'),
@@ -239,6 +265,25 @@ const LEDGER: Record<string, Entry> = {
     sameUser: [FRONTING],
     hardened: [FRONTING],
   },
+  'keep sending references to hosts their entries are not bound to, or with a `Host` that is not the destination, until one gets through':
+    {
+      run: [EXFIL_RUN, ...EXFIL_STRIKES],
+      sameUser: EXFIL_STRIKES,
+      hardened: [...EXFIL_STRIKES, HARDENED_READS],
+    },
+  "lock another agent with forged exfiltration reports (garbage, another agent's id, a field naming it), or fill the audit log with reports":
+    {
+      run: [
+        EXFIL_RUN,
+        e2e(
+          'proxy-session',
+          'run --scope GitHub: the long-lived token through the session proxy fills nothing (VLT-2051); the session token still works',
+        ),
+        ...FORGED_REPORTS,
+      ],
+      sameUser: FORGED_REPORTS,
+      hardened: [...FORGED_REPORTS, HARDENED_READS],
+    },
   'send a value over plain HTTP to `localhost` that resolves to another machine': {
     run: PLAIN_HTTP,
     sameUser: PLAIN_HTTP,

@@ -79,6 +79,9 @@ export const run: Command = async (ctx) => {
     admit: async (caller) => {
       await channel.call('whoami', { token: caller });
     },
+    // An attempt it refused that counts against the caller: the host decides and records.
+    report: (signal, caller) =>
+      channel.call('report', { token: caller ?? token, ...signal, refs: [...signal.refs] }),
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') {
       throw new VaultError('VLT-1002', `Port ${port(ctx)} is in use: is a proxy already running?`);

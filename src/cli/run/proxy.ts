@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PROXY_PORT } from '../../core/commands.js';
 import { VaultError } from '../../core/errors.js';
 import { upstreamRoots } from '../../proxy/env.js';
+import type { Signal } from '../../proxy/policy.js';
 import type { RefusalHook } from '../../proxy/refusal.js';
 import { flagList, type CliContext } from '../context.js';
 
@@ -56,6 +57,11 @@ export async function sessionProxy(
     // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
     admit: async (caller: string) => {
       await host.call('whoami', { token: caller });
+    },
+    // An attempt it refused that counts against the session's agent: the host decides and records.
+    report: async (signal: Signal, caller: string | null) => {
+      if (caller === null) throw new VaultError('VLT-2040');
+      return host.call('report', { token: caller, ...signal, refs: [...signal.refs] });
     },
   };
   const proxy = await startProxy({ ...options, port: PROXY_PORT }).catch(

@@ -55,6 +55,7 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'whoami',
   'read',
   'resolve',
+  'report',
   'status',
   'entry.show',
   'entry.ls',

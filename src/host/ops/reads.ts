@@ -1,12 +1,19 @@
 /**
  * The agents' own operations: who a token is, and reading values with it
- * (`get`/`totp`, and `render`'s and the proxy's references). The only ones a
- * sandboxed session's socket serves.
+ * (`get`/`totp`, and `render`'s and the proxy's references); the only ones a
+ * sandboxed session's socket serves. And the proxy's report of an attempt it
+ * refused, counted against the token's own agent (a session's socket does
+ * not serve it: the session's proxy runs outside the sandbox).
  */
-import { readField, release, whoami } from '../access.js';
+import { VaultError } from '../../core/errors.js';
+import { readField, release, reportSignal, whoami } from '../access.js';
+import { normalHost } from '../entries.js';
 import { agentToken, asAgent, type OpArea } from './op.js';
 
-export const readOps: OpArea<'whoami' | 'read' | 'resolve'> = {
+/** A destination as the proxy names one (a DNS name or an IP address): it is audited in clear. */
+const DESTINATION = /^[a-z0-9_.:-]{1,253}$/;
+
+export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report'> = {
   whoami: async ({ ctx }, req) => whoami(ctx, agentToken(req), req.source),
   read: async (env, req) =>
     asAgent(env, req, async (session) => {
@@ -25,4 +32,11 @@ export const readOps: OpArea<'whoami' | 'read' | 'resolve'> = {
       for (const v of values) v.wipe();
       return { values: out };
     }),
+  report: async (env, req) => {
+    const host = normalHost(req.body.host);
+    if (!DESTINATION.test(host)) throw new VaultError('VLT-1002', 'Not a destination host.');
+    const refs = req.body.refs.map(({ entry, field }) => ({ entry, field }));
+    const signal = { kind: req.body.kind, host, refs };
+    return asAgent(env, req, (session) => reportSignal(env.ctx, session, signal, req.source));
+  },
 };
