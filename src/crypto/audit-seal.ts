@@ -32,6 +32,23 @@ function epochKey(shared: Buffer, epochPublic: Uint8Array, ownerPublic: Uint8Arr
   return key;
 }
 
+/**
+ * The key of the epoch whose public key is `epochPublic`, in guarded memory,
+ * from the owner's audit key pair; null for a low-order point, which no
+ * epoch of this build made.
+ */
+export function deriveEpochKey(keys: KeyPair, epochPublic: Uint8Array): Buffer | null {
+  const shared = sodium.sodium_malloc(sodium.crypto_scalarmult_BYTES);
+  try {
+    sodium.crypto_scalarmult(shared, keys.secretKey, epochPublic);
+    return epochKey(shared, epochPublic, keys.publicKey);
+  } catch {
+    return null;
+  } finally {
+    sodium.sodium_memzero(shared);
+  }
+}
+
 /** The writer's side: one per epoch, in the host. */
 export class SealEpoch {
   /** Goes into every record sealed under this epoch. */
@@ -133,23 +150,10 @@ export class EpochOpener {
     const id = Buffer.from(epochPublic).toString('hex');
     let key = this.#epochs.get(id);
     if (key === undefined) {
-      key = this.#derive(epochPublic);
+      key = deriveEpochKey(this.#keys, epochPublic);
       this.#epochs.set(id, key);
     }
     return key === null ? null : open(key, blob, ad, secure);
-  }
-
-  #derive(epochPublic: Uint8Array): Buffer | null {
-    const shared = sodium.sodium_malloc(sodium.crypto_scalarmult_BYTES);
-    try {
-      sodium.crypto_scalarmult(shared, this.#keys.secretKey, epochPublic);
-      return epochKey(shared, epochPublic, this.#keys.publicKey);
-    } catch {
-      // A low-order point: no key of the owner's made it.
-      return null;
-    } finally {
-      sodium.sodium_memzero(shared);
-    }
   }
 
   /** Zeroes every epoch key derived; the opener derives them again if used after. */
