@@ -5,79 +5,17 @@
  * below), and the store file shows no name and no entry id. Each owner
  * command anchors the chain head with a MAC only the owner's passphrase
  * reaches (anchorAudit), so a rewrite or a cut before the anchor is found by
- * `audit --verify` even if the rest is re-chained.
- *
- * Two forms of sealed names are read: a box sealed to the owner's audit public
- * key (records written before audit epochs, and by the schema 1 migration),
- * and, in records that carry `epoch`, an AEAD under that epoch's key
- * (crypto/audit-seal.ts). The host writes the second: one X25519 per epoch
- * instead of one per record.
+ * `audit --verify` even if the rest is re-chained. How names are sealed, and
+ * why per epoch: audit-names.ts.
  */
 import type { AuditEvent, AuditView } from '../core/audit.js';
 import type { AnchorRef } from '../core/protocol.js';
-import { slot } from '../crypto/aead.js';
-import { EpochOpener, SealEpoch } from '../crypto/audit-seal.js';
-import { openSealed, type KeyPair } from '../crypto/box.js';
+import type { KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../store/store.js';
+import { sealNames, withNames } from './audit-names.js';
 
 const GENESIS: Buffer = Buffer.alloc(32);
-
-/**
- * An epoch ends after this many records, or this long after it started,
- * whichever comes first; and every host process starts with none. A memory
- * dump of the host opens the names of the current epoch's records (the host
- * sealed them, so it had seen them): these bound how many, and how far back.
- * Starting an epoch costs about what one record's sealed box did (an X25519
- * key pair and a DH), so at 1,024 records it is under a tenth of a
- * microsecond a record under load, and at one epoch a minute nothing when
- * idle.
- */
-export const EPOCH_RECORDS = 1024;
-export const EPOCH_MS = 60_000;
-
-/**
- * The host's current epoch. Module state, not the host context's: a host is
- * one process, and appendAudit is called inside transactions all over the
- * host, none of which carries a context. A new process starts a new epoch.
- */
-let epoch: SealEpoch | null = null;
-let epochTimer: NodeJS.Timeout | null = null;
-
-/** Ends the current epoch now (its key zeroed); the next record starts another. */
-export function endAuditEpoch(): void {
-  epoch?.wipe();
-  epoch = null;
-  if (epochTimer !== null) clearTimeout(epochTimer);
-  epochTimer = null;
-}
-
-/** The epoch to seal a record of time `now` under, to `recipient`; a new one past the bounds. */
-function epochFor(recipient: Buffer, now: number): SealEpoch {
-  if (
-    epoch !== null &&
-    (epoch.wiped ||
-      epoch.sealed >= EPOCH_RECORDS ||
-      now < epoch.started ||
-      now - epoch.started >= EPOCH_MS ||
-      // `vault restore` or a vault made anew under a running host.
-      !equal(epoch.recipient, recipient))
-  ) {
-    endAuditEpoch();
-  }
-  if (epoch === null) {
-    epoch = SealEpoch.start(recipient, now);
-    // Wiped on time even when no record comes to end it (the clock above may be a test's).
-    epochTimer = setTimeout(endAuditEpoch, EPOCH_MS);
-    epochTimer.unref();
-  }
-  return epoch;
-}
-
-/** A record's sealed names are bound to its place in the chain: moved to another record, they fail. */
-function namesSlot(seq: number): Buffer {
-  return slot('audit-names', seq);
-}
 
 export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
   const fields = [
@@ -102,8 +40,7 @@ export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
 export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRecord {
   const head = tx.auditHead();
   const seq = (head?.seq ?? 0) + 1;
-  const named = !(e.entry === null && e.field === null && e.entryId === null);
-  const sealer = named ? epochFor(header.auditPublicKey, e.at) : null;
+  const names = sealNames(header.auditPublicKey, seq, e);
   const base = {
     seq,
     at: e.at,
@@ -113,56 +50,24 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
     outcome: e.outcome,
     // Sealed with the name (schema 2): an id in clear would link records to entries.
     entryId: null,
-    sealed:
-      sealer === null
-        ? null
-        : sealer.seal(
-            Buffer.from(JSON.stringify({ entry: e.entry, field: e.field, entryId: e.entryId })),
-            namesSlot(seq),
-          ),
+    sealed: names?.sealed ?? null,
     host: e.host,
     subject: e.subject,
     prev: head?.hash ?? GENESIS,
-    ...(sealer === null ? {} : { epoch: sealer.publicKey }),
+    ...(names === null ? {} : { epoch: names.epoch }),
   };
   const record: AuditRecord = { ...base, hash: recordHash(base) };
   tx.appendAudit(record);
   return record;
 }
 
-/**
- * A record's sealed names, opened; null when it has none, or they do not
- * open (another key's, altered, moved, or a record not shaped like one).
- */
-function openNames(r: AuditRecord, keys: KeyPair, opener: EpochOpener): Buffer | null {
-  try {
-    if (!Buffer.isBuffer(r.sealed)) return null;
-    if (r.epoch === undefined) return openSealed(keys, r.sealed);
-    return Buffer.isBuffer(r.epoch) ? opener.open(r.epoch, r.sealed, namesSlot(r.seq)) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The sequence numbers of the records whose sealed names do not open with the owner's audit key. */
-export function unopenedNames(records: readonly AuditRecord[], keys: KeyPair): number[] {
-  const opener = new EpochOpener(keys);
-  try {
-    return records
-      .filter((r) => r.sealed !== null && openNames(r, keys, opener) === null)
-      .map((r) => r.seq);
-  } finally {
-    opener.wipe();
-  }
-}
 /** The records with their names opened by the owner's audit key. */
 export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): AuditView[] {
-  const opener = new EpochOpener(keys);
-  try {
-    return records.map((r) => {
+  return withNames(keys, (open) =>
+    records.map((r) => {
       let entry: string | null = null;
       let field: string | null = null;
-      const opened = openNames(r, keys, opener);
+      const opened = open(r);
       if (opened !== null) {
         const parsed = JSON.parse(opened.toString('utf8')) as {
           entry: string | null;
@@ -183,10 +88,8 @@ export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): Audit
         host: r.host,
         subject: r.subject,
       };
-    });
-  } finally {
-    opener.wipe();
-  }
+    }),
+  );
 }
 
 /** Whether a record links to `prev` and hashes to its hash; false for one not shaped like a record. */

@@ -30,9 +30,9 @@ import {
   anchorVerdict,
   brokenLink,
   rememberedAnchorProblem,
-  unopenedNames,
   type ChainStart,
 } from './audit-log.js';
+import { unopenedNames } from './audit-names.js';
 import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';

@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { HostChannel } from '../../src/client/client.js';
 import { unwrapKey } from '../../src/crypto/aead.js';
 import { deriveEpochKey } from '../../src/crypto/audit-seal.js';
-import { EPOCH_RECORDS } from '../../src/host/audit-log.js';
+import { EPOCH_RECORDS } from '../../src/host/audit-names.js';
 import { slots } from '../../src/host/slots.js';
 import type { VaultHeader } from '../../src/store/store.js';
 import { hostProcesses } from '../support/e2e-helpers.js';
