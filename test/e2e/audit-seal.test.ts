@@ -60,10 +60,8 @@ test('the previous build’s records and this build’s read, verify and check t
   assert.equal(audit[0]?.seq, 8);
   const reads = audit.filter((r) => r.action === 'read');
   assert.deepEqual(
-    reads.map((r) => `${r.seq} ${r.entry}/${r.field}`),
-    ['8 OpenAI/key', '9 GitHub/password', '11 GitHub/password', '13 OpenAI/key'].concat(
-      reads.slice(4).map((r) => `${r.seq} ${r.entry}/${r.field}`),
-    ),
+    reads.slice(0, 4).map((r) => `${r.seq} ${r.entry}/${r.field}`),
+    ['8 OpenAI/key', '9 GitHub/password', '11 GitHub/password', '13 OpenAI/key'],
   );
   assert.deepEqual(
     reads.slice(4).map((r) => `${r.entry}/${r.field}`),
