@@ -44,6 +44,10 @@ declare module 'sodium-native' {
   export const crypto_kdf_CONTEXTBYTES: number;
   export function crypto_kdf_derive_from_key(sub: Buf, id: number, ctx: Buf, key: Buf): void;
   export function crypto_generichash(out: Buf, input: Buf, key?: Buf): void;
+  export function crypto_generichash_batch(out: Buf, batch: readonly Buf[], key?: Buf): void;
+  export const crypto_scalarmult_BYTES: number;
+  /** Throws when the result is the all-zero point (a low-order public key). */
+  export function crypto_scalarmult(q: Buf, n: Buf, p: Buf): void;
   export function randombytes_buf(buf: Buf): void;
   export function sodium_malloc(size: number): Buffer;
   export function sodium_memzero(buf: Buf): void;

@@ -63,6 +63,7 @@ function encode(r: AuditRecord): unknown {
   return {
     ...r,
     sealed: r.sealed === null ? null : r.sealed.toString('base64'),
+    ...(r.epoch === undefined ? {} : { epoch: r.epoch.toString('base64') }),
     prev: r.prev.toString('base64'),
     hash: r.hash.toString('base64'),
   };
@@ -73,6 +74,8 @@ function decode(o: Record<string, unknown>): AuditRecord {
   return {
     ...(o as unknown as AuditRecord),
     sealed: o.sealed === null ? null : b(o.sealed),
+    // Archives made before audit epochs have no record that carries one.
+    ...(o.epoch === undefined ? {} : { epoch: b(o.epoch) }),
     prev: b(o.prev),
     hash: b(o.hash),
   };

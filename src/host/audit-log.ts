@@ -1,23 +1,24 @@
 /**
  * Appends audit events as hash-chained records and reads them back for the
  * owner. Entry names, fields and ids are sealed to the owner's audit key: the
- * host can write a record it cannot read back, and the store file shows no
- * name and no entry id. Each owner command anchors the chain head with a MAC
- * only the owner's passphrase reaches (anchorAudit), so a rewrite or a cut
- * before the anchor is found by `audit --verify` even if the rest is re-chained.
+ * host can write a record it cannot read back (but for its current epoch's,
+ * below), and the store file shows no name and no entry id. Each owner
+ * command anchors the chain head with a MAC only the owner's passphrase
+ * reaches (anchorAudit), so a rewrite or a cut before the anchor is found by
+ * `audit --verify` even if the rest is re-chained. How names are sealed, and
+ * why per epoch: audit-names.ts.
  */
 import type { AuditEvent, AuditView } from '../core/audit.js';
 import type { AnchorRef } from '../core/protocol.js';
-import { openSealed, sealTo, type KeyPair } from '../crypto/box.js';
+import type { KeyPair } from '../crypto/box.js';
 import { equal, keyedHash } from '../crypto/hash.js';
 import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../store/store.js';
+import { sealNames, withNames } from './audit-names.js';
 
 const GENESIS: Buffer = Buffer.alloc(32);
 
 export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
-  return keyedHash(
-    null,
-    'audit-v1',
+  const fields = [
     r.seq,
     r.at,
     r.action,
@@ -28,22 +29,20 @@ export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
     r.sealed ?? Buffer.alloc(0),
     r.host ?? '',
     r.subject ?? '',
-    r.prev,
-  );
+  ];
+  // A record of the old form hashes as it always did; removing or adding `epoch` changes the hash.
+  return r.epoch === undefined
+    ? keyedHash(null, 'audit-v1', ...fields, r.prev)
+    : keyedHash(null, 'audit-v2', ...fields, r.epoch, r.prev);
 }
 
 /** Appends one event inside the caller's write transaction. */
 export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRecord {
   const head = tx.auditHead();
-  const sealed =
-    e.entry === null && e.field === null && e.entryId === null
-      ? null
-      : sealTo(
-          header.auditPublicKey,
-          Buffer.from(JSON.stringify({ entry: e.entry, field: e.field, entryId: e.entryId })),
-        );
+  const seq = (head?.seq ?? 0) + 1;
+  const names = sealNames(header.auditPublicKey, seq, e);
   const base = {
-    seq: (head?.seq ?? 0) + 1,
+    seq,
     at: e.at,
     action: e.action,
     actor: e.actor,
@@ -51,10 +50,11 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
     outcome: e.outcome,
     // Sealed with the name (schema 2): an id in clear would link records to entries.
     entryId: null,
-    sealed,
+    sealed: names?.sealed ?? null,
     host: e.host,
     subject: e.subject,
     prev: head?.hash ?? GENESIS,
+    ...(names === null ? {} : { epoch: names.epoch }),
   };
   const record: AuditRecord = { ...base, hash: recordHash(base) };
   tx.appendAudit(record);
@@ -63,11 +63,11 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
 
 /** The records with their names opened by the owner's audit key. */
 export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): AuditView[] {
-  return records.map((r) => {
-    let entry: string | null = null;
-    let field: string | null = null;
-    if (r.sealed !== null) {
-      const opened = openSealed(keys, r.sealed);
+  return withNames(keys, (open) =>
+    records.map((r) => {
+      let entry: string | null = null;
+      let field: string | null = null;
+      const opened = open(r);
       if (opened !== null) {
         const parsed = JSON.parse(opened.toString('utf8')) as {
           entry: string | null;
@@ -76,20 +76,20 @@ export function viewAudit(records: readonly AuditRecord[], keys: KeyPair): Audit
         entry = parsed.entry;
         field = parsed.field;
       }
-    }
-    return {
-      seq: r.seq,
-      at: r.at,
-      action: r.action,
-      actor: r.actor,
-      source: r.source,
-      outcome: r.outcome,
-      entry,
-      field,
-      host: r.host,
-      subject: r.subject,
-    };
-  });
+      return {
+        seq: r.seq,
+        at: r.at,
+        action: r.action,
+        actor: r.actor,
+        source: r.source,
+        outcome: r.outcome,
+        entry,
+        field,
+        host: r.host,
+        subject: r.subject,
+      };
+    }),
+  );
 }
 
 /** Whether a record links to `prev` and hashes to its hash; false for one not shaped like a record. */

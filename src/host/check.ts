@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import type { AnchorRef, CheckProblem, CheckReport } from '../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../crypto/aead.js';
-import { openSealed } from '../crypto/box.js';
 import { equal } from '../crypto/hash.js';
 import type {
   AgentRecord,
@@ -33,6 +32,7 @@ import {
   rememberedAnchorProblem,
   type ChainStart,
 } from './audit-log.js';
+import { unopenedNames } from './audit-names.js';
 import { auditShape, damageCode } from './damage.js';
 import { agentMac, fieldHash, openMeta, openName, sessionMac } from './grants.js';
 import type { OwnerSession } from './owner.js';
@@ -393,12 +393,9 @@ export function checkSealed(
       grantsOf(r, where, entries, problems);
     }
     // Every audit record's sealed names open with the owner's audit key.
-    const keys = s.auditKeys();
     const audit = tx.audit();
-    for (const r of audit) {
-      if (r.sealed !== null && (!buf(r.sealed) || openSealed(keys, r.sealed) === null)) {
-        problems.add('VLT-3031', `audit ${r.seq}`, 'Its sealed entry name does not open.');
-      }
+    for (const seq of unopenedNames(audit, s.auditKeys())) {
+      problems.add('VLT-3031', `audit ${seq}`, 'Its sealed entry name does not open.');
     }
     // The owner's anchor: its MAC holds and the record it names is the one in
     // the chain. A vault with no anchor yet (migrated, no owner command since)

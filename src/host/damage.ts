@@ -24,13 +24,17 @@ const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' 
 const buf = (v: unknown): v is Buffer => Buffer.isBuffer(v);
 const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 const AUDIT_KEYS = 'action,actor,at,entryId,hash,host,outcome,prev,sealed,seq,source,subject';
+/** A record whose names are sealed under an audit epoch's key also carries that epoch's public key. */
+const EPOCH_AUDIT_KEYS =
+  'action,actor,at,entryId,epoch,hash,host,outcome,prev,sealed,seq,source,subject';
 const textOrNull = (v: unknown) => v === null || typeof v === 'string';
 
 /** Exactly the fields of an audit record, each of its type (the chain's hash reads a missing one as empty). */
 export function auditShape(a: unknown): a is AuditRecord {
   return (
     obj(a) &&
-    Object.keys(a).sort().join(',') === AUDIT_KEYS &&
+    (Object.keys(a).sort().join(',') === AUDIT_KEYS ||
+      (Object.keys(a).sort().join(',') === EPOCH_AUDIT_KEYS && buf(a.epoch) && buf(a.sealed))) &&
     int(a.seq) &&
     typeof a.at === 'number' &&
     typeof a.action === 'string' &&

@@ -195,6 +195,11 @@ export interface AuditRecord {
   readonly entryId: string | null;
   /** Entry name and field, sealed to the owner's audit key; null when none. */
   readonly sealed: Buffer | null;
+  /**
+   * The audit epoch's public key when `sealed` is under that epoch's key;
+   * absent when `sealed` is a box sealed to the owner's audit key itself.
+   */
+  readonly epoch?: Buffer;
   readonly host: string | null;
   readonly subject: string | null;
   readonly prev: Buffer;

@@ -63,6 +63,10 @@ const IMPORT_FILE = [
     'gigantic or endless sources are refused without reading them: a 17 MiB file, /dev/zero, a FIFO',
   ),
 ];
+const AUDIT_EPOCH_WIPED = e2e(
+  'audit-seal-memory',
+  'a dump of the host’s memory holds the current audit epoch’s key only: no ended epoch’s',
+);
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -452,6 +456,12 @@ const LEDGER: Record<string, Entry> = {
     run: [SANDBOX_PROCESSES],
     hardened: [STORE_UNREADABLE],
   },
+  "with a dump of the host's memory and a copy of the store, read the entry names of audit records sealed before the current audit epoch":
+    {
+      run: [AUDIT_EPOCH_WIPED],
+      sameUser: [AUDIT_EPOCH_WIPED],
+      hardened: [AUDIT_EPOCH_WIPED],
+    },
   'claim another pid as the audit source': {
     run: [
       e2e(
