@@ -608,6 +608,12 @@ const LEDGER: Record<string, Entry> = {
   },
   "watch an entry outside its scope through `render --watch`'s change feed, to learn when (or whether) it changes":
     {
+      run: [
+        e2e(
+          'render-watch-run',
+          'inside run, a name outside the session’s scope is never reported changed',
+        ),
+      ],
       sameUser: [
         e2e(
           'render-watch-values',
