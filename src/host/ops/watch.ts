@@ -39,13 +39,23 @@ export const watchOps: OpArea<'watch'> = {
         last = now;
         res.write('{"changed":true}\n');
       };
+      // A burst of commits (a busy host: every read commits an audit record)
+      // costs one check per watcher, not one per commit.
+      let due: NodeJS.Immediate | undefined;
+      const soon = () => {
+        due ??= setImmediate(() => {
+          due = undefined;
+          check();
+        });
+      };
       env.followers.count++;
-      ctx.events.on('commit', check);
-      const poll = setInterval(check, WATCH_POLL_MS);
+      ctx.events.on('commit', soon);
+      const poll = setInterval(soon, WATCH_POLL_MS);
       res.on('close', () => {
         env.followers.count--;
-        ctx.events.off('commit', check);
+        ctx.events.off('commit', soon);
         clearInterval(poll);
+        clearImmediate(due);
       });
       if (last === null) res.end();
     },
