@@ -112,13 +112,15 @@ export async function ownerPassphrase(
 /**
  * Whether a passphrase typed for this command opens the terminal's owner
  * session, as `vault-cli unlock` would: yes, but for `daemon stop` (the
- * session would end with the host at once). A passphrase file never does: it
+ * session would end with the host at once) and `run`, which keeps the
+ * passphrase for its dashboard's calls for as long as the agent runs, hours
+ * after a session would have idled out. A passphrase file never does: it
  * serves scripts, and a session is the terminal's. A host configured without
  * owner sessions (VAULT_OWNER_SESSION_MINUTES=0) opens none.
  */
 function opensSession(ctx: CliContext): boolean {
   const path = ctx.inv.command?.path ?? [];
-  return !(path[0] === 'daemon' && path[1] === 'stop');
+  return !((path[0] === 'daemon' && path[1] === 'stop') || path[0] === 'run');
 }
 
 /**

@@ -203,3 +203,9 @@ test('with no terminal, an agent holding the passphrase file opens no session by
   assert.equal(quiet.code, 77);
   assert.match(quiet.stderr, /VLT-2054/);
 });
+
+test('`vault-cli run` typed on a terminal with no session asks, and opens none (it keeps the passphrase for its dashboard)', async () => {
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.equal(await typed('vault-cli run --agent bot --no-sandbox -- true', PASSPHRASE), 0);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+});
