@@ -38,9 +38,12 @@ export function watchOf(session: AgentSession, names: readonly string[]): Watch 
 
 /**
  * The state of what `w` watches, as one string that changes when any watched
- * entry it may read changes (`<id>.<gen>.<updated>` per name, `-` for one it
- * cannot read); null once the caller can read nothing more (its agent revoked
- * or gone, its `run` session ended or expired): the watch ends then.
+ * entry it may read changes (`<id>.<updated>` per name, `-` for one it cannot
+ * read); null once the caller can read nothing more (its agent revoked or
+ * gone, its `run` session ended or expired): the watch ends then. Not the
+ * generation: a data key is also rotated when another agent holding the entry
+ * is revoked or another `run` session ends, and that is their activity, not a
+ * change of the value (`updated` moves only when the owner writes the entry).
  */
 export function watchedState(tx: Tx, now: number, w: Watch): string | null {
   const agent = tx.agent(w.agentId);
@@ -57,7 +60,7 @@ export function watchedState(tx: Tx, now: number, w: Watch): string | null {
     .map((h) => {
       const id = index[h] ?? null;
       const entry = id === null || !inScope(scope, id) ? null : tx.entry(id);
-      return entry === null ? '-' : `${entry.id}.${entry.gen}.${entry.updated}`;
+      return entry === null ? '-' : `${entry.id}.${entry.updated}`;
     })
     .join(',');
 }

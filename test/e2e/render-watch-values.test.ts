@@ -126,6 +126,9 @@ test('a value the template uses is rotated: a new whole document; unrelated chan
       const r = await rig.agent(['get', 'Stripe Prod'], other);
       assert.equal(r.code, 0, r.stderr);
     }
+    // Another agent revoked: the entries it held get new data keys (their
+    // generation moves), and that is its news, not the watcher's.
+    ok(await rig.owner(['agent', 'revoke', 'other']));
     // Then the watched value: exactly one more document, and it is that value.
     await rig.set('Stripe Prod', 'final');
     assert.ok(await w.until(() => lastV(w) === 'final'), w.err);

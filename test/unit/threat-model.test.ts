@@ -621,6 +621,15 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  "learn through `render --watch`'s change feed of another agent's activity (its reads, its revocation, the end of its `run` session re-keying a shared entry)":
+    {
+      sameUser: [
+        e2e(
+          'render-watch-values',
+          'a value the template uses is rotated: a new whole document; unrelated changes render nothing',
+        ),
+      ],
+    },
   'rotate a watched value in a storm (with the owner’s powers) to make a watching render flap, or spend its agent’s limits until it locks':
     {
       sameUser: [
