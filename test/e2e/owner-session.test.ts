@@ -119,7 +119,7 @@ test('a process inside a sandboxed `vault-cli run` on the unlocked terminal is r
   // completion asks (no prompt), and with the session question on the socket
   // it can reach.
   shell.pty.write(
-    `vault-cli run --agent bot -- sh -c 'vault-cli entry ls; echo "ls""=$?"; VAULT_NO_PROMPT=1 vault-cli agent ls; echo "quiet""=$?"; vault-cli unlock; echo "unlock""=$?"'\r`,
+    `vault-cli run --agent bot -- sh -c 'vault-cli entry ls; echo "ls""=$?"; VAULT_NO_PROMPT=1 vault-cli agent ls; echo "quiet""=$?"; vault-cli agent limits bot --per-minute 99; echo "limits""=$?"; vault-cli unlock; echo "unlock""=$?"'\r`,
   );
   await until(() => /unlock=\d+/.test(shell.output()), 'the commands inside run');
   await until(
@@ -129,6 +129,7 @@ test('a process inside a sandboxed `vault-cli run` on the unlocked terminal is r
   const out = shell.output();
   assert.match(out, /ls=77/);
   assert.match(out, /quiet=77/);
+  assert.match(out, /limits=77/);
   assert.match(out, /unlock=77/);
   assert.match(out, /VLT-2051: vault-cli entry ls is an owner command/);
   assert.equal(
@@ -137,11 +138,17 @@ test('a process inside a sandboxed `vault-cli run` on the unlocked terminal is r
     'nothing was asked: neither run (the session) nor inside',
   );
   // What the session would have shown: the entry's name, the agent's line.
-  const inner = out.split('vault-cli run --agent bot').at(-1) ?? '';
+  // What the agent printed: after run's own line, not the typed command's echo.
+  const inner = out.split('in the sandbox; Ctrl-]').at(-1) ?? '';
   assert.doesNotMatch(inner, /Alpha|per-minute/);
   // The run itself used the session (its session start); nothing inside did.
   const fresh = (await auditRecords(rig)).slice(before).map((r) => r.action);
   assert.ok(!fresh.includes('owner_unlock'), `records: ${fresh.join(' ')}`);
+  assert.ok(!fresh.includes('agent_limits'), `records: ${fresh.join(' ')}`);
+  const bot = JSON.parse((await rig.owner(['agent', 'show', 'bot', '--json'])).stdout) as {
+    limits: { perMinute: number };
+  };
+  assert.notEqual(bot.limits.perMinute, 99, 'the limits were not changed from inside');
 });
 
 test('`vault-cli lock` ends it: the next owner command asks again', async () => {
