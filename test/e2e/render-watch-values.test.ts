@@ -65,7 +65,8 @@ class Watcher {
   async until(what: () => boolean, ms = 30_000): Promise<boolean> {
     const end = Date.now() + ms;
     while (!what()) {
-      if (this.child.exitCode !== null || Date.now() > end) return false;
+      if (this.child.exitCode !== null || this.child.signalCode !== null || Date.now() > end)
+        return false;
       await new Promise<void>((r) => {
         this.#waiters.push(r);
         setTimeout(r, 250);
@@ -75,7 +76,7 @@ class Watcher {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode === null) {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
       await new Promise((r) => this.child.on('close', r));
     }
