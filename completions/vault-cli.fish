@@ -105,7 +105,7 @@ complete -c vault-cli -n '__vault_cli_is proxy env' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is proxy ca' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -l format -x -a 'json yaml toml env raw' -d 'how values are escaped (default: by the file’s extension)'
 complete -c vault-cli -n '__vault_cli_is render' -l raw -d 'insert values as they are (same as --format raw)'
-complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to stdout whenever the template changes'
+complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to stdout whenever the template or a value it uses changes'
 complete -c vault-cli -n '__vault_cli_is render' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -F
 complete -c vault-cli -n '__vault_cli_is exec' -l env -x -d 'put the value in the command’s variable NAME (references in a longer text are replaced)'

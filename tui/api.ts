@@ -37,4 +37,10 @@ export interface DashboardApi {
    * ceremony page's address to show; resolves when the lock is lifted.
    */
   unlock(name: string, onUrl: (url: string) => void): Promise<'unlocked' | 'not-locked'>;
+  /**
+   * Runs the `key add` ceremony: `onUrl` receives each page's address (an
+   * enrolled key confirms first, then the new one is enrolled); resolves with
+   * the new key's name.
+   */
+  enrolKey(onUrl: (url: string) => void): Promise<{ name: string }>;
 }

@@ -207,6 +207,16 @@ export function Dashboard({
   useEffect(() => {
     if (unlock === null || unlockId === null) return;
     const { id, agent } = unlock;
+    if (unlock.kind === 'enrol') {
+      api
+        .enrolKey((url) => live.current && dispatch({ type: 'unlockUrl', id, url }))
+        .then(
+          ({ name }) => live.current && dispatch({ type: 'enrolDone', id, name }),
+          (err: unknown) =>
+            live.current && dispatch({ type: 'unlockFailed', id, agent, line: errorLine(err) }),
+        );
+      return;
+    }
     api
       .unlock(agent, (url) => live.current && dispatch({ type: 'unlockUrl', id, url }))
       .then(

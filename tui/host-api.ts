@@ -10,7 +10,7 @@ import { call, follow, type ClientOptions } from '../src/client/client.js';
 import type { Op, Ops } from '../src/core/protocol.js';
 import type { AuditView } from '../src/core/audit.js';
 import { VaultError } from '../src/core/errors.js';
-import { unlockWithKey } from '../src/webauthn/ceremony.js';
+import { enrolKey, unlockWithKey } from '../src/webauthn/ceremony.js';
 import type { DashboardApi } from './api.js';
 
 export interface DashboardHooks {
@@ -174,6 +174,17 @@ export function hostDashboardApi(
         ...(hooks.timeoutMs === undefined ? {} : { timeoutMs: hooks.timeoutMs }),
       });
       return outcome.status;
+    },
+    enrolKey: async (onUrl) => {
+      const key = await enrolKey(passphrase, undefined, {
+        call: (op, body) => call(client, op, body),
+        onUrl: (url) => {
+          onUrl(url);
+          hooks.onUrl?.(url);
+        },
+        ...(hooks.timeoutMs === undefined ? {} : { timeoutMs: hooks.timeoutMs }),
+      });
+      return { name: key.name };
     },
   };
 }

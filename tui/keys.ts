@@ -15,6 +15,7 @@ export type KeyAction =
   | 'down'
   | 'nextView'
   | 'unlock'
+  | 'enrolKey'
   | 'addEntry'
   | 'rotate'
   | 'removeEntry'
@@ -116,6 +117,15 @@ export const KEY_TABLE: readonly KeyBinding[] = [
     help: 'remove the selected entry',
     modes: ['entries'],
   },
+  {
+    keys: ['e'],
+    label: 'e',
+    action: 'enrolKey',
+    help: 'enrol a hardware key or passkey (only an enrolled key lifts a lock; add a spare)',
+    modes: BROWSE,
+    // The footer is full at 100 columns; `?` lists it.
+    footer: false,
+  },
   { keys: ['?'], label: '?', action: 'help', help: 'all keys', modes: BROWSE },
   { keys: ['q', 'escape'], label: 'q/Esc', action: 'leave', help: 'leave', modes: BROWSE },
   {
@@ -193,6 +203,7 @@ export function shortHelp(b: KeyBinding): string {
     down: 'down',
     nextView: 'view',
     unlock: 'unlock',
+    enrolKey: 'enrol key',
     addAgent: 'new agent',
     revokeAgent: 'revoke',
     scope: 'scope',

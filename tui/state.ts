@@ -54,12 +54,15 @@ export interface Confirm {
   readonly busy: boolean;
 }
 
+/** A hardware-key ceremony under way: a locked agent's unlock, or a key's enrolment. */
 export interface UnlockPanel {
   readonly id: number;
+  readonly kind: 'unlock' | 'enrol';
+  /** The agent to unlock; for an enrolment, the new key's name once it is enrolled. */
   readonly agent: string;
   /** The ceremony page, once it is up. */
   readonly url: string | null;
-  readonly status: 'starting' | 'waiting' | 'unlocked' | 'not-locked' | 'failed';
+  readonly status: 'starting' | 'waiting' | 'unlocked' | 'not-locked' | 'enrolled' | 'failed';
   /** The error line when it failed. */
   readonly error: string | null;
 }
@@ -154,6 +157,7 @@ export type Action =
       readonly agent: string;
       readonly outcome: 'unlocked' | 'not-locked';
     }
+  | { readonly type: 'enrolDone'; readonly id: number; readonly name: string }
   | {
       readonly type: 'unlockFailed';
       readonly id: number;
@@ -225,6 +229,12 @@ export function reduce(s: State, a: Action, now: number): State {
           : `Agent ${a.agent} was not locked.`;
       const n = notice(t, 'info', text);
       return t.unlock?.id === a.id ? { ...n, unlock: { ...t.unlock, status: a.outcome } } : n;
+    }
+    case 'enrolDone': {
+      const n = notice(t, 'info', `Hardware key ${a.name} is enrolled.`);
+      return t.unlock?.id === a.id
+        ? { ...n, unlock: { ...t.unlock, agent: a.name, status: 'enrolled' } }
+        : n;
     }
     case 'unlockFailed': {
       const n = notice(t, 'error', a.line);
@@ -362,7 +372,27 @@ function browseKey(s: State, action: string | null): State {
       return {
         ...s,
         nextId: s.nextId + 1,
-        unlock: { id: s.nextId, agent: agent.name, url: null, status: 'starting', error: null },
+        unlock: {
+          id: s.nextId,
+          kind: 'unlock',
+          agent: agent.name,
+          url: null,
+          status: 'starting',
+          error: null,
+        },
+      };
+    case 'enrolKey':
+      return {
+        ...s,
+        nextId: s.nextId + 1,
+        unlock: {
+          id: s.nextId,
+          kind: 'enrol',
+          agent: '',
+          url: null,
+          status: 'starting',
+          error: null,
+        },
       };
     case 'addAgent':
       return openForm(s, 'addAgent', 'New agent', null, [

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AnchorMemory } from '../client/client.js';
+import { formatTime } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
-import { SOCKET_NAME, type AnchorRef } from '../core/protocol.js';
+import { SOCKET_NAME, type AnchorRef, type Results } from '../core/protocol.js';
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
@@ -101,7 +102,54 @@ export async function ownerPassphrase(
   if (ctx.env.VAULT_NO_PROMPT === '1' && ctx.paths.passphraseFile === null) {
     throw new VaultError('VLT-2054');
   }
-  return askPassphrase(ctx, confirm, check);
+  const typed = await askPassphrase(ctx, confirm, check);
+  if (session && ctx.paths.passphraseFile === null && opensSession(ctx)) {
+    if (await openSession(ctx, typed)) return undefined;
+  }
+  return typed;
+}
+
+/**
+ * Whether a passphrase typed for this command opens the terminal's owner
+ * session, as `vault-cli unlock` would: yes, but for `daemon stop` (the
+ * session would end with the host at once) and `run`, which keeps the
+ * passphrase for its dashboard's calls for as long as the agent runs, hours
+ * after a session would have idled out. A passphrase file never does: it
+ * serves scripts, and a session is the terminal's. A host configured without
+ * owner sessions (VAULT_OWNER_SESSION_MINUTES=0) opens none.
+ */
+function opensSession(ctx: CliContext): boolean {
+  const path = ctx.inv.command?.path ?? [];
+  return !((path[0] === 'daemon' && path[1] === 'stop') || path[0] === 'run');
+}
+
+/**
+ * Opens the terminal's owner session with the passphrase just typed (one key
+ * derivation, in place of the command's own) and says so, with how to end it.
+ * False when the host gives this caller none (no terminal it can see,
+ * sessions off): the command then sends the passphrase itself.
+ * @throws VaultError the host's refusal of the passphrase (VLT-3002 and the guess delay).
+ */
+async function openSession(ctx: CliContext, typed: string): Promise<boolean> {
+  let opened;
+  try {
+    opened = await ctx.call('owner.unlock', { passphrase: typed });
+  } catch (err) {
+    if (err instanceof VaultError && (err.code === 'VLT-2054' || err.code === 'VLT-1001')) {
+      return false;
+    }
+    throw err;
+  }
+  ctx.stderr.write(unlockedLine(opened));
+  return true;
+}
+
+/** What the owner is told when a session opens: where, until when, and how to end it. */
+export function unlockedLine(opened: Results['owner.unlock']): string {
+  return (
+    `vault-cli: unlocked on ${opened.terminal} until ${formatTime(opened.expires)}` +
+    ` (or after ${Math.round(opened.idleMs / 60_000)} min without an owner command); vault-cli lock ends it\n`
+  );
 }
 
 /** The passphrase itself, from VAULT_PASSPHRASE_FILE or the terminal; never the session. */

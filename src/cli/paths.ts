@@ -217,7 +217,16 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
  * (no VAULT_TOKEN, no passphrase file).
  */
 export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv {
-  const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'VAULT_HOST_IDLE_MS'];
+  const keep = [
+    'PATH',
+    'HOME',
+    'LANG',
+    'LC_ALL',
+    'TZ',
+    'VAULT_HOST_IDLE_MS',
+    'VAULT_OWNER_SESSION_MINUTES',
+    'VAULT_OWNER_IDLE_MINUTES',
+  ];
   const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
   if (paths.socketDir !== paths.vaultDir) out.VAULT_SOCKET_DIR = paths.socketDir;
   for (const k of keep) if (env[k] !== undefined) out[k] = env[k];

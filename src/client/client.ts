@@ -603,7 +603,7 @@ function unwrap<O extends Op>(reply: Reply<O>): Ops[O]['res'] {
  * dashboard stops its feed this way). An error reply (a normal JSON reply with
  * a Content-Length) is thrown as its VaultError.
  */
-export function follow<O extends 'audit.follow' | 'session.hold'>(
+export function follow<O extends 'audit.follow' | 'session.hold' | 'watch'>(
   opts: ClientOptions,
   op: O,
   body: Ops[O]['req'],

@@ -214,7 +214,10 @@ export const COMMANDS: readonly CommandDef[] = [
         choices: ['json', 'yaml', 'toml', 'env', 'raw'],
       },
       { name: 'raw', summary: 'insert values as they are (same as --format raw)' },
-      { name: 'watch', summary: 'render again to stdout whenever the template changes' },
+      {
+        name: 'watch',
+        summary: 'render again to stdout whenever the template or a value it uses changes',
+      },
     ],
     notes: [
       'All or nothing: when a reference cannot be resolved, nothing is written and each bad one is named.',

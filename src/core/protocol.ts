@@ -193,6 +193,11 @@ export interface Results {
   /** Revokes the session token presented; an agent's own token is left alone. */
   'session.end': Record<string, never>;
   /**
+   * Streams `{"watching":true}`, then `{"changed":true}` whenever an entry the
+   * token may read among those named changes; ends when the token can read nothing more.
+   */
+  watch: Record<string, never>;
+  /**
    * Hardware keys: enrolment runs begin -> the browser's create() -> finish.
    * Once a key is enrolled, begin answers with a `vouch` for an enrolled key's
    * get() first, and key.vouch with the creation options.

@@ -30,6 +30,37 @@ export const DEFAULT_TTL_MS = 15 * 60_000;
 export const DEFAULT_IDLE_MS = 5 * 60_000;
 /** The longest a session may be asked to last (a working day). */
 export const MAX_TTL_MS = 12 * 3_600_000;
+/** The longest idle timeout the host's configuration may set (`unlock --idle` may ask up to the lifetime). */
+export const MAX_CONFIG_IDLE_MS = 3_600_000;
+
+/** How long a session lasts when `unlock` does not say: the host's configuration. */
+export interface SessionTerms {
+  /** Lifetime from the unlock; 0: owner sessions are off in this host. */
+  readonly ttlMs: number;
+  readonly idleMs: number;
+}
+
+export const DEFAULT_TERMS: SessionTerms = { ttlMs: DEFAULT_TTL_MS, idleMs: DEFAULT_IDLE_MS };
+
+/** Whole minutes, 0 or more, else null (absent, or not a count). */
+function minutes(text: string | undefined): number | null {
+  if (text === undefined || !/^\d{1,9}$/.test(text.trim())) return null;
+  return Number(text.trim()) * 60_000;
+}
+
+/**
+ * The session terms a configuration asks for (VAULT_OWNER_SESSION_MINUTES,
+ * VAULT_OWNER_IDLE_MINUTES), bounded: whoever started the host chose its
+ * environment, and in same-user mode that may be an agent. The lifetime is at
+ * most MAX_TTL_MS (12 h), the idle timeout at most MAX_CONFIG_IDLE_MS (1 h)
+ * and never longer than the lifetime; a value that is not a whole number of
+ * minutes is the default. A lifetime of 0 turns owner sessions off.
+ */
+export function sessionTerms(session: string | undefined, idle: string | undefined): SessionTerms {
+  const ttlMs = Math.min(minutes(session) ?? DEFAULT_TTL_MS, MAX_TTL_MS);
+  const asked = minutes(idle) ?? DEFAULT_IDLE_MS;
+  return { ttlMs, idleMs: Math.max(1, Math.min(asked, MAX_CONFIG_IDLE_MS, ttlMs)) };
+}
 
 /** What a session is bound to: the caller's terminal and login session, as the kernel names them. */
 export interface Binding {
@@ -122,7 +153,11 @@ export interface SessionView {
 export class OwnerSessions {
   readonly #held = new Map<string, Held>();
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    /** What a session lasts when `unlock` does not say (the host's configuration). */
+    readonly terms: SessionTerms = DEFAULT_TERMS,
+  ) {}
 
   /**
    * Keeps a copy of `s`'s root key for `binding`, replacing any session it had.

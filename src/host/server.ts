@@ -20,7 +20,7 @@ export { isFailedCommitEcho } from '../store/store.js';
 import { HostContext } from './context.js';
 import { scanInChild } from './check.js';
 import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';
-import { bindingOf, OwnerSessions, type Binding } from './owner-unlock.js';
+import { bindingOf, OwnerSessions, type Binding, type SessionTerms } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
@@ -64,6 +64,8 @@ export interface HostOptions {
   readonly socketDir?: string;
   /** Stop after this long without a request; 0 for never. */
   readonly idleMs: number;
+  /** How long an owner session lasts when `unlock` does not say (owner-unlock.ts sessionTerms). */
+  readonly ownerSessions?: SessionTerms;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
 }
@@ -365,7 +367,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     sockets.closeAll();
     owners.endAll();
   };
-  const owners = new OwnerSessions(ctx.now);
+  const owners = new OwnerSessions(ctx.now, opts.ownerSessions);
   const followers = { count: 0 };
   const sockets = new SessionSockets(
     socketDir,

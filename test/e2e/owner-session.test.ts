@@ -1,7 +1,9 @@
 // The owner session on a real terminal: `vault-cli unlock` once, then owner
 // commands in the same terminal ask nothing; another terminal still asks; a
-// process inside `vault-cli run` on that terminal never gets the session;
-// `vault-cli lock` ends it. Every passphrase here is typed at a prompt.
+// process inside `vault-cli run` on that terminal (sandboxed or not) never
+// gets the session; `vault-cli lock` ends it; the first owner command on a
+// terminal opens one as `unlock` does. Every passphrase here is typed at a
+// prompt.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { auditRecords } from '../support/e2e-helpers.js';
@@ -110,12 +112,48 @@ test('a process inside `vault-cli run --no-sandbox` on the unlocked terminal nev
   assert.match(shell.output(), /VLT-3002/);
 });
 
+test('a process inside a sandboxed `vault-cli run` on the unlocked terminal is refused before any prompt, and the session is not used', async () => {
+  const prompts = count(shell, PROMPT);
+  const before = (await auditRecords(rig)).length;
+  // The agent tries the owner's commands every way it has: plainly, as
+  // completion asks (no prompt), and with the session question on the socket
+  // it can reach.
+  shell.pty.write(
+    `vault-cli run --agent bot -- sh -c 'vault-cli entry ls; echo "ls""=$?"; VAULT_NO_PROMPT=1 vault-cli agent ls; echo "quiet""=$?"; vault-cli agent limits bot --per-minute 99; echo "limits""=$?"; vault-cli unlock; echo "unlock""=$?"'\r`,
+  );
+  await until(() => /unlock=\d+/.test(shell.output()), 'the commands inside run');
+  await until(
+    () => (shell.output().split('unlock=').at(-1) ?? '').includes('$ '),
+    'the shell again',
+  );
+  const out = shell.output();
+  assert.match(out, /ls=77/);
+  assert.match(out, /quiet=77/);
+  assert.match(out, /limits=77/);
+  assert.match(out, /unlock=77/);
+  assert.match(out, /VLT-2051: vault-cli entry ls is an owner command/);
+  assert.equal(
+    count(shell, PROMPT),
+    prompts,
+    'nothing was asked: neither run (the session) nor inside',
+  );
+  // What the session would have shown: the entry's name, the agent's line.
+  // What the agent printed: after run's own line, not the typed command's echo.
+  const inner = out.split('in the sandbox; Ctrl-]').at(-1) ?? '';
+  assert.doesNotMatch(inner, /Alpha|per-minute/);
+  // The run itself used the session (its session start); nothing inside did.
+  const fresh = (await auditRecords(rig)).slice(before).map((r) => r.action);
+  assert.ok(!fresh.includes('owner_unlock'), `records: ${fresh.join(' ')}`);
+  assert.ok(!fresh.includes('agent_limits'), `records: ${fresh.join(' ')}`);
+  const bot = JSON.parse((await rig.owner(['agent', 'show', 'bot', '--json'])).stdout) as {
+    limits: { perMinute: number };
+  };
+  assert.notEqual(bot.limits.perMinute, 99, 'the limits were not changed from inside');
+});
+
 test('`vault-cli lock` ends it: the next owner command asks again', async () => {
   assert.equal(await typed('vault-cli lock'), 0);
   assert.match(shell.output(), /vault-cli: locked/);
-  const prompts = count(shell, PROMPT);
-  assert.equal(await typed('vault-cli entry ls', PASSPHRASE), 0);
-  assert.equal(count(shell, PROMPT), prompts + 1);
   // Shell completion's way of asking: no session, no prompt, VLT-2054.
   const asked = count(shell, PROMPT);
   assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
@@ -124,4 +162,57 @@ test('`vault-cli lock` ends it: the next owner command asks again', async () => 
   const actions = (await auditRecords(rig)).map((r) => r.action);
   assert.ok(actions.includes('owner_unlock'), 'owner_unlock audited');
   assert.ok(actions.includes('owner_lock'), 'owner_lock audited');
+});
+
+test('a passphrase from VAULT_PASSPHRASE_FILE opens no session', async () => {
+  const prompts = count(shell, PROMPT);
+  assert.equal(await typed(`VAULT_PASSPHRASE_FILE=${rig.passphraseFile} vault-cli entry ls`), 0);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.equal(count(shell, PROMPT), prompts);
+  assert.doesNotMatch(shell.output().split('rc=').slice(-2).join(''), /unlocked on/);
+});
+
+test('the first owner command on a terminal opens the session: one prompt, then none', async () => {
+  const prompts = count(shell, PROMPT);
+  const unlocked = count(shell, 'unlocked on pts/');
+  assert.equal(await typed('vault-cli entry ls', PASSPHRASE), 0);
+  assert.equal(count(shell, PROMPT), prompts + 1);
+  assert.equal(
+    count(shell, 'unlocked on pts/'),
+    unlocked + 1,
+    'the owner is told, with how to end it',
+  );
+  assert.match(shell.output(), /vault-cli lock ends it/);
+  assert.equal(await typed('vault-cli agent ls'), 0);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry show Alpha'), 0);
+  assert.equal(count(shell, PROMPT), prompts + 1, 'asked once');
+  // Another terminal still has none, and is asked.
+  const other = underPty(rig, ['entry', 'ls'], PROMPTED);
+  await until(() => other.output().includes(PROMPT), 'the prompt on the other terminal');
+  other.pty.kill();
+  await other.exited;
+  // A wrong passphrase opens nothing: refused once (one guess), and still asked after.
+  assert.equal(await typed('vault-cli lock'), 0);
+  assert.equal(await typed('vault-cli entry ls', 'not-the-passphrase'), 77);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.equal(await typed('vault-cli lock'), 0);
+});
+
+test('with no terminal, an agent holding the passphrase file opens no session by itself', async () => {
+  // A prompt-injected agent with a shell and no terminal of its own (the
+  // host sees none: a pipe, cron, a tool runner) that found the passphrase file.
+  const r = await rig.owner(['unlock']);
+  assert.equal(r.code, 77, r.stderr);
+  assert.match(r.stderr, /VLT-2054: An owner session needs a terminal of its own/);
+  const quiet = await rig.owner(['entry', 'ls'], {
+    env: { VAULT_PASSPHRASE_FILE: undefined, VAULT_NO_PROMPT: '1' },
+  });
+  assert.equal(quiet.code, 77);
+  assert.match(quiet.stderr, /VLT-2054/);
+});
+
+test('`vault-cli run` typed on a terminal with no session asks, and opens none (it keeps the passphrase for its dashboard)', async () => {
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
+  assert.equal(await typed('vault-cli run --agent bot --no-sandbox -- true', PASSPHRASE), 0);
+  assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
 });

@@ -82,6 +82,8 @@ test('vault create: the passphrase typed twice at the prompt, never echoed', asy
   const create = underPty(fresh, ['vault', 'create'], PROMPTED);
   await typeAt(create, 'Vault passphrase: ', PASSPHRASE);
   await typeAt(create, 'Vault passphrase (again): ', PASSPHRASE);
+  // On a terminal, create offers to enrol a hardware key (key-offer.ts): not now.
+  await typeAt(create, 'Enrol a hardware key now? [y/N] ', 'n');
   const created = await create.exited;
   assert.equal(created.exitCode, 0, created.output);
   assert.match(created.output, /vault-cli: vault created in /);

@@ -199,6 +199,18 @@ const SESSION_NOT_INSIDE_RUN = e2e(
   'owner-session',
   'a process inside `vault-cli run --no-sandbox` on the unlocked terminal never gets the session',
 );
+const SESSION_SANDBOXED_RUN = e2e(
+  'owner-session',
+  'a process inside a sandboxed `vault-cli run` on the unlocked terminal is refused before any prompt, and the session is not used',
+);
+const SESSION_NO_TERMINAL = e2e(
+  'owner-session',
+  'with no terminal, an agent holding the passphrase file opens no session by itself',
+);
+const SESSION_NOT_FROM_FILE = e2e(
+  'owner-session',
+  'a passphrase from VAULT_PASSPHRASE_FILE opens no session',
+);
 const SESSION_OTHER_TERMINAL = [
   e2e('owner-session', 'a command from another terminal is asked for the passphrase'),
   [
@@ -650,10 +662,63 @@ const LEDGER: Record<string, Entry> = {
     hardened: [REFERENCE_RECIPE],
   },
   "use the owner's session from inside `run` (its own pty and session, or sandbox)": {
-    run: [OWNER_POWER_INSIDE, SESSION_NOT_INSIDE_RUN],
+    run: [OWNER_POWER_INSIDE, SESSION_NOT_INSIDE_RUN, SESSION_SANDBOXED_RUN],
     sameUser: [SESSION_NOT_INSIDE_RUN],
     hardened: [SESSION_NOT_INSIDE_RUN],
   },
+  'open a session by itself: with no terminal, or with a passphrase file it found': {
+    run: [SESSION_SANDBOXED_RUN],
+    sameUser: [SESSION_NO_TERMINAL, SESSION_NOT_FROM_FILE],
+    hardened: [SESSION_NO_TERMINAL, SESSION_NOT_FROM_FILE],
+  },
+  "get the owner to type the passphrase at a prompt its own owner command raised in the agent's terminal, so a session opens there":
+    { run: [SESSION_SANDBOXED_RUN] },
+  "start the host with a configuration that makes the owner's sessions last for days": {
+    run: [OWNER_POWER_INSIDE],
+    sameUser: [
+      e2e(
+        'owner-session-config',
+        'asks for 999999999 minutes: the session lasts 12 h at most, 1 h idle',
+      ),
+      [
+        'test/unit/session-terms.test.ts',
+        'a hostile configuration cannot make a session last longer than 12 h, or idle longer than 1 h',
+      ],
+    ],
+  },
+  "watch an entry outside its scope through `render --watch`'s change feed, to learn when (or whether) it changes":
+    {
+      run: [
+        e2e(
+          'render-watch-run',
+          'inside run, a name outside the session’s scope is never reported changed',
+        ),
+      ],
+      sameUser: [
+        e2e(
+          'render-watch-values',
+          'a name outside the agent’s scope is never reported changed: watching it learns nothing',
+        ),
+      ],
+    },
+  "learn through `render --watch`'s change feed of another agent's activity (its reads, its revocation, the end of its `run` session re-keying a shared entry)":
+    {
+      sameUser: [
+        e2e(
+          'render-watch-values',
+          'a value the template uses is rotated: a new whole document; unrelated changes render nothing',
+        ),
+      ],
+    },
+  'rotate a watched value in a storm (with the owner’s powers) to make a watching render flap, or spend its agent’s limits until it locks':
+    {
+      sameUser: [
+        e2e(
+          'render-watch-values',
+          'a rotation storm ends on the last value, with whole documents, and costs the agent nothing of its limits',
+        ),
+      ],
+    },
   'use it from another terminal, or a process with no terminal (cron, a daemon)': {
     run: SESSION_OTHER_TERMINAL,
     sameUser: SESSION_OTHER_TERMINAL,

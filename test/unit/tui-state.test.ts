@@ -394,3 +394,20 @@ test('property: no sequence throws, the ring stays bounded, a secret leaves with
     { numRuns: Number(process.env.FC_RUNS ?? 300) },
   );
 });
+
+test('e in any view opens the enrolment panel; its end is a notice, Esc closes it', () => {
+  for (const keys of [[], [press('tab')], [press('tab'), press('tab')]]) {
+    let s = run(loaded, ...keys, press('e', 'e'));
+    assert.equal(s.unlock?.kind, 'enrol');
+    assert.equal(s.unlock?.status, 'starting');
+    assert.equal(modeOf(s), 'panel');
+    const id = s.unlock?.id ?? -1;
+    s = run(s, { type: 'unlockUrl', id, url: 'http://localhost:1234/x' });
+    assert.equal(s.unlock?.status, 'waiting');
+    s = run(s, { type: 'enrolDone', id, name: 'key-1' });
+    assert.equal(s.unlock?.status, 'enrolled');
+    assert.equal(s.unlock?.agent, 'key-1');
+    assert.match(s.notice?.text ?? '', /key-1 is enrolled/);
+    assert.equal(run(s, press('escape')).unlock, null);
+  }
+});

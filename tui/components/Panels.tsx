@@ -39,17 +39,33 @@ const UNLOCK_STATUS: Readonly<Record<Unlock['status'], string>> = {
   waiting: 'Waiting for the hardware key: open the page and touch your key.',
   unlocked: 'Unlocked.',
   'not-locked': 'The agent was not locked.',
+  enrolled: 'Enrolled.',
   failed: 'Not unlocked.',
 };
 
 export function UnlockPanel({ unlock }: { readonly unlock: Unlock }) {
   const color =
-    unlock.status === 'failed' ? 'red' : unlock.status === 'unlocked' ? 'green' : undefined;
+    unlock.status === 'failed'
+      ? 'red'
+      : unlock.status === 'unlocked' || unlock.status === 'enrolled'
+        ? 'green'
+        : undefined;
+  const enrol = unlock.kind === 'enrol';
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="red" paddingX={1}>
-      <Text bold>Unlock agent {plain(unlock.agent)} with the hardware key</Text>
+      <Text bold>
+        {enrol
+          ? 'Enrol a hardware key (a USB key or a platform passkey): it lifts locks'
+          : `Unlock agent ${plain(unlock.agent)} with the hardware key`}
+      </Text>
       {unlock.url === null ? null : <Text>Open {unlock.url}</Text>}
-      <Text color={color}>{UNLOCK_STATUS[unlock.status]}</Text>
+      <Text color={color}>
+        {enrol && unlock.status === 'failed'
+          ? 'Not enrolled.'
+          : enrol && unlock.status === 'enrolled'
+            ? `Enrolled ${plain(unlock.agent)}; \`vault-cli key add\` enrols a spare.`
+            : UNLOCK_STATUS[unlock.status]}
+      </Text>
       {unlock.error === null ? null : <Text color="red">{unlock.error}</Text>}
       <Text dimColor>Esc: close this panel</Text>
     </Box>

@@ -63,6 +63,11 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   process.umask(0o077);
   const { startHost, HostAlreadyRunning, isFailedCommitEcho } =
     await import('../../host/server.js');
+  const { sessionTerms } = await import('../../host/owner-unlock.js');
+  const ownerSessions = sessionTerms(
+    ctx.env.VAULT_OWNER_SESSION_MINUTES,
+    ctx.env.VAULT_OWNER_IDLE_MINUTES,
+  );
   const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
   // host.log may sit on a file system that turned read-only or full: a log
   // line that cannot be written is lost, and must not end the host with it.
@@ -94,6 +99,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
       dir: ctx.paths.vaultDir,
       socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
+      ownerSessions,
       log,
     });
   } catch (err) {
@@ -103,6 +109,11 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
     }
     throw err;
   }
+  log(
+    ownerSessions.ttlMs === 0
+      ? 'owner sessions: off'
+      : `owner sessions: ${ownerSessions.ttlMs / 60_000} min, ${ownerSessions.idleMs / 60_000} min idle`,
+  );
   const stop = () => host.stop();
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

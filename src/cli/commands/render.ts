@@ -136,13 +136,19 @@ async function resolveAll(
   }
 }
 
-/** One whole render; returns its exit status (bad references are reported, not thrown). */
-async function renderOnce(ctx: CliContext, format: Format, source: Source): Promise<number> {
+/** One render's outcome: its exit status, and the entry names its template uses (null when it could not say). */
+interface Rendered {
+  readonly code: number;
+  readonly entries: readonly string[] | null;
+}
+
+/** One whole render (bad references are reported, not thrown). */
+async function renderOnce(ctx: CliContext, format: Format, source: Source): Promise<Rendered> {
   const collector = new Collector(format);
   await source((c) => collector.write(c));
   const collected = collector.end();
   if (collected.malformed.length > 0) {
-    return report(
+    const code = report(
       ctx,
       collected.malformed.map((m) => ({
         code: 'VLT-2046',
@@ -150,16 +156,19 @@ async function renderOnce(ctx: CliContext, format: Format, source: Source): Prom
         reason: `malformed reference: ${m.reason}`,
       })),
     );
+    return { code, entries: null };
   }
+  const entries = [...new Set([...collected.refs.values()].map((w) => w.entry))];
   const values = await resolveAll(ctx, collected);
-  if (Array.isArray(values)) return report(ctx, values);
+  if (Array.isArray(values)) return { code: report(ctx, values), entries };
   try {
     const unwritable = check(collected, values);
     if (unwritable.length > 0) {
-      return report(
+      const code = report(
         ctx,
         unwritable.map((u) => ({ code: 'VLT-1002', written: u.written, reason: u.reason })),
       );
+      return { code, entries };
     }
     const renderer = new Renderer(format, values);
     const put = async (out: Buffer) => {
@@ -167,7 +176,7 @@ async function renderOnce(ctx: CliContext, format: Format, source: Source): Prom
     };
     await source((c) => put(renderer.write(c)));
     await put(renderer.end());
-    return 0;
+    return { code: 0, entries };
   } finally {
     // Best-effort: the escaped copies and the strings of the reply are out of reach.
     for (const v of values.values()) v.fill(0);
@@ -187,12 +196,13 @@ export const run: Command = async (ctx) => {
   if (path === '-') {
     if (watching) throw new VaultError('VLT-1001', '--watch needs a file, not stdin.');
     // A regular file streams; a pipe, socket or terminal is held in memory (see the top).
-    if (stdinIsFile()) return renderOnce(ctx, format, fromStdinFile());
-    return renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)));
+    if (stdinIsFile()) return (await renderOnce(ctx, format, fromStdinFile())).code;
+    return (await renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)))).code;
   }
-  const first = await withFile(path, (fh) => renderOnce(ctx, format, fromFile(fh)));
-  if (!watching) return first;
-  return watch(ctx, path, (fh) => renderOnce(ctx, format, fromFile(fh)));
+  const render = (fh: FileHandle) => renderOnce(ctx, format, fromFile(fh));
+  const first = await withFile(path, render);
+  if (!watching) return first.code;
+  return watch(ctx, path, render, first);
 };
 
 async function withFile<T>(path: string, use: (fh: FileHandle) => Promise<T>): Promise<T> {
@@ -214,14 +224,77 @@ async function withFile<T>(path: string, use: (fh: FileHandle) => Promise<T>): P
 }
 
 /**
- * `--watch`: renders again each time the file changes, until SIGINT or
- * SIGTERM. A render that fails says why on stderr and writes nothing; the next
- * change tries again. chokidar is loaded only here, so `get` never pays for it.
+ * Changes to the values close together make one render: it starts once none
+ * has come for SETTLE_MS, or SETTLE_MAX_MS after the first, so a burst of
+ * rotations (a storm, even) renders a handful of times and ends on the last
+ * value. Re-reading an entry already read in a window costs nothing of the
+ * agent's limits (core/policy.ts decideRead), so a storm does not lock it.
+ */
+const SETTLE_MS = 100;
+const SETTLE_MAX_MS = 1000;
+
+/**
+ * The host's word that a value the template uses changed (ops/watch.ts), on
+ * a connection of its own; `follow(names)` moves it to another set of names.
+ * It carries no value: each change only starts an ordinary, audited render.
+ */
+function valueFeed(ctx: CliContext, changed: () => void) {
+  let feed: { readonly key: string; readonly stop: AbortController } | null = null;
+  return {
+    follow(entries: readonly string[]): void {
+      const key = JSON.stringify([...entries].sort());
+      if (feed !== null && feed.key === key) return;
+      feed?.stop.abort();
+      feed = null;
+      if (entries.length === 0) return;
+      const mine = { key, stop: new AbortController() };
+      feed = mine;
+      const lines = (line: string) => {
+        let said: unknown;
+        try {
+          said = JSON.parse(line);
+        } catch {
+          return;
+        }
+        if ((said as { changed?: unknown } | null)?.changed === true) changed();
+      };
+      void import('../../client/client.js')
+        .then(({ follow }) =>
+          follow(
+            ctx.client,
+            'watch',
+            { token: loadToken(ctx), entries: [...entries] },
+            lines,
+            mine.stop.signal,
+          ),
+        )
+        .catch(() => undefined)
+        .then(() => {
+          if (feed !== mine || mine.stop.signal.aborted) return;
+          feed = null;
+          ctx.stderr.write(
+            'vault-cli: no longer told when a value changes (the vault host stopped, or the token reads nothing more); the next render asks again\n',
+          );
+        });
+    },
+    stop(): void {
+      feed?.stop.abort();
+      feed = null;
+    },
+  };
+}
+
+/**
+ * `--watch`: renders again each time the file changes, and each time a value
+ * it uses changes (an `entry set`, a rotation), until SIGINT or SIGTERM. A
+ * render that fails says why on stderr and writes nothing; the next change
+ * tries again. chokidar is loaded only here, so `get` never pays for it.
  */
 async function watch(
   ctx: CliContext,
   path: string,
-  render: (fh: FileHandle) => Promise<number>,
+  render: (fh: FileHandle) => Promise<Rendered>,
+  first: Rendered,
 ): Promise<number> {
   const { watch: chokidar } = await import('chokidar');
   const watcher = chokidar(path, {
@@ -240,7 +313,8 @@ async function watch(
       do {
         again = false;
         try {
-          await withFile(path, render);
+          const r = await withFile(path, render);
+          if (r.entries !== null) feed.follow(r.entries);
         } catch (err) {
           const e =
             err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
@@ -251,10 +325,29 @@ async function watch(
       busy = false;
     }
   };
+  let settle: NodeJS.Timeout | undefined;
+  let pendingSince: number | null = null;
+  const valueChanged = () => {
+    clearTimeout(settle);
+    const now = Date.now();
+    pendingSince ??= now;
+    const fire = () => {
+      pendingSince = null;
+      void rerender();
+    };
+    if (now - pendingSince >= SETTLE_MAX_MS) fire();
+    else settle = setTimeout(fire, SETTLE_MS);
+  };
+  const feed = valueFeed(ctx, valueChanged);
   watcher.on('add', () => void rerender());
   watcher.on('change', () => void rerender());
+  if (first.entries !== null) feed.follow(first.entries);
   return new Promise((resolve) => {
-    const stop = () => void watcher.close().then(() => resolve(0));
+    const stop = () => {
+      clearTimeout(settle);
+      feed.stop();
+      void watcher.close().then(() => resolve(0));
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });

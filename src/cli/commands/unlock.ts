@@ -4,9 +4,8 @@
  * word for this terminal; nothing is written here that another process could
  * read and present.
  */
-import { formatTime } from '../../core/audit.js';
 import { flagCount, type Command } from '../context.js';
-import { askPassphrase } from '../owner.js';
+import { askPassphrase, unlockedLine } from '../owner.js';
 
 const MINUTE = 60_000;
 
@@ -19,9 +18,6 @@ export const run: Command = async (ctx) => {
     ...(minutes === undefined ? {} : { ttlMs: minutes * MINUTE }),
     ...(idle === undefined ? {} : { idleMs: idle * MINUTE }),
   });
-  ctx.stderr.write(
-    `vault-cli: unlocked on ${opened.terminal} until ${formatTime(opened.expires)}` +
-      ` (or after ${Math.round(opened.idleMs / MINUTE)} min without an owner command); vault-cli lock ends it\n`,
-  );
+  ctx.stderr.write(unlockedLine(opened));
   return 0;
 };

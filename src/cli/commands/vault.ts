@@ -5,6 +5,7 @@ import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
 import type { BackupSummary, RestorePreview } from '../../core/protocol.js';
 import { arg, flag, type CliContext, type Command } from '../context.js';
 import { passphrase, secretInput } from '../io.js';
+import { offerKeyEnrolment } from '../key-offer.js';
 import { askPassphrase, ownerPassphrase } from '../owner.js';
 
 export const run: Command = async (ctx) => {
@@ -13,8 +14,9 @@ export const run: Command = async (ctx) => {
     const testWeakKdf = ctx.paths.testWeakKdf;
     // The host's own rule, applied at the first prompt rather than after the second.
     const { checkNewPassphrase } = await import('../../host/owner.js');
+    const typed = await askPassphrase(ctx, true, checkNewPassphrase);
     const { recoveryKey } = await ctx.call('vault.create', {
-      passphrase: await askPassphrase(ctx, true, checkNewPassphrase),
+      passphrase: typed,
       ...(testWeakKdf ? { testWeakKdf } : {}),
     });
     if (testWeakKdf)
@@ -24,6 +26,7 @@ export const run: Command = async (ctx) => {
         'vault-cli: the recovery key below is shown once; keep it offline. It can reset the passphrase (vault passwd --recovery).\n',
     );
     ctx.stdout.write(recoveryKey + '\n');
+    await offerKeyEnrolment(ctx, typed);
     return 0;
   }
   if (sub === 'rekey') {

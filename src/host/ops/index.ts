@@ -16,6 +16,7 @@ import { ownerOps } from './owner.js';
 import { readOps } from './reads.js';
 import { sessionOps } from './sessions.js';
 import { vaultOps } from './vault.js';
+import { watchOps } from './watch.js';
 
 /** The areas, each a slice of the table; an operation in two is a mistake the test catches. */
 export const AREAS = {
@@ -29,6 +30,7 @@ export const AREAS = {
   keys: keyOps,
   audit: auditOps,
   owner: ownerOps,
+  watch: watchOps,
 } as const;
 
 export const OPS: OpTable = {
@@ -42,6 +44,7 @@ export const OPS: OpTable = {
   ...keyOps,
   ...auditOps,
   ...ownerOps,
+  ...watchOps,
 };
 
 /**
@@ -67,7 +70,8 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'owner.session',
   'owner.unlock',
   'owner.lock',
+  'watch',
 ]);
 
 /** The only operations a sandboxed session's socket serves. */
-export const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
+export const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve', 'watch']);

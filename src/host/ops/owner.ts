@@ -7,7 +7,7 @@
 import { VaultError } from '../../core/errors.js';
 import { appendAudit } from '../audit-log.js';
 import { ownerEvent } from '../owner.js';
-import { DEFAULT_IDLE_MS, DEFAULT_TTL_MS, ttyName } from '../owner-unlock.js';
+import { ttyName } from '../owner-unlock.js';
 import { owner, type OpArea } from './op.js';
 
 type OwnerOp = 'owner.session' | 'owner.unlock' | 'owner.lock';
@@ -24,8 +24,14 @@ export const ownerOps: OpArea<OwnerOp> = {
           'An owner session needs a terminal of its own: this caller has none the vault host can see (or runs inside `vault-cli run`).',
         );
       }
-      const ttl = req.body.ttlMs ?? DEFAULT_TTL_MS;
-      const view = owners.open(binding, s, ttl, req.body.idleMs ?? DEFAULT_IDLE_MS);
+      if (owners.terms.ttlMs === 0) {
+        throw new VaultError(
+          'VLT-2054',
+          'Owner sessions are off in this vault host’s configuration (VAULT_OWNER_SESSION_MINUTES=0): each owner command asks for the passphrase.',
+        );
+      }
+      const ttl = req.body.ttlMs ?? owners.terms.ttlMs;
+      const view = owners.open(binding, s, ttl, req.body.idleMs ?? owners.terms.idleMs);
       const terminal = ttyName(binding.tty);
       ctx.commit((tx) =>
         appendAudit(
