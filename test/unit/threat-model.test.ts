@@ -44,6 +44,10 @@ const HARDENED_READS = e2e(
   'hardened-host',
   'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
 );
+const GUESS_QUEUE = e2e(
+  'guess-throttle',
+  '8 queued wrong guesses from one process: the owner’s command is answered while they still wait',
+);
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -424,6 +428,12 @@ const LEDGER: Record<string, Entry> = {
     sameUser: [GUESSES],
     hardened: [GUESSES],
   },
+  "keep wrong passphrase guesses queued so that the owner's own command (`agent lock`) waits behind them":
+    {
+      run: [OWNER_POWER_INSIDE],
+      sameUser: [GUESS_QUEUE],
+      hardened: [GUESS_QUEUE],
+    },
   "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
     {
       run: [SANDBOX_PROCESSES],
