@@ -48,6 +48,10 @@ const GUESS_QUEUE = e2e(
   'guess-throttle',
   '8 queued wrong guesses from one process: the owner’s command is answered while they still wait',
 );
+const HELD_BODIES = e2e(
+  'host-intake',
+  '100 held bodies stay within the pool, a process past 128 connections is refused, and the owner is served',
+);
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -433,6 +437,11 @@ const LEDGER: Record<string, Entry> = {
       run: [OWNER_POWER_INSIDE],
       sameUser: [GUESS_QUEUE],
       hardened: [GUESS_QUEUE],
+    },
+  "hold many large request bodies or connections open to grow the host's memory until it dies, or to crowd out the owner":
+    {
+      sameUser: [HELD_BODIES],
+      hardened: [HELD_BODIES],
     },
   "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
     {
