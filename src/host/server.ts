@@ -379,6 +379,27 @@ function serve(
 }
 
 /**
+ * No `run` holds a session of an earlier host: their sessions end before the
+ * first request. A store that cannot be read or written for it (a header that
+ * does not decode, a read-only disk) does not stop the start: the host serves,
+ * and every request that needs the store is refused with the damage or write
+ * failure it meets (`vault check` names it, `vault restore` replaces the store).
+ * @throws what is neither (a bug), for the start to fail before the socket listens.
+ */
+function endSessionsOfEarlierHost(ctx: HostContext, log: (line: string) => void): void {
+  try {
+    if (!ctx.hasVault()) return;
+    const ended = endOrphanedSessions(ctx);
+    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  } catch (err) {
+    const code = err instanceof VaultError ? err.code : ctx.explain(err);
+    if (code === null) throw err;
+    const found = err instanceof VaultError ? err.message : ERRORS[code].message;
+    log(`the store cannot be used as it is (${code}: ${found}); serving refusals`);
+  }
+}
+
+/**
  * Starts the host on `<dir>/host.sock`.
  * @throws HostAlreadyRunning when another host holds the vault's host lock.
  */
@@ -500,18 +521,23 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       ctx.damaged = await scanInChild(ctx.storePath);
       if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
     }
+    // Before the socket listens, so that a start that fails ends here, with
+    // nothing served: a start that threw after listening left a host serving
+    // half-started, with no idle stop and no signal handlers.
+    if (ctx.damaged === null) endSessionsOfEarlierHost(ctx, log);
     // Under the lock, a socket file left here is a dead host's: no live host can own it.
     rmSync(socketPath, { force: true });
     await listenOnce(server, socketPath);
   } catch (err) {
+    await ctx.close().catch(() => undefined);
     closeSync(lock);
     throw err;
   }
-  chmodSync(socketPath, shared ? 0o660 : 0o600);
-  // Before the first request: no `run` holds a session of an earlier host.
-  if (ctx.damaged === null && ctx.hasVault()) {
-    const ended = endOrphanedSessions(ctx);
-    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  try {
+    chmodSync(socketPath, shared ? 0o660 : 0o600);
+  } catch (err) {
+    stop();
+    throw err;
   }
   touch();
   log(`listening on ${socketPath}`);

@@ -8,9 +8,20 @@ import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { call } from '../../src/client/client.js';
 import { VaultError } from '../../src/core/errors.js';
-import { alive, assertRefused, hostPid, waitGone } from '../support/e2e-helpers.js';
+import {
+  alive,
+  assertRefused,
+  hostPid,
+  hostProcesses,
+  settleHosts,
+  waitGone,
+} from '../support/e2e-helpers.js';
+import { storeFile } from '../support/store-damage.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';
 import { canMount, unmount } from '../support/tmpfs.js';
+// Below the Store API on purpose: a header that does not decode cannot be written through it.
+// eslint-disable-next-line no-restricted-imports
+import { open } from 'lmdb';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -224,6 +235,43 @@ test('a backup or archive to a directory or an unwritable path is refused naming
     assert.ok(archive.includes(dir), archive);
     // And a good path still works.
     ok(await rig.owner(['vault', 'backup', join(dir, 'b.mdb')]));
+  } finally {
+    await rig.dispose();
+  }
+});
+
+// A header that does not decode used to throw from the host's start after its
+// socket listened: the host served half-started (VLT-3007 in its log), with
+// no signal handlers, and no idle stop until a connection armed it.
+test('a store header that does not decode: the host starts whole, refuses with the damage code, and stops when told', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    await rig.set('A', 'value-a');
+    const token = await rig.addAgent('reader', ['A']);
+    await rig.stop();
+    assert.deepEqual(await settleHosts(rig.vaultDir, 0), []);
+    const raw = open({ path: storeFile(rig.vaultDir), encoding: 'binary', compression: false });
+    // 0xc1 is the one byte msgpack never uses.
+    await raw.put('header', Buffer.from([0xc1, 0xc1]));
+    await raw.close();
+
+    const read = assertRefused(await rig.agent(['get', 'A'], token), 'VLT-3034');
+    assert.match(read, /cannot be read/);
+    const [pid] = hostProcesses(rig.vaultDir);
+    assert.ok(pid !== undefined, 'no host serves the vault');
+    const check = await rig.owner(['vault', 'check']);
+    assert.notEqual(check.code, 0);
+    assert.doesNotMatch(check.stdout + check.stderr, /VLT-3007/);
+    assert.match(check.stdout + check.stderr, /VLT-30(30|34)/);
+    // Started whole: the daemon's signal handlers stop it as they stop any host.
+    process.kill(pid, 'SIGTERM');
+    assert.ok(await waitGone(pid), 'the host did not stop on SIGTERM');
+    const log = readFileSync(join(rig.vaultDir, 'host.log'), 'utf8');
+    const own = log.split('\n').filter((l) => l.includes(`vault-host[${pid}]`));
+    assert.match(own.join('\n'), /the store cannot be used as it is \(VLT-3034/);
+    assert.match(own.at(-1) ?? '', /stopped$/);
+    assert.doesNotMatch(log, /VLT-3007|Unhandled|uncaught/i);
   } finally {
     await rig.dispose();
   }
