@@ -23,6 +23,7 @@ import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';
 import { bindingOf, OwnerSessions, type Binding } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
+import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
 import { Held, Intake, MAX_PER_PEER } from './intake.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
 import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
@@ -274,6 +275,16 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
  * (a message of a dependency could quote input).
  */
 function refusal(env: HostEnv, log: (line: string) => void, op: Op, err: unknown): object {
+  if (err instanceof VaultError && ACCESS_REFUSALS.has(err.code)) {
+    const damage = storeDamage(env.ctx);
+    if (damage !== null) {
+      return {
+        ok: false,
+        code: damage,
+        message: `${ERRORS[damage].message} The vault's store is damaged (\`vault-cli vault check\` names the records).`,
+      };
+    }
+  }
   if (err instanceof VaultError && isErrorCode(err.code)) {
     const problems = err.problems.length > 0 ? { problems: err.problems } : {};
     return { ok: false, code: err.code, message: err.message, ...problems };
