@@ -3,7 +3,19 @@
 // backup paths each end in a clear refusal, never in a dead host or VLT-3007.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { call } from '../../src/client/client.js';
@@ -18,7 +30,7 @@ import {
 } from '../support/e2e-helpers.js';
 import { storeFile } from '../support/store-damage.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';
-import { canMount, unmount } from '../support/tmpfs.js';
+import { canMount, mountTmpfs, unmount } from '../support/tmpfs.js';
 // Below the Store API on purpose: a header that does not decode cannot be written through it.
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
@@ -276,3 +288,77 @@ test('a store header that does not decode: the host starts whole, refuses with t
     await rig.dispose();
   }
 });
+
+/** Fills the file system holding `dir` but for `spare` bytes. */
+function fill(dir: string, spare: number): string {
+  const path = join(dir, 'filler');
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024, 0x41);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    assert.equal((err as NodeJS.ErrnoException).code, 'ENOSPC');
+    ftruncateSync(fd, Math.max(0, fstatSync(fd).size - spare));
+  } finally {
+    closeSync(fd);
+  }
+  return path;
+}
+
+// An owner write of a value near the reserve's size used to succeed and
+// leave less than the reserve: every later request, \`entry rm\` included, was
+// refused until the file system grew. And a commit that meets ENOSPC after the
+// check passed (here: setting a small field re-seals the entry's two 1 MiB fields,
+// which the check does not count) must leave the host alive and refusing.
+test(
+  'a write larger than the room beyond the reserve is refused and the vault stays usable; ENOSPC at the commit leaves the host refusing, then serving once freed',
+  { skip: canMount() ? false : 'needs permission to mount (root)' },
+  async () => {
+    const MiB = 1024 * 1024;
+    const rig = new Rig();
+    mountTmpfs(rig.vaultDir, 10 * 1024);
+    try {
+      await rig.create();
+      await rig.set('A', 'value-a');
+      // Values are at most 1 MiB: two of them, re-sealed together by any set on the entry.
+      await rig.set('Big', Buffer.alloc(MiB, 0x62), 'one');
+      await rig.set('Big', Buffer.alloc(MiB, 0x63), 'two');
+      const token = await rig.addAgent('reader', ['A']);
+      const pid = await hostPid(rig);
+      // 1.5 MiB free: the 1 MiB reserve and half a MiB beyond it.
+      const filler = fill(rig.vaultDir, 1.5 * MiB);
+
+      const big = assertRefused(
+        await rig.owner(['entry', 'set', 'Huge'], { input: Buffer.alloc(MiB, 0x68) }),
+        'VLT-3013',
+        'a 1 MiB value with 0.5 MiB beyond the reserve',
+      );
+      assert.match(big, /Nothing was changed/);
+      // Still usable: reads, a small write, a removal.
+      assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+      await rig.set('C', 'value-c');
+      ok(await rig.owner(['entry', 'rm', 'C']));
+
+      // Past the check, into ENOSPC at the commit.
+      const full = assertRefused(
+        await rig.owner(['entry', 'set', 'Big', '--field', 'note'], { input: 'small' }),
+        'VLT-3004',
+        're-sealing two 1 MiB fields',
+      );
+      assert.match(full, /full \(ENOSPC\)/);
+      assert.ok(alive(pid), 'the host died at a failed commit');
+      const read = await rig.agent(['get', 'A'], token);
+      if (read.code !== 0) assertRefused(read, 'VLT-3004', 'a read on the full disk');
+
+      rmSync(filler);
+      await rig.set('Big', 'small now', 'note');
+      assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+      assert.equal(await hostPid(rig), pid);
+      ok(await rig.owner(['audit', '--verify']));
+    } finally {
+      await rig.stop();
+      unmount(rig.vaultDir);
+      await rig.dispose();
+    }
+  },
+);
