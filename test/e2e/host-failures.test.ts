@@ -362,3 +362,37 @@ test(
     }
   },
 );
+
+// A cold start under load took longer than the client's fixed 10 s wait, and
+// the client said "could not be started" of a host that came up a moment
+// later. Here the start is stalled outright: the daemon the client spawned is
+// stopped (SIGSTOP) before it listens, for longer than that wait, then let go.
+test('a cold start that takes longer than 10 s still serves the command that started it', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    await rig.set('A', 'value-a');
+    const token = await rig.addAgent('reader', ['A']);
+    await rig.stop();
+    assert.deepEqual(await settleHosts(rig.vaultDir, 0), []);
+    const socket = join(rig.vaultDir, 'host.sock');
+    const started = rig.agent(['get', 'A'], token);
+    let stalled: number | undefined;
+    const until = Date.now() + 20_000;
+    while (stalled === undefined && Date.now() < until) {
+      const [pid] = hostProcesses(rig.vaultDir);
+      if (pid !== undefined) {
+        process.kill(pid, 'SIGSTOP');
+        stalled = pid;
+      } else await new Promise((r) => setImmediate(r));
+    }
+    assert.ok(stalled !== undefined, 'no daemon was started');
+    assert.ok(!existsSync(socket), 'the daemon was already listening when stalled');
+    await sleep(12_000);
+    process.kill(stalled, 'SIGCONT');
+    assert.equal(ok(await started), 'value-a\n');
+    assert.equal(await hostPid(rig), stalled);
+  } finally {
+    await rig.dispose();
+  }
+});
