@@ -153,84 +153,82 @@ export function setEntry(
   }
   if (field === TOTP_FIELD) parseSeed(req.value.expose().toString('utf8'));
 
-  return ctx.commit(
-    (tx) => {
-      const now = ctx.now();
-      const existing = findEntry(tx, s, name);
-      let header = ctx.header(tx);
-      let entry: EntryRecord;
-      let dataKey: Buffer;
-      let meta: EntryMeta;
-      if (existing === null) {
-        const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
-        header = t.header;
-        const id = randomBytes(16).toString('hex');
-        dataKey = newKey();
-        meta = { fields: [], versions: {}, hosts: [] };
-        const t2 = tier ?? DEFAULT_TIER;
-        entry = {
-          id,
-          tier: t2,
-          gen: 1,
-          dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
-          name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
-          meta: Buffer.alloc(0),
-          created: now,
-          updated: now,
-        };
-        tx.putName(s.nameHash(name), id);
-      } else {
-        // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
-        const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
-        if (t !== undefined) header = t.header;
-        const r = rotateEntry(
-          tx,
-          s,
-          header,
-          existing,
-          t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
-        );
-        entry = r.entry;
-        dataKey = r.dataKey;
-        meta = r.meta;
-      }
-      try {
-        const fieldKey = fieldHash(dataKey, entry.id, field);
-        const previous = tx.field(entry.id, fieldKey);
-        const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
-        const had = previous !== null || meta.versions[field] !== undefined;
-        tx.putField(entry.id, fieldKey, {
-          version,
-          gen: entry.gen,
-          value: seal(
-            dataKey,
-            req.value.expose(),
-            slots.field(header.vaultId, entry.id, field, version, entry.gen),
-          ),
-          updated: now,
-        });
-        if (!meta.fields.includes(field)) meta.fields.push(field);
-        meta.versions[field] = version;
-        tx.putEntry({
-          ...entry,
-          meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
-          updated: now,
-        });
-        const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
-        appendAudit(
-          tx,
-          header,
-          ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
-        );
-        return { created: existing === null, version };
-      } finally {
-        wipe(dataKey);
-      }
-      // The value itself, and a page each for the field, entry, name and audit
-      // records: the reserve must still hold after it (context.ts).
-    },
-    req.value.length + 4 * RECORD_BYTES,
-  );
+  const write = (tx: Tx): { created: boolean; version: number } => {
+    const now = ctx.now();
+    const existing = findEntry(tx, s, name);
+    let header = ctx.header(tx);
+    let entry: EntryRecord;
+    let dataKey: Buffer;
+    let meta: EntryMeta;
+    if (existing === null) {
+      const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
+      header = t.header;
+      const id = randomBytes(16).toString('hex');
+      dataKey = newKey();
+      meta = { fields: [], versions: {}, hosts: [] };
+      const t2 = tier ?? DEFAULT_TIER;
+      entry = {
+        id,
+        tier: t2,
+        gen: 1,
+        dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
+        name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
+        meta: Buffer.alloc(0),
+        created: now,
+        updated: now,
+      };
+      tx.putName(s.nameHash(name), id);
+    } else {
+      // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
+      const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+      if (t !== undefined) header = t.header;
+      const r = rotateEntry(
+        tx,
+        s,
+        header,
+        existing,
+        t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
+      );
+      entry = r.entry;
+      dataKey = r.dataKey;
+      meta = r.meta;
+    }
+    try {
+      const fieldKey = fieldHash(dataKey, entry.id, field);
+      const previous = tx.field(entry.id, fieldKey);
+      const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+      const had = previous !== null || meta.versions[field] !== undefined;
+      tx.putField(entry.id, fieldKey, {
+        version,
+        gen: entry.gen,
+        value: seal(
+          dataKey,
+          req.value.expose(),
+          slots.field(header.vaultId, entry.id, field, version, entry.gen),
+        ),
+        updated: now,
+      });
+      if (!meta.fields.includes(field)) meta.fields.push(field);
+      meta.versions[field] = version;
+      tx.putEntry({
+        ...entry,
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+        updated: now,
+      });
+      const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
+      );
+      return { created: existing === null, version };
+    } finally {
+      wipe(dataKey);
+    }
+  };
+  // The value itself, and a page each for the field, entry, name and audit
+  // records: the reserve must still hold after it (context.ts).
+  return ctx.commit(write, req.value.length + 4 * RECORD_BYTES);
 }
 
 /** Removes an entry, its fields, its name and every agent's and session's grant of it. */
