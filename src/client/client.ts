@@ -165,8 +165,22 @@ function post<O extends Op>(
       payload.fill(0);
       reject(err);
     });
-    sock.on('data', (c: Buffer) => chunks.push(c));
     let settled = false;
+    sock.on('data', (c: Buffer) => {
+      chunks.push(c);
+      // Answered once the reply is whole, without waiting for the close: a
+      // host that refuses a body it will not read (VLT-3012) closes on the
+      // client still writing, whose write then fails (EPIPE).
+      if (settled || refused || !wholeReply(chunks)) return;
+      settled = true;
+      payload.fill(0);
+      try {
+        resolve(parseReply<O>(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+      sock.destroy();
+    });
     sock.on('error', (err: NodeJS.ErrnoException) => {
       payload.fill(0);
       if (settled || refused) return;
@@ -239,6 +253,17 @@ function showCommand(op: Op): string {
   if (op.startsWith('key.')) return 'key ls';
   if (op === 'audit.archive') return 'audit --verify';
   return 'vault check';
+}
+
+/** Whether `chunks` hold a reply's head and all the body its Content-Length says. */
+function wholeReply(chunks: readonly Buffer[]): boolean {
+  const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  const split = raw.indexOf('\r\n\r\n');
+  if (split < 0) return false;
+  const length = /\r\ncontent-length: *([0-9]+)/i.exec(
+    raw.subarray(0, split).toString('latin1'),
+  )?.[1];
+  return length !== undefined && raw.length - split - 4 >= Number(length);
 }
 
 function parseReply<O extends Op>(raw: Buffer): Reply<O> {

@@ -119,6 +119,21 @@ export const ERRORS = {
   /** Hardened-mode setup: no hardened host recorded, or a system tool (useradd, systemctl) failed. */
   'VLT-3011': { exit: 71, message: 'Hardened host set-up failed.' },
   /**
+   * The host holds as many request bytes as it accepts (a pool shared by all
+   * requests), or the caller's process as many open connections: try again
+   * once some are answered. 75: temporary, as a rate limit.
+   */
+  'VLT-3012': { exit: 75, message: 'The vault host is busy with other requests; try again.' },
+  /**
+   * An owner write larger than the free space beyond the reserve kept for
+   * audit records: refused whole, so every other request still fits. 73: as
+   * a file that cannot be created.
+   */
+  'VLT-3013': {
+    exit: 73,
+    message: "The write is larger than the vault's file system has room for.",
+  },
+  /**
    * A record older than the state the rest of the vault says it must have: a
    * field or entry put back from before a rotation (anti-rollback). Refused;
    * nothing is released.

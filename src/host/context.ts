@@ -20,6 +20,13 @@ export const MIN_FREE_BYTES = 1024 * 1024;
 /** What one audit record may take in a transaction, at most: a page of its own. */
 export const RECORD_BYTES = 4096;
 
+const MiB = 1024 * 1024;
+
+function roomMessage(writes: number, free: number): string {
+  const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+  return `This write needs about ${mib(writes)}; the vault's file system has ${mib(Math.max(0, free - MIN_FREE_BYTES))} free beyond the ${mib(MIN_FREE_BYTES)} kept for audit records. Nothing was changed; free some space, or store a smaller value.`;
+}
+
 export class HostContext {
   private opened: Store | null = null;
   /** While a restore swaps the store file, no request opens it. */
@@ -130,13 +137,13 @@ export class HostContext {
    */
   commit<T>(fn: (tx: Tx) => T, writes = 0): T {
     const store = this.store();
-    this.#roomLeft(writes);
+    this.#roomLeft(writes, true);
     try {
       const out = store.write(fn);
       this.events.emit('commit');
       return out;
     } catch (err) {
-      if (err instanceof VaultError) throw err;
+      if (err instanceof VaultError) throw this.#fullDisk(err);
       // A record that does not decode, or a damaged store, is damage, not a failed audit write.
       const damage = this.explain(err);
       if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
@@ -177,7 +184,7 @@ export class HostContext {
       this.events.emit('commit');
       return out;
     } catch (err) {
-      if (err instanceof VaultError) throw err;
+      if (err instanceof VaultError) throw this.#fullDisk(err);
       // As in commit(): damage the store shows is named, not called a failed audit write.
       const damage = this.explain(err);
       if (damage !== null) throw new VaultError(damage, undefined, { cause: err });
@@ -186,12 +193,38 @@ export class HostContext {
   }
 
   /**
+   * A commit that failed with EIO on a file system with no room left ran out
+   * of space: LMDB reports a short write as EIO. Said as a full disk, which
+   * the owner can fix, rather than a disk error, which sends them to replace it.
+   */
+  #fullDisk(err: VaultError): VaultError {
+    if (err.code !== 'VLT-3004' || !/\(EIO\)/.test(err.message)) return err;
+    try {
+      const fs = statfsSync(this.dir);
+      if (fs.bavail * fs.bsize >= MIN_FREE_BYTES) return err;
+    } catch {
+      return err;
+    }
+    return new VaultError(
+      'VLT-3004',
+      'Audit record could not be written: the vault’s file system is full (ENOSPC); access refused until it has room.',
+      { cause: err },
+    );
+  }
+
+  /**
    * @throws VaultError VLT-3004 when the file system is (nearly) full: the
    * reserve must still hold after a transaction that adds `writes` bytes.
    */
-  #roomLeft(writes = 0): void {
+  #roomLeft(writes = 0, own = false): void {
     const fs = statfsSync(this.dir);
-    if (fs.bavail * fs.bsize < MIN_FREE_BYTES + writes) {
+    const free = fs.bavail * fs.bsize;
+    // An owner write that would itself cross the reserve is refused as too
+    // large, not as a full disk: every other request still fits, and must.
+    if (own && free >= MIN_FREE_BYTES + RECORD_BYTES && free < MIN_FREE_BYTES + writes) {
+      throw new VaultError('VLT-3013', roomMessage(writes, free));
+    }
+    if (free < MIN_FREE_BYTES + writes) {
       throw new VaultError(
         'VLT-3004',
         'Audit record could not be written (disk full); access refused.',

@@ -15,7 +15,7 @@ import { newKey, open, randomBytes, seal, wipe } from '../crypto/aead.js';
 import type { Secret } from '../crypto/secret.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
-import type { HostContext } from './context.js';
+import { RECORD_BYTES, type HostContext } from './context.js';
 import {
   dropGrants,
   fieldHash,
@@ -175,7 +175,12 @@ export function setEntry(
   source: string,
 ): { created: boolean; version: number } {
   const checked = checkSet(req);
-  return ctx.commit((tx) => setEntryIn(tx, ctx, s, checked, source));
+  // The value itself, and a page each for the field, entry, name and audit
+  // records: the reserve must still hold after it (context.ts).
+  return ctx.commit(
+    (tx) => setEntryIn(tx, ctx, s, checked, source),
+    checked.value.length + 4 * RECORD_BYTES,
+  );
 }
 
 /**

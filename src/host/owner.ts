@@ -118,7 +118,7 @@ export function sessionFromRoot(header: VaultHeader, root: Buffer): OwnerSession
 
 /** The wait before the first retry after a wrong passphrase; it doubles with each further one. */
 export const FAILURE_BASE_MS = 250;
-/** The longest wait, so a guessing agent cannot shut the owner out for long. */
+/** The longest wait a guessing process earns. */
 export const FAILURE_MAX_MS = 30_000;
 
 /** How long after the last refusal the next attempt waits, with `count` refusals since the last unlock. */
@@ -126,52 +126,108 @@ export function failureDelay(count: number): number {
   return count <= 0 ? 0 : Math.min(FAILURE_BASE_MS * 2 ** (count - 1), FAILURE_MAX_MS);
 }
 
-/** One owner unlock at a time per host: parallel guesses queue behind each other's delay. */
-const gates = new WeakMap<HostContext, Promise<unknown>>();
+/**
+ * One guesser: a connecting process as the kernel names it (the request's
+ * audit source), its wrong answers since it last gave a right one, and its
+ * own queue. The delay a wrong guess earns is paid by its guesser alone: the
+ * owner's own command, from another process, is checked at once instead of
+ * waiting behind a queue of guesses whose length the guesser picks.
+ */
+interface Guesser {
+  count: number;
+  last: number;
+  queue: Promise<unknown>;
+  waiting: number;
+}
+
+/** Per host: its guessers, and the one key derivation it runs at a time. */
+interface Throttle {
+  readonly guessers: Map<string, Guesser>;
+  kdf: Promise<unknown>;
+}
+
+const throttles = new WeakMap<HostContext, Throttle>();
+
+function throttleOf(ctx: HostContext): Throttle {
+  let t = throttles.get(ctx);
+  if (t === undefined) {
+    t = { guessers: new Map(), kdf: Promise.resolve() };
+    throttles.set(ctx, t);
+  }
+  return t;
+}
+
+/** The guesser of `source`; guessers with nothing queued whose delay has run out are forgotten. */
+function guesserOf(t: Throttle, source: string, now: number): Guesser {
+  for (const [k, g] of t.guessers) {
+    if (g.waiting === 0 && now - g.last > FAILURE_MAX_MS) t.guessers.delete(k);
+  }
+  let g = t.guessers.get(source);
+  if (g === undefined) {
+    g = { count: 0, last: 0, queue: Promise.resolve(), waiting: 0 };
+    t.guessers.set(source, g);
+  }
+  return g;
+}
+
+/** Runs `fn` after every key derivation asked for before it: many guessers cost the host CPU in turn, not at once. */
+function inTurn<T>(t: Throttle, fn: () => Promise<T>): Promise<T> {
+  const next = t.kdf.then(fn, fn);
+  t.kdf = next.catch(() => undefined);
+  return next;
+}
 
 /**
- * Runs one unlock attempt after the attempts before it and after the delay the
- * stored failure count asks for. The count lives in the store, so restarting
- * the host does not reset it; a refusal increments it and is audited
- * (`passphrase_failed`, its ordinal in the subject) in one transaction, and
- * the first success after refusals resets it.
+ * Runs one unlock attempt after its guesser's earlier attempts and after the
+ * delay that guesser's wrong answers ask for; then, with the other guessers'
+ * attempts in turn, the check itself. A wrong answer is audited
+ * (`passphrase_failed`, its ordinal since the last unlock in the subject) and
+ * counted in the store in one transaction; the first success resets that
+ * count. The delay is the guesser's: a process with 8 wrong guesses queued
+ * waits up to 30 s for each, and the owner's command, from its own process,
+ * does not wait for them.
  */
 function gated(
   ctx: HostContext,
   source: string,
   attempt: (header: VaultHeader) => Promise<OwnerSession>,
 ): Promise<OwnerSession> {
+  const t = throttleOf(ctx);
+  const g = guesserOf(t, source, ctx.now());
   const run = async (): Promise<OwnerSession> => {
-    const { header, failures } = ctx
-      .store()
-      .read((tx) => ({ header: ctx.header(tx), failures: tx.ownerFailures() }));
-    checkSchema(header);
-    const wait = failures.last + failureDelay(failures.count) - ctx.now();
+    const wait = g.last + failureDelay(g.count) - ctx.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, FAILURE_MAX_MS)));
-    try {
-      let s = await attempt(header);
-      if (failures.count > 0) ctx.commit((tx) => tx.putOwnerFailures({ count: 0, last: 0 }));
-      if (header.schema < SCHEMA_VERSION) s = migrate(ctx, s, source);
-      return s;
-    } catch (err) {
-      if (err instanceof VaultError && err.code === 'VLT-3002') {
-        ctx.commit((tx) => {
-          const count = tx.ownerFailures().count + 1;
-          tx.putOwnerFailures({ count, last: ctx.now() });
-          appendAudit(tx, ctx.header(tx), {
-            ...ownerEvent(ctx, 'passphrase_failed', source, { subject: `attempt ${count}` }),
-            outcome: 'VLT-3002',
+    return inTurn(t, async () => {
+      const { header, failures } = ctx
+        .store()
+        .read((tx) => ({ header: ctx.header(tx), failures: tx.ownerFailures() }));
+      checkSchema(header);
+      try {
+        let s = await attempt(header);
+        g.count = 0;
+        if (failures.count > 0) ctx.commit((tx) => tx.putOwnerFailures({ count: 0, last: 0 }));
+        if (header.schema < SCHEMA_VERSION) s = migrate(ctx, s, source);
+        return s;
+      } catch (err) {
+        if (err instanceof VaultError && err.code === 'VLT-3002') {
+          g.count++;
+          g.last = ctx.now();
+          ctx.commit((tx) => {
+            const count = tx.ownerFailures().count + 1;
+            tx.putOwnerFailures({ count, last: ctx.now() });
+            appendAudit(tx, ctx.header(tx), {
+              ...ownerEvent(ctx, 'passphrase_failed', source, { subject: `attempt ${count}` }),
+              outcome: 'VLT-3002',
+            });
           });
-        });
+        }
+        throw err;
       }
-      throw err;
-    }
+    });
   };
-  const next = (gates.get(ctx) ?? Promise.resolve()).then(run, run);
-  gates.set(
-    ctx,
-    next.catch(() => undefined),
-  );
+  g.waiting++;
+  const next = g.queue.then(run, run).finally(() => g.waiting--);
+  g.queue = next.catch(() => undefined);
   return next;
 }
 

@@ -23,6 +23,8 @@ import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';
 import { bindingOf, OwnerSessions, type Binding, type SessionTerms } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
+import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
+import { Held, Intake, MAX_PER_PEER } from './intake.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
 import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
 
@@ -81,14 +83,38 @@ export interface RunningHost {
  * A request's body, parsed, and the owner's secrets taken out of its bytes
  * before they became a string (owner-secrets.ts).
  */
-function readBody(req: IncomingMessage): Promise<{ body: Body; secrets: OwnerSecrets }> {
+function readBody(
+  req: IncomingMessage,
+  intake: Intake,
+  held: Held,
+): Promise<{ body: Body; secrets: OwnerSecrets }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let busy = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
+      if (busy) return;
       if (size <= MAX_BODY) {
-        chunks.push(c);
+        if (intake.keep(held, size)) {
+          chunks.push(c);
+          return;
+        }
+        // More than the pool holds: refused now, and the connection closed
+        // once the refusal is out. Read on and discarded, the rest would
+        // pass through the host's memory as garbage, as fast as a client
+        // can send it.
+        busy = true;
+        c.fill(0);
+        for (const kept of chunks.splice(0)) kept.fill(0);
+        intake.release(held);
+        req.pause();
+        reject(
+          new VaultError(
+            'VLT-3012',
+            'The vault host holds as many request bytes as it accepts; try again once some are answered.',
+          ),
+        );
         return;
       }
       // Too large: what came is dropped and the rest read and discarded, so
@@ -96,6 +122,7 @@ function readBody(req: IncomingMessage): Promise<{ body: Body; secrets: OwnerSec
       // connection (VLT-3005, "the host stopped"). Past MAX_DRAIN it is cut.
       c.fill(0);
       for (const kept of chunks.splice(0)) kept.fill(0);
+      intake.release(held);
       if (size > MAX_DRAIN) req.destroy();
     });
     req.on('end', () => {
@@ -108,6 +135,7 @@ function readBody(req: IncomingMessage): Promise<{ body: Body; secrets: OwnerSec
         );
         return;
       }
+      if (busy) return;
       const raw = Buffer.concat(chunks);
       try {
         // The owner's secrets leave as Buffers before the bytes become a string.
@@ -229,6 +257,9 @@ function sandboxGuard(id: string): Guard {
   };
 }
 
+/** Connections of a process that held MAX_PER_PEER others when it connected: its requests are refused. */
+const crowded = new WeakSet<Socket>();
+
 /** Writes a whole JSON reply, with its length; never cached. */
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -246,6 +277,16 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
  * (a message of a dependency could quote input).
  */
 function refusal(env: HostEnv, log: (line: string) => void, op: Op, err: unknown): object {
+  if (err instanceof VaultError && ACCESS_REFUSALS.has(err.code)) {
+    const damage = storeDamage(env.ctx);
+    if (damage !== null) {
+      return {
+        ok: false,
+        code: damage,
+        message: `${ERRORS[damage].message} The vault's store is damaged (\`vault-cli vault check\` names the records).`,
+      };
+    }
+  }
   if (err instanceof VaultError && isErrorCode(err.code)) {
     const problems = err.problems.length > 0 ? { problems: err.problems } : {};
     return { ok: false, code: err.code, message: err.message, ...problems };
@@ -272,11 +313,21 @@ function serve(
     readonly binding: (req: IncomingMessage) => Binding | null;
     readonly touch: () => void;
     readonly log: (line: string) => void;
+    readonly intake: Intake;
   },
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { ctx } = env;
   return (req, res) => {
     how.touch();
+    if (crowded.has(req.socket)) {
+      req.resume();
+      reply(res, 200, {
+        ok: false,
+        code: 'VLT-3012',
+        message: `This process holds ${MAX_PER_PEER} connections to the vault host; try again once some are answered.`,
+      });
+      return;
+    }
     const prefix = `/${PROTOCOL_VERSION}/`;
     const url = req.url ?? '';
     const op = (url.startsWith(prefix) ? url.slice(prefix.length) : '') as Op;
@@ -291,7 +342,11 @@ function serve(
     // A stream answers by itself, and clears the caller cache when it ends if it must.
     const changes = typeof def === 'function' && !CALLER_OPS.has(op);
     let request: Request<Op> | null = null;
-    readBody(req)
+    // The body's bytes count against the pool until the reply is out: a
+    // handler may wait (an owner unlock's guess delay) with them parsed.
+    const held = new Held();
+    res.once('close', () => how.intake.release(held));
+    readBody(req, how.intake, held)
       .then(async ({ body, secrets }) => {
         try {
           how.guard?.(op, body);
@@ -326,10 +381,35 @@ function serve(
           const answer = refusal(env, how.log, op, err);
           // A stream that failed after its head went out can only be cut.
           if (res.headersSent) res.destroy();
-          else reply(res, 200, answer);
+          else {
+            // A body refused half-read (the pool was full) is not read on: the connection ends with the reply.
+            if (!req.complete) res.setHeader('connection', 'close');
+            reply(res, 200, answer);
+          }
         },
       );
   };
+}
+
+/**
+ * No `run` holds a session of an earlier host: their sessions end before the
+ * first request. A store that cannot be read or written for it (a header that
+ * does not decode, a read-only disk) does not stop the start: the host serves,
+ * and every request that needs the store is refused with the damage or write
+ * failure it meets (`vault check` names it, `vault restore` replaces the store).
+ * @throws what is neither (a bug), for the start to fail before the socket listens.
+ */
+function endSessionsOfEarlierHost(ctx: HostContext, log: (line: string) => void): void {
+  try {
+    if (!ctx.hasVault()) return;
+    const ended = endOrphanedSessions(ctx);
+    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  } catch (err) {
+    const code = err instanceof VaultError ? err.code : ctx.explain(err);
+    if (code === null) throw err;
+    const found = err instanceof VaultError ? err.message : ERRORS[code].message;
+    log(`the store cannot be used as it is (${code}: ${found}); serving refusals`);
+  }
 }
 
 /**
@@ -412,12 +492,27 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     guard: Guard | null,
     source: (req: IncomingMessage) => string,
     binding: (req: IncomingMessage) => Binding | null,
-  ) => serve(env, { guard, source, binding, touch, log });
+  ) => serve(env, { guard, source, binding, touch, log, intake });
+  const intake = new Intake();
   const server = createServer(route(null, sourceOf, bindingFor));
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     touch();
+    let peer: PeerCred | null = null;
+    try {
+      peer = peerCred(socket);
+    } catch {
+      // off Linux: no per-process count
+    }
+    peers.set(socket, peer);
+    const key = peer === null ? null : `${peer.uid}:${peer.pid}`;
+    if (key !== null && !intake.connect(key)) {
+      crowded.add(socket);
+      // Its one refusal, then gone: a connection that sends nothing is not kept.
+      socket.setTimeout(2000, () => socket.destroy());
+    }
     socket.once('close', () => {
+      if (key !== null) intake.disconnect(key);
       open.delete(socket);
       touch();
     });
@@ -439,18 +534,23 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       ctx.damaged = await scanInChild(ctx.storePath);
       if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
     }
+    // Before the socket listens, so that a start that fails ends here, with
+    // nothing served: a start that threw after listening left a host serving
+    // half-started, with no idle stop and no signal handlers.
+    if (ctx.damaged === null) endSessionsOfEarlierHost(ctx, log);
     // Under the lock, a socket file left here is a dead host's: no live host can own it.
     rmSync(socketPath, { force: true });
     await listenOnce(server, socketPath);
   } catch (err) {
+    await ctx.close().catch(() => undefined);
     closeSync(lock);
     throw err;
   }
-  chmodSync(socketPath, shared ? 0o660 : 0o600);
-  // Before the first request: no `run` holds a session of an earlier host.
-  if (ctx.damaged === null && ctx.hasVault()) {
-    const ended = endOrphanedSessions(ctx);
-    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  try {
+    chmodSync(socketPath, shared ? 0o660 : 0o600);
+  } catch (err) {
+    stop();
+    throw err;
   }
   touch();
   log(`listening on ${socketPath}`);

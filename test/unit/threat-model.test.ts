@@ -67,6 +67,14 @@ const AUDIT_EPOCH_WIPED = e2e(
   'audit-seal-memory',
   'a dump of the host’s memory holds the current audit epoch’s key only: no ended epoch’s',
 );
+const GUESS_QUEUE = e2e(
+  'guess-throttle',
+  '8 queued wrong guesses from one process: the owner’s command is answered while they still wait',
+);
+const HELD_BODIES = e2e(
+  'host-intake',
+  '100 held bodies stay within the pool, a process past 128 connections is refused, and the owner is served',
+);
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -510,6 +518,17 @@ const LEDGER: Record<string, Entry> = {
     sameUser: [GUESSES],
     hardened: [GUESSES],
   },
+  "keep wrong passphrase guesses queued so that the owner's own command (`agent lock`) waits behind them":
+    {
+      run: [OWNER_POWER_INSIDE],
+      sameUser: [GUESS_QUEUE],
+      hardened: [GUESS_QUEUE],
+    },
+  "hold many large request bodies or connections open to grow the host's memory until it dies, or to crowd out the owner":
+    {
+      sameUser: [HELD_BODIES],
+      hardened: [HELD_BODIES],
+    },
   "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
     {
       run: [SANDBOX_PROCESSES],
