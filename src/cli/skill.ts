@@ -59,6 +59,12 @@ Rules:
    more). After three guesses in a minute your next read is refused with
    VLT-2042 and recorded as a violation; a second violation within two hours
    locks the agent down.
+   Sending a reference somewhere its entry is not meant to go is a violation
+   too: a \`vault://\` reference in a request to a host the entry is not bound
+   to (VLT-2045), or a Host header that does not match the tunnel it is sent
+   through (VLT-2048). Each is recorded as a violation, like an over-read,
+   and counts toward the same lockdown. Send a reference only to the
+   service its credential belongs to.
 `;
 
 const DESCRIPTION =

@@ -47,6 +47,8 @@ function assertGuardrails(text: string, where: string): void {
     'VLT-2042',
     'VLT-2043',
     'VLT-2050',
+    'VLT-2045',
+    'VLT-2048',
     'write only into a pipe',
     'locks the agent down',
   ]) {
