@@ -103,6 +103,8 @@ export interface Paths {
    * derives the key again); never documented as a user's option.
    */
   readonly testWeakKdf: boolean;
+  /** VAULT_STORE_URL: the PostgreSQL store this vault is in (team mode; docs/team.md), or null. */
+  readonly storeUrl: string | null;
 }
 
 /** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
@@ -203,6 +205,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     ],
     shellStartup: STARTUP.map((f) => join(homedir(), f)),
     testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
+    storeUrl: env.VAULT_STORE_URL ? env.VAULT_STORE_URL : null,
   };
 }
 
@@ -212,7 +215,17 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
  * (no VAULT_TOKEN, no passphrase file).
  */
 export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv {
-  const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'VAULT_HOST_IDLE_MS'];
+  // VAULT_STORE_URL and PGPASSFILE: a team vault's database and its password (docs/team.md).
+  const keep = [
+    'PATH',
+    'HOME',
+    'LANG',
+    'LC_ALL',
+    'TZ',
+    'VAULT_HOST_IDLE_MS',
+    'VAULT_STORE_URL',
+    'PGPASSFILE',
+  ];
   const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
   if (paths.socketDir !== paths.vaultDir) out.VAULT_SOCKET_DIR = paths.socketDir;
   for (const k of keep) if (env[k] !== undefined) out[k] = env[k];

@@ -13,6 +13,7 @@ import {
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
+  STORE_CONFIG,
   STORE_FILE,
   type AnchorRef,
   type Op,
@@ -208,6 +209,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'vault.rekey',
   'vault.passwd',
   'vault.restore',
+  'vault.migrate',
   'entry.set',
   'entry.rm',
   'entry.hosts',
@@ -346,7 +348,10 @@ async function callOnce<O extends Op>(
     if (
       op !== 'vault.create' &&
       op !== 'vault.restore' &&
-      !existsSync(join(opts.vaultDir, STORE_FILE))
+      !existsSync(join(opts.vaultDir, STORE_FILE)) &&
+      // A vault in PostgreSQL (team mode): named by the directory's config or the environment.
+      !existsSync(join(opts.vaultDir, STORE_CONFIG)) &&
+      !opts.daemon.env.VAULT_STORE_URL
     ) {
       throw new VaultError('VLT-3001');
     }

@@ -33,6 +33,7 @@ import { STORE_FILE } from '../core/protocol.js';
 import { wipe } from '../crypto/aead.js';
 import { Secret } from '../crypto/secret.js';
 import { Store, type Tx } from '../store/store.js';
+import type { VaultStore } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import { checkStore, scanInChild } from './check.js';
 import { HostContext } from './context.js';
@@ -207,9 +208,9 @@ function entryLabel(s: OwnerSession | null, tx: Tx, id: string): string {
 
 /** What replacing `current` by `backup` would roll back. */
 function compare(
-  current: Store | null,
+  current: VaultStore | null,
   currentSession: OwnerSession | null,
-  backup: Store,
+  backup: VaultStore,
   summary: BackupSummary,
 ): RestorePreview {
   const b = backup.read((tx) => ({
@@ -409,7 +410,7 @@ export async function restoreVault(
 }
 
 /** The current store, or null when it does not open. */
-function safeStore(ctx: HostContext): Store | null {
+function safeStore(ctx: HostContext): VaultStore | null {
   try {
     return ctx.store();
   } catch {

@@ -66,6 +66,8 @@ export interface HostOptions {
   readonly idleMs: number;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
+  /** A PostgreSQL store to serve (VAULT_STORE_URL), over the vault directory's own choice. */
+  readonly storeUrl?: string | null;
 }
 
 export interface RunningHost {
@@ -343,7 +345,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const socketPath = join(socketDir, SOCKET_NAME);
   const lock = takeHostLock(opts.dir);
   if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
-  const ctx = new HostContext(opts.dir, opts.now);
+  const ctx = new HostContext(opts.dir, opts.now, opts.storeUrl ?? null);
   const startedAt = Date.now();
   let idle: NodeJS.Timeout | undefined;
   let resolveStopped: () => void = () => {};

@@ -94,6 +94,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
       dir: ctx.paths.vaultDir,
       socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
+      storeUrl: ctx.paths.storeUrl,
       log,
     });
   } catch (err) {
