@@ -157,8 +157,10 @@ export class HostContext {
     try {
       return this.store().read((tx) => tx.header()) !== null;
     } catch (err) {
-      // A database with no store yet holds no vault; one that does not answer refuses.
+      // A database with no store yet holds no vault; one that does not answer
+      // is taken to hold it (its requests refuse with VLT-3040).
       if (err instanceof VaultError && err.code === 'VLT-3041') return false;
+      if (err instanceof VaultError && err.code === 'VLT-3040') return true;
       throw err;
     }
   }

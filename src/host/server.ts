@@ -448,9 +448,16 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   }
   chmodSync(socketPath, shared ? 0o660 : 0o600);
   // Before the first request: no `run` holds a session of an earlier host.
-  if (ctx.damaged === null && ctx.hasVault()) {
-    const ended = endOrphanedSessions(ctx);
-    if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+  try {
+    if (ctx.damaged === null && ctx.hasVault()) {
+      const ended = endOrphanedSessions(ctx);
+      if (ended > 0) log(`ended ${ended} session(s) left by an earlier host`);
+    }
+  } catch (err) {
+    // A team vault's database that does not answer yet: the host serves
+    // refusals (VLT-3040) until it does, and ends those sessions at its next start.
+    if (!(err instanceof VaultError && err.code === 'VLT-3040')) throw err;
+    log('the vault’s database does not answer; refusing until it does');
   }
   touch();
   log(`listening on ${socketPath}`);
