@@ -42,8 +42,12 @@ export class Mirror implements Rows {
   private readonly decoded = new Map<string, unknown>();
   /** The database version these rows are at; 0 before the first load. */
   version = 0;
-  /** While a write transaction runs: each key it touched and its row before, and what it wrote. */
-  private undo: Map<string, Buffer | null> | null = null;
+  /**
+   * While a write transaction runs: every write's key and the row before it,
+   * in order, so a part of the transaction (one request of a group) can be
+   * undone alone, and the whole of it at a failed commit.
+   */
+  private undo: [key: string, before: Buffer | null][] | null = null;
 
   /** Applies rows fetched from the database (null: deleted there). */
   apply(rows: readonly { key: string; value: Buffer | null }[], version: number): void {
@@ -101,18 +105,34 @@ export class Mirror implements Rows {
 
   private remember(key: string): void {
     if (this.undo === null) throw new Error('a write outside a write transaction');
-    if (!this.undo.has(key)) this.undo.set(key, this.raw.get(key) ?? null);
+    this.undo.push([key, this.raw.get(key) ?? null]);
   }
 
   /** Opens a write transaction: writes are allowed and remembered until commit or rollback. */
   begin(): void {
-    this.undo = new Map();
+    this.undo = [];
+  }
+
+  /** A point of the open transaction to undo back to (`undoTo`). */
+  mark(): number {
+    return this.undo?.length ?? 0;
+  }
+
+  /** Undoes the writes made since `mark`, the rest of the transaction kept. */
+  undoTo(mark: number): void {
+    const undo = this.undo ?? [];
+    while (undo.length > mark) {
+      const [key, before] = undo.pop() as [string, Buffer | null];
+      this.setRaw(key, before);
+    }
   }
 
   /** The rows the open transaction changed, as they are now (null: removed). */
   changes(): { key: string; value: Buffer | null }[] {
+    const first = new Map<string, Buffer | null>();
+    for (const [key, before] of this.undo ?? []) if (!first.has(key)) first.set(key, before);
     const out: { key: string; value: Buffer | null }[] = [];
-    for (const [key, before] of this.undo ?? []) {
+    for (const [key, before] of first) {
       const now = this.raw.get(key) ?? null;
       if (now === before || (now !== null && before !== null && now.equals(before))) continue;
       out.push({ key, value: now });
@@ -128,9 +148,8 @@ export class Mirror implements Rows {
 
   /** The transaction failed: every row it touched is put back. */
   rollback(): void {
-    const undo = this.undo;
+    this.undoTo(0);
     this.undo = null;
-    for (const [key, before] of undo ?? []) this.setRaw(key, before);
   }
 
   /** Every row as stored (encoded), in key order: for copies and migrations. */

@@ -62,6 +62,12 @@ function unreachable(cause: unknown): VaultError {
   );
 }
 
+interface Queued {
+  readonly fn: (tx: Tx) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 export class PgStore implements VaultStore {
   readonly engine = 'postgresql' as const;
   private readonly mirror = new Mirror();
@@ -192,6 +198,16 @@ export class PgStore implements VaultStore {
       }
       throw err;
     }
+    this.commitOpen();
+    return out;
+  }
+
+  /**
+   * Writes what the open transaction changed with the next version and
+   * commits; on failure the mirror is put back and the error thrown.
+   * @throws VaultError VLT-3040
+   */
+  private commitOpen(): void {
     const changes = this.mirror.changes();
     const version = this.mirror.version + 1;
     try {
@@ -207,19 +223,53 @@ export class PgStore implements VaultStore {
       throw err;
     }
     this.mirror.commit(changes.length > 0 ? version : this.mirror.version);
-    return out;
   }
 
   /**
-   * Each transaction commits on its own: the host waits for the database in
-   * either case, so there is no flush to share as LMDB's batches share one.
+   * `write`, grouped: the transactions asked for while the host waits on the
+   * database (reads and fills in bursts) run in one database transaction,
+   * each undone alone if it throws, with one commit and one flush for all, as
+   * lmdb-js groups them. Each promise settles once that commit is durable.
    */
   writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve, reject } as Queued);
+      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+    });
+  }
+
+  private readonly queued: Queued[] = [];
+
+  private commitQueued(): void {
+    const group = this.queued.splice(0);
     try {
-      return Promise.resolve(this.write(fn));
+      this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     } catch (err) {
-      return Promise.reject(err as Error);
+      for (const q of group) q.reject(err);
+      return;
     }
+    this.mirror.begin();
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    for (const q of group) {
+      const mark = this.mirror.mark();
+      try {
+        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror)) });
+      } catch (err) {
+        this.mirror.undoTo(mark);
+        outcomes.push({ ok: false, err });
+      }
+    }
+    try {
+      this.commitOpen();
+    } catch (err) {
+      for (const q of group) q.reject(err);
+      return;
+    }
+    group.forEach((q, i) => {
+      const o = outcomes[i] as (typeof outcomes)[number];
+      if (o.ok) q.resolve(o.value);
+      else q.reject(o.err);
+    });
   }
 
   /**

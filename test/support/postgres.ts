@@ -33,20 +33,115 @@ export class Postgres {
   private exited: Promise<unknown> = Promise.resolve();
   private databases = 0;
 
+  /** The data directory the server runs on (a standby's, after `promote`). */
+  private dataDir: string;
+
   private constructor(
     readonly bin: string,
     readonly dir: string,
     /** The OS user the server runs as (created here when running as root), or null: ours. */
     readonly osUser: string | null,
     private readonly ids: { uid: number; gid: number } | null,
-  ) {}
+  ) {
+    this.dataDir = join(dir, 'data');
+  }
 
   get socketDir(): string {
     return join(this.dir, 'sock');
   }
 
   private get data(): string {
-    return join(this.dir, 'data');
+    return this.dataDir;
+  }
+
+  /** The server's pid (the postmaster), while it runs. */
+  get pid(): number | null {
+    return this.server?.pid ?? null;
+  }
+
+  /**
+   * A synchronous standby of this cluster (pg_basebackup, streaming, on a
+   * socket of its own at port 5433), and the primary made to wait for it at
+   * every commit (synchronous_standby_names). For bench/team-standby.ts.
+   */
+  async startStandby(): Promise<ChildProcess> {
+    const data = join(this.dir, 'standby');
+    const sock = join(this.dir, 'standby-sock');
+    mkdirSync(sock, { mode: 0o700 });
+    if (this.ids !== null) chownSync(sock, this.ids.uid, this.ids.gid);
+    this.run('pg_basebackup', [
+      '-h',
+      this.socketDir,
+      '-U',
+      SUPERUSER,
+      '-D',
+      data,
+      // A fast checkpoint: the default spread one waits minutes for an idle cluster.
+      '--checkpoint=fast',
+      '-R',
+      '-X',
+      'stream',
+    ]);
+    const standby = spawn(
+      join(this.bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-k',
+        sock,
+        '-p',
+        '5433',
+        '-c',
+        'listen_addresses=',
+        '-c',
+        'cluster_name=standby',
+      ],
+      {
+        cwd: this.dir,
+        ...(this.ids ?? {}),
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' },
+        stdio: 'ignore',
+      },
+    );
+    this.psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = '*'");
+    this.psql('postgres', 'SELECT pg_reload_conf()');
+    for (let i = 0; i < 200; i++) {
+      const n = this.psql(
+        'postgres',
+        "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'",
+      );
+      if (n.trim() === '1') return standby;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('the standby did not become synchronous');
+  }
+
+  /**
+   * After the primary died: promotes the standby started by `startStandby`,
+   * stops it, and starts it again as this cluster, on the primary's socket,
+   * so the hosts' URL reaches it unchanged.
+   */
+  async promoteStandby(standby: ChildProcess): Promise<void> {
+    const data = join(this.dir, 'standby');
+    this.run('pg_ctl', ['promote', '-w', '-D', data]);
+    const gone = once(standby, 'exit');
+    standby.kill('SIGINT');
+    await gone;
+    this.server = null;
+    this.dataDir = data;
+    // Its own replication settings no longer apply: it serves alone now.
+    await this.resume();
+    this.psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = ''");
+    this.psql('postgres', 'SELECT pg_reload_conf()');
+  }
+
+  /** SIGKILL to the postmaster, as a machine's crash would end it; its backends follow. */
+  async crash(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server === null || server.exitCode !== null) return;
+    server.kill('SIGKILL');
+    await this.exited;
   }
 
   /**
