@@ -93,9 +93,8 @@ export class Mirror implements Rows {
 
   put(key: string, value: unknown): void {
     this.remember(key);
+    // Read back decoded from the bytes, as LMDB hands back a copy: never the caller's object.
     this.setRaw(key, encodeRecord(value));
-    // The caller's own object, as LMDB would hand back an equal copy of it.
-    this.decoded.set(key, value);
   }
 
   remove(key: string): void {

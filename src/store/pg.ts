@@ -23,7 +23,7 @@ import {
 } from 'node:worker_threads';
 import { VaultError } from '../core/errors.js';
 import type { VaultStore } from './store.js';
-import { Mirror, encodeRecord } from './mirror.js';
+import { Mirror } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store, Tx } from './store.js';
 
@@ -77,6 +77,7 @@ export class PgStore implements VaultStore {
   private readonly self = randomBytes(8).toString('hex');
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
+  private listening = false;
 
   private constructor(private readonly url: string) {}
 
@@ -99,11 +100,6 @@ export class PgStore implements VaultStore {
    */
   create(): void {
     this.call({ op: 'create' });
-  }
-
-  /** Whether the database holds a vault-cli store (tables made by `create`). */
-  exists(): boolean {
-    return this.call({ op: 'refresh', since: this.mirror.version }).missing !== true;
   }
 
   private spawn(): MessagePort {
@@ -131,6 +127,7 @@ export class PgStore implements VaultStore {
     this.worker = worker;
     this.port = port1;
     this.notifyPort = notify.port1;
+    this.listening = false;
     return port1;
   }
 
@@ -164,6 +161,7 @@ export class PgStore implements VaultStore {
       const err = Object.assign(new Error(got.message), { code: got.code });
       throw unreachable(err);
     }
+    if (req.op === 'refresh' || req.op === 'begin') this.listen();
     return got;
   }
 
@@ -272,15 +270,6 @@ export class PgStore implements VaultStore {
     });
   }
 
-  /**
-   * Every row as of now, MessagePack-encoded as the database holds them: for
-   * `vault migrate` and tests of what the database sees.
-   */
-  rows(): { key: string; value: Buffer }[] {
-    this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-    return [...this.mirror.rawRows()];
-  }
-
   /** The backup format is an LMDB store file: the rows of one version, written into a new one. */
   async backup(path: string): Promise<void> {
     const records = this.read((tx) => tx.allRecords());
@@ -292,20 +281,22 @@ export class PgStore implements VaultStore {
     }
   }
 
-  /**
-   * Replaces every row with `rows` (decoded records), as one transaction: the
-   * copy `vault migrate` and `vault restore` write.
-   */
-  replaceAll(rows: readonly { key: string; value: unknown }[]): void {
-    this.write((tx) => tx.replaceAll(rows));
-  }
-
   onForeignCommit(wake: () => void): void {
     this.wakers.push(wake);
+  }
+
+  /**
+   * LISTENs, once per worker, after the first request it answered (so opening
+   * the store asks nothing of the database). A wake-up is a hint only: missing
+   * one costs a follower its next poll, nothing more.
+   */
+  private listen(): void {
+    if (this.listening || this.wakers.length === 0) return;
+    this.listening = true;
     try {
       this.call({ op: 'listen' });
     } catch {
-      // No wake-ups then: followers still see this host's own commits.
+      // No wake-ups until the next worker: followers still poll.
     }
   }
 
@@ -321,6 +312,3 @@ export class PgStore implements VaultStore {
     await Promise.resolve();
   }
 }
-
-/** Encoded as the database holds records: for tests comparing what each engine stores. */
-export { encodeRecord };
