@@ -156,12 +156,18 @@ export class Postgres {
     let ids: { uid: number; gid: number } | null = null;
     if (process.getuid?.() === 0) {
       osUser = `vtpg${randomBytes(4).toString('hex')}`;
-      const made = spawnSync(
-        'useradd',
-        ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', osUser],
-        { encoding: 'utf8' },
-      );
-      if (made.status !== 0) throw new Error(`useradd failed: ${made.stderr}`);
+      // Test files run in parallel: useradd may find /etc/passwd locked by another's.
+      let made = spawnSync('true', { encoding: 'utf8' });
+      for (let attempt = 0; attempt < 20; attempt++) {
+        made = spawnSync(
+          'useradd',
+          ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', osUser],
+          { encoding: 'utf8' },
+        );
+        if (made.status === 0) break;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+      if (made.status !== 0) throw new Error(`useradd failed: ${String(made.stderr)}`);
       const uid = Number(spawnSync('id', ['-u', osUser], { encoding: 'utf8' }).stdout.trim());
       const gid = Number(spawnSync('id', ['-g', osUser], { encoding: 'utf8' }).stdout.trim());
       ids = { uid, gid };
@@ -295,6 +301,11 @@ export class Postgres {
   async stop(): Promise<void> {
     await this.halt();
     rmSync(this.dir, { recursive: true, force: true });
-    if (this.osUser !== null) spawnSync('userdel', [this.osUser]);
+    if (this.osUser !== null) {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        if (spawnSync('userdel', [this.osUser]).status === 0) break;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
   }
 }
