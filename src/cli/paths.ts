@@ -105,6 +105,10 @@ export interface Paths {
   readonly testWeakKdf: boolean;
   /** VAULT_STORE_URL: the PostgreSQL store this vault is in (team mode; docs/team.md), or null. */
   readonly storeUrl: string | null;
+  /** VAULT_LISTEN_TLS (address:port): the host also takes remote agents there, with this cert and key. */
+  readonly remoteListen: { listen: string; cert: string; key: string } | null;
+  /** VAULT_HOST_URL (tls://host:port): this client's host is a remote team host, trusted by VAULT_HOST_CA. */
+  readonly remoteHost: { host: string; port: number; ca: string } | null;
 }
 
 /** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
@@ -157,6 +161,13 @@ function agentDirs(env: NodeJS.ProcessEnv): AgentDirs {
   };
 }
 
+/** VAULT_HOST_URL=tls://host:port with VAULT_HOST_CA, or null. */
+function remoteHostOf(env: NodeJS.ProcessEnv): Paths['remoteHost'] {
+  const m = /^tls:\/\/\[?([^\]/]+?)\]?:(\d+)\/?$/.exec(env.VAULT_HOST_URL ?? '');
+  if (m === null || !env.VAULT_HOST_CA) return null;
+  return { host: m[1] as string, port: Number(m[2]), ca: resolve(env.VAULT_HOST_CA) };
+}
+
 export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
   const configDir = dirFrom(env, 'VAULT_CONFIG_DIR', 'XDG_CONFIG_HOME', '.config');
   const file = (name: string) => (env[name] ? resolve(env[name] as string) : null);
@@ -206,6 +217,14 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     shellStartup: STARTUP.map((f) => join(homedir(), f)),
     testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
     storeUrl: env.VAULT_STORE_URL ? env.VAULT_STORE_URL : null,
+    remoteListen: env.VAULT_LISTEN_TLS
+      ? {
+          listen: env.VAULT_LISTEN_TLS,
+          cert: file('VAULT_TLS_CERT') ?? join(vaultDir, 'tls', 'cert.pem'),
+          key: file('VAULT_TLS_KEY') ?? join(vaultDir, 'tls', 'key.pem'),
+        }
+      : null,
+    remoteHost: remoteHostOf(env),
   };
 }
 
@@ -225,6 +244,9 @@ export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv
     'VAULT_HOST_IDLE_MS',
     'VAULT_STORE_URL',
     'PGPASSFILE',
+    'VAULT_LISTEN_TLS',
+    'VAULT_TLS_CERT',
+    'VAULT_TLS_KEY',
   ];
   const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
   if (paths.socketDir !== paths.vaultDir) out.VAULT_SOCKET_DIR = paths.socketDir;

@@ -4,8 +4,9 @@
  * `vault-cli daemon` in the background and waits for it. It loads no store, no
  * crypto engine and no UI, so `get` stays a short process.
  */
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
@@ -40,6 +41,11 @@ export interface ClientOptions {
   readonly acceptFaketime?: boolean;
   /** The owner's memory of the audit anchor its last command left (src/cli/owner.ts). */
   readonly anchors?: AnchorMemory;
+  /**
+   * A team host's TLS listener (VAULT_HOST_URL), for an agent on a machine
+   * with no host: its certificate checked against `ca`; never started from here.
+   */
+  readonly remote?: { readonly host: string; readonly port: number; readonly ca: string } | null;
 }
 
 /**
@@ -76,6 +82,20 @@ function open(
   onReady: (sock: Socket) => void,
   onRefused: (err: unknown) => void,
 ): Socket {
+  const remote = opts.remote;
+  if (remote != null) {
+    const tls = tlsConnect(
+      {
+        host: remote.host,
+        port: remote.port,
+        ca: readFileSync(remote.ca),
+        // SNI takes a name only; an address is checked against the certificate's IP entries.
+        ...(isIP(remote.host) === 0 ? { servername: remote.host } : {}),
+      },
+      () => onReady(tls),
+    );
+    return tls;
+  }
   const owner = ownerRequest(op, body);
   const ino = owner ? socketInode(socketPath) : 0;
   const sock = connect(socketPath, () => {
@@ -342,7 +362,7 @@ async function callOnce<O extends Op>(
         `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
       );
     }
-    if (opts.autoStart === false) throw new VaultError('VLT-3005');
+    if (opts.autoStart === false || opts.remote != null) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     // (`vault restore` may bring one back into an empty directory.)
     if (

@@ -175,6 +175,8 @@ export const ERRORS = {
   'VLT-3042': { exit: 64, message: 'Not a store URL a command line may carry.' },
   /** `vault migrate`: the target already holds a vault, or the copy did not verify record by record. */
   'VLT-3043': { exit: 74, message: 'The vault could not be migrated; the source is unchanged.' },
+  /** A host's TCP listener serves agents' reads and fills only. */
+  'VLT-3044': { exit: 77, message: 'Not served over TCP; use the host’s Unix socket.' },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

@@ -24,6 +24,8 @@ import { bindingOf, OwnerSessions, type Binding } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
+import type { Server as HttpsServer } from 'node:https';
+import { listenRemote, remoteGuard, remoteSource, type RemoteListen } from './remote.js';
 import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
@@ -68,6 +70,8 @@ export interface HostOptions {
   readonly log?: (line: string) => void;
   /** A PostgreSQL store to serve (VAULT_STORE_URL), over the vault directory's own choice. */
   readonly storeUrl?: string | null;
+  /** Also take remote agents over TCP with TLS (VAULT_LISTEN_TLS; remote.ts). */
+  readonly remote?: RemoteListen | null;
 }
 
 export interface RunningHost {
@@ -352,10 +356,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping = false;
 
+  let remote: HttpsServer | null = null;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
+    remote?.close();
+    remote?.closeAllConnections();
     // The lock goes last: until then no other host may bind or unlink host.sock.
     server.close(() => {
       void ctx.close().finally(() => {
@@ -447,6 +454,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     throw err;
   }
   chmodSync(socketPath, shared ? 0o660 : 0o600);
+  if (opts.remote) {
+    remote = await listenRemote(
+      opts.remote,
+      route(remoteGuard, remoteSource, () => null),
+    );
+    log(`listening for remote agents on ${opts.remote.listen} (TLS)`);
+  }
   // Before the first request: no `run` holds a session of an earlier host.
   try {
     if (ctx.damaged === null && ctx.hasVault()) {

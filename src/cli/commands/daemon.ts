@@ -95,6 +95,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
       socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
       storeUrl: ctx.paths.storeUrl,
+      remote: ctx.paths.remoteListen,
       log,
     });
   } catch (err) {
