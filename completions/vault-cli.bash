@@ -31,6 +31,7 @@ __vault_cli_command() {
     'proxy env') echo 'proxy env'; return ;;
     'proxy ca') echo 'proxy ca'; return ;;
     'vault create') echo 'vault create'; return ;;
+    'vault migrate') echo 'vault migrate'; return ;;
     'vault passwd') echo 'vault passwd'; return ;;
     'vault backup') echo 'vault backup'; return ;;
     'vault check') echo 'vault check'; return ;;
@@ -98,7 +99,7 @@ _vault_cli() {
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
-          'vault') __vault_cli_words 'create passwd backup check restore rekey'; return 0 ;;
+          'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
@@ -138,6 +139,8 @@ _vault_cli() {
       'run --max-procs') :; return 0 ;;
       'unlock --for') :; return 0 ;;
       'unlock --idle') :; return 0 ;;
+      'vault create --store') :; return 0 ;;
+      'vault migrate --to') :; return 0 ;;
       'entry set --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
       'entry set --tier') :; return 0 ;;
       'entry show --field') __vault_cli_words 'password key private_key secret_key token totp'; return 0 ;;
@@ -188,7 +191,8 @@ _vault_cli() {
       'unlock') __vault_cli_words '--for --idle --help' ;;
       'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
-      'vault create') __vault_cli_words '--help' ;;
+      'vault create') __vault_cli_words '--store --help' ;;
+      'vault migrate') __vault_cli_words '--to --json --help' ;;
       'vault passwd') __vault_cli_words '--recovery --help' ;;
       'vault backup') __vault_cli_words '--json --help' ;;
       'vault check') __vault_cli_words '--json --help' ;;
@@ -242,7 +246,8 @@ _vault_cli() {
     'unlock') valued=' --for --idle ' ;;
     'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;
-    'vault create') valued='  ' ;;
+    'vault create') valued=' --store ' ;;
+    'vault migrate') valued=' --to ' ;;
     'vault passwd') valued='  ' ;;
     'vault backup') valued='  ' ;;
     'vault check') valued='  ' ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -52,6 +52,7 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'lock' -d 'end this terminal\'s
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'vault' -d 'vault commands'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'create' -d 'create a new vault (prints a recovery key once)'
+complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'migrate' -d 'move the vault to PostgreSQL or back to the LMDB file, verified record by record'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'passwd' -d 'change the owner passphrase'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'backup' -d 'write a consistent, encrypted copy of the vault to a file, atomically'
 complete -c vault-cli -n '__vault_cli_lead 1 vault' -a 'check' -d 'verify every record, seal, index row and the audit chain; exit 74 on damage'
@@ -137,7 +138,11 @@ complete -c vault-cli -n '__vault_cli_is unlock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is dashboard' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is vault create' -l store -x -d 'create it in a PostgreSQL database, for several hosts (docs/team.md)'
 complete -c vault-cli -n '__vault_cli_is vault create' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is vault migrate' -l to -x -d 'a postgresql:// URL, or `lmdb` for the file in VAULT_DIR'
+complete -c vault-cli -n '__vault_cli_is vault migrate' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is vault migrate' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l recovery -d 'authenticate with the recovery key instead'
 complete -c vault-cli -n '__vault_cli_is vault passwd' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is vault backup' -l json -d 'machine-readable output'

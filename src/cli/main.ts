@@ -96,6 +96,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // The hardened host runs as its own user: a client neither starts nor doubts it by pid.
     system: paths.systemHost,
     anchors: anchorMemory(paths.anchorsFile, paths.vaultDir),
+    remote: paths.remoteHost,
   };
   const ctx: CliContext = {
     inv,

@@ -105,6 +105,12 @@ export interface Paths {
   readonly testWeakKdf: boolean;
   /** `import --from pass`: $PASSWORD_STORE_DIR, else ~/.password-store, as pass has it. */
   readonly passwordStore: string;
+  /** VAULT_STORE_URL: the PostgreSQL store this vault is in (team mode; docs/team.md), or null. */
+  readonly storeUrl: string | null;
+  /** VAULT_LISTEN_TLS (address:port): the host also takes remote agents there, with this cert and key. */
+  readonly remoteListen: { listen: string; cert: string; key: string } | null;
+  /** VAULT_HOST_URL (tls://host:port): this client's host is a remote team host, trusted by VAULT_HOST_CA. */
+  readonly remoteHost: { host: string; port: number; ca: string } | null;
 }
 
 /** Start-up files of bash, zsh, fish and POSIX sh, under the home directory. */
@@ -155,6 +161,13 @@ function agentDirs(env: NodeJS.ProcessEnv): AgentDirs {
     gemini: join(home, '.gemini'),
     agents: join(home, '.agents'),
   };
+}
+
+/** VAULT_HOST_URL=tls://host:port with VAULT_HOST_CA, or null. */
+function remoteHostOf(env: NodeJS.ProcessEnv): Paths['remoteHost'] {
+  const m = /^tls:\/\/\[?([^\]/]+?)\]?:(\d+)\/?$/.exec(env.VAULT_HOST_URL ?? '');
+  if (m === null || !env.VAULT_HOST_CA) return null;
+  return { host: m[1] as string, port: Number(m[2]), ca: resolve(env.VAULT_HOST_CA) };
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
@@ -208,6 +221,15 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
     passwordStore: env.PASSWORD_STORE_DIR
       ? resolve(env.PASSWORD_STORE_DIR)
       : join(homedir(), '.password-store'),
+    storeUrl: env.VAULT_STORE_URL ? env.VAULT_STORE_URL : null,
+    remoteListen: env.VAULT_LISTEN_TLS
+      ? {
+          listen: env.VAULT_LISTEN_TLS,
+          cert: file('VAULT_TLS_CERT') ?? join(vaultDir, 'tls', 'cert.pem'),
+          key: file('VAULT_TLS_KEY') ?? join(vaultDir, 'tls', 'key.pem'),
+        }
+      : null,
+    remoteHost: remoteHostOf(env),
   };
 }
 
@@ -217,6 +239,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
  * (no VAULT_TOKEN, no passphrase file).
  */
 export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv {
+  // VAULT_STORE_URL and PGPASSFILE: a team vault's database and its password (docs/team.md).
   const keep = [
     'PATH',
     'HOME',
@@ -226,6 +249,11 @@ export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv
     'VAULT_HOST_IDLE_MS',
     'VAULT_OWNER_SESSION_MINUTES',
     'VAULT_OWNER_IDLE_MINUTES',
+    'VAULT_STORE_URL',
+    'PGPASSFILE',
+    'VAULT_LISTEN_TLS',
+    'VAULT_TLS_CERT',
+    'VAULT_TLS_KEY',
   ];
   const out: NodeJS.ProcessEnv = { VAULT_DIR: paths.vaultDir };
   if (paths.socketDir !== paths.vaultDir) out.VAULT_SOCKET_DIR = paths.socketDir;

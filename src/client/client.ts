@@ -4,8 +4,9 @@
  * `vault-cli daemon` in the background and waits for it. It loads no store, no
  * crypto engine and no UI, so `get` stays a short process.
  */
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
 import {
@@ -13,6 +14,7 @@ import {
   PROTOCOL_VERSION,
   SOCKET_NAME,
   SPAWNED_BY_ENV,
+  STORE_CONFIG,
   STORE_FILE,
   type AnchorRef,
   type Op,
@@ -39,6 +41,11 @@ export interface ClientOptions {
   readonly acceptFaketime?: boolean;
   /** The owner's memory of the audit anchor its last command left (src/cli/owner.ts). */
   readonly anchors?: AnchorMemory;
+  /**
+   * A team host's TLS listener (VAULT_HOST_URL), for an agent on a machine
+   * with no host: its certificate checked against `ca`; never started from here.
+   */
+  readonly remote?: { readonly host: string; readonly port: number; readonly ca: string } | null;
 }
 
 /**
@@ -75,6 +82,20 @@ function open(
   onReady: (sock: Socket) => void,
   onRefused: (err: unknown) => void,
 ): Socket {
+  const remote = opts.remote;
+  if (remote != null) {
+    const tls = tlsConnect(
+      {
+        host: remote.host,
+        port: remote.port,
+        ca: readFileSync(remote.ca),
+        // SNI takes a name only; an address is checked against the certificate's IP entries.
+        ...(isIP(remote.host) === 0 ? { servername: remote.host } : {}),
+      },
+      () => onReady(tls),
+    );
+    return tls;
+  }
   const owner = ownerRequest(op, body);
   const ino = owner ? socketInode(socketPath) : 0;
   const sock = connect(socketPath, () => {
@@ -222,6 +243,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'vault.rekey',
   'vault.passwd',
   'vault.restore',
+  'vault.migrate',
   'entry.set',
   'entry.rm',
   'entry.hosts',
@@ -366,13 +388,16 @@ async function callOnce<O extends Op>(
         `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
       );
     }
-    if (opts.autoStart === false) throw new VaultError('VLT-3005');
+    if (opts.autoStart === false || opts.remote != null) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     // (`vault restore` may bring one back into an empty directory.)
     if (
       op !== 'vault.create' &&
       op !== 'vault.restore' &&
-      !existsSync(join(opts.vaultDir, STORE_FILE))
+      !existsSync(join(opts.vaultDir, STORE_FILE)) &&
+      // A vault in PostgreSQL (team mode): named by the directory's config or the environment.
+      !existsSync(join(opts.vaultDir, STORE_CONFIG)) &&
+      !opts.daemon.env.VAULT_STORE_URL
     ) {
       throw new VaultError('VLT-3001');
     }

@@ -110,7 +110,15 @@ function real(path: string): string {
 }
 
 /** Socket inodes of process `pid` that are TCP or UDP sockets (an inspector port, for one). */
-function networkSockets(pid: number): string[] {
+interface NetSocket {
+  readonly table: string;
+  readonly inode: string;
+  /** /proc/net's state, hex: 0A is LISTEN. */
+  readonly state: string;
+  readonly localPort: number;
+}
+
+function networkSockets(pid: number): NetSocket[] {
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
@@ -120,7 +128,7 @@ function networkSockets(pid: number): string[] {
       // closed meanwhile
     }
   }
-  const found: string[] = [];
+  const found: NetSocket[] = [];
   for (const table of ['tcp', 'tcp6', 'udp', 'udp6']) {
     let text = '';
     try {
@@ -129,8 +137,11 @@ function networkSockets(pid: number): string[] {
       continue;
     }
     for (const line of text.split('\n').slice(1)) {
-      const inode = line.trim().split(/\s+/)[9];
-      if (inode !== undefined && inodes.has(inode)) found.push(`${table} ${inode}`);
+      const cols = line.trim().split(/\s+/);
+      const inode = cols[9];
+      if (inode === undefined || !inodes.has(inode)) continue;
+      const localPort = parseInt(cols[1]?.split(':').pop() ?? '', 16);
+      found.push({ table, inode, state: cols[3] ?? '', localPort });
     }
   }
   return found;
@@ -262,7 +273,21 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     .filter((k) => STEERING.test(k));
   if (steering.length > 0) refuse(`pid ${peer.pid} runs with ${steering.join(', ')} set`);
   if (tracer !== '0') refuse(`pid ${peer.pid} is being traced (TracerPid ${tracer})`);
-  const open = networkSockets(peer.pid);
+  // An inspector listens on a port (and talks over connections accepted there).
+  // A team host also listens for remote agents on the port its own
+  // VAULT_LISTEN_TLS names, and connects out to its database (docs/team.md):
+  // those are its own; any other listening port, any connection accepted on
+  // one, and any UDP socket are not.
+  const remotePort = Number(
+    /:(\d+)$/.exec(env.find((kv) => kv.startsWith('VAULT_LISTEN_TLS=')) ?? '')?.[1] ?? -1,
+  );
+  const sockets = networkSockets(peer.pid);
+  const listening = new Set(
+    sockets.filter((s) => s.state === '0A' && s.table.startsWith('tcp')).map((s) => s.localPort),
+  );
+  const open = sockets.filter(
+    (s) => s.table.startsWith('udp') || (listening.has(s.localPort) && s.localPort !== remotePort),
+  );
   if (open.length > 0) refuse(`pid ${peer.pid} has a network socket open (an inspector?)`);
   // The libraries a preload or an injected debugger leaves in the map.
   const maps = readFileSync(`${proc}/maps`, 'utf8');

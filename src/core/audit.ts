@@ -41,6 +41,7 @@ export const OWNER_ACTIONS = [
   'vault_backup',
   'vault_check',
   'vault_restore',
+  'vault_migrate',
   'audit_archive',
   'owner_unlock',
   'owner_lock',

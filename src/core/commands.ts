@@ -469,9 +469,43 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'create a new vault (prints a recovery key once)',
     side: 'owner',
     args: [],
-    flags: [],
-    notes: ['The vault goes in VAULT_DIR, or the default data directory (docs/files.md).'],
-    examples: ['vault-cli vault create', 'VAULT_DIR=~/work-vault vault-cli vault create'],
+    flags: [
+      {
+        name: 'store',
+        summary: 'create it in a PostgreSQL database, for several hosts (docs/team.md)',
+        value: 'string',
+        metavar: '<postgresql://...>',
+      },
+    ],
+    notes: [
+      'The vault goes in VAULT_DIR, or the default data directory (docs/files.md).',
+      'With --store, the database holds the vault and VAULT_DIR the host socket and local state; the URL carries no password (use a PGPASSFILE).',
+    ],
+    examples: [
+      'vault-cli vault create',
+      'VAULT_DIR=~/work-vault vault-cli vault create',
+      'vault-cli vault create --store postgresql://vault@db.internal/vault',
+    ],
+    module: 'vault',
+  },
+  {
+    path: ['vault', 'migrate'],
+    summary: 'move the vault to PostgreSQL or back to the LMDB file, verified record by record',
+    side: 'owner',
+    args: [],
+    flags: [
+      {
+        name: 'to',
+        summary: 'a postgresql:// URL, or `lmdb` for the file in VAULT_DIR',
+        value: 'string',
+        metavar: '<url|lmdb>',
+      },
+      json,
+    ],
+    examples: [
+      'vault-cli vault migrate --to postgresql://vault@db.internal/vault',
+      'vault-cli vault migrate --to lmdb',
+    ],
     module: 'vault',
   },
   {

@@ -185,6 +185,19 @@ export const ERRORS = {
     exit: 74,
     message: 'The restored vault did not verify; the current vault was put back unchanged.',
   },
+  /** Team mode: the vault's PostgreSQL database does not answer; nothing is released until it does. */
+  'VLT-3040': {
+    exit: 69,
+    message: 'The vault’s database is unreachable; access refused (nothing was released).',
+  },
+  /** Team mode: the database named holds no vault-cli store, or the store config names none. */
+  'VLT-3041': { exit: 74, message: 'The database holds no vault-cli store.' },
+  /** A store URL on the command line that is not postgresql://, or carries a password. */
+  'VLT-3042': { exit: 64, message: 'Not a store URL a command line may carry.' },
+  /** `vault migrate`: the target already holds a vault, or the copy did not verify record by record. */
+  'VLT-3043': { exit: 74, message: 'The vault could not be migrated; the source is unchanged.' },
+  /** A host's TCP listener serves agents' reads and fills only. */
+  'VLT-3044': { exit: 77, message: 'Not served over TCP; use the host’s Unix socket.' },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

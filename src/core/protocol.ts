@@ -19,6 +19,8 @@ export const PROTOCOL_VERSION = 'v1';
 export const SOCKET_NAME = 'host.sock';
 /** The store file in the vault directory; a client checks for it before starting a host. */
 export const STORE_FILE = 'vault.mdb';
+/** In the vault directory of a vault kept in PostgreSQL (team mode): which database (src/store/location.ts). */
+export const STORE_CONFIG = 'store.json';
 /**
  * Set on a host that a command started in the background: that command's pid.
  * Several commands that find no host each start one; the losers exit when they
@@ -159,6 +161,8 @@ export interface Results {
    * rolled back); with it, the swap, kept aside until verified.
    */
   'vault.restore': { preview: RestorePreview; restored: boolean; keptAside: string | null };
+  /** The vault moved to the other engine (`vault migrate`), read back record by record. */
+  'vault.migrate': { records: number; from: string; to: string };
   'entry.set': { created: boolean; version: number };
   'entry.rm': Record<string, never>;
   'entry.show': EntrySummary;

@@ -126,7 +126,7 @@ export const REQUESTS = {
    */
   report: object({ ...agent, kind: oneOf(['host_mismatch']), host: str, refs }),
   /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
-  'vault.create': object({ ...owner, testWeakKdf: flag }),
+  'vault.create': object({ ...owner, testWeakKdf: flag, store: optional(str) }),
   'vault.rekey': object({ ...owner }),
   'vault.passwd': object({
     newPassphrase: str,
@@ -136,6 +136,7 @@ export const REQUESTS = {
   'vault.backup': object({ ...owner, path: str }),
   'vault.check': object({ ...owner }),
   'vault.restore': object({ ...owner, path: str, confirm: flag }),
+  'vault.migrate': object({ ...owner, to: str }),
   'entry.set': object({ ...owner, entry: str, field: str, tier: optional(str), value: str }),
   'entry.rm': object({ ...owner, entry: str }),
   'entry.show': object({ ...owner, entry: str }),

@@ -33,6 +33,7 @@ import { STORE_FILE } from '../core/protocol.js';
 import { wipe } from '../crypto/aead.js';
 import { Secret } from '../crypto/secret.js';
 import { Store, type Tx } from '../store/store.js';
+import type { VaultStore } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import { checkStore, scanInChild } from './check.js';
 import { HostContext } from './context.js';
@@ -210,9 +211,9 @@ function entryLabel(s: OwnerSession | null, tx: Tx, id: string): string {
 
 /** What replacing `current` by `backup` would roll back. */
 function compare(
-  current: Store | null,
+  current: VaultStore | null,
   currentSession: OwnerSession | null,
-  backup: Store,
+  backup: VaultStore,
   summary: BackupSummary,
 ): RestorePreview {
   const b = backup.read((tx) => ({
@@ -300,7 +301,7 @@ export async function restoreVault(
   }
   // The current vault, if it opens: the passphrase must be the owner's.
   let current: OwnerSession | null = null;
-  if (Store.exists(ctx.dir)) {
+  if (ctx.storeExists()) {
     try {
       current = await unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source);
     } catch (err) {
@@ -346,13 +347,29 @@ export async function restoreVault(
     // from the current vault (checkStore above already proved the passphrase
     // opens the backup).
     const preview = compare(
-      Store.exists(ctx.dir) ? safeStore(ctx) : null,
+      ctx.storeExists() ? safeStore(ctx) : null,
       current,
       backupStore,
       summary,
     );
     if (!req.confirm) return { preview, restored: false, keptAside: null };
 
+    if (ctx.pgUrl() !== null) {
+      const records = backupStore.read((tx) => tx.allRecords());
+      await stagedCtx.close();
+      await restoreRecords(ctx, records, req.passphrase, source);
+      ctx.commit((tx) =>
+        appendAudit(
+          tx,
+          ctx.header(tx),
+          ownerEvent(ctx, 'vault_restore', source, {
+            subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
+          }),
+        ),
+      );
+      endOrphanedSessions(ctx);
+      return { preview, restored: true, keptAside: null };
+    }
     // The swap: no request reaches the store meanwhile.
     await stagedCtx.close();
     const live = join(ctx.dir, STORE_FILE);
@@ -411,8 +428,43 @@ export async function restoreVault(
   }
 }
 
+/**
+ * A team vault's restore: the backup's records replace the database's in one
+ * transaction (every host sees them at its next request), checked as a
+ * restored file is; on any problem the records as they were are put back.
+ * @throws VaultError VLT-3038
+ */
+async function restoreRecords(
+  ctx: HostContext,
+  records: readonly { key: string; value: unknown }[],
+  passphrase: Secret,
+  source: string,
+): Promise<void> {
+  const before = ctx.commit((tx) => {
+    const was = tx.allRecords();
+    tx.replaceAll(records);
+    return was;
+  });
+  let failure: unknown = null;
+  try {
+    const again = await checkStore(
+      null,
+      () => ctx.store(),
+      () => unlockOwner(ctx, new Secret(Buffer.from(passphrase.expose())), source),
+      ctx.now(),
+    );
+    if (again.problems.length > 0) failure = new VaultError('VLT-3038');
+  } catch (err) {
+    failure = err;
+  }
+  if (failure === null) return;
+  ctx.commit((tx) => tx.replaceAll(before));
+  if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
+  throw new VaultError('VLT-3038', undefined, { cause: failure });
+}
+
 /** The current store, or null when it does not open. */
-function safeStore(ctx: HostContext): Store | null {
+function safeStore(ctx: HostContext): VaultStore | null {
   try {
     return ctx.store();
   } catch {

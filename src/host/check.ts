@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { VaultStore } from '../store/store.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import type { AnchorRef, CheckProblem, CheckReport } from '../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../crypto/aead.js';
@@ -23,7 +24,6 @@ import type {
   EntryRecord,
   RawRecord,
   SessionRecord,
-  Store,
   VaultHeader,
 } from '../store/store.js';
 import {
@@ -252,7 +252,7 @@ export function checkRecords(
  * record holds its MAC and grants of the entries' current generations.
  */
 export function checkSealed(
-  store: Store,
+  store: VaultStore,
   s: OwnerSession,
   problems: Problems,
   now: number,
@@ -481,15 +481,16 @@ function grantsOf(
  * an unlock; `seen` is the audit anchor the owner's client remembers.
  */
 export async function checkStore(
-  path: string,
-  openStore: () => Store,
+  /** The LMDB store file, read whole in a child first; null for a PostgreSQL store. */
+  path: string | null,
+  openStore: () => VaultStore,
   unlock: () => Promise<OwnerSession>,
   now: number,
   seen?: AnchorRef,
 ): Promise<CheckReport> {
   const problems = new Problems();
   // Before this process opens it: opening a store with a damaged meta page crashes.
-  const scan = await scanInChild(path);
+  const scan = path === null ? null : await scanInChild(path);
   if (scan !== null) {
     problems.add('VLT-3034', 'store', `The store file cannot be read whole: ${scan}.`);
     return { records: 0, entries: 0, agents: 0, auditRecords: 0, problems: problems.list };

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { Store, type Tx, type VaultHeader } from '../store/store.js';
+import type { VaultStore } from '../store/store.js';
+import { PgStore } from '../store/pg.js';
+import { configuredStore, recordStore } from '../store/location.js';
 import { auditShape, damageCode } from './damage.js';
 import { CallerCache } from './caller-cache.js';
 
@@ -28,7 +31,7 @@ function roomMessage(writes: number, free: number): string {
 }
 
 export class HostContext {
-  private opened: Store | null = null;
+  private opened: VaultStore | null = null;
   /** While a restore swaps the store file, no request opens it. */
   private swapping = false;
   /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
@@ -41,16 +44,44 @@ export class HostContext {
   constructor(
     readonly dir: string,
     readonly now: () => number = Date.now,
+    /** A PostgreSQL store the host was started with (VAULT_STORE_URL); else the directory's config says. */
+    private readonly storeUrl: string | null = null,
   ) {
     this.callers = new CallerCache(now);
   }
 
+  /** The PostgreSQL store's URL when the vault is in one (team mode), else null (LMDB). */
+  pgUrl(): string | null {
+    return this.storeUrl ?? configuredStore(this.dir);
+  }
+
+  /** Whether a store is there to open: an LMDB file, or a PostgreSQL store named. */
+  storeExists(): boolean {
+    return this.pgUrl() !== null || Store.exists(this.dir);
+  }
+
+  /**
+   * Puts the vault in the PostgreSQL store at `url` from now on (`vault create
+   * --store`, `vault migrate`), or back in the directory's LMDB file (null).
+   */
+  async useStore(url: string | null): Promise<void> {
+    await this.close();
+    recordStore(this.dir, url);
+  }
+
   /** The store, opened on first use; VLT-3001 while no vault exists (and nothing is created). */
-  store(): Store {
+  store(): VaultStore {
     if (this.swapping) {
       throw new VaultError('VLT-3005', 'The vault is being restored; try again in a moment.');
     }
     if (this.opened === null) {
+      const url = this.pgUrl();
+      if (url !== null) {
+        const pg = PgStore.open(url);
+        pg.onForeignCommit(() => this.events.emit('commit'));
+        this.opened = pg;
+        return pg;
+      }
       if (!Store.exists(this.dir)) throw new VaultError('VLT-3001');
       if (this.damaged !== null) {
         throw new VaultError(
@@ -70,7 +101,7 @@ export class HostContext {
   }
 
   /** A vault from before record checksums gets them on first open (see store.ts). */
-  private addSums(store: Store): void {
+  private addSums(store: VaultStore): void {
     try {
       if (store.read((tx) => tx.header() !== null && !tx.sumsKept())) {
         store.write((tx) => tx.addMissingSums());
@@ -109,8 +140,17 @@ export class HostContext {
     return join(this.dir, STORE_FILE);
   }
 
-  /** Opens (creating) the store file: `vault create` only. */
-  createStore(): Store {
+  /** Opens (creating) the store file, or the PostgreSQL store's tables: `vault create` only. */
+  createStore(): VaultStore {
+    const url = this.pgUrl();
+    if (url !== null) {
+      const pg = PgStore.open(url);
+      pg.create();
+      this.opened = pg;
+      pg.onForeignCommit(() => this.events.emit('commit'));
+      pg.write((tx) => tx.addMissingSums());
+      return pg;
+    }
     if (this.opened === null) {
       this.opened = Store.open(this.dir);
       // A new store keeps checksums from its first record.
@@ -120,7 +160,16 @@ export class HostContext {
   }
 
   hasVault(): boolean {
-    return Store.exists(this.dir) && this.store().read((tx) => tx.header()) !== null;
+    if (!this.storeExists()) return false;
+    try {
+      return this.store().read((tx) => tx.header()) !== null;
+    } catch (err) {
+      // A database with no store yet holds no vault; one that does not answer
+      // is taken to hold it (its requests refuse with VLT-3040).
+      if (err instanceof VaultError && err.code === 'VLT-3041') return false;
+      if (err instanceof VaultError && err.code === 'VLT-3040') return true;
+      throw err;
+    }
   }
 
   header(tx: Tx): VaultHeader {
@@ -217,6 +266,8 @@ export class HostContext {
    * reserve must still hold after a transaction that adds `writes` bytes.
    */
   #roomLeft(writes = 0, own = false): void {
+    // The database's disk is the database's to watch: a full one refuses the commit (VLT-3040).
+    if (this.opened?.engine === 'postgresql') return;
     const fs = statfsSync(this.dir);
     const free = fs.bavail * fs.bsize;
     // An owner write that would itself cross the reserve is refused as too
@@ -234,7 +285,7 @@ export class HostContext {
 
   async close(): Promise<void> {
     this.callers.clear();
-    if (this.opened !== null && this.damaged === null) {
+    if (this.opened !== null && this.damaged === null && this.opened.engine === 'lmdb') {
       try {
         const at = this.now();
         if (this.opened.read((tx) => tx.header() !== null)) {

@@ -26,6 +26,8 @@ import { SessionSockets } from './session-sockets.js';
 import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
 import { Held, Intake, MAX_PER_PEER } from './intake.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
+import type { Server as HttpsServer } from 'node:https';
+import { listenRemote, remoteGuard, remoteSource, type RemoteListen } from './remote.js';
 import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
@@ -70,6 +72,10 @@ export interface HostOptions {
   readonly ownerSessions?: SessionTerms;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
+  /** A PostgreSQL store to serve (VAULT_STORE_URL), over the vault directory's own choice. */
+  readonly storeUrl?: string | null;
+  /** Also take remote agents over TCP with TLS (VAULT_LISTEN_TLS; remote.ts). */
+  readonly remote?: RemoteListen | null;
 }
 
 export interface RunningHost {
@@ -407,6 +413,12 @@ function endSessionsOfEarlierHost(ctx: HostContext, log: (line: string) => void)
   } catch (err) {
     const code = err instanceof VaultError ? err.code : ctx.explain(err);
     if (code === null) throw err;
+    if (code === 'VLT-3040') {
+      // A team vault's database that does not answer yet: the host serves
+      // refusals until it does, and ends those sessions at its next start.
+      log('the vault’s database does not answer; refusing until it does');
+      return;
+    }
     const found = err instanceof VaultError ? err.message : ERRORS[code].message;
     log(`the store cannot be used as it is (${code}: ${found}); serving refusals`);
   }
@@ -425,17 +437,20 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const socketPath = join(socketDir, SOCKET_NAME);
   const lock = takeHostLock(opts.dir);
   if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
-  const ctx = new HostContext(opts.dir, opts.now);
+  const ctx = new HostContext(opts.dir, opts.now, opts.storeUrl ?? null);
   const startedAt = Date.now();
   let idle: NodeJS.Timeout | undefined;
   let resolveStopped: () => void = () => {};
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   let stopping = false;
 
+  let remote: HttpsServer | null = null;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
+    remote?.close();
+    remote?.closeAllConnections();
     // The lock goes last: until then no other host may bind or unlink host.sock.
     server.close(() => {
       void ctx.close().finally(() => {
@@ -548,6 +563,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   }
   try {
     chmodSync(socketPath, shared ? 0o660 : 0o600);
+    if (opts.remote) {
+      remote = await listenRemote(
+        opts.remote,
+        route(remoteGuard, remoteSource, () => null),
+      );
+      log(`listening for remote agents on ${opts.remote.listen} (TLS)`);
+    }
   } catch (err) {
     stop();
     throw err;

@@ -19,6 +19,7 @@ import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
 import { VaultError } from '../core/errors.js';
+import type { KeyRange, Rows } from './engine.js';
 
 /**
  * 2: per-entry grants (an agent or session holds the data keys of its scope,
@@ -355,18 +356,44 @@ async function commitCause(err: unknown): Promise<unknown> {
   }
 }
 
-/** Everything one transaction can read and write. */
-export class Tx {
+/** The rows of an LMDB transaction (store.ts holds the only lmdb handle). */
+class LmdbRows implements Rows {
   constructor(private readonly db: RootDatabase) {}
+  get(key: string): unknown {
+    return this.db.get(key);
+  }
+  getRange(range: KeyRange): Iterable<{ key: unknown; value: unknown }> {
+    return this.db.getRange(range);
+  }
+  getKeys(range: KeyRange): Iterable<unknown> {
+    return this.db.getKeys(range);
+  }
+  put(key: string, value: unknown): void {
+    quiet(this.db.put(key, value));
+  }
+  remove(key: string): void {
+    quiet(this.db.remove(key));
+  }
+}
+
+/**
+ * Everything one transaction can read and write, over either engine's rows
+ * (engine.ts): the schema lives here once, whichever engine holds it.
+ */
+export class Tx {
+  private readonly db: Rows;
+  constructor(rows: Rows | RootDatabase) {
+    this.db = 'transactionSync' in rows ? new LmdbRows(rows) : rows;
+  }
 
   private set(key: string, value: unknown): void {
-    quiet(this.db.put(key, value));
-    if (summed(key)) quiet(this.db.put(SUM_PREFIX + key, recordSum(value)));
+    this.db.put(key, value);
+    if (summed(key)) this.db.put(SUM_PREFIX + key, recordSum(value));
   }
 
   private del(key: string): void {
-    quiet(this.db.remove(key));
-    if (summed(key)) quiet(this.db.remove(SUM_PREFIX + key));
+    this.db.remove(key);
+    if (summed(key)) this.db.remove(SUM_PREFIX + key);
   }
 
   /**
@@ -395,7 +422,7 @@ export class Tx {
     for (const _ of this.db.getKeys({ start: SUM_PREFIX, end: 'sum0', limit: 1 })) return false;
     for (const { key, value } of this.db.getRange({})) {
       if (typeof key === 'string' && summed(key)) {
-        quiet(this.db.put(SUM_PREFIX + key, recordSum(value)));
+        this.db.put(SUM_PREFIX + key, recordSum(value));
       }
     }
     this.set(SUMS_MARKER, 1);
@@ -421,7 +448,7 @@ export class Tx {
       }
       if (key.startsWith(SUM_PREFIX)) {
         try {
-          sums.set(key.slice(SUM_PREFIX.length), this.db.get(k));
+          sums.set(key.slice(SUM_PREFIX.length), this.db.get(k as string));
         } catch {
           sums.set(key.slice(SUM_PREFIX.length), null);
         }
@@ -452,6 +479,23 @@ export class Tx {
     for (const key of sums.keys())
       out.push({ key: SUM_PREFIX + key, value: undefined, sumOk: false, error: 'orphan' });
     return out;
+  }
+
+  /** Every record as stored, checksums included, in key order: a copy between engines. */
+  allRecords(): { key: string; value: unknown }[] {
+    return [...this.db.getRange({})].map((r) => ({ key: String(r.key), value: r.value }));
+  }
+
+  /**
+   * Makes the store hold exactly `records` (from allRecords of another store):
+   * `vault migrate`, a PostgreSQL backup and restore. Checksums come with them.
+   */
+  replaceAll(records: readonly { key: string; value: unknown }[]): void {
+    const keep = new Set(records.map((r) => r.key));
+    for (const k of [...this.db.getKeys({})]) {
+      if (!keep.has(String(k))) this.db.remove(String(k));
+    }
+    for (const r of records) this.db.put(r.key, r.value);
   }
 
   header(): VaultHeader | null {
@@ -616,14 +660,14 @@ export class Tx {
   }
   /** Removes the records up to `base.seq` (archived) and says where the chain now starts. */
   pruneAudit(base: AuditHead): void {
-    for (const key of this.db.getKeys({ start: 'audit/', end: K.audit(base.seq + 1) })) {
-      quiet(this.db.remove(key));
+    for (const key of [...this.db.getKeys({ start: 'audit/', end: K.audit(base.seq + 1) })]) {
+      this.db.remove(String(key));
     }
     this.set(K.auditBase, { seq: base.seq, hash: base.hash });
   }
   /** Rewrites one record in place: the schema migration's re-chaining only. */
   putAuditRecord(r: AuditRecord): void {
-    quiet(this.db.put(K.audit(r.seq), r));
+    this.db.put(K.audit(r.seq), r);
   }
   putAuditHeadOnly(h: AuditHead): void {
     this.set(K.auditHead, h);
@@ -635,6 +679,31 @@ export class Tx {
   }
 }
 
+/** The store as the host uses it, on either engine (LMDB: Store below; PostgreSQL: pg.ts). */
+/** The store as the host uses it, on either engine. */
+export interface VaultStore {
+  readonly engine: 'lmdb' | 'postgresql';
+  /** Where it is, for messages: the LMDB file, or the database URL without secrets. */
+  readonly path: string;
+  /** One consistent view, current as of the call (pg.ts: checked against the database's version). */
+  read<T>(fn: (tx: Tx) => T): T;
+  /**
+   * One write transaction, durable before it returns; `fn` throwing aborts it.
+   * @throws VaultError VLT-3004 (LMDB) or VLT-3040 (PostgreSQL) when it cannot commit.
+   */
+  write<T>(fn: (tx: Tx) => T): T;
+  /** `write`, possibly grouped with others of the moment; settles once durable. */
+  writeDurable<T>(fn: (tx: Tx) => T): Promise<T>;
+  /** A consistent copy as an LMDB store file at `path` (the one backup format). */
+  backup(path: string): Promise<void>;
+  /**
+   * Calls `wake` when another host may have committed (PostgreSQL's NOTIFY):
+   * a hint to look again, never a decision. LMDB has one host: never called.
+   */
+  onForeignCommit(wake: () => void): void;
+  close(): Promise<void>;
+}
+
 /**
  * Records (or pages) per transaction of `vault check`'s write probe: about
  * what the host's own transactions write. One transaction over a whole
@@ -644,7 +713,8 @@ export class Tx {
  */
 const PROBE_CHUNK = 64;
 
-export class Store {
+export class Store implements VaultStore {
+  readonly engine = 'lmdb' as const;
   private constructor(
     private readonly db: RootDatabase,
     readonly path: string,
@@ -823,6 +893,10 @@ export class Store {
     } catch (err) {
       throw commitFailure(err, await commitCause(err)) ?? err;
     }
+  }
+
+  onForeignCommit(): void {
+    // One host per LMDB store: no other commits to hear of.
   }
 
   async close(): Promise<void> {

@@ -232,7 +232,27 @@ const SESSION_OTHER_TERMINAL = [
 // rules, the same-user test shows the other columns too, beside a test of
 // that mode's own path (a session under `run`, an agent of another user
 // through the hardened host).
+const TEAM_DUMP = e2e(
+  'team',
+  'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
+);
+
 const LEDGER: Record<string, Entry> = {
+  // Team mode (docs/team.md): two hosts on one real PostgreSQL.
+  'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
+    {
+      sameUser: [
+        e2e(
+          'team',
+          'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
+        ),
+      ],
+    },
+  'team mode: read a value, an entry name or a token from the PostgreSQL database (a `pg_dump`)': {
+    run: [TEAM_DUMP],
+    sameUser: [TEAM_DUMP],
+    hardened: [TEAM_DUMP],
+  },
   'read an entry outside the scope; guess names to learn which exist': {
     run: [
       e2e('run', '--scope narrows the session: an entry of the agent outside it is refused'),

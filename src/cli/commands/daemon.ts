@@ -100,6 +100,8 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
       socketDir: ctx.paths.socketDir,
       idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
       ownerSessions,
+      storeUrl: ctx.paths.storeUrl,
+      remote: ctx.paths.remoteListen,
       log,
     });
   } catch (err) {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
 import type { BackupSummary, RestorePreview } from '../../core/protocol.js';
-import { arg, flag, type CliContext, type Command } from '../context.js';
+import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
 import { passphrase, secretInput } from '../io.js';
 import { offerKeyEnrolment } from '../key-offer.js';
 import { askPassphrase, ownerPassphrase } from '../owner.js';
@@ -15,14 +15,16 @@ export const run: Command = async (ctx) => {
     // The host's own rule, applied at the first prompt rather than after the second.
     const { checkNewPassphrase } = await import('../../host/owner.js');
     const typed = await askPassphrase(ctx, true, checkNewPassphrase);
+    const store = flagString(ctx, 'store');
     const { recoveryKey } = await ctx.call('vault.create', {
       passphrase: typed,
       ...(testWeakKdf ? { testWeakKdf } : {}),
+      ...(store !== undefined ? { store } : {}),
     });
     if (testWeakKdf)
       ctx.stderr.write("vault-cli: test-only: this vault's passphrase KDF is weak\n");
     ctx.stderr.write(
-      `vault-cli: vault created in ${ctx.paths.vaultDir}\n` +
+      `vault-cli: vault created in ${store === undefined ? ctx.paths.vaultDir : 'the database'}\n` +
         'vault-cli: the recovery key below is shown once; keep it offline. It can reset the passphrase (vault passwd --recovery).\n',
     );
     ctx.stdout.write(recoveryKey + '\n');
@@ -62,6 +64,7 @@ export const run: Command = async (ctx) => {
     ctx.stderr.write('vault-cli: passphrase changed\n');
     return 0;
   }
+  if (sub === 'migrate') return migrate(ctx);
   if (sub === 'backup') return backup(ctx);
   if (sub === 'check') return check(ctx);
   if (sub === 'restore') return restore(ctx);
@@ -84,6 +87,18 @@ async function backup(ctx: CliContext): Promise<number> {
   const summary = await ctx.call('vault.backup', { passphrase: await ownerPassphrase(ctx), path });
   if (flag(ctx, 'json')) ctx.stdout.write(JSON.stringify(summary) + '\n');
   else ctx.stdout.write(`backup written to ${summary.path}\n${describeBackup(summary)}`);
+  return 0;
+}
+
+async function migrate(ctx: CliContext): Promise<number> {
+  const to = flagString(ctx, 'to');
+  if (to === undefined) throw new VaultError('VLT-1001', 'vault migrate needs --to <url|lmdb>.');
+  const done = await ctx.call('vault.migrate', { passphrase: await ownerPassphrase(ctx), to });
+  if (flag(ctx, 'json')) ctx.stdout.write(JSON.stringify(done) + '\n');
+  else
+    ctx.stdout.write(
+      `vault migrate: ${done.records} records copied from ${done.from} to ${done.to} and read back equal\n`,
+    );
   return 0;
 }
 

@@ -1,6 +1,8 @@
 /** The vault as a whole: create, passphrase and root key, backup, check, restore. */
 import { VaultError } from '../../core/errors.js';
-import { Store } from '../../store/store.js';
+import { mkdirSync } from 'node:fs';
+import { checkArgvUrl } from '../../store/location.js';
+import { moveStore } from '../store-move.js';
 import { appendAudit } from '../audit-log.js';
 import { backupVault, restoreVault } from '../backup.js';
 import { checkStore } from '../check.js';
@@ -13,11 +15,27 @@ type VaultOp =
   | 'vault.backup'
   | 'vault.check'
   | 'vault.restore'
+  | 'vault.migrate'
   | 'vault.rekey';
 
 export const vaultOps: OpArea<VaultOp> = {
-  'vault.create': async ({ ctx }, req) =>
-    createVault(ctx, ownerSecret(req, 'passphrase'), req.source, req.body.testWeakKdf),
+  'vault.create': async ({ ctx }, req) => {
+    const { store } = req.body;
+    if (store !== undefined) {
+      checkArgvUrl(store);
+      if (ctx.hasVault()) throw new VaultError('VLT-3006');
+      mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
+      await ctx.useStore(store);
+    }
+    return createVault(ctx, ownerSecret(req, 'passphrase'), req.source, req.body.testWeakKdf);
+  },
+
+  // Over owner(): the copy carries the anchor the command leaves on the new store.
+  'vault.migrate': owner(async ({ ctx }, req) => {
+    const to = req.body.to === 'lmdb' ? null : req.body.to;
+    if (to !== null) checkArgvUrl(to);
+    return moveStore(ctx, to, req.source);
+  }),
 
   'vault.passwd': owner(
     async ({ ctx }, req, s) => {
@@ -52,9 +70,9 @@ export const vaultOps: OpArea<VaultOp> = {
     // No passphrase sent: the terminal's owner session stands for it (op.ts).
     const pass = req.body.passphrase === undefined ? null : ownerSecret(req, 'passphrase');
     try {
-      if (!Store.exists(ctx.dir)) throw new VaultError('VLT-3001');
+      if (!ctx.storeExists()) throw new VaultError('VLT-3001');
       const report = await checkStore(
-        ctx.storePath,
+        ctx.pgUrl() === null ? ctx.storePath : null,
         () => {
           // Just read whole in a child: whatever damage was found at start is not there now.
           ctx.damaged = null;

@@ -1,0 +1,241 @@
+/**
+ * The PostgreSQL connection of a host, on a thread of its own, so the host's
+ * synchronous transactions (engine.ts) can wait for the database: the host
+ * posts one request and blocks on a shared flag (pg.ts `call`) until this
+ * thread has the answer. The only code that talks to the database.
+ *
+ * Schema: one vault per database. `vault_rows` holds each store key's record
+ * as the same sealed bytes LMDB holds (MessagePack), with the version that
+ * last wrote it (a null value is a removal, kept so other hosts learn of it);
+ * `vault_meta` holds the vault's version, whose row every write transaction
+ * locks first: that one lock orders every host's writes, which is what makes
+ * limits, locks and the audit chain global.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import pg from 'pg';
+
+interface Start {
+  readonly url: string;
+  readonly port: MessagePort;
+  readonly flag: Int32Array;
+  /** Where LISTEN's wake-ups go (pg.ts onForeignCommit). */
+  readonly notify: MessagePort;
+  /** This host's id, in the payload of its own NOTIFYs (which it then ignores). */
+  readonly self: string;
+}
+
+export type PgRequest =
+  | { readonly op: 'create' }
+  | { readonly op: 'refresh'; readonly since: number }
+  | { readonly op: 'begin'; readonly since: number }
+  | {
+      readonly op: 'commit';
+      readonly version: number;
+      readonly keys: string[];
+      readonly values: (Uint8Array | null)[];
+    }
+  | { readonly op: 'rollback' }
+  | { readonly op: 'listen' }
+  | { readonly op: 'close' };
+
+export interface PgRow {
+  readonly key: string;
+  readonly value: Uint8Array | null;
+}
+
+export type PgReply =
+  | {
+      readonly ok: true;
+      readonly version?: number;
+      readonly rows?: PgRow[];
+      readonly missing?: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly message: string;
+      /** SQLSTATE, or the socket error's code. */
+      readonly code: string;
+      /** The connection failed or was lost (as against an error the database reported). */
+      readonly lost: boolean;
+    };
+
+const start = workerData as Start;
+const { Client } = pg;
+
+/** Milliseconds; a database that does not answer within them is treated as lost (pg.ts). */
+const CONNECT_MS = 5000;
+const LOCK_MS = 10_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS vault_meta (
+  id integer PRIMARY KEY CHECK (id = 1),
+  version bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vault_rows (
+  key text COLLATE "C" PRIMARY KEY,
+  value bytea,
+  version bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vault_rows_version ON vault_rows (version);
+INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
+`;
+
+let client: pg.Client | null = null;
+let listener: pg.Client | null = null;
+
+function newClient(): pg.Client {
+  return new Client({
+    connectionString: start.url,
+    connectionTimeoutMillis: CONNECT_MS,
+    // Durable on commit (and on the synchronous standby, where one is configured),
+    // whatever the database's default: a value leaves only after its audit record.
+    options: `-c synchronous_commit=on -c lock_timeout=${LOCK_MS} -c statement_timeout=${2 * LOCK_MS} -c idle_in_transaction_session_timeout=${6 * LOCK_MS}`,
+  });
+}
+
+async function connected(): Promise<pg.Client> {
+  if (client !== null) return client;
+  const c = newClient();
+  // An error between requests (the server went away): the next request reconnects.
+  c.on('error', () => {
+    if (client === c) client = null;
+  });
+  await c.connect();
+  client = c;
+  return c;
+}
+
+function lost(err: unknown): boolean {
+  const code = String((err as { code?: unknown }).code ?? '');
+  const message = err instanceof Error ? err.message : '';
+  return (
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    /^E[A-Z]+$/.test(code) ||
+    /Connection terminated|timeout|Client has encountered a connection error|not queryable/i.test(
+      message,
+    )
+  );
+}
+
+const ROWS = `SELECT key, value FROM vault_rows WHERE version > $1`;
+
+async function handle(req: PgRequest): Promise<PgReply> {
+  switch (req.op) {
+    case 'create': {
+      const c = await connected();
+      await c.query(SCHEMA);
+      return { ok: true };
+    }
+    case 'refresh': {
+      const c = await connected();
+      // One statement, so the version and the rows come from one snapshot.
+      let res;
+      try {
+        res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
+          `SELECT m.version AS v, r.key, r.value FROM vault_meta m
+             LEFT JOIN vault_rows r ON r.version > $1 WHERE m.id = 1`,
+          [req.since],
+        );
+      } catch (err) {
+        if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
+        throw err;
+      }
+      const first = res.rows[0];
+      if (first === undefined) return { ok: true, missing: true };
+      const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
+      return { ok: true, version: Number(first.v), rows };
+    }
+    case 'begin': {
+      const c = await connected();
+      await c.query('BEGIN');
+      try {
+        // Every host's writers queue here, one at a time, across the fleet.
+        const meta = await c.query<{ version: string }>(
+          'SELECT version FROM vault_meta WHERE id = 1 FOR UPDATE',
+        );
+        const version = meta.rows[0]?.version;
+        if (version === undefined) {
+          await c.query('ROLLBACK');
+          return { ok: true, missing: true };
+        }
+        // Read committed: after the lock, this statement sees every commit before it.
+        const rows = await c.query<PgRow>(ROWS, [req.since]);
+        return { ok: true, version: Number(version), rows: rows.rows };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    }
+    case 'commit': {
+      const c = await connected();
+      try {
+        if (req.keys.length > 0) {
+          await c.query(
+            `WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1)
+             INSERT INTO vault_rows (key, value, version)
+               SELECT k, v, $1 FROM unnest($2::text[], $3::bytea[]) AS t(k, v)
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version`,
+            [req.version, req.keys, req.values.map((v) => (v === null ? null : Buffer.from(v)))],
+          );
+          await c.query(`SELECT pg_notify('vault_commit', $1)`, [start.self]);
+        }
+        await c.query('COMMIT');
+        return { ok: true };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    }
+    case 'rollback': {
+      if (client !== null) await client.query('ROLLBACK');
+      return { ok: true };
+    }
+    case 'listen': {
+      if (listener === null) {
+        const l = newClient();
+        l.on('notification', (n) => {
+          if (n.payload !== start.self) start.notify.postMessage('commit');
+        });
+        l.on('error', () => {
+          if (listener === l) listener = null;
+          // Followers fall back to their own commits until a later request listens again.
+        });
+        await l.connect();
+        await l.query('LISTEN vault_commit');
+        listener = l;
+      }
+      return { ok: true };
+    }
+    case 'close': {
+      await Promise.allSettled([client?.end(), listener?.end()]);
+      client = null;
+      listener = null;
+      return { ok: true };
+    }
+  }
+}
+
+function reply(r: PgReply): void {
+  start.port.postMessage(r);
+  Atomics.store(start.flag, 0, 1);
+  Atomics.notify(start.flag, 0);
+}
+
+start.port.on('message', (req: PgRequest) => {
+  handle(req).then(reply, (err: unknown) => {
+    const isLost = lost(err);
+    if (isLost && client !== null) {
+      const c = client;
+      client = null;
+      c.end().catch(() => {});
+    }
+    reply({
+      ok: false,
+      message: err instanceof Error ? err.message : String(err),
+      code: String((err as { code?: unknown }).code ?? ''),
+      lost: isLost,
+    });
+  });
+});
+parentPort?.postMessage('ready');

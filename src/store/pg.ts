@@ -1,0 +1,314 @@
+/**
+ * A vault in PostgreSQL, served by any number of hosts (team mode). Each
+ * host keeps a copy of the rows (mirror.ts) that is only a cache: every read
+ * first fetches the rows newer than the copy, and every write transaction
+ * locks the vault's version row, brings the copy up to date under that lock,
+ * runs the host's synchronous transaction on it, writes what changed with the
+ * next version and commits (synchronous_commit on) before it returns. So a
+ * value leaves a host only after its audit record and its charge to the
+ * agent's limits are durable in the one database every host shares, and the
+ * next request on any host sees them.
+ *
+ * The database is reached from a worker thread (pg-worker.ts); the host waits
+ * for each answer on a shared flag, so the host's transactions stay the
+ * synchronous functions LMDB runs. A database that does not answer is
+ * VLT-3040, and nothing is released.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  type MessagePort,
+} from 'node:worker_threads';
+import { VaultError } from '../core/errors.js';
+import type { VaultStore } from './store.js';
+import { Mirror } from './mirror.js';
+import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
+import { Store, Tx } from './store.js';
+
+/** How long the host waits for one answer: past the worker's own connect and lock timeouts. */
+const ANSWER_MS = 30_000;
+
+/**
+ * The user-and-password part of a postgresql:// URL, read by hand: WHATWG
+ * URL refuses libpq's forms with no host (`postgresql://user@/db?host=/run`).
+ */
+const USERINFO = /^(postgres(?:ql)?:\/\/)([^@/?#]*)@/i;
+
+/** Whether `url` carries a password (`user:password@`). */
+export function hasPassword(url: string): boolean {
+  return USERINFO.exec(url)?.[2]?.includes(':') === true;
+}
+
+/** A store URL with any password cut out, for messages and `vault migrate`'s report. */
+export function displayUrl(url: string): string {
+  return url.replace(USERINFO, (_all, scheme: string, info: string) => {
+    const user = info.split(':')[0] ?? '';
+    return `${scheme}${user}${info.includes(':') ? ':***' : ''}@`;
+  });
+}
+
+/** Whether `url` names a PostgreSQL store. */
+export function isPgUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+function unreachable(cause: unknown): VaultError {
+  return new VaultError(
+    'VLT-3040',
+    'The vault’s database is unreachable; access refused until it answers (nothing was released).',
+    { cause },
+  );
+}
+
+interface Queued {
+  readonly fn: (tx: Tx) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+export class PgStore implements VaultStore {
+  readonly engine = 'postgresql' as const;
+  private readonly mirror = new Mirror();
+  private worker: Worker | null = null;
+  private port: MessagePort | null = null;
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly self = randomBytes(8).toString('hex');
+  private readonly wakers: (() => void)[] = [];
+  private notifyPort: MessagePort | null = null;
+  private listening = false;
+
+  private constructor(private readonly url: string) {}
+
+  get path(): string {
+    return displayUrl(this.url);
+  }
+
+  /**
+   * The store at `url`. Nothing is asked of the database yet: the first read
+   * connects (and refuses with VLT-3040 if it cannot).
+   */
+  static open(url: string): PgStore {
+    return new PgStore(url);
+  }
+
+  /**
+   * Creates the tables (once; harmless when they are there), for `vault create`
+   * and `vault migrate`.
+   * @throws VaultError VLT-3040
+   */
+  create(): void {
+    this.call({ op: 'create' });
+  }
+
+  private spawn(): MessagePort {
+    if (this.port !== null) return this.port;
+    const { port1, port2 } = new MessageChannel();
+    const notify = new MessageChannel();
+    const worker = new Worker(new URL('./pg-worker.js', import.meta.url), {
+      workerData: {
+        url: this.url,
+        port: port2,
+        flag: this.flag,
+        notify: notify.port2,
+        self: this.self,
+      },
+      transferList: [port2, notify.port2],
+    });
+    // The host's own lifetime decides; a worker left waiting keeps no process alive.
+    worker.unref();
+    port1.unref();
+    notify.port1.on('message', () => {
+      for (const wake of this.wakers) wake();
+    });
+    notify.port1.unref();
+    worker.on('error', () => this.drop());
+    this.worker = worker;
+    this.port = port1;
+    this.notifyPort = notify.port1;
+    this.listening = false;
+    return port1;
+  }
+
+  /** Forgets the worker (and so its connection, whose open transaction the server rolls back). */
+  private drop(): void {
+    const w = this.worker;
+    this.worker = null;
+    this.port?.close();
+    this.notifyPort?.close();
+    this.port = null;
+    this.notifyPort = null;
+    void w?.terminate();
+  }
+
+  /**
+   * One request to the database, waited for synchronously.
+   * @throws VaultError VLT-3040 when it is unreachable, does not answer, or refuses.
+   */
+  private call(req: PgRequest): Extract<PgReply, { ok: true }> {
+    const port = this.spawn();
+    Atomics.store(this.flag, 0, 0);
+    port.postMessage(req);
+    const waited = Atomics.wait(this.flag, 0, 0, ANSWER_MS);
+    const got = receiveMessageOnPort(port)?.message as PgReply | undefined;
+    if (waited === 'timed-out' || got === undefined) {
+      // Its late answer (a commit even) must not be taken for the next request's.
+      this.drop();
+      throw unreachable(new Error('no answer from the database'));
+    }
+    if (!got.ok) {
+      const err = Object.assign(new Error(got.message), { code: got.code });
+      throw unreachable(err);
+    }
+    if (req.op === 'refresh' || req.op === 'begin') this.listen();
+    return got;
+  }
+
+  private apply(reply: Extract<PgReply, { ok: true }>): void {
+    if (reply.missing === true) {
+      throw new VaultError('VLT-3041', `No vault-cli store in the database at ${this.path}.`);
+    }
+    const rows = (reply.rows ?? []).map((r: PgRow) => ({
+      key: r.key,
+      value: r.value === null ? null : Buffer.from(r.value),
+    }));
+    this.mirror.apply(rows, reply.version ?? this.mirror.version);
+  }
+
+  read<T>(fn: (tx: Tx) => T): T {
+    this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+    return fn(new Tx(this.mirror));
+  }
+
+  write<T>(fn: (tx: Tx) => T): T {
+    this.apply(this.call({ op: 'begin', since: this.mirror.version }));
+    this.mirror.begin();
+    let out: T;
+    try {
+      out = fn(new Tx(this.mirror));
+    } catch (err) {
+      this.mirror.rollback();
+      try {
+        this.call({ op: 'rollback' });
+      } catch {
+        // A lost connection rolls the transaction back by itself.
+      }
+      throw err;
+    }
+    this.commitOpen();
+    return out;
+  }
+
+  /**
+   * Writes what the open transaction changed with the next version and
+   * commits; on failure the mirror is put back and the error thrown.
+   * @throws VaultError VLT-3040
+   */
+  private commitOpen(): void {
+    const changes = this.mirror.changes();
+    const version = this.mirror.version + 1;
+    try {
+      this.call({
+        op: 'commit',
+        version,
+        keys: changes.map((c) => c.key),
+        values: changes.map((c) => c.value),
+      });
+    } catch (err) {
+      // Committed or not, the next transaction fetches whatever the database has.
+      this.mirror.rollback();
+      throw err;
+    }
+    this.mirror.commit(changes.length > 0 ? version : this.mirror.version);
+  }
+
+  /**
+   * `write`, grouped: the transactions asked for while the host waits on the
+   * database (reads and fills in bursts) run in one database transaction,
+   * each undone alone if it throws, with one commit and one flush for all, as
+   * lmdb-js groups them. Each promise settles once that commit is durable.
+   */
+  writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve, reject } as Queued);
+      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+    });
+  }
+
+  private readonly queued: Queued[] = [];
+
+  private commitQueued(): void {
+    const group = this.queued.splice(0);
+    try {
+      this.apply(this.call({ op: 'begin', since: this.mirror.version }));
+    } catch (err) {
+      for (const q of group) q.reject(err);
+      return;
+    }
+    this.mirror.begin();
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    for (const q of group) {
+      const mark = this.mirror.mark();
+      try {
+        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror)) });
+      } catch (err) {
+        this.mirror.undoTo(mark);
+        outcomes.push({ ok: false, err });
+      }
+    }
+    try {
+      this.commitOpen();
+    } catch (err) {
+      for (const q of group) q.reject(err);
+      return;
+    }
+    group.forEach((q, i) => {
+      const o = outcomes[i] as (typeof outcomes)[number];
+      if (o.ok) q.resolve(o.value);
+      else q.reject(o.err);
+    });
+  }
+
+  /** The backup format is an LMDB store file: the rows of one version, written into a new one. */
+  async backup(path: string): Promise<void> {
+    const records = this.read((tx) => tx.allRecords());
+    const file = Store.openFile(path);
+    try {
+      await file.writeDurable((tx) => tx.replaceAll(records));
+    } finally {
+      await file.close();
+    }
+  }
+
+  onForeignCommit(wake: () => void): void {
+    this.wakers.push(wake);
+  }
+
+  /**
+   * LISTENs, once per worker, after the first request it answered (so opening
+   * the store asks nothing of the database). A wake-up is a hint only: missing
+   * one costs a follower its next poll, nothing more.
+   */
+  private listen(): void {
+    if (this.listening || this.wakers.length === 0) return;
+    this.listening = true;
+    try {
+      this.call({ op: 'listen' });
+    } catch {
+      // No wake-ups until the next worker: followers still poll.
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.port !== null) {
+      try {
+        this.call({ op: 'close' });
+      } catch {
+        // Closing anyway.
+      }
+    }
+    this.drop();
+    await Promise.resolve();
+  }
+}

@@ -1,0 +1,64 @@
+// A team host's copy of the database's rows (src/store/mirror.ts): ranges in
+// LMDB's key order, a group's request undone alone, and the rows a
+// transaction hands to the database exactly those it changed.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Mirror, decodeRecord, encodeRecord } from '../../src/store/mirror.js';
+
+const row = (key: string, value: unknown) => ({ key, value: encodeRecord(value) });
+
+test('rows fetched from the database read back in key order, removals included', () => {
+  const m = new Mirror();
+  m.apply([row('entry/b', { n: 2 }), row('entry/a', { n: 1 }), row('field/a/x', 'f')], 3);
+  assert.equal(m.version, 3);
+  assert.deepEqual(m.getKeys({ start: 'entry/', end: 'entry0' }), ['entry/a', 'entry/b']);
+  m.apply([{ key: 'entry/a', value: null }], 4);
+  assert.deepEqual(
+    m.getRange({ start: 'entry/', end: 'entry0' }).map((r) => r.value),
+    [{ n: 2 }],
+  );
+  assert.equal(m.get('entry/a'), undefined);
+  assert.deepEqual(m.getKeys({ limit: 1 }), ['entry/b']);
+});
+
+test('a record keeps its bytes and types through the encoding (Buffers stay Buffers)', () => {
+  const value = { box: Buffer.from([0, 1, 255]), n: 2 ** 40, s: 'é', none: null, list: [1, 'a'] };
+  const back = decodeRecord(encodeRecord(value)) as typeof value;
+  assert.deepEqual(back, value);
+  assert.ok(Buffer.isBuffer(back.box));
+});
+
+test('a request of a group undone alone; the changes are what the rest wrote', () => {
+  const m = new Mirror();
+  m.apply([row('a', 1), row('b', 2)], 1);
+  m.begin();
+  m.put('a', 10);
+  const mark = m.mark();
+  m.put('b', 20);
+  m.remove('a');
+  m.put('c', 30);
+  m.undoTo(mark);
+  assert.equal(m.get('a'), 10);
+  assert.equal(m.get('b'), 2);
+  assert.equal(m.get('c'), undefined);
+  m.put('b', 2); // written back as it was: no change to send
+  const changes = m.changes().map((c) => [c.key, c.value === null ? null : decodeRecord(c.value)]);
+  assert.deepEqual(changes, [['a', 10]]);
+  m.commit(2);
+  assert.equal(m.version, 2);
+  assert.throws(() => m.put('x', 1), /outside a write transaction/);
+});
+
+test('a failed commit puts every row back as the database has it', () => {
+  const m = new Mirror();
+  m.apply([row('a', 1)], 5);
+  m.begin();
+  m.put('a', 2);
+  m.remove('a');
+  m.put('z', 3);
+  m.rollback();
+  assert.equal(m.get('a'), 1);
+  assert.equal(m.get('z'), undefined);
+  assert.deepEqual(m.getKeys({}), ['a']);
+  assert.equal(m.version, 5);
+});
