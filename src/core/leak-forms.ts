@@ -6,13 +6,7 @@
  * for all of them at once (multi-match.ts). Pure.
  */
 
-export type LeakForm =
-  | 'plain'
-  | 'base64'
-  | 'base64url'
-  | 'url'
-  | 'json'
-  | 'json2';
+export type LeakForm = 'plain' | 'base64' | 'base64url' | 'url' | 'json' | 'json2';
 
 export interface LeakPattern {
   readonly form: LeakForm;

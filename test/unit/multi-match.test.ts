@@ -53,11 +53,7 @@ const case_ = fc
         return { patterns, text: Uint8Array.from(parts) };
       }),
   )
-  .chain((c) =>
-    fc
-      .array(fc.nat(c.text.length), { maxLength: 6 })
-      .map((cuts) => ({ ...c, cuts })),
-  );
+  .chain((c) => fc.array(fc.nat(c.text.length), { maxLength: 6 }).map((cuts) => ({ ...c, cuts })));
 
 test('the matcher finds what the naive search finds, whole and in random chunks', () => {
   fc.assert(

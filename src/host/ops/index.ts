@@ -14,6 +14,7 @@ import type { OpTable } from './op.js';
 import { ownerOps } from './owner.js';
 import { readOps } from './reads.js';
 import { sessionOps } from './sessions.js';
+import { sweepOps } from './sweep.js';
 import { vaultOps } from './vault.js';
 
 /** The areas, each a slice of the table; an operation in two is a mistake the test catches. */
@@ -27,6 +28,7 @@ export const AREAS = {
   keys: keyOps,
   audit: auditOps,
   owner: ownerOps,
+  sweep: sweepOps,
 } as const;
 
 export const OPS: OpTable = {
@@ -39,6 +41,7 @@ export const OPS: OpTable = {
   ...keyOps,
   ...auditOps,
   ...ownerOps,
+  ...sweepOps,
 };
 
 /**
