@@ -121,12 +121,19 @@ export class MultiMatcher {
   }
 
   /**
-   * Every match in `buf` whose bytes lie in it and whose end lies past `fresh`
+   * Every match in `buf` whose bytes lie in it, whose end lies past `fresh`
    * (the bytes before `fresh` were carried from the previous chunk, whose
-   * matches ending there were reported then), `base` being buf[0]'s offset in
-   * the stream. Internal to MultiScanner.
+   * matches ending there were reported then) and whose start lies before
+   * `startBefore`, `base` being buf[0]'s offset in the stream. Internal to
+   * MultiScanner.
    */
-  scan(buf: Uint8Array, base: number, fresh: number, found: (m: MultiMatch) => void): void {
+  scan(
+    buf: Uint8Array,
+    base: number,
+    fresh: number,
+    found: (m: MultiMatch) => void,
+    startBefore = Infinity,
+  ): void {
     const { q, step, heads, next, grams, entryPattern, entryOffset, shift, bytes } = this;
     const len = buf.length;
     let p = (step - (base % step)) % step;
@@ -136,7 +143,7 @@ export class MultiMatcher {
       for (; e !== -1; e = next[e] as number) {
         if (grams[e] !== g) continue;
         const start = p - (entryOffset[e] as number);
-        if (start < 0) continue;
+        if (start < 0 || start >= startBefore) continue;
         const u = entryPattern[e] as number;
         const from = this.starts[u] as number;
         const plen = (this.ends[u] as number) - from;
@@ -173,14 +180,23 @@ export class MultiScanner {
    */
   push(chunk: Uint8Array, found: (m: MultiMatch) => void): void {
     if (chunk.length === 0) return;
+    const m = this.matcher;
     const carried = this.carry.length;
-    const buf = carried === 0 ? chunk : concat(this.carry, chunk);
-    const base = this.offset - carried;
-    this.matcher.scan(buf, base, carried, found);
+    // The seam: matches that start in the carried bytes end within the first
+    // maxLength - 1 bytes of the chunk, so a small buffer finds them; the chunk
+    // itself is scanned where it lies, never copied.
+    const seam =
+      carried === 0
+        ? null
+        : concat(this.carry, chunk.subarray(0, Math.min(chunk.length, m.maxLength - 1)));
+    if (seam !== null) m.scan(seam, this.offset - carried, carried, found, carried);
+    m.scan(chunk, this.offset, 0, found);
     this.offset += chunk.length;
-    const keep = Math.min(this.matcher.maxLength - 1, buf.length);
-    const tail = new Uint8Array(keep);
-    tail.set(buf.subarray(buf.length - keep));
+    const keep = m.maxLength - 1;
+    // Copied (a Buffer's slice would be a view of the caller's bytes, which end() zeroes).
+    const all = chunk.length >= keep || seam === null ? chunk : seam;
+    const tail = new Uint8Array(all.subarray(Math.max(0, all.length - keep)));
+    seam?.fill(0);
     this.carry.fill(0);
     this.carry = tail;
   }

@@ -165,3 +165,14 @@ test('each form decodes back to the value', () => {
     { numRuns: runs },
   );
 });
+
+test('the caller’s chunks are left as they were (the carried tail is a copy)', () => {
+  const p = Buffer.from('0123456789abcdef');
+  const text = Buffer.concat([Buffer.from('xx'), p, Buffer.from('yy')]);
+  const copy = Buffer.from(text);
+  const s = new MultiMatcher([p]).scanner();
+  s.push(text.subarray(0, 10), () => {});
+  s.push(text.subarray(10), () => {});
+  s.end();
+  assert.deepEqual(text, copy);
+});
