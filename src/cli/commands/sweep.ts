@@ -72,15 +72,12 @@ export const run: Command = async (ctx) => {
   ];
   if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
 
-  const t0 = performance.now();
   const passphrase = await ownerPassphrase(ctx);
   const { values } = await ctx.call('sweep.values', {
     passphrase,
     ...(since === undefined ? {} : { since }),
     stored: flag(ctx, 'stored'),
   });
-  const T = (w: string) => process.env.SWEEP_T && ctx.stderr.write(`T ${w} ${(performance.now() - t0).toFixed(0)}\n`);
-  T('values');
   const sources: Source[] = [];
   const patterns: Buffer[] = [];
   const tooShort: string[] = [];
@@ -109,11 +106,8 @@ export const run: Command = async (ctx) => {
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${s.path}: ${s.reason}`);
-    T('walk');
     for (const file of walked.files) sweep.file(file, 0);
-    T('scan');
     await sweep.mark(passphrase);
-    T('mark');
     const found = sweep.findings.length;
     const left = sweep.findings.filter((f) => !f.redacted).length;
     say(
