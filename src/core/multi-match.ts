@@ -44,6 +44,13 @@ export class MultiMatcher {
   /** q-gram table: chained buckets over (gram, distinct pattern, offset). */
   private readonly shift: number;
   private readonly heads: Int32Array;
+  /**
+   * A Bloom-style bitmap of the table's grams under a second hash, 8 bits a
+   * gram and small enough to stay in cache: most sampled positions are
+   * turned away by it without touching the buckets.
+   */
+  private readonly seenBits: Int32Array;
+  private readonly bitShift: number;
   private readonly next: Int32Array;
   private readonly grams: Int32Array;
   private readonly entryPattern: Int32Array;
@@ -95,6 +102,10 @@ export class MultiMatcher {
     while (1 << bits < entries * 2 && bits < 24) bits++;
     this.shift = 32 - bits;
     this.heads = new Int32Array(1 << bits).fill(-1);
+    let mapBits = 13;
+    while (1 << mapBits < entries * 8 && mapBits < 24) mapBits++;
+    this.bitShift = 32 - mapBits;
+    this.seenBits = new Int32Array(1 << (mapBits - 5));
     this.next = new Int32Array(entries);
     this.grams = new Int32Array(entries);
     this.entryPattern = new Int32Array(entries);
@@ -110,6 +121,8 @@ export class MultiMatcher {
         this.entryOffset[e] = off;
         this.next[e] = this.heads[h] as number;
         this.heads[h] = e;
+        const b = Math.imul(g, 0x85ebca6b) >>> this.bitShift;
+        this.seenBits[b >>> 5] = (this.seenBits[b >>> 5] as number) | (1 << (b & 31));
         e++;
       }
     }
@@ -135,10 +148,13 @@ export class MultiMatcher {
     startBefore = Infinity,
   ): void {
     const { q, step, heads, next, grams, entryPattern, entryOffset, shift, bytes } = this;
+    const { seenBits, bitShift } = this;
     const len = buf.length;
     let p = (step - (base % step)) % step;
     for (; p + q <= len; p += step) {
       const g = gramAt(buf, p, q);
+      const b = Math.imul(g, 0x85ebca6b) >>> bitShift;
+      if ((((seenBits[b >>> 5] as number) >>> (b & 31)) & 1) === 0) continue;
       let e = heads[Math.imul(g, 0x9e3779b1) >>> shift] as number;
       for (; e !== -1; e = next[e] as number) {
         if (grams[e] !== g) continue;
