@@ -94,7 +94,6 @@ function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv): Timed {
     maxBuffer: 1 << 30,
   });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  for (const l of r.stderr.split('\n')) if (l.startsWith('T ')) console.log(l);
   const kb = Number(/([0-9]+)\s*$/.exec(r.stderr)?.[1] ?? NaN);
   return {
     seconds,
@@ -189,7 +188,7 @@ async function main(): Promise<void> {
     spawnSync('sh', ['-c', `cat "$0"/* > /dev/null`, dir]);
     const grepEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8' };
     const sweep = best(2, () =>
-      timed(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []), CLI, 'sweep', '--paths-only', '--path', dir, '--json'], { ...rig.env, SWEEP_T: '1' }),
+      timed(process.execPath, [CLI, 'sweep', '--paths-only', '--path', dir, '--json'], rig.env),
     );
     const grep = best(2, () => timed('grep', ['-rFn', '-f', plain, dir], grepEnv));
     const grepC = best(2, () =>

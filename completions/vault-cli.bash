@@ -157,6 +157,8 @@ _vault_cli() {
       'key add --port') :; return 0 ;;
       'sweep --path') __vault_cli_files; return 0 ;;
       'sweep --since') :; return 0 ;;
+      'sweep --backup') __vault_cli_files; return 0 ;;
+      'sweep --open-backup') __vault_cli_files; return 0 ;;
       'sweep --max-file-size') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
@@ -211,7 +213,7 @@ _vault_cli() {
       'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
-      'sweep') __vault_cli_words '--path --paths-only --since --stored --redact --watch --max-file-size --json --help' ;;
+      'sweep') __vault_cli_words '--path --paths-only --since --stored --redact --backup --open-backup --watch --max-file-size --json --help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
       'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
@@ -266,7 +268,7 @@ _vault_cli() {
     'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
-    'sweep') valued=' --path --since --max-file-size ' ;;
+    'sweep') valued=' --path --since --backup --open-backup --max-file-size ' ;;
     'audit') valued=' --agent --since --archive ' ;;
     'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;

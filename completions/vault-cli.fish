@@ -214,6 +214,8 @@ complete -c vault-cli -n '__vault_cli_is sweep' -l paths-only -d 'sweep only the
 complete -c vault-cli -n '__vault_cli_is sweep' -l since -x -d 'values released from a time or back a span (default: ever)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l stored -d 'also look for stored values never released'
 complete -c vault-cli -n '__vault_cli_is sweep' -l redact -d 'rewrite each file with the vault:// reference in place'
+complete -c vault-cli -n '__vault_cli_is sweep' -l backup -r -F -d 'with --redact: keep each original there, sealed (only the owner opens it)'
+complete -c vault-cli -n '__vault_cli_is sweep' -l open-backup -r -F -d 'print the original a sealed backup holds (and do nothing else)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l watch -d 'keep sweeping what the agents write, as they write it'
 complete -c vault-cli -n '__vault_cli_is sweep' -l max-file-size -x -d 'skip files larger than this (default 1024 MiB)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l json -d 'machine-readable output'

@@ -810,6 +810,20 @@ export const COMMANDS: readonly CommandDef[] = [
       },
       { name: 'stored', summary: 'also look for stored values never released' },
       { name: 'redact', summary: 'rewrite each file with the vault:// reference in place' },
+      {
+        name: 'backup',
+        value: 'string',
+        metavar: '<dir>',
+        summary: 'with --redact: keep each original there, sealed (only the owner opens it)',
+        complete: 'file',
+      },
+      {
+        name: 'open-backup',
+        value: 'string',
+        metavar: '<file>',
+        summary: 'print the original a sealed backup holds (and do nothing else)',
+        complete: 'file',
+      },
       { name: 'watch', summary: 'keep sweeping what the agents write, as they write it' },
       {
         name: 'max-file-size',
@@ -829,6 +843,7 @@ export const COMMANDS: readonly CommandDef[] = [
       'vault-cli sweep --since 7d --redact',
       'vault-cli sweep --path ./logs --stored',
       'vault-cli sweep --watch --redact',
+      'vault-cli sweep --redact --backup ~/sweep-backups',
     ],
     module: 'sweep',
   },

@@ -224,7 +224,13 @@ export interface Results {
    * stored value, for the owner's own process to look for in transcripts;
    * audited as one `sweep` record before they leave.
    */
-  'sweep.values': { values: SweepValue[] };
+  'sweep.values': {
+    values: SweepValue[];
+    /** The vault's audit public key (base64): `--backup` seals each file's key to it. */
+    backupKey: string;
+  };
+  /** Opens a sweep backup's file key (sealed to the audit key), audited; for `sweep --open-backup`. */
+  'sweep.unseal': { key: string };
   /** Marks fields a sweep found as exposed, until each is set anew. */
   'sweep.mark': { marked: number };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */

@@ -146,6 +146,7 @@ export const REQUESTS = {
   'owner.lock': object({}),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
   'sweep.values': object({ ...owner, since: optWhole, stored: flag }),
+  'sweep.unseal': object({ ...owner, sealedKey: str }),
   'sweep.mark': object({
     ...owner,
     found: list(object({ entry: str, field: str }), {

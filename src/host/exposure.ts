@@ -177,3 +177,32 @@ export function markExposed(
     return { marked };
   });
 }
+
+/**
+ * A sweep backup's file key, opened with the owner's audit key for `sweep
+ * --open-backup`; audited (`sweep`, "backup opened") before it leaves.
+ * @throws VaultError VLT-3037 when it does not open (not this vault's).
+ */
+export function openBackupKey(
+  ctx: HostContext,
+  s: OwnerSession,
+  sealedKey: string,
+  source: string,
+): string {
+  const key = openSealed(s.auditKeys(), Buffer.from(sealedKey, 'base64'));
+  if (key === null || key.length !== 32) {
+    throw new VaultError('VLT-3037', "The sweep backup is not this vault's, or it was changed.");
+  }
+  try {
+    ctx.commit((tx) =>
+      appendAudit(
+        tx,
+        ctx.header(tx),
+        ownerEvent(ctx, 'sweep', source, { subject: 'backup opened' }),
+      ),
+    );
+    return key.toString('base64');
+  } finally {
+    wipe(key);
+  }
+}

@@ -368,6 +368,41 @@ describe('sweep', () => {
     }
   });
 
+  test('--backup keeps the original sealed; only the owner opens it', async () => {
+    const file = join(home, 'notes', 'backed.log');
+    const original = `line one\ntoken ${GH} and ${SENTINEL}\n`;
+    writeFileSync(file, original);
+    const backups = join(home, 'sweep-backups');
+    const r = await sweep(['--paths-only', '--path', file, '--redact', '--backup', backups]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      readFileSync(file, 'utf8'),
+      'line one\ntoken vault://GitHub/token and vault://Sentinel/password\n',
+    );
+    const [name, ...more] = readdirSync(backups);
+    assert.equal(more.length, 0);
+    const sealed = readFileSync(join(backups, name as string));
+    for (const n of [GH, SENTINEL, Buffer.from(SENTINEL).toString('base64')]) {
+      assert.ok(!sealed.includes(Buffer.from(n)), 'the backup holds no value in clear');
+    }
+    assert.equal(lstatSync(join(backups, name as string)).mode & 0o777, 0o600);
+    // Opened through the host with the owner's passphrase: the original, byte for byte.
+    const opened = await rig.owner(['sweep', '--open-backup', join(backups, name as string)]);
+    assert.equal(opened.code, 0, opened.stderr);
+    assert.equal(opened.stdout, original);
+    assert.match(ok(await rig.owner(['audit'])), /sweep .* backup opened/);
+    // A changed byte fails it.
+    sealed[sealed.length - 5] = (sealed[sealed.length - 5] as number) ^ 1;
+    writeFileSync(join(backups, 'changed.sweep-backup'), sealed);
+    const changed = await rig.owner([
+      'sweep',
+      '--open-backup',
+      join(backups, 'changed.sweep-backup'),
+    ]);
+    assert.match(changed.stderr, /VLT-3037/);
+    assert.equal(changed.stdout, '');
+  });
+
   test('an agent’s traps: a link out of the store, a FIFO, a huge file, a long line', async () => {
     const store = join(home, '.claude', 'projects', '-trap');
     mkdirSync(store, { recursive: true });

@@ -14,7 +14,8 @@ import { parseSince } from '../../core/audit.js';
 import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
 import { MultiMatcher } from '../../core/multi-match.js';
 import { MAX_SWEEP_MARKS } from '../../core/requests.js';
-import { closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { transcriptStores } from '../paths.js';
 import {
   flag,
@@ -36,6 +37,7 @@ import {
   type Hit,
   type Root,
 } from '../sweep-files.js';
+import { backupHeader, openBackup, writeBackup } from '../sweep-backup.js';
 
 /** Files larger than this are skipped unless --max-file-size says otherwise (MiB). */
 const DEFAULT_MAX_FILE_MIB = 1024;
@@ -60,10 +62,16 @@ export interface Finding {
 }
 
 export const run: Command = async (ctx) => {
+  const sealed = flagString(ctx, 'open-backup');
+  if (sealed !== undefined) return openBackupFile(ctx, sealed);
   const since = sinceOf(ctx);
   const maxMib = flagCount(ctx, 'max-file-size') ?? DEFAULT_MAX_FILE_MIB;
   const maxFileBytes = maxMib * 1024 * 1024;
   const redact = flag(ctx, 'redact');
+  const backupDir = flagString(ctx, 'backup');
+  if (backupDir !== undefined && !redact) {
+    throw new VaultError('VLT-1001', '--backup goes with --redact.');
+  }
   const roots: Root[] = [
     ...(flag(ctx, 'paths-only')
       ? []
@@ -73,7 +81,7 @@ export const run: Command = async (ctx) => {
   if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
 
   const passphrase = await ownerPassphrase(ctx);
-  const { values } = await ctx.call('sweep.values', {
+  const { values, backupKey } = await ctx.call('sweep.values', {
     passphrase,
     ...(since === undefined ? {} : { since }),
     stored: flag(ctx, 'stored'),
@@ -102,7 +110,12 @@ export const run: Command = async (ctx) => {
   // The matcher keeps its own copy; JavaScript may keep others (the reply's strings): best effort.
   for (const p of patterns) p.fill(0);
 
-  const sweep = new Sweeper(ctx, matcher, sources, { redact, maxFileBytes });
+  let backup: { dir: string; key: Buffer } | null = null;
+  if (backupDir !== undefined) {
+    mkdirSync(resolve(backupDir), { recursive: true, mode: 0o700 });
+    backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64') };
+  }
+  const sweep = new Sweeper(ctx, matcher, sources, { redact, maxFileBytes, backup });
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${s.path}: ${s.reason}`);
@@ -131,6 +144,28 @@ export const run: Command = async (ctx) => {
     matcher.wipe();
   }
 };
+
+/** `--open-backup <file>`: the original, to stdout, once the host opens its key (audited). */
+async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
+  const fd = openSync(path, 'r');
+  try {
+    const h = backupHeader(fd);
+    const { key } = await ctx.call('sweep.unseal', {
+      passphrase: await ownerPassphrase(ctx),
+      sealedKey: h.sealedKey,
+    });
+    const k = Buffer.from(key, 'base64');
+    try {
+      await openBackup(fd, h.line, k, ctx.stdout);
+    } finally {
+      k.fill(0);
+    }
+    ctx.stderr.write(`vault-cli: the original of ${h.path}\n`);
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function sinceOf(ctx: CliContext): number | undefined {
   const text = flagString(ctx, 'since');
@@ -165,7 +200,11 @@ class Sweeper {
     private readonly ctx: CliContext,
     private readonly matcher: MultiMatcher,
     private readonly sources: readonly Source[],
-    private readonly opts: { redact: boolean; maxFileBytes: number },
+    private readonly opts: {
+      redact: boolean;
+      maxFileBytes: number;
+      backup: { dir: string; key: Buffer } | null;
+    },
   ) {}
 
   /**
@@ -202,7 +241,11 @@ class Sweeper {
           end: h.end,
           text: replacement(this.sources[h.pattern] as Source, target.path),
         }));
+        const kept = this.opts.backup;
+        const saved =
+          kept === null ? null : writeBackup(kept.dir, target.path, fd, st.size, kept.key);
         if (rewrite(target.path, fd, st, spans)) {
+          if (saved !== null) this.ctx.stderr.write(`vault-cli: sealed backup ${saved}\n`);
           for (const f of found) f.redacted = true;
           const after = openRegular(target.path, Infinity);
           if ('fd' in after) {
