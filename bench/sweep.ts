@@ -21,7 +21,7 @@ import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { leakForms } from '../src/core/leak-forms.js';
-import { CLI, PASSPHRASE, Rig, ok } from '../test/support/rig.js';
+import { CLI, PASSPHRASE, Rig } from '../test/support/rig.js';
 
 const MB = Number(process.argv[2] ?? 1024);
 const VALUES = Number(process.env.BENCH_VALUES ?? 1000);
