@@ -112,6 +112,9 @@ function best(n: number, run: () => Timed): Timed {
   return b as Timed;
 }
 
+/** BENCH_PROF=<dir>: the sweep runs under --cpu-prof, its profile left there. */
+const prof = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [];
+
 async function main(): Promise<void> {
   const rig = new Rig();
   try {
@@ -188,7 +191,11 @@ async function main(): Promise<void> {
     spawnSync('sh', ['-c', `cat "$0"/* > /dev/null`, dir]);
     const grepEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8' };
     const sweep = best(2, () =>
-      timed(process.execPath, [CLI, 'sweep', '--paths-only', '--path', dir, '--json'], rig.env),
+      timed(
+        process.execPath,
+        [...prof, CLI, 'sweep', '--paths-only', '--path', dir, '--json'],
+        rig.env,
+      ),
     );
     const grep = best(2, () => timed('grep', ['-rFn', '-f', plain, dir], grepEnv));
     const grepC = best(2, () =>

@@ -223,6 +223,8 @@ export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv
 export interface TranscriptStore {
   readonly agent: 'claude' | 'codex' | 'gemini' | 'aider' | 'shell';
   readonly path: string;
+  /** The home directory it lies under (links below it are not followed). */
+  readonly base: string;
 }
 
 /**
@@ -243,15 +245,20 @@ export function transcriptStores(env: NodeJS.ProcessEnv, cwd: string): Transcrip
     env.XDG_DATA_HOME !== undefined && isAbsolute(env.XDG_DATA_HOME)
       ? env.XDG_DATA_HOME
       : join(home, '.local', 'share');
-  const shell = (p: string): TranscriptStore => ({ agent: 'shell', path: p });
+  const at = (agent: TranscriptStore['agent'], path: string): TranscriptStore => ({
+    agent,
+    path,
+    base: home,
+  });
+  const shell = (p: string): TranscriptStore => at('shell', p);
   const stores: TranscriptStore[] = [
-    { agent: 'claude', path: join(claude, 'projects') },
-    { agent: 'codex', path: join(dirs.codex, 'sessions') },
-    { agent: 'codex', path: join(dirs.codex, 'history.jsonl') },
-    { agent: 'gemini', path: join(dirs.gemini, 'tmp') },
+    at('claude', join(claude, 'projects')),
+    at('codex', join(dirs.codex, 'sessions')),
+    at('codex', join(dirs.codex, 'history.jsonl')),
+    at('gemini', join(dirs.gemini, 'tmp')),
     ...[home, cwd].flatMap((d) => [
-      { agent: 'aider' as const, path: join(d, '.aider.chat.history.md') },
-      { agent: 'aider' as const, path: join(d, '.aider.input.history') },
+      at('aider', join(d, '.aider.chat.history.md')),
+      at('aider', join(d, '.aider.input.history')),
     ]),
     shell(join(home, '.bash_history')),
     shell(join(home, '.zsh_history')),

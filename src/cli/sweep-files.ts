@@ -26,7 +26,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { MultiMatcher } from '../core/multi-match.js';
 
 /** Bytes read at a time. */
@@ -44,6 +44,28 @@ export interface Root {
   readonly agent: string;
   /** Named by the owner (--path): a link at the root itself is followed. */
   readonly explicit: boolean;
+  /**
+   * For a known store: the directory it is found from (the home). No
+   * directory between it and the root may be a link either: an agent that
+   * turns ~/.codex into a link to elsewhere does not lead the sweep there.
+   */
+  readonly base?: string;
+}
+
+/** The first link between `base` and `path` (exclusive of base), or null. */
+function linkOnTheWay(base: string, path: string): string | null {
+  const rel = relative(base, path);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
+  let at = base;
+  for (const part of rel.split(sep).slice(0, -1)) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return at;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }
 
 export interface FileTarget {
@@ -110,7 +132,12 @@ export function walk(roots: readonly Root[], maxFileBytes: number): Walked {
     }
     files.push({ path, agent });
   };
-  for (const r of roots) visit(r.path, r.agent, 0, r.explicit);
+  for (const r of roots) {
+    const link = r.base === undefined ? null : linkOnTheWay(r.base, r.path);
+    if (link !== null)
+      skipped.push({ path: r.path, reason: `${link} is a symbolic link (not followed)` });
+    else visit(r.path, r.agent, 0, r.explicit);
+  }
   if (files.length >= MAX_FILES) {
     skipped.push({ path: '(the rest)', reason: `more than ${MAX_FILES} files` });
   }

@@ -12,6 +12,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  renameSync,
   symlinkSync,
   truncateSync,
   writeFileSync,
@@ -421,6 +422,12 @@ describe('sweep', () => {
     const huge = join(store, 'huge.jsonl');
     writeFileSync(huge, '');
     truncateSync(huge, 100 * 2 ** 30);
+    // ~/.codex itself turned into a link to a place holding a value.
+    const elsewhere = join(outside, 'codex-elsewhere');
+    mkdirSync(join(elsewhere, 'sessions'), { recursive: true });
+    writeFileSync(join(elsewhere, 'sessions', 'x.jsonl'), `${GH}\n`);
+    renameSync(join(home, '.codex'), join(home, '.codex-real'));
+    symlinkSync(elsewhere, join(home, '.codex'));
     const long = join(store, 'long.jsonl');
     writeFileSync(long, Buffer.concat([Buffer.alloc(8 << 20, 'a'), Buffer.from(GH)]));
 
@@ -431,6 +438,8 @@ describe('sweep', () => {
     assert.match(r.stderr, /linked-dir: a symbolic link \(not followed\)/);
     assert.match(r.stderr, /fifo\.jsonl: not a regular file/);
     assert.match(r.stderr, /huge\.jsonl: larger than/);
+    assert.match(r.stderr, /\.codex is a symbolic link \(not followed\)/);
+    assert.equal(readFileSync(join(elsewhere, 'sessions', 'x.jsonl'), 'utf8'), `${GH}\n`);
     // What the link pointed at is untouched, and still a file of its own.
     assert.equal(readFileSync(secretFile, 'utf8'), `mine: ${GH}\n`);
     assert.ok(lstatSync(join(store, 'link.jsonl')).isSymbolicLink());
