@@ -119,8 +119,14 @@ export const run: Command = async (ctx) => {
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${s.path}: ${s.reason}`);
-    for (const file of walked.files) sweep.file(file, 0);
-    await sweep.mark(passphrase);
+    for (const file of walked.files) {
+      sweep.file(file, 0);
+      sweep.markSoon(passphrase);
+      // A turn of the event loop: the mark request in flight goes out, and the
+      // host marks on its own core while this one sweeps on.
+      await new Promise((r) => setImmediate(r));
+    }
+    await sweep.settle(passphrase);
     const found = sweep.findings.length;
     const left = sweep.findings.filter((f) => !f.redacted).length;
     say(
@@ -287,6 +293,31 @@ class Sweeper {
       ? JSON.stringify(f)
       : `${f.file}:${f.line}: ${formatReference(f.entry, f.field)} (${f.form})${f.redacted ? ' redacted' : ''}`;
     this.ctx.stdout.write(out + '\n');
+  }
+
+  private inFlight: Promise<void> | null = null;
+  private failed: unknown = null;
+
+  /**
+   * Sends what was found so far to be marked, unless a request is already in
+   * flight: one at a time, since each unlocks (with a passphrase, a KDF run).
+   */
+  markSoon(passphrase: string | undefined): void {
+    if (this.inFlight !== null || this.unmarked.size === 0) return;
+    this.inFlight = this.mark(passphrase)
+      .catch((err: unknown) => {
+        this.failed ??= err;
+      })
+      .finally(() => {
+        this.inFlight = null;
+      });
+  }
+
+  /** Waits for the request in flight, then marks the rest; throws what a mark failed with. */
+  async settle(passphrase: string | undefined): Promise<void> {
+    while (this.inFlight !== null) await this.inFlight;
+    if (this.failed !== null) throw this.failed;
+    await this.mark(passphrase);
   }
 
   /** Sends the fields found since the last call to be marked exposed. */
