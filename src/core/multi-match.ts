@@ -4,7 +4,8 @@
  * memory bounded by the patterns (only the last `maxLength - 1` bytes are
  * carried from one chunk to the next).
  *
- * How: with m the shortest pattern's length and q = min(4, m), any occurrence
+ * How: with m the shortest pattern's length and q its gram length (8 from
+ * m = 16 on, else min(4, m)), any occurrence
  * of a pattern covers m - q + 1 = `step` consecutive stream positions at which
  * a q-gram of the pattern starts, so it covers exactly one position that is a
  * multiple of `step` within its first `step` bytes. Only those sampled
@@ -26,7 +27,8 @@ export interface MultiMatch {
   readonly end: number;
 }
 
-const Q_MAX = 4;
+/** Bytes a sampled gram covers: 8 turn away text that shares only a word with a secret. */
+const Q_MAX = 8;
 
 export class MultiMatcher {
   /** The longest pattern: a chunk boundary carries one byte less than this. */
@@ -84,7 +86,8 @@ export class MultiMatcher {
     }
     this.minLength = min;
     this.maxLength = max;
-    this.q = Math.min(Q_MAX, min);
+    // 8-byte grams only where they leave a long stride; short patterns keep 4.
+    this.q = min >= 16 ? Q_MAX : Math.min(4, min);
     this.step = min - this.q + 1;
     this.bytes = new Uint8Array(total);
     this.starts = new Int32Array(distinct.length);
@@ -231,10 +234,19 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
+/**
+ * The q bytes at `i` (q <= 8) folded into 32 bits: exact for q <= 4, a hash
+ * beyond (a collision only costs a byte-by-byte check that fails).
+ */
 function gramAt(b: Uint8Array, i: number, q: number): number {
-  let g = b[i] as number;
-  if (q > 1) g |= (b[i + 1] as number) << 8;
-  if (q > 2) g |= (b[i + 2] as number) << 16;
-  if (q > 3) g |= (b[i + 3] as number) << 24;
-  return g;
+  let lo = b[i] as number;
+  if (q > 1) lo |= (b[i + 1] as number) << 8;
+  if (q > 2) lo |= (b[i + 2] as number) << 16;
+  if (q > 3) lo |= (b[i + 3] as number) << 24;
+  if (q <= 4) return lo;
+  let hi = b[i + 4] as number;
+  if (q > 5) hi |= (b[i + 5] as number) << 8;
+  if (q > 6) hi |= (b[i + 6] as number) << 16;
+  if (q > 7) hi |= (b[i + 7] as number) << 24;
+  return (lo ^ Math.imul(hi ^ (hi >>> 15), 0x27d4eb2f)) | 0;
 }

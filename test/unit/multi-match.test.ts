@@ -107,6 +107,8 @@ test('the carried tail stays below the longest pattern', () => {
   const m = new MultiMatcher([Buffer.from('abcdefgh'), Buffer.from('0123456789abcdef')]);
   assert.equal(m.maxLength, 16);
   assert.equal(m.step, 5);
+  // From 16 bytes on, 8-byte grams: a stride of m - 7.
+  assert.equal(new MultiMatcher([Buffer.from('0123456789abcdefXY')]).step, 11);
 });
 
 const value = fc.uint8Array({ minLength: MIN_SWEEP_BYTES, maxLength: 48 });
@@ -175,4 +177,21 @@ test('the caller’s chunks are left as they were (the carried tail is a copy)',
   s.push(text.subarray(10), () => {});
   s.end();
   assert.deepEqual(text, copy);
+});
+
+test('long patterns over two letters (8-byte grams, overlaps everywhere) as the naive search', () => {
+  const ab = fc.array(fc.constantFrom(97, 98), { minLength: 16, maxLength: 24 });
+  fc.assert(
+    fc.property(
+      fc.array(ab, { minLength: 1, maxLength: 5 }),
+      fc.array(fc.constantFrom(97, 98), { maxLength: 300 }),
+      fc.array(fc.nat(400), { maxLength: 8 }),
+      (ps, noise, cuts) => {
+        const patterns = ps.map((p) => Uint8Array.from(p));
+        const text = Buffer.concat([Uint8Array.from(noise), ...patterns, Uint8Array.from(noise)]);
+        assert.deepEqual(streamed(patterns, text, cuts), naive(patterns, text));
+      },
+    ),
+    { numRuns: runs },
+  );
 });
