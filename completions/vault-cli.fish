@@ -217,7 +217,7 @@ complete -c vault-cli -n '__vault_cli_is sweep' -l redact -d 'rewrite each file 
 complete -c vault-cli -n '__vault_cli_is sweep' -l backup -r -F -d 'with --redact: keep each original there, sealed (only the owner opens it)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l open-backup -r -F -d 'print the original a sealed backup holds (and do nothing else)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l watch -d 'keep sweeping what the agents write, as they write it'
-complete -c vault-cli -n '__vault_cli_is sweep' -l max-file-size -x -d 'skip files larger than this (default 1024 MiB)'
+complete -c vault-cli -n '__vault_cli_is sweep' -l max-file-size -x -d 'skip files larger than this many MiB (default 1024)'
 complete -c vault-cli -n '__vault_cli_is sweep' -l json -d 'machine-readable output'
 complete -c vault-cli -n '__vault_cli_is sweep' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is audit' -l json -d 'machine-readable output'

@@ -828,8 +828,7 @@ export const COMMANDS: readonly CommandDef[] = [
       {
         name: 'max-file-size',
         value: 'count',
-        metavar: '<MiB>',
-        summary: 'skip files larger than this (default 1024 MiB)',
+        summary: 'skip files larger than this many MiB (default 1024)',
       },
       json,
     ],
