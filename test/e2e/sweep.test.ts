@@ -428,12 +428,19 @@ describe('sweep', () => {
     writeFileSync(join(elsewhere, 'sessions', 'x.jsonl'), `${GH}\n`);
     renameSync(join(home, '.codex'), join(home, '.codex-real'));
     symlinkSync(elsewhere, join(home, '.codex'));
+    // A name that is an escape sequence for the owner's terminal.
+    const ansi = join(store, 'x\x1b]0;pwned\x07\x1b[2J.jsonl');
+    writeFileSync(ansi, `${FILLED}\n`);
+    symlinkSync('/etc/shadow', join(store, 'y\x1b[2J.jsonl'));
     const long = join(store, 'long.jsonl');
     writeFileSync(long, Buffer.concat([Buffer.alloc(8 << 20, 'a'), Buffer.from(GH)]));
 
     const r = await sweep(['--json', '--redact']);
     const files = findings(r).map((f) => `${f.file}:${f.line}`);
-    assert.deepEqual(files, [`${long}:1`]);
+    assert.deepEqual(files.sort(), [`${ansi}:1`, `${long}:1`].sort());
+    const text = await sweep(['--paths-only', '--path', store, '--stored']);
+    assert.doesNotMatch(text.stdout + text.stderr, /\x1b/);
+    assert.match(text.stderr, /y\\x1b\[2J\.jsonl: a symbolic link/);
     assert.match(r.stderr, /link\.jsonl: a symbolic link \(not followed\)/);
     assert.match(r.stderr, /linked-dir: a symbolic link \(not followed\)/);
     assert.match(r.stderr, /fifo\.jsonl: not a regular file/);

@@ -9,7 +9,7 @@
  * passphrase or session): nothing here writes one anywhere.
  */
 import { formatReference } from '../../core/reference.js';
-import { VaultError, quote } from '../../core/errors.js';
+import { VaultError, oneLine, quote } from '../../core/errors.js';
 import { parseSince } from '../../core/audit.js';
 import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
 import { MultiMatcher } from '../../core/multi-match.js';
@@ -118,7 +118,7 @@ export const run: Command = async (ctx) => {
   const sweep = new Sweeper(ctx, matcher, sources, { redact, maxFileBytes, backup });
   try {
     const walked = walk(roots, maxFileBytes);
-    for (const s of walked.skipped) say(`skipped ${s.path}: ${s.reason}`);
+    for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
     for (const file of walked.files) {
       sweep.file(file, 0);
       sweep.markSoon(passphrase);
@@ -166,11 +166,23 @@ async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
     } finally {
       k.fill(0);
     }
-    ctx.stderr.write(`vault-cli: the original of ${h.path}\n`);
+    ctx.stderr.write(`vault-cli: the original of ${shown(h.path)}\n`);
     return 0;
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A path as printed: file names in an agent's store are the agent's choice, so
+ * control characters (C0 and C1: escape sequences for the owner's terminal)
+ * are shown escaped. `--json` escapes them as JSON does.
+ */
+function shown(path: string): string {
+  return oneLine(path).replace(
+    /[\u0080-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function sinceOf(ctx: CliContext): number | undefined {
@@ -220,7 +232,7 @@ class Sweeper {
   file(target: FileTarget, from: number, tries = REWRITE_TRIES): void {
     const opened = openRegular(target.path, this.opts.maxFileBytes);
     if ('skipped' in opened) {
-      this.ctx.stderr.write(`vault-cli: skipped ${target.path}: ${opened.skipped}\n`);
+      this.ctx.stderr.write(`vault-cli: skipped ${shown(target.path)}: ${opened.skipped}\n`);
       return;
     }
     const { fd, st } = opened;
@@ -251,7 +263,7 @@ class Sweeper {
         const saved =
           kept === null ? null : writeBackup(kept.dir, target.path, fd, st.size, kept.key);
         if (rewrite(target.path, fd, st, spans)) {
-          if (saved !== null) this.ctx.stderr.write(`vault-cli: sealed backup ${saved}\n`);
+          if (saved !== null) this.ctx.stderr.write(`vault-cli: sealed backup ${shown(saved)}\n`);
           for (const f of found) f.redacted = true;
           const after = openRegular(target.path, Infinity);
           if ('fd' in after) {
@@ -291,7 +303,7 @@ class Sweeper {
     this.unmarked.set(JSON.stringify([f.entry, f.field]), { entry: f.entry, field: f.field });
     const out = flag(this.ctx, 'json')
       ? JSON.stringify(f)
-      : `${f.file}:${f.line}: ${formatReference(f.entry, f.field)} (${f.form})${f.redacted ? ' redacted' : ''}`;
+      : `${shown(f.file)}:${f.line}: ${formatReference(f.entry, f.field)} (${f.form})${f.redacted ? ' redacted' : ''}`;
     this.ctx.stdout.write(out + '\n');
   }
 
@@ -359,7 +371,7 @@ class Sweeper {
         })
         .catch((err: unknown) => {
           const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
-          this.ctx.stderr.write(`vault-cli: sweep of ${path}: ${message}\n`);
+          this.ctx.stderr.write(`vault-cli: sweep of ${shown(path)}: ${message}\n`);
         });
     };
     watcher.on('add', changed);
