@@ -452,7 +452,7 @@ describe('sweep', () => {
     assert.ok(lstatSync(join(store, 'link.jsonl')).isSymbolicLink());
   });
 
-  test('--watch catches and redacts a line as it is written', async () => {
+  test('--watch catches and redacts a line as it is written, values released since included', async () => {
     const child = spawn(process.execPath, [CLI, 'sweep', '--watch', '--redact', '--json'], {
       env: { ...rig.env, TMPDIR: tmp },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -498,6 +498,24 @@ describe('sweep', () => {
       );
       // Printed, not asserted: how long the leak stayed on disk.
       console.log(`# watch: caught and redacted ${caught} ms after the write`);
+      // A value released after the watch began: set anew, read by the agent, leaked
+      // at once (before the watch has fetched it): found all the same.
+      const NEW = `rendered_again_${hex(12)}`;
+      await rig.set('Rendered', NEW);
+      assert.equal(ok(await rig.agent(['get', 'Rendered'], token)), NEW + '\n');
+      const mark = out.length;
+      appendFileSync(claudeFile, claudeLine(`new one: ${NEW}`) + '\n');
+      await until(() => out.slice(mark).includes('"Rendered"'));
+      const second = out
+        .slice(mark)
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Finding);
+      assert.deepEqual(
+        second.map((f) => [f.file, f.entry, f.redacted]),
+        [[claudeFile, 'Rendered', true]],
+      );
+      assert.ok(!readFileSync(claudeFile, 'utf8').includes(NEW), 'redacted');
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('close', r));

@@ -14,6 +14,9 @@ import { parseSince } from '../../core/audit.js';
 import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
 import { MultiMatcher } from '../../core/multi-match.js';
 import { MAX_SWEEP_MARKS } from '../../core/requests.js';
+import type { AuditView } from '../../core/audit.js';
+import type { SweepValue } from '../../core/protocol.js';
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { transcriptStores } from '../paths.js';
@@ -41,6 +44,12 @@ import { backupHeader, openBackup, writeBackup } from '../sweep-backup.js';
 
 /** Files larger than this are skipped unless --max-file-size says otherwise (MiB). */
 const DEFAULT_MAX_FILE_MIB = 1024;
+/**
+ * Watch mode, on a release: what was written since the previous fetch is swept
+ * for the new values, from this many bytes before where it began (a rewrite
+ * may have moved it a little).
+ */
+const RESCAN_SLACK = 64 * 1024;
 /** A rewrite refused because an agent was still writing is tried this many times. */
 const REWRITE_TRIES = 3;
 
@@ -81,41 +90,28 @@ export const run: Command = async (ctx) => {
   if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
 
   const passphrase = await ownerPassphrase(ctx);
+  const fetchedAt = Date.now();
   const { values, backupKey } = await ctx.call('sweep.values', {
     passphrase,
     ...(since === undefined ? {} : { since }),
     stored: flag(ctx, 'stored'),
   });
-  const sources: Source[] = [];
-  const patterns: Buffer[] = [];
-  const tooShort: string[] = [];
-  for (const v of values) {
-    const bytes = Buffer.from(v.value, 'base64');
-    if (bytes.length < MIN_SWEEP_BYTES) tooShort.push(`${quote(v.entry)}/${v.field}`);
-    else {
-      for (const f of leakForms(bytes)) {
-        patterns.push(f.bytes);
-        sources.push({ entry: v.entry, field: v.field, form: f.form });
-      }
-    }
-    bytes.fill(0);
-  }
+  const known = new Set<string>();
+  const { patterns, tooShort } = patternsOf(values, known);
   const say = (line: string) => ctx.stderr.write(`vault-cli: ${line}\n`);
   for (const t of tooShort) say(`not swept: ${t} is shorter than ${MIN_SWEEP_BYTES} bytes`);
-  if (patterns.length === 0) {
+  const watching = flag(ctx, 'watch');
+  if (patterns === null && !watching) {
     say(`no values to sweep for (${values.length === 0 ? 'none released' : 'all too short'})`);
     return 0;
   }
-  const matcher = new MultiMatcher(patterns);
-  // The matcher keeps its own copy; JavaScript may keep others (the reply's strings): best effort.
-  for (const p of patterns) p.fill(0);
 
   let backup: { dir: string; key: Buffer } | null = null;
   if (backupDir !== undefined) {
     mkdirSync(resolve(backupDir), { recursive: true, mode: 0o700 });
     backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64') };
   }
-  const sweep = new Sweeper(ctx, matcher, sources, { redact, maxFileBytes, backup });
+  const sweep = new Sweeper(ctx, patterns, { redact, maxFileBytes, backup });
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
@@ -138,18 +134,69 @@ export const run: Command = async (ctx) => {
             (redact ? `, ${found - left} redacted` : '') +
             ' (rotate them: vault-cli entry exposed)'),
     );
-    if (flag(ctx, 'watch')) {
+    if (watching) {
+      // Values released from now on are fetched as the audit shows their release.
+      const refetch = async () => {
+        const { values: now } = await ctx.call('sweep.values', {
+          passphrase,
+          ...(since === undefined ? {} : { since }),
+          stored: flag(ctx, 'stored'),
+        });
+        return {
+          fresh: patternsOf(now, known).patterns,
+          all: patternsOf(now, new Set()).patterns,
+        };
+      };
       await sweep.watch(
         roots.filter((r) => !walked.skipped.some((s) => s.path === r.path)),
         passphrase,
+        { from: fetchedAt, refetch },
       );
       return 0;
     }
     return left > 0 ? 1 : 0;
   } finally {
-    matcher.wipe();
+    sweep.wipe();
   }
 };
+
+/** A matcher over every form of some values, and what each of its patterns stands for. */
+interface Patterns {
+  readonly matcher: MultiMatcher;
+  readonly sources: readonly Source[];
+}
+
+/**
+ * The patterns of the values not in `known` (digests of values already
+ * swept for, kept in this process only), which it then holds too; null when
+ * none is new and long enough. The decoded values are wiped.
+ */
+function patternsOf(
+  values: readonly SweepValue[],
+  known: Set<string>,
+): { patterns: Patterns | null; tooShort: string[] } {
+  const sources: Source[] = [];
+  const bytes: Buffer[] = [];
+  const tooShort: string[] = [];
+  for (const v of values) {
+    const value = Buffer.from(v.value, 'base64');
+    const digest = createHash('sha256').update(value).digest('base64');
+    if (value.length < MIN_SWEEP_BYTES) tooShort.push(`${quote(v.entry)}/${v.field}`);
+    else if (!known.has(digest)) {
+      known.add(digest);
+      for (const f of leakForms(value)) {
+        bytes.push(f.bytes);
+        sources.push({ entry: v.entry, field: v.field, form: f.form });
+      }
+    }
+    value.fill(0);
+  }
+  if (bytes.length === 0) return { patterns: null, tooShort };
+  const matcher = new MultiMatcher(bytes);
+  // The matcher keeps its own copy; JavaScript may keep others (the reply's strings): best effort.
+  for (const b of bytes) b.fill(0);
+  return { patterns: { matcher, sources }, tooShort };
+}
 
 /** `--open-backup <file>`: the original, to stdout, once the host opens its key (audited). */
 async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
@@ -216,8 +263,8 @@ class Sweeper {
 
   constructor(
     private readonly ctx: CliContext,
-    private readonly matcher: MultiMatcher,
-    private readonly sources: readonly Source[],
+    /** What is swept for (null: nothing yet; watch mode waits for a release). */
+    private p: Patterns | null,
     private readonly opts: {
       redact: boolean;
       maxFileBytes: number;
@@ -229,7 +276,14 @@ class Sweeper {
    * Sweeps one file from `from` (0: the whole file; in watch mode, where the
    * last read ended), reports what it finds, and rewrites it with --redact.
    */
-  file(target: FileTarget, from: number, tries = REWRITE_TRIES): void {
+  file(
+    target: FileTarget,
+    from: number,
+    tries = REWRITE_TRIES,
+    only?: { readonly p: Patterns; readonly until: number },
+  ): void {
+    const p = only?.p ?? this.p;
+    if (p === null) return;
     const opened = openRegular(target.path, this.opts.maxFileBytes);
     if ('skipped' in opened) {
       this.ctx.stderr.write(`vault-cli: skipped ${shown(target.path)}: ${opened.skipped}\n`);
@@ -241,23 +295,26 @@ class Sweeper {
       const prev = this.seen.get(target.path);
       // A file replaced or cut since (rotated, or our own rewrite) is read anew.
       const start = prev !== undefined && prev.ino === st.ino && st.size >= from ? from : 0;
-      const overlap = Math.max(0, start - (this.matcher.maxLength - 1));
-      const scanned = scanFd(fd, this.matcher, overlap, st.size - overlap);
+      const overlap = Math.max(0, start - (p.matcher.maxLength - 1));
+      const until = only === undefined ? st.size : Math.min(only.until, st.size);
+      const scanned = scanFd(fd, p.matcher, overlap, until - overlap);
       this.bytes += scanned.bytes - (start - overlap);
       const hits = scanned.hits.filter((h) => h.end > start);
-      this.seen.set(target.path, { ino: st.ino, end: scanned.end });
+      // A rescan for new values (`only`) leaves where the sweep proper has read to.
+      if (only === undefined) this.seen.set(target.path, { ino: st.ino, end: scanned.end });
+      const readTo = this.seen.get(target.path)?.end ?? scanned.end;
       if (hits.length === 0) return;
       const lines = lineNumbers(
         fd,
         hits.map((h) => h.start),
       );
       const fresh = disjoint(hits);
-      const found = fresh.map((h) => this.finding(target, h, lines.get(h.start) ?? 0));
+      const found = fresh.map((h) => this.finding(p, target, h, lines.get(h.start) ?? 0));
       if (this.opts.redact) {
         const spans = fresh.map((h) => ({
           start: h.start,
           end: h.end,
-          text: replacement(this.sources[h.pattern] as Source, target.path),
+          text: replacement(p.sources[h.pattern] as Source, target.path),
         }));
         const kept = this.opts.backup;
         const saved =
@@ -267,7 +324,9 @@ class Sweeper {
           for (const f of found) f.redacted = true;
           const after = openRegular(target.path, Infinity);
           if ('fd' in after) {
-            this.seen.set(target.path, { ino: after.st.ino, end: after.st.size });
+            // The bytes after where the sweep had read to moved with the replacements before them.
+            const end = readTo + after.st.size - st.size;
+            this.seen.set(target.path, { ino: after.st.ino, end });
             closeSync(after.fd);
           }
         } else if (tries > 1) {
@@ -280,13 +339,13 @@ class Sweeper {
       closeSync(fd);
     }
     if (retry) {
-      this.seen.delete(target.path);
-      this.file(target, 0, tries - 1);
+      if (only === undefined) this.seen.delete(target.path);
+      this.file(target, only === undefined ? 0 : from, tries - 1, only);
     }
   }
 
-  private finding(target: FileTarget, h: Hit, line: number): Finding {
-    const s = this.sources[h.pattern] as Source;
+  private finding(p: Patterns, target: FileTarget, h: Hit, line: number): Finding {
+    const s = p.sources[h.pattern] as Source;
     return {
       file: target.path,
       line,
@@ -349,8 +408,17 @@ class Sweeper {
    * Watch mode: sweeps what is appended to (or added in) the stores as it is
    * written, until interrupted. chokidar is loaded only here.
    */
-  async watch(roots: readonly Root[], passphrase: string | undefined): Promise<void> {
+  async watch(
+    roots: readonly Root[],
+    passphrase: string | undefined,
+    release: {
+      /** When the values swept for were fetched: releases from then on bring new ones. */
+      readonly from: number;
+      readonly refetch: () => Promise<{ fresh: Patterns | null; all: Patterns | null }>;
+    },
+  ): Promise<void> {
     const { watch } = await import('chokidar');
+    const { follow } = await import('../../client/client.js');
     const paths = roots.map((r) => r.path);
     const agentOf = (p: string) =>
       roots.find((r) => p === r.path || p.startsWith(r.path + '/'))?.agent ?? 'path';
@@ -362,18 +430,61 @@ class Sweeper {
       atomic: false,
     });
     let queue: Promise<void> = Promise.resolve();
-    const changed = (path: string) => {
-      queue = queue
-        .then(async () => {
-          const before = this.findings.length;
-          this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
-          if (this.findings.length > before) await this.mark(passphrase);
-        })
-        .catch((err: unknown) => {
-          const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
-          this.ctx.stderr.write(`vault-cli: sweep of ${shown(path)}: ${message}\n`);
-        });
+    const enqueue = (what: string, job: () => Promise<void>) => {
+      queue = queue.then(job).catch((err: unknown) => {
+        const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
+        this.ctx.stderr.write(`vault-cli: ${what}: ${message}\n`);
+      });
     };
+    const changed = (path: string) =>
+      enqueue(`sweep of ${shown(path)}`, async () => {
+        const before = this.findings.length;
+        this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
+        if (this.findings.length > before) await this.mark(passphrase);
+      });
+    // Where each file had been read to when the values were last fetched.
+    let fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
+    let refreshing = false;
+    const released = () => {
+      if (refreshing) return;
+      refreshing = true;
+      enqueue('fetching newly released values', async () => {
+        refreshing = false;
+        const { fresh, all } = await release.refetch();
+        if (fresh !== null) {
+          // What was written since the last fetch may hold a value released meanwhile.
+          const before = this.findings.length;
+          for (const [path, f] of [...this.seen]) {
+            const from = Math.max(0, (fetchedAt.get(path) ?? 0) - RESCAN_SLACK);
+            if (f.end > from) {
+              this.file({ path, agent: agentOf(path) }, from, REWRITE_TRIES, {
+                p: fresh,
+                until: f.end,
+              });
+            }
+          }
+          fresh.matcher.wipe();
+          this.p?.matcher.wipe();
+          this.p = all;
+          if (this.findings.length > before) await this.mark(passphrase);
+        } else all?.matcher.wipe();
+        fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
+      });
+    };
+    const abort = new AbortController();
+    const following = follow(
+      this.ctx.client,
+      'audit.follow',
+      { passphrase, since: release.from },
+      (line) => {
+        const r = JSON.parse(line) as AuditView;
+        if (r.outcome === 'ok' && ['read', 'ai_read', 'fill'].includes(r.action)) released();
+      },
+      abort.signal,
+    ).catch((err: unknown) => {
+      const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
+      this.ctx.stderr.write(`vault-cli: following the audit for new releases: ${message}\n`);
+    });
     watcher.on('add', changed);
     watcher.on('change', changed);
     await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
@@ -383,7 +494,14 @@ class Sweeper {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+    abort.abort();
+    await following;
     await watcher.close();
     await queue;
+  }
+
+  /** Overwrites the matcher's copy of the values (best effort). */
+  wipe(): void {
+    this.p?.matcher.wipe();
   }
 }
