@@ -41,6 +41,7 @@ __vault_cli_command() {
     'entry rm') echo 'entry rm'; return ;;
     'entry show') echo 'entry show'; return ;;
     'entry ls') echo 'entry ls'; return ;;
+    'entry exposed') echo 'entry exposed'; return ;;
     'entry hosts') echo 'entry hosts'; return ;;
     'agent add') echo 'agent add'; return ;;
     'agent ls') echo 'agent ls'; return ;;
@@ -74,6 +75,7 @@ __vault_cli_command() {
     'lock') echo 'lock' ;;
     'dashboard') echo 'dashboard' ;;
     'import') echo 'import' ;;
+    'sweep') echo 'sweep' ;;
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
@@ -95,12 +97,12 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
-          'entry') __vault_cli_words 'set rm show ls hosts'; return 0 ;;
+          'entry') __vault_cli_words 'set rm show ls exposed hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
@@ -162,6 +164,11 @@ _vault_cli() {
       'agent revoke --id') :; return 0 ;;
       'key add --name') :; return 0 ;;
       'key add --port') :; return 0 ;;
+      'sweep --path') __vault_cli_files; return 0 ;;
+      'sweep --since') :; return 0 ;;
+      'sweep --backup') __vault_cli_files; return 0 ;;
+      'sweep --open-backup') __vault_cli_files; return 0 ;;
+      'sweep --max-file-size') :; return 0 ;;
       'audit --agent') __vault_cli_names agent; return 0 ;;
       'audit --since') :; return 0 ;;
       'audit --archive') __vault_cli_files; return 0 ;;
@@ -202,6 +209,7 @@ _vault_cli() {
       'entry rm') __vault_cli_words '--help' ;;
       'entry show') __vault_cli_words '--json --reveal --field --help' ;;
       'entry ls') __vault_cli_words '--json --help' ;;
+      'entry exposed') __vault_cli_words '--json --help' ;;
       'entry hosts') __vault_cli_words '--clear --help' ;;
       'import') __vault_cli_words '--from --dry-run --overwrite --skip-existing --prefix --field --entry --tier --json --help' ;;
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --help' ;;
@@ -216,6 +224,7 @@ _vault_cli() {
       'key add') __vault_cli_words '--name --recovery --no-browser --port --help' ;;
       'key ls') __vault_cli_words '--json --help' ;;
       'key rm') __vault_cli_words '--help' ;;
+      'sweep') __vault_cli_words '--path --paths-only --since --stored --redact --backup --open-backup --watch --max-file-size --json --help' ;;
       'audit') __vault_cli_words '--json --agent --since --follow --verify --archive --help' ;;
       'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
@@ -257,6 +266,7 @@ _vault_cli() {
     'entry rm') valued='  ' ;;
     'entry show') valued=' --field ' ;;
     'entry ls') valued='  ' ;;
+    'entry exposed') valued='  ' ;;
     'entry hosts') valued='  ' ;;
     'import') valued=' --from --prefix --field --entry --tier ' ;;
     'agent add') valued=' --scope --kind --per-minute --per-hour ' ;;
@@ -271,6 +281,7 @@ _vault_cli() {
     'key add') valued=' --name --port ' ;;
     'key ls') valued='  ' ;;
     'key rm') valued='  ' ;;
+    'sweep') valued=' --path --since --backup --open-backup --max-file-size ' ;;
     'audit') valued=' --agent --since --archive ' ;;
     'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;

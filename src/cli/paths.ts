@@ -260,3 +260,58 @@ export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv
   for (const k of keep) if (env[k] !== undefined) out[k] = env[k];
   return out;
 }
+
+/** A place a coding agent or a shell keeps what it saw: a directory (swept whole) or one file. */
+export interface TranscriptStore {
+  readonly agent: 'claude' | 'codex' | 'gemini' | 'aider' | 'shell';
+  readonly path: string;
+  /** The home directory it lies under (links below it are not followed). */
+  readonly base: string;
+}
+
+/**
+ * Where the coding agents and shells this user runs keep their transcripts
+ * and histories (`vault-cli sweep`): Claude Code's projects ($CLAUDE_CONFIG_DIR
+ * or ~/.claude), Codex's sessions and history ($CODEX_HOME or ~/.codex),
+ * Gemini CLI's ~/.gemini/tmp, Aider's files in the home and the working
+ * directory, and the shells' and REPLs' histories.
+ */
+export function transcriptStores(env: NodeJS.ProcessEnv, cwd: string): TranscriptStore[] {
+  const home = homedir();
+  const dirs = agentDirs(env);
+  const claude =
+    env.CLAUDE_CONFIG_DIR !== undefined && isAbsolute(env.CLAUDE_CONFIG_DIR)
+      ? env.CLAUDE_CONFIG_DIR
+      : dirs.claude;
+  const xdgData =
+    env.XDG_DATA_HOME !== undefined && isAbsolute(env.XDG_DATA_HOME)
+      ? env.XDG_DATA_HOME
+      : join(home, '.local', 'share');
+  const at = (agent: TranscriptStore['agent'], path: string): TranscriptStore => ({
+    agent,
+    path,
+    base: home,
+  });
+  const shell = (p: string): TranscriptStore => at('shell', p);
+  const stores: TranscriptStore[] = [
+    at('claude', join(claude, 'projects')),
+    at('codex', join(dirs.codex, 'sessions')),
+    at('codex', join(dirs.codex, 'history.jsonl')),
+    at('gemini', join(dirs.gemini, 'tmp')),
+    ...[home, cwd].flatMap((d) => [
+      at('aider', join(d, '.aider.chat.history.md')),
+      at('aider', join(d, '.aider.input.history')),
+    ]),
+    shell(join(home, '.bash_history')),
+    shell(join(home, '.zsh_history')),
+    shell(join(xdgData, 'fish', 'fish_history')),
+    shell(join(home, '.python_history')),
+    shell(join(home, '.node_repl_history')),
+    shell(join(home, '.psql_history')),
+    shell(join(home, '.mysql_history')),
+  ];
+  const histfile = env.HISTFILE;
+  if (histfile !== undefined && isAbsolute(histfile)) stores.push(shell(histfile));
+  const seen = new Set<string>();
+  return stores.filter((s) => !seen.has(s.path) && seen.add(s.path));
+}

@@ -258,6 +258,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'key.rm',
   'unlock.finish',
   'audit.archive',
+  'sweep.mark',
 ]);
 
 /** What to say when the host went away mid-request (killed, crashed) and replied nothing. */

@@ -45,6 +45,8 @@ export const OWNER_ACTIONS = [
   'audit_archive',
   'owner_unlock',
   'owner_lock',
+  'sweep',
+  'exposed',
 ] as const;
 export type AuditAction = (typeof AGENT_ACTIONS)[number] | (typeof OWNER_ACTIONS)[number];
 

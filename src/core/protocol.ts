@@ -50,6 +50,8 @@ export interface EntrySummary {
     readonly name: string;
     readonly version: number;
     readonly updated: number;
+    /** When a transcript sweep found this value (`vault-cli sweep`); absent once set anew. */
+    readonly exposed?: number;
   }[];
   readonly hosts: readonly string[];
   readonly created: number;
@@ -77,6 +79,15 @@ export interface HostStatus {
   readonly vault: boolean;
   /** `hardened`: the host runs as its own user with its socket in a directory of its own. */
   readonly mode: 'same-user' | 'hardened';
+}
+
+/** A value handed to the owner's `sweep` process, to look for in transcripts (base64). */
+export interface SweepValue {
+  readonly entry: string;
+  readonly field: string;
+  readonly value: string;
+  /** Released to an agent in the window asked (else only stored). */
+  readonly released: boolean;
 }
 
 /** What a backup holds. */
@@ -225,6 +236,20 @@ export interface Results {
   'owner.unlock': OwnerSessionView & { terminal: string };
   /** Ends the caller's terminal's owner session. */
   'owner.lock': { ended: boolean };
+  /**
+   * `sweep`: the values released since `since` (ms) and, with `stored`, every
+   * stored value, for the owner's own process to look for in transcripts;
+   * audited as one `sweep` record before they leave.
+   */
+  'sweep.values': {
+    values: SweepValue[];
+    /** The vault's audit public key (base64): `--backup` seals each file's key to it. */
+    backupKey: string;
+  };
+  /** Opens a sweep backup's file key (sealed to the audit key), audited; for `sweep --open-backup`. */
+  'sweep.unseal': { key: string };
+  /** Marks fields a sweep found as exposed, until each is set anew. */
+  'sweep.mark': { marked: number };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': Record<string, never>;
   /** Moves the records before `before` (ms) into a sealed archive file at `path`. */

@@ -32,6 +32,9 @@ import { DEFAULT_LIMITS } from './policy.js';
  */
 export const MAX_REFS = 1000;
 
+/** Fields one `sweep.mark` may name: a sweep sends its findings in batches of at most this many. */
+export const MAX_SWEEP_MARKS = 1000;
+
 /** A field the client may leave out, though the host reads it the same way (a default). */
 function absentOk<O, W>(d: Decoder<O, W>): Decoder<O, W | undefined> {
   return d;
@@ -186,6 +189,17 @@ export const REQUESTS = {
   'owner.unlock': object({ passphrase: str, ttlMs: optCount, idleMs: optCount }),
   'owner.lock': object({}),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
+  'sweep.values': object({ ...owner, since: optWhole, stored: flag }),
+  'sweep.unseal': object({ ...owner, sealedKey: str }),
+  'sweep.mark': object({
+    ...owner,
+    found: list(object({ entry: str, field: str }), {
+      what: 'found must be a list of entry fields',
+      min: 0,
+      max: MAX_SWEEP_MARKS,
+      tooMany: () => bad(`found names at most ${MAX_SWEEP_MARKS} fields`),
+    }),
+  }),
 } as const satisfies { readonly [op: string]: Decoder<unknown, unknown> };
 
 export type Requests = typeof REQUESTS;

@@ -251,6 +251,10 @@ export function setEntryIn(
     });
     if (!meta.fields.includes(field)) meta.fields.push(field);
     meta.versions[field] = version;
+    // Set anew: off the rotation checklist (a sweep's exposed mark, exposure.ts).
+    if (meta.exposed?.[field] !== undefined) {
+      meta.exposed = Object.fromEntries(Object.entries(meta.exposed).filter(([f]) => f !== field));
+    }
     tx.putEntry({
       ...entry,
       meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
@@ -301,7 +305,13 @@ function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): 
     const meta = readMeta(header, dataKey, e);
     const fields = meta.fields.map((f) => {
       const rec = tx.field(e.id, fieldHash(dataKey, e.id, f));
-      return { name: f, version: rec?.version ?? 0, updated: rec?.updated ?? 0 };
+      const exposed = meta.exposed?.[f];
+      return {
+        name: f,
+        version: rec?.version ?? 0,
+        updated: rec?.updated ?? 0,
+        ...(exposed === undefined ? {} : { exposed }),
+      };
     });
     return { name, tier: e.tier, fields, hosts: meta.hosts, created: e.created };
   } finally {

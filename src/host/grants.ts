@@ -36,6 +36,8 @@ export interface EntryMeta {
   fields: string[];
   versions: Record<string, number>;
   hosts: string[];
+  /** Fields a transcript sweep found, and when (exposure.ts); absent in metas from before it. */
+  exposed?: Record<string, number>;
 }
 
 /** The store key of a field: a keyed hash under the entry's data key, so only a holder of the key finds it. */
@@ -53,7 +55,12 @@ export function openMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): 
   const raw = open(dataKey, e.meta, slots.meta(header.vaultId, e.id, e.gen));
   if (raw === null) return null;
   const m = JSON.parse(raw.toString('utf8')) as Partial<EntryMeta>;
-  return { fields: m.fields ?? [], versions: m.versions ?? {}, hosts: m.hosts ?? [] };
+  return {
+    fields: m.fields ?? [],
+    versions: m.versions ?? {},
+    hosts: m.hosts ?? [],
+    ...(m.exposed === undefined ? {} : { exposed: m.exposed }),
+  };
 }
 
 export function sealMeta(

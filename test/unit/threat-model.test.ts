@@ -87,6 +87,14 @@ const LOCKS = e2e(
   'errors',
   'a second distinct entry within the minute is refused; a second violation locks',
 );
+const SWEEP_FINDS = [
+  e2e('sweep', 'every released value is found where it was planted, in each form; no decoy is'),
+  e2e('sweep', '--redact: valid JSONL with references in place, and nothing left to find'),
+  e2e('sweep', 'the fields found are exposed until set anew'),
+];
+const SWEEP_TRAPS = [
+  e2e('sweep', 'an agent’s traps: a link out of the store, a FIFO, a huge file, a long line'),
+];
 const NO_AUDIT_NO_VALUE = [
   e2e(
     'faults',
@@ -288,6 +296,18 @@ const LEDGER: Record<string, Entry> = {
     sameUser: NO_AUDIT_NO_VALUE,
     hardened: [...NO_AUDIT_NO_VALUE, HARDENED_READS],
   },
+  'a value it echoed through a pipe stays in its transcript or a shell history on disk, in plain, base64, URL or JSON-escaped form':
+    {
+      run: SWEEP_FINDS,
+      sameUser: SWEEP_FINDS,
+      hardened: SWEEP_FINDS,
+    },
+  "plant a link (to `/etc/shadow`, to the owner's files), a FIFO, a huge sparse file or an endless line in its transcript directory for the owner's sweep to follow, block on or drown in":
+    {
+      run: SWEEP_TRAPS,
+      sameUser: SWEEP_TRAPS,
+      hardened: SWEEP_TRAPS,
+    },
   'echo a value into the transcript by accident (`get X` on the terminal, `> file`)': {
     run: [
       e2e(

@@ -11,6 +11,7 @@ import type { AgentSummary, AuditView, EntrySummary } from '../../tui/api.js';
 import { Screen } from '../../tui/app.js';
 import { AgentsTable } from '../../tui/components/AgentsTable.js';
 import { AuditFeed } from '../../tui/components/AuditFeed.js';
+import { EntriesView } from '../../tui/components/EntriesView.js';
 import { KEY_TABLE, bindingsFor, keyPresses, shortHelp } from '../../tui/keys.js';
 import { initialState, reduce, type Action, type State } from '../../tui/state.js';
 
@@ -275,4 +276,19 @@ test('until the first data the screen says loading, never an empty vault', () =>
   assert.match(after, /0 agents/);
   assert.match(after, /no audit records yet/);
   assert.doesNotMatch(after, /loading…/);
+});
+
+test('a field a sweep found reads EXPOSED in the entry list until set anew', () => {
+  const found = {
+    ...entry('GitHub'),
+    fields: [{ name: 'token', version: 2, updated: T0, exposed: T0 }],
+  };
+  const { lastFrame, rerender } = render(
+    <EntriesView entries={[found, entry('Stripe')]} selected={0} rows={5} />,
+  );
+  const lines = strip(lastFrame()).split('\n');
+  assert.match(lines.find((l) => l.includes('GitHub')) ?? '', /token v2 EXPOSED/);
+  assert.doesNotMatch(lines.find((l) => l.includes('Stripe')) ?? '', /EXPOSED/);
+  rerender(<EntriesView entries={[entry('GitHub')]} selected={0} rows={5} />);
+  assert.doesNotMatch(strip(lastFrame()), /EXPOSED/);
 });

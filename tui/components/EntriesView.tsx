@@ -1,4 +1,7 @@
-/** Entries by name: fields with their versions and the hosts the proxy may send them to. */
+/**
+ * Entries by name: fields with their versions and the hosts the proxy may send
+ * them to. A field a transcript sweep found is marked `EXPOSED` until set anew.
+ */
 import { Box, Text } from 'ink';
 import type { EntrySummary } from '../api.js';
 import { cell, entryName, plain, windowOf } from '../format.js';
@@ -22,7 +25,9 @@ export function EntriesView({ entries, selected, rows }: EntriesViewProps) {
       {entries.length === 0 ? <Text dimColor> no entries yet (a adds one)</Text> : null}
       {entries.slice(start, end).map((e, i) => {
         const chosen = start + i === selected;
-        const fields = e.fields.map((f) => `${plain(f.name)} v${f.version}`).join(', ');
+        const fields = e.fields
+          .map((f) => `${plain(f.name)} v${f.version}${f.exposed === undefined ? '' : ' EXPOSED'}`)
+          .join(', ');
         const hosts = e.hosts.length === 0 ? 'any' : e.hosts.map(plain).join(', ');
         return (
           <Text key={e.name} inverse={chosen}>

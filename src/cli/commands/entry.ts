@@ -63,8 +63,34 @@ export const run: Command = async (ctx) => {
       ctx.stdout.write(
         table([
           ['NAME', 'TIER', 'FIELDS'],
-          ...entries.map((e) => [e.name, e.tier, e.fields.map((f) => f.name).join(',')]),
+          // An exposed field (found by a sweep, not yet set anew) is marked `!`.
+          ...entries.map((e) => [
+            e.name,
+            e.tier,
+            e.fields.map((f) => f.name + (f.exposed === undefined ? '' : '!')).join(','),
+          ]),
         ]),
+      );
+    }
+    return 0;
+  }
+  if (sub === 'exposed') {
+    const { entries } = await ctx.call('entry.ls', { passphrase: await ownerPassphrase(ctx) });
+    const exposed = entries.flatMap((e) =>
+      e.fields.flatMap((f) =>
+        f.exposed === undefined ? [] : [{ entry: e.name, field: f.name, exposed: f.exposed }],
+      ),
+    );
+    if (flag(ctx, 'json')) ctx.stdout.write(JSON.stringify(exposed) + '\n');
+    else if (exposed.length > 0) {
+      ctx.stdout.write(
+        table([
+          ['ENTRY', 'FIELD', 'FOUND'],
+          ...exposed.map((x) => [x.entry, x.field, formatTime(x.exposed)]),
+        ]),
+      );
+      ctx.stderr.write(
+        'vault-cli: rotate each with `vault-cli entry set <entry> --field <field>`\n',
       );
     }
     return 0;
@@ -96,7 +122,11 @@ function showText(e: EntrySummary): string {
     `created: ${formatTime(e.created)}`,
     `hosts:   ${e.hosts.length === 0 ? '(any)' : e.hosts.join(' ')}`,
     'fields:',
-    ...e.fields.map((f) => `  ${f.name}  version ${f.version}  updated ${formatTime(f.updated)}`),
+    ...e.fields.map(
+      (f) =>
+        `  ${f.name}  version ${f.version}  updated ${formatTime(f.updated)}` +
+        (f.exposed === undefined ? '' : `  EXPOSED ${formatTime(f.exposed)} (rotate it)`),
+    ),
   ];
   return lines.join('\n') + '\n';
 }

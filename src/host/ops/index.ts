@@ -15,6 +15,7 @@ import type { OpTable } from './op.js';
 import { ownerOps } from './owner.js';
 import { readOps } from './reads.js';
 import { sessionOps } from './sessions.js';
+import { sweepOps } from './sweep.js';
 import { vaultOps } from './vault.js';
 import { watchOps } from './watch.js';
 
@@ -31,6 +32,7 @@ export const AREAS = {
   audit: auditOps,
   owner: ownerOps,
   watch: watchOps,
+  sweep: sweepOps,
 } as const;
 
 export const OPS: OpTable = {
@@ -45,6 +47,7 @@ export const OPS: OpTable = {
   ...auditOps,
   ...ownerOps,
   ...watchOps,
+  ...sweepOps,
 };
 
 /**

@@ -1,0 +1,507 @@
+/**
+ * `vault-cli sweep`: looks through the coding agents' transcripts and the
+ * shells' histories for the values the vault released (or, with --stored,
+ * any stored value), in each form a transcript keeps them (core/leak-forms),
+ * and reports where, by entry and field: never the value. Each field found is
+ * marked exposed until it is set anew; with --redact each file is rewritten
+ * with the reference in place of the value. The values live only in this
+ * process, for as long as the sweep runs (the owner's own, with the owner's
+ * passphrase or session): nothing here writes one anywhere.
+ */
+import { formatReference } from '../../core/reference.js';
+import { VaultError, oneLine, quote } from '../../core/errors.js';
+import { parseSince } from '../../core/audit.js';
+import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
+import { MultiMatcher } from '../../core/multi-match.js';
+import { MAX_SWEEP_MARKS } from '../../core/requests.js';
+import type { AuditView } from '../../core/audit.js';
+import type { SweepValue } from '../../core/protocol.js';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { transcriptStores } from '../paths.js';
+import {
+  flag,
+  flagCount,
+  flagList,
+  flagString,
+  type CliContext,
+  type Command,
+} from '../context.js';
+import { ownerPassphrase } from '../owner.js';
+import {
+  disjoint,
+  lineNumbers,
+  openRegular,
+  rewrite,
+  scanFd,
+  walk,
+  type FileTarget,
+  type Hit,
+  type Root,
+} from '../sweep-files.js';
+import { backupHeader, openBackup, writeBackup } from '../sweep-backup.js';
+
+/** Files larger than this are skipped unless --max-file-size says otherwise (MiB). */
+const DEFAULT_MAX_FILE_MIB = 1024;
+/**
+ * Watch mode, on a release: what was written since the previous fetch is swept
+ * for the new values, from this many bytes before where it began (a rewrite
+ * may have moved it a little).
+ */
+const RESCAN_SLACK = 64 * 1024;
+/** A rewrite refused because an agent was still writing is tried this many times. */
+const REWRITE_TRIES = 3;
+
+/** What a pattern stands for: which value, in which form. */
+interface Source {
+  readonly entry: string;
+  readonly field: string;
+  readonly form: LeakForm;
+}
+
+export interface Finding {
+  readonly file: string;
+  readonly line: number;
+  readonly entry: string;
+  readonly field: string;
+  readonly form: LeakForm;
+  readonly agent: string;
+  redacted: boolean;
+}
+
+export const run: Command = async (ctx) => {
+  const sealed = flagString(ctx, 'open-backup');
+  if (sealed !== undefined) return openBackupFile(ctx, sealed);
+  const since = sinceOf(ctx);
+  const maxMib = flagCount(ctx, 'max-file-size') ?? DEFAULT_MAX_FILE_MIB;
+  const maxFileBytes = maxMib * 1024 * 1024;
+  const redact = flag(ctx, 'redact');
+  const backupDir = flagString(ctx, 'backup');
+  if (backupDir !== undefined && !redact) {
+    throw new VaultError('VLT-1001', '--backup goes with --redact.');
+  }
+  const roots: Root[] = [
+    ...(flag(ctx, 'paths-only')
+      ? []
+      : transcriptStores(ctx.env, process.cwd()).map((s) => ({ ...s, explicit: false }))),
+    ...flagList(ctx, 'path').map((p) => ({ path: p, agent: 'path', explicit: true })),
+  ];
+  if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
+
+  const passphrase = await ownerPassphrase(ctx);
+  const fetchedAt = Date.now();
+  const { values, backupKey } = await ctx.call('sweep.values', {
+    passphrase,
+    ...(since === undefined ? {} : { since }),
+    stored: flag(ctx, 'stored'),
+  });
+  const known = new Set<string>();
+  const { patterns, tooShort } = patternsOf(values, known);
+  const say = (line: string) => ctx.stderr.write(`vault-cli: ${line}\n`);
+  for (const t of tooShort) say(`not swept: ${t} is shorter than ${MIN_SWEEP_BYTES} bytes`);
+  const watching = flag(ctx, 'watch');
+  if (patterns === null && !watching) {
+    say(`no values to sweep for (${values.length === 0 ? 'none released' : 'all too short'})`);
+    return 0;
+  }
+
+  let backup: { dir: string; key: Buffer } | null = null;
+  if (backupDir !== undefined) {
+    mkdirSync(resolve(backupDir), { recursive: true, mode: 0o700 });
+    backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64') };
+  }
+  const sweep = new Sweeper(ctx, patterns, { redact, maxFileBytes, backup });
+  try {
+    const walked = walk(roots, maxFileBytes);
+    for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
+    for (const file of walked.files) {
+      sweep.file(file, 0);
+      sweep.markSoon(passphrase);
+      // A turn of the event loop: the mark request in flight goes out, and the
+      // host marks on its own core while this one sweeps on.
+      await new Promise((r) => setImmediate(r));
+    }
+    await sweep.settle(passphrase);
+    const found = sweep.findings.length;
+    const left = sweep.findings.filter((f) => !f.redacted).length;
+    say(
+      `swept ${walked.files.length} file${walked.files.length === 1 ? '' : 's'} ` +
+        `(${sweep.bytes} bytes) for ${values.length - tooShort.length} value${values.length - tooShort.length === 1 ? '' : 's'}: ` +
+        (found === 0
+          ? 'nothing found'
+          : `${found} finding${found === 1 ? '' : 's'}, ${sweep.marked} field${sweep.marked === 1 ? '' : 's'} marked exposed` +
+            (redact ? `, ${found - left} redacted` : '') +
+            ' (rotate them: vault-cli entry exposed)'),
+    );
+    if (watching) {
+      // Values released from now on are fetched as the audit shows their release.
+      const refetch = async () => {
+        const { values: now } = await ctx.call('sweep.values', {
+          passphrase,
+          ...(since === undefined ? {} : { since }),
+          stored: flag(ctx, 'stored'),
+        });
+        return {
+          fresh: patternsOf(now, known).patterns,
+          all: patternsOf(now, new Set()).patterns,
+        };
+      };
+      await sweep.watch(
+        roots.filter((r) => !walked.skipped.some((s) => s.path === r.path)),
+        passphrase,
+        { from: fetchedAt, refetch },
+      );
+      return 0;
+    }
+    return left > 0 ? 1 : 0;
+  } finally {
+    sweep.wipe();
+  }
+};
+
+/** A matcher over every form of some values, and what each of its patterns stands for. */
+interface Patterns {
+  readonly matcher: MultiMatcher;
+  readonly sources: readonly Source[];
+}
+
+/**
+ * The patterns of the values not in `known` (digests of values already
+ * swept for, kept in this process only), which it then holds too; null when
+ * none is new and long enough. The decoded values are wiped.
+ */
+function patternsOf(
+  values: readonly SweepValue[],
+  known: Set<string>,
+): { patterns: Patterns | null; tooShort: string[] } {
+  const sources: Source[] = [];
+  const bytes: Buffer[] = [];
+  const tooShort: string[] = [];
+  for (const v of values) {
+    const value = Buffer.from(v.value, 'base64');
+    const digest = createHash('sha256').update(value).digest('base64');
+    if (value.length < MIN_SWEEP_BYTES) tooShort.push(`${quote(v.entry)}/${v.field}`);
+    else if (!known.has(digest)) {
+      known.add(digest);
+      for (const f of leakForms(value)) {
+        bytes.push(f.bytes);
+        sources.push({ entry: v.entry, field: v.field, form: f.form });
+      }
+    }
+    value.fill(0);
+  }
+  if (bytes.length === 0) return { patterns: null, tooShort };
+  const matcher = new MultiMatcher(bytes);
+  // The matcher keeps its own copy; JavaScript may keep others (the reply's strings): best effort.
+  for (const b of bytes) b.fill(0);
+  return { patterns: { matcher, sources }, tooShort };
+}
+
+/** `--open-backup <file>`: the original, to stdout, once the host opens its key (audited). */
+async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
+  const fd = openSync(path, 'r');
+  try {
+    const h = backupHeader(fd);
+    const { key } = await ctx.call('sweep.unseal', {
+      passphrase: await ownerPassphrase(ctx),
+      sealedKey: h.sealedKey,
+    });
+    const k = Buffer.from(key, 'base64');
+    try {
+      await openBackup(fd, h.line, k, ctx.stdout);
+    } finally {
+      k.fill(0);
+    }
+    ctx.stderr.write(`vault-cli: the original of ${shown(h.path)}\n`);
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A path as printed: file names in an agent's store are the agent's choice, so
+ * control characters (C0 and C1: escape sequences for the owner's terminal)
+ * are shown escaped. `--json` escapes them as JSON does.
+ */
+function shown(path: string): string {
+  return oneLine(path).replace(
+    /[\u0080-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+function sinceOf(ctx: CliContext): number | undefined {
+  const text = flagString(ctx, 'since');
+  if (text === undefined) return undefined;
+  const at = parseSince(text, Date.now());
+  if (at === null) {
+    throw new VaultError('VLT-1001', `--since takes a time (2026-11-22 14:00) or a span (2h, 7d).`);
+  }
+  return at;
+}
+
+/** The reference that takes a value's place, written as the form it replaces was. */
+function replacement(s: Source, file: string): Buffer {
+  const ref = formatReference(s.entry, s.field);
+  const json = JSON.stringify(ref).slice(1, -1);
+  if (s.form === 'json2') return Buffer.from(JSON.stringify(json).slice(1, -1));
+  if (s.form === 'json' || /\.jsonl?$/i.test(file)) return Buffer.from(json);
+  return Buffer.from(ref);
+}
+
+/** One sweep's state: its findings, and in watch mode how far each file has been read. */
+class Sweeper {
+  readonly findings: Finding[] = [];
+  bytes = 0;
+  marked = 0;
+  /** Fields found but not yet sent to the host to be marked. */
+  private unmarked = new Map<string, { entry: string; field: string }>();
+  /** Per file: its inode and the offset read up to. */
+  private readonly seen = new Map<string, { ino: number; end: number }>();
+
+  constructor(
+    private readonly ctx: CliContext,
+    /** What is swept for (null: nothing yet; watch mode waits for a release). */
+    private p: Patterns | null,
+    private readonly opts: {
+      redact: boolean;
+      maxFileBytes: number;
+      backup: { dir: string; key: Buffer } | null;
+    },
+  ) {}
+
+  /**
+   * Sweeps one file from `from` (0: the whole file; in watch mode, where the
+   * last read ended), reports what it finds, and rewrites it with --redact.
+   */
+  file(
+    target: FileTarget,
+    from: number,
+    tries = REWRITE_TRIES,
+    only?: { readonly p: Patterns; readonly until: number },
+  ): void {
+    const p = only?.p ?? this.p;
+    if (p === null) return;
+    const opened = openRegular(target.path, this.opts.maxFileBytes);
+    if ('skipped' in opened) {
+      this.ctx.stderr.write(`vault-cli: skipped ${shown(target.path)}: ${opened.skipped}\n`);
+      return;
+    }
+    const { fd, st } = opened;
+    let retry = false;
+    try {
+      const prev = this.seen.get(target.path);
+      // A file replaced or cut since (rotated, or our own rewrite) is read anew.
+      const start = prev !== undefined && prev.ino === st.ino && st.size >= from ? from : 0;
+      const overlap = Math.max(0, start - (p.matcher.maxLength - 1));
+      const until = only === undefined ? st.size : Math.min(only.until, st.size);
+      const scanned = scanFd(fd, p.matcher, overlap, until - overlap);
+      this.bytes += scanned.bytes - (start - overlap);
+      const hits = scanned.hits.filter((h) => h.end > start);
+      // A rescan for new values (`only`) leaves where the sweep proper has read to.
+      if (only === undefined) this.seen.set(target.path, { ino: st.ino, end: scanned.end });
+      const readTo = this.seen.get(target.path)?.end ?? scanned.end;
+      if (hits.length === 0) return;
+      const lines = lineNumbers(
+        fd,
+        hits.map((h) => h.start),
+      );
+      const fresh = disjoint(hits);
+      const found = fresh.map((h) => this.finding(p, target, h, lines.get(h.start) ?? 0));
+      if (this.opts.redact) {
+        const spans = fresh.map((h) => ({
+          start: h.start,
+          end: h.end,
+          text: replacement(p.sources[h.pattern] as Source, target.path),
+        }));
+        const kept = this.opts.backup;
+        const saved =
+          kept === null ? null : writeBackup(kept.dir, target.path, fd, st.size, kept.key);
+        if (rewrite(target.path, fd, st, spans)) {
+          if (saved !== null) this.ctx.stderr.write(`vault-cli: sealed backup ${shown(saved)}\n`);
+          for (const f of found) f.redacted = true;
+          const after = openRegular(target.path, Infinity);
+          if ('fd' in after) {
+            // The bytes after where the sweep had read to moved with the replacements before them.
+            const end = readTo + after.st.size - st.size;
+            this.seen.set(target.path, { ino: after.st.ino, end });
+            closeSync(after.fd);
+          }
+        } else if (tries > 1) {
+          // Written to while we read it: sweep it again, whole.
+          retry = true;
+        }
+      }
+      if (!retry) for (const f of found) this.report(f);
+    } finally {
+      closeSync(fd);
+    }
+    if (retry) {
+      if (only === undefined) this.seen.delete(target.path);
+      this.file(target, only === undefined ? 0 : from, tries - 1, only);
+    }
+  }
+
+  private finding(p: Patterns, target: FileTarget, h: Hit, line: number): Finding {
+    const s = p.sources[h.pattern] as Source;
+    return {
+      file: target.path,
+      line,
+      entry: s.entry,
+      field: s.field,
+      form: s.form,
+      agent: target.agent,
+      redacted: false,
+    };
+  }
+
+  private report(f: Finding): void {
+    this.findings.push(f);
+    this.unmarked.set(JSON.stringify([f.entry, f.field]), { entry: f.entry, field: f.field });
+    const out = flag(this.ctx, 'json')
+      ? JSON.stringify(f)
+      : `${shown(f.file)}:${f.line}: ${formatReference(f.entry, f.field)} (${f.form})${f.redacted ? ' redacted' : ''}`;
+    this.ctx.stdout.write(out + '\n');
+  }
+
+  private inFlight: Promise<void> | null = null;
+  private failed: unknown = null;
+
+  /**
+   * Sends what was found so far to be marked, unless a request is already in
+   * flight: one at a time, since each unlocks (with a passphrase, a KDF run).
+   */
+  markSoon(passphrase: string | undefined): void {
+    if (this.inFlight !== null || this.unmarked.size === 0) return;
+    this.inFlight = this.mark(passphrase)
+      .catch((err: unknown) => {
+        this.failed ??= err;
+      })
+      .finally(() => {
+        this.inFlight = null;
+      });
+  }
+
+  /** Waits for the request in flight, then marks the rest; throws what a mark failed with. */
+  async settle(passphrase: string | undefined): Promise<void> {
+    while (this.inFlight !== null) await this.inFlight;
+    if (this.failed !== null) throw this.failed;
+    await this.mark(passphrase);
+  }
+
+  /** Sends the fields found since the last call to be marked exposed. */
+  async mark(passphrase: string | undefined): Promise<void> {
+    const all = [...this.unmarked.values()];
+    this.unmarked = new Map();
+    for (let i = 0; i < all.length; i += MAX_SWEEP_MARKS) {
+      const res = await this.ctx.call('sweep.mark', {
+        passphrase,
+        found: all.slice(i, i + MAX_SWEEP_MARKS),
+      });
+      this.marked += res.marked;
+    }
+  }
+
+  /**
+   * Watch mode: sweeps what is appended to (or added in) the stores as it is
+   * written, until interrupted. chokidar is loaded only here.
+   */
+  async watch(
+    roots: readonly Root[],
+    passphrase: string | undefined,
+    release: {
+      /** When the values swept for were fetched: releases from then on bring new ones. */
+      readonly from: number;
+      readonly refetch: () => Promise<{ fresh: Patterns | null; all: Patterns | null }>;
+    },
+  ): Promise<void> {
+    const { watch } = await import('chokidar');
+    const { follow } = await import('../../client/client.js');
+    const paths = roots.map((r) => r.path);
+    const agentOf = (p: string) =>
+      roots.find((r) => p === r.path || p.startsWith(r.path + '/'))?.agent ?? 'path';
+    const watcher = watch(paths, {
+      ignoreInitial: true,
+      followSymlinks: false,
+      depth: 12,
+      // Atomic writers (write, rename) and appenders alike: a change is a change.
+      atomic: false,
+    });
+    let queue: Promise<void> = Promise.resolve();
+    const enqueue = (what: string, job: () => Promise<void>) => {
+      queue = queue.then(job).catch((err: unknown) => {
+        const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
+        this.ctx.stderr.write(`vault-cli: ${what}: ${message}\n`);
+      });
+    };
+    const changed = (path: string) =>
+      enqueue(`sweep of ${shown(path)}`, async () => {
+        const before = this.findings.length;
+        this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
+        if (this.findings.length > before) await this.mark(passphrase);
+      });
+    // Where each file had been read to when the values were last fetched.
+    let fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
+    let refreshing = false;
+    const released = () => {
+      if (refreshing) return;
+      refreshing = true;
+      enqueue('fetching newly released values', async () => {
+        refreshing = false;
+        const { fresh, all } = await release.refetch();
+        if (fresh !== null) {
+          // What was written since the last fetch may hold a value released meanwhile.
+          const before = this.findings.length;
+          for (const [path, f] of [...this.seen]) {
+            const from = Math.max(0, (fetchedAt.get(path) ?? 0) - RESCAN_SLACK);
+            if (f.end > from) {
+              this.file({ path, agent: agentOf(path) }, from, REWRITE_TRIES, {
+                p: fresh,
+                until: f.end,
+              });
+            }
+          }
+          fresh.matcher.wipe();
+          this.p?.matcher.wipe();
+          this.p = all;
+          if (this.findings.length > before) await this.mark(passphrase);
+        } else all?.matcher.wipe();
+        fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
+      });
+    };
+    const abort = new AbortController();
+    const following = follow(
+      this.ctx.client,
+      'audit.follow',
+      { passphrase, since: release.from },
+      (line) => {
+        const r = JSON.parse(line) as AuditView;
+        if (r.outcome === 'ok' && ['read', 'ai_read', 'fill'].includes(r.action)) released();
+      },
+      abort.signal,
+    ).catch((err: unknown) => {
+      const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
+      this.ctx.stderr.write(`vault-cli: following the audit for new releases: ${message}\n`);
+    });
+    watcher.on('add', changed);
+    watcher.on('change', changed);
+    await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
+    this.ctx.stderr.write(`vault-cli: watching ${paths.length} places; ^C to stop\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    abort.abort();
+    await following;
+    await watcher.close();
+    await queue;
+  }
+
+  /** Overwrites the matcher's copy of the values (best effort). */
+  wipe(): void {
+    this.p?.matcher.wipe();
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * A streaming multi-string matcher over bytes: every occurrence of every
+ * pattern, overlaps included, in a stream fed in chunks of any size, with
+ * memory bounded by the patterns (only the last `maxLength - 1` bytes are
+ * carried from one chunk to the next).
+ *
+ * How: with m the shortest pattern's length and q its gram length (8 from
+ * m = 16 on, else min(4, m)), any occurrence
+ * of a pattern covers m - q + 1 = `step` consecutive stream positions at which
+ * a q-gram of the pattern starts, so it covers exactly one position that is a
+ * multiple of `step` within its first `step` bytes. Only those sampled
+ * positions are looked at: the q-gram there is looked up in a table of every
+ * pattern's q-grams at offsets 0..step-1, and each hit is verified byte by
+ * byte. A byte of the stream costs about 1/step of a lookup, which is what lets
+ * a sweep of long secrets outrun a per-byte automaton (Aho-Corasick) in
+ * JavaScript; and since each occurrence has one sampled position at an offset
+ * below `step`, each is reported exactly once.
+ *
+ * Pure: no I/O. The patterns are the caller's bytes; the matcher keeps its own
+ * copy, which the caller may wipe with `wipe()`.
+ */
+
+/** One occurrence: which pattern (its index as given) and where, in bytes from the stream's start. */
+export interface MultiMatch {
+  readonly pattern: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Bytes a sampled gram covers: 8 turn away text that shares only a word with a secret. */
+const Q_MAX = 8;
+
+export class MultiMatcher {
+  /** The longest pattern: a chunk boundary carries one byte less than this. */
+  readonly maxLength: number;
+  readonly minLength: number;
+  /** The sampling stride (see the header). */
+  readonly step: number;
+  private readonly q: number;
+  /** The distinct patterns' bytes, back to back, and where each starts and ends. */
+  private readonly bytes: Uint8Array;
+  private readonly starts: Int32Array;
+  private readonly ends: Int32Array;
+  /** For each distinct pattern, the indexes (as given) that have its bytes. */
+  private readonly owners: number[][];
+  /** q-gram table: chained buckets over (gram, distinct pattern, offset). */
+  private readonly shift: number;
+  private readonly heads: Int32Array;
+  /**
+   * A Bloom-style bitmap of the table's grams under a second hash, 8 bits a
+   * gram and small enough to stay in cache: most sampled positions are
+   * turned away by it without touching the buckets.
+   */
+  private readonly seenBits: Int32Array;
+  private readonly bitShift: number;
+  private readonly next: Int32Array;
+  private readonly grams: Int32Array;
+  private readonly entryPattern: Int32Array;
+  private readonly entryOffset: Int32Array;
+
+  /** @throws RangeError for no patterns or an empty one. */
+  constructor(patterns: readonly Uint8Array[]) {
+    if (patterns.length === 0) throw new RangeError('no patterns');
+    const byKey = new Map<string, number>();
+    const distinct: Uint8Array[] = [];
+    this.owners = [];
+    patterns.forEach((p, i) => {
+      if (p.length === 0) throw new RangeError('empty pattern');
+      const key = Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('latin1');
+      let u = byKey.get(key);
+      if (u === undefined) {
+        u = distinct.length;
+        byKey.set(key, u);
+        distinct.push(p);
+        this.owners.push([]);
+      }
+      (this.owners[u] as number[]).push(i);
+    });
+    let total = 0;
+    let min = Infinity;
+    let max = 0;
+    for (const p of distinct) {
+      total += p.length;
+      min = Math.min(min, p.length);
+      max = Math.max(max, p.length);
+    }
+    this.minLength = min;
+    this.maxLength = max;
+    // 8-byte grams only where they leave a long stride; short patterns keep 4.
+    this.q = min >= 16 ? Q_MAX : Math.min(4, min);
+    this.step = min - this.q + 1;
+    this.bytes = new Uint8Array(total);
+    this.starts = new Int32Array(distinct.length);
+    this.ends = new Int32Array(distinct.length);
+    let at = 0;
+    distinct.forEach((p, u) => {
+      this.bytes.set(p, at);
+      this.starts[u] = at;
+      at += p.length;
+      this.ends[u] = at;
+    });
+
+    const entries = distinct.length * this.step;
+    let bits = 10;
+    while (1 << bits < entries * 2 && bits < 24) bits++;
+    this.shift = 32 - bits;
+    this.heads = new Int32Array(1 << bits).fill(-1);
+    let mapBits = 13;
+    while (1 << mapBits < entries * 8 && mapBits < 24) mapBits++;
+    this.bitShift = 32 - mapBits;
+    this.seenBits = new Int32Array(1 << (mapBits - 5));
+    this.next = new Int32Array(entries);
+    this.grams = new Int32Array(entries);
+    this.entryPattern = new Int32Array(entries);
+    this.entryOffset = new Int32Array(entries);
+    let e = 0;
+    for (let u = 0; u < distinct.length; u++) {
+      const base = this.starts[u] as number;
+      for (let off = 0; off < this.step; off++) {
+        const g = gramAt(this.bytes, base + off, this.q);
+        const h = Math.imul(g, 0x9e3779b1) >>> this.shift;
+        this.grams[e] = g;
+        this.entryPattern[e] = u;
+        this.entryOffset[e] = off;
+        this.next[e] = this.heads[h] as number;
+        this.heads[h] = e;
+        const b = Math.imul(g, 0x85ebca6b) >>> this.bitShift;
+        this.seenBits[b >>> 5] = (this.seenBits[b >>> 5] as number) | (1 << (b & 31));
+        e++;
+      }
+    }
+  }
+
+  /** A scanner for one stream. */
+  scanner(): MultiScanner {
+    return new MultiScanner(this);
+  }
+
+  /**
+   * Every match in `buf` whose bytes lie in it, whose end lies past `fresh`
+   * (the bytes before `fresh` were carried from the previous chunk, whose
+   * matches ending there were reported then) and whose start lies before
+   * `startBefore`, `base` being buf[0]'s offset in the stream. Internal to
+   * MultiScanner.
+   */
+  scan(
+    buf: Uint8Array,
+    base: number,
+    fresh: number,
+    found: (m: MultiMatch) => void,
+    startBefore = Infinity,
+  ): void {
+    const { q, step, heads, next, grams, entryPattern, entryOffset, shift, bytes } = this;
+    const { seenBits, bitShift } = this;
+    const len = buf.length;
+    let p = (step - (base % step)) % step;
+    for (; p + q <= len; p += step) {
+      const g = gramAt(buf, p, q);
+      const b = Math.imul(g, 0x85ebca6b) >>> bitShift;
+      if ((((seenBits[b >>> 5] as number) >>> (b & 31)) & 1) === 0) continue;
+      let e = heads[Math.imul(g, 0x9e3779b1) >>> shift] as number;
+      for (; e !== -1; e = next[e] as number) {
+        if (grams[e] !== g) continue;
+        const start = p - (entryOffset[e] as number);
+        if (start < 0 || start >= startBefore) continue;
+        const u = entryPattern[e] as number;
+        const from = this.starts[u] as number;
+        const plen = (this.ends[u] as number) - from;
+        const end = start + plen;
+        if (end > len || end <= fresh) continue;
+        let i = 0;
+        while (i < plen && buf[start + i] === bytes[from + i]) i++;
+        if (i < plen) continue;
+        for (const pattern of this.owners[u] as number[]) {
+          found({ pattern, start: base + start, end: base + end });
+        }
+      }
+    }
+  }
+
+  /** Overwrites the matcher's copy of the patterns (best effort: JavaScript may have copied them). */
+  wipe(): void {
+    this.bytes.fill(0);
+    this.grams.fill(0);
+  }
+}
+
+/** The stream state: how far it has read and the bytes carried over a chunk boundary. */
+export class MultiScanner {
+  private carry: Uint8Array = new Uint8Array(0);
+  /** Bytes fed so far. */
+  offset = 0;
+
+  constructor(private readonly matcher: MultiMatcher) {}
+
+  /**
+   * Feeds the next chunk; `found` is called for every match that ends in it,
+   * in no particular order. The chunk is not kept (its last bytes are copied).
+   */
+  push(chunk: Uint8Array, found: (m: MultiMatch) => void): void {
+    if (chunk.length === 0) return;
+    const m = this.matcher;
+    const carried = this.carry.length;
+    // The seam: matches that start in the carried bytes end within the first
+    // maxLength - 1 bytes of the chunk, so a small buffer finds them; the chunk
+    // itself is scanned where it lies, never copied.
+    const seam =
+      carried === 0
+        ? null
+        : concat(this.carry, chunk.subarray(0, Math.min(chunk.length, m.maxLength - 1)));
+    if (seam !== null) m.scan(seam, this.offset - carried, carried, found, carried);
+    m.scan(chunk, this.offset, 0, found);
+    this.offset += chunk.length;
+    const keep = m.maxLength - 1;
+    // Copied (a Buffer's slice would be a view of the caller's bytes, which end() zeroes).
+    const all = chunk.length >= keep || seam === null ? chunk : seam;
+    const tail = new Uint8Array(all.subarray(Math.max(0, all.length - keep)));
+    seam?.fill(0);
+    this.carry.fill(0);
+    this.carry = tail;
+  }
+
+  /** Drops the carried bytes (they may hold part of a secret). */
+  end(): void {
+    this.carry.fill(0);
+    this.carry = new Uint8Array(0);
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/**
+ * The q bytes at `i` (q <= 8) folded into 32 bits: exact for q <= 4, a hash
+ * beyond (a collision only costs a byte-by-byte check that fails).
+ */
+function gramAt(b: Uint8Array, i: number, q: number): number {
+  let lo = b[i] as number;
+  if (q > 1) lo |= (b[i + 1] as number) << 8;
+  if (q > 2) lo |= (b[i + 2] as number) << 16;
+  if (q > 3) lo |= (b[i + 3] as number) << 24;
+  if (q <= 4) return lo;
+  let hi = b[i + 4] as number;
+  if (q > 5) hi |= (b[i + 5] as number) << 8;
+  if (q > 6) hi |= (b[i + 6] as number) << 16;
+  if (q > 7) hi |= (b[i + 7] as number) << 24;
+  return (lo ^ Math.imul(hi ^ (hi >>> 15), 0x27d4eb2f)) | 0;
+}
