@@ -25,7 +25,7 @@
  * it says that refusals were counted and the count was lost with the host.
  */
 import type { AuditEvent } from '../core/audit.js';
-import type { VaultHeader } from '../store/store.js';
+import type { Tx, VaultHeader } from '../store/store.js';
 import { appendAudit } from './audit-log.js';
 import { RECORD_BYTES, type HostContext } from './context.js';
 
@@ -99,9 +99,10 @@ export class RefusalAudit {
    * What to append for refusal `e` (in the caller's transaction): the counts
    * of windows that have ended, then `e` itself, its marker, or nothing (it is
    * counted). The state changes at once; `undo` when the commit fails.
+   * Without `withDue`, ended windows' counts are left to the timer.
    */
-  plan(e: AuditEvent): RefusalPlan {
-    const due = this.#takeDue(e.at, false);
+  plan(e: AuditEvent, withDue = true): RefusalPlan {
+    const due = withDue ? this.#takeDue(e.at, false) : [];
     const events = due.map(([, , ev]) => ev);
     const kind = kindOf(e);
     let key = `${e.source}\0${kind}`;
@@ -276,5 +277,25 @@ export function auditRefusal(ctx: HostContext, header: VaultHeader, e: AuditEven
   } catch (err) {
     p.undo();
     throw err;
+  }
+}
+
+/**
+ * For a refusal inside a request's own write transaction (access.ts: a
+ * locked or revoked agent asking again): `write` puts the refusal's own
+ * records when the rules record it in full; otherwise its marker, or nothing.
+ * Ended windows' counts are not put in this transaction (a failed commit would
+ * lose them with it): the timer writes them.
+ */
+export function coalesceRefusal(
+  ctx: HostContext,
+  tx: Tx,
+  header: VaultHeader,
+  e: AuditEvent,
+  write: () => void,
+): void {
+  for (const ev of refusalsOf(ctx).plan(e, false).events) {
+    if (ev === e) write();
+    else appendAudit(tx, header, ev);
   }
 }

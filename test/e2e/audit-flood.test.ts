@@ -34,17 +34,19 @@ const AT_LEAST = 2000;
  * One process that sends `whoami` requests with the token in VAULT_TOKEN (a
  * garbage one when unset), `width` at a time, on fresh connections, until its
  * stdin ends and it has sent `least`; it prints `started` after its first
- * reply, then the number of VLT-2040 replies and of any other reply.
+ * reply, then the number of replies refused as FLOOD_CODE and of any other
+ * reply. `op` is `whoami`, or `read` (of db.password).
  */
 const FLOOD = `
 const { connect } = require('node:net');
-const [sock, least, width] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-const body = JSON.stringify({ token: process.env.VAULT_TOKEN || 'not-a-token-' + 'x'.repeat(20) });
-const head = 'POST /v1/whoami HTTP/1.1\\r\\nHost: vault-host\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n';
+const [sock, least, width, op] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), process.argv[4]];
+const token = process.env.VAULT_TOKEN || 'not-a-token-' + 'x'.repeat(20);
+const body = JSON.stringify(op === 'read' ? { token, mode: 'get', entry: 'db', field: 'password' } : { token });
+const head = 'POST /v1/' + op + ' HTTP/1.1\\r\\nHost: vault-host\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n';
 let ended = false, denied = 0, other = 0, said = false;
 process.stdin.on('end', () => { ended = true; }).resume();
 const one = () => new Promise((resolve) => {
-  const s = connect(sock, () => s.end(head + body));
+  const s = connect(sock, () => s.write(head + body));
   let out = '';
   s.on('data', (c) => { out += c; });
   s.on('error', () => {});
@@ -54,7 +56,7 @@ const one = () => new Promise((resolve) => {
   await Promise.all(Array.from({ length: width }, async () => {
     while (!ended || denied + other < least) {
       const r = await one();
-      if (r.includes('VLT-2040')) denied++; else other++;
+      if (r.includes(process.env.FLOOD_CODE || 'VLT-2040')) denied++; else { if (other === 0) process.stderr.write(JSON.stringify(r)); other++; }
       if (!said) { said = true; process.stdout.write('started\\n'); }
     }
   }));
@@ -89,10 +91,15 @@ function counted(r: Rec): number {
 }
 
 /** The flooding process: `least` requests at least, `width` at a time, with `token` if given. */
-function flooder(least: number, width: number, token?: string) {
-  const args = ['-e', FLOOD, join(rig.vaultDir, SOCKET_NAME), `${least}`, `${width}`];
+function flooder(least: number, width: number, token?: string, op = 'whoami') {
+  const args = ['-e', FLOOD, join(rig.vaultDir, SOCKET_NAME), `${least}`, `${width}`, op];
   return spawn(process.execPath, args, {
-    env: { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
+    env: {
+      ...rig.env,
+      VAULT_PASSPHRASE_FILE: undefined,
+      VAULT_TOKEN: token,
+      FLOOD_CODE: op === 'read' ? 'VLT-2043' : 'VLT-2040',
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
@@ -227,6 +234,38 @@ test('a count still open when the host stops is written before it stops', async 
     n,
   );
   assert.equal(fresh.length, FULL_PER_WINDOW + 2);
+  const verify = await rig.owner(['audit', '--verify']);
+  assert.equal(verify.code, 0, verify.stderr);
+});
+
+test('a locked agent asking again and again: its refusals coalesced as well', async () => {
+  const locked = await rig.addAgent('stuck', ['db']);
+  ok(await rig.owner(['agent', 'lock', 'stuck']));
+  const before = await records();
+  const n = FULL_PER_WINDOW + 6;
+  const flood = flooder(n, 1, locked, 'read');
+  flood.stdin.end();
+  const result = await fate(flood);
+  assert.equal(result.code, 0, result.stderr);
+  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
+    denied: number;
+    other: number;
+  };
+  assert.deepEqual(sent, { denied: n, other: 0 }, result.stderr);
+  const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:stuck');
+  assert.ok(
+    fresh.every((r) => r.action === 'locked' && r.outcome === 'VLT-2043'),
+    JSON.stringify(fresh),
+  );
+  // In full (naming the entry asked for), then a marker, then one count.
+  assert.deepEqual(
+    fresh.map((r) => (isCount(r) ? 'count' : isMarker(r) ? 'marker' : r.entry)),
+    [...Array.from({ length: FULL_PER_WINDOW }, () => 'db'), 'marker', 'count'],
+  );
+  assert.equal(
+    fresh.reduce((k, r) => k + counted(r), 0),
+    n,
+  );
   const verify = await rig.owner(['audit', '--verify']);
   assert.equal(verify.code, 0, verify.stderr);
 });
