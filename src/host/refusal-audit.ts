@@ -36,6 +36,9 @@ export const FULL_PER_WINDOW = 3;
 /** Sources of one group whose refusals of one kind get records of their own, per window. */
 export const SOURCES_PER_WINDOW = 10;
 
+/** How long counts that could not be written wait before the next try. */
+const RETRY_MS = 5_000;
+
 /** One kind of refusal from one source (or a whole group), in the current window. */
 interface Tally {
   /** The event the count record repeats: who, what, outcome, from where. */
@@ -195,7 +198,8 @@ export class RefusalAudit {
     for (const [key, was] of due) {
       const t = this.#tallies.get(key);
       if (t === undefined) {
-        this.#tallies.set(key, { ...was, end: Math.min(was.end, this.ctx.now()) });
+        // Tried again a little later, not at once: the store may stay unwritable for a while.
+        this.#tallies.set(key, { ...was, end: this.ctx.now() + RETRY_MS });
       } else {
         t.counted += was.counted;
         t.countedSince = Math.min(t.countedSince, was.countedSince);

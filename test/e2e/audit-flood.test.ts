@@ -15,7 +15,7 @@ import {
   REFUSAL_WINDOW_MS,
   SOURCES_PER_WINDOW,
 } from '../../src/host/refusal-audit.js';
-import { assertRefused, disposeAll, hostPid } from '../support/e2e-helpers.js';
+import { assertRefused, disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, fate, ok } from '../support/rig.js';
 
 interface Rec {
@@ -265,6 +265,29 @@ test('a locked agent asking again and again: its refusals coalesced as well', as
   assert.equal(
     fresh.reduce((k, r) => k + counted(r), 0),
     n,
+  );
+  const verify = await rig.owner(['audit', '--verify']);
+  assert.equal(verify.code, 0, verify.stderr);
+});
+
+test('a host killed mid-window loses only the open count, and the log shows it', async () => {
+  const token = await rig.addAgent('gone', ['db']);
+  ok(await rig.owner(['agent', 'revoke', 'gone']));
+  const before = await records();
+  const n = FULL_PER_WINDOW + 6;
+  const flood = flooder(n, 1, token);
+  flood.stdin.end();
+  const result = await fate(flood);
+  assert.equal(result.code, 0, result.stderr);
+  const pid = await hostPid(rig);
+  process.kill(pid, 'SIGKILL');
+  assert.equal(await waitGone(pid), true);
+  const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:gone');
+  // The first refusals in full and the marker survive; the count after the
+  // marker (n - FULL_PER_WINDOW - 1 refusals) went with the host.
+  assert.deepEqual(
+    fresh.map((r) => (isCount(r) ? 'count' : isMarker(r) ? 'marker' : r.outcome)),
+    [...Array.from({ length: FULL_PER_WINDOW }, () => 'VLT-2040'), 'marker'],
   );
   const verify = await rig.owner(['audit', '--verify']);
   assert.equal(verify.code, 0, verify.stderr);
