@@ -123,6 +123,8 @@ export class RefusalAudit {
         t = this.#tallies.get(key) ?? this.#open(key, { ...e, source: group }, FULL_PER_WINDOW);
       }
     }
+    // Without `withDue` a tally may be past its end: it goes on counting, and
+    // the timer (due 10 ms after that end) writes its count with the rest.
     const mine = t;
     let unwrite = (): void => {};
     if (mine.full < FULL_PER_WINDOW) {
