@@ -34,6 +34,7 @@ import type {
 import { accessEvent } from './audit-event.js';
 import { appendAudit } from './audit-log.js';
 import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
+import { coalesceRefusal } from './refusal-audit.js';
 import { normalHost } from './entries.js';
 import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
 import { RECORD_BYTES, type HostContext } from './context.js';
@@ -276,12 +277,28 @@ function refuseAll(
   return { ok: false, err: new VaultError(code, message) };
 }
 
+/**
+ * A refusal that repeats for as long as nothing changes (locked, revoked):
+ * recorded as refuseAll does, but coalesced per source (refusal-audit.ts).
+ */
+function refuseAgain(
+  a: Access,
+  looked: readonly Looked[],
+  action: AuditAction,
+  code: ErrorCode,
+  message?: string,
+): Refusal {
+  const e = accessEvent(a.ctx, action, code, a.actor, a.source);
+  coalesceRefusal(a.ctx, a.tx, a.header, e, () => refuseAll(a, looked, action, code));
+  return { ok: false, err: new VaultError(code, message) };
+}
+
 /** Check, the caller: its token still good and the agent not locked. */
 function barred(a: Access, looked: readonly Looked[]): Refusal | null {
   const { agent, dead } = a.view;
   if (agent.revoked !== null || dead)
-    return refuseAll(a, looked, 'denied', 'VLT-2040', 'Token revoked.');
-  if (agent.rate.lock !== null) return refuseAll(a, looked, 'locked', 'VLT-2043');
+    return refuseAgain(a, looked, 'denied', 'VLT-2040', 'Token revoked.');
+  if (agent.rate.lock !== null) return refuseAgain(a, looked, 'locked', 'VLT-2043');
   return null;
 }
 
@@ -410,7 +427,7 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
   const { agent } = a.view;
   const ids = [...new Set(targets.map((t) => t.entry.id))];
   const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
-  if (d.kind === 'locked') return refuseAll(a, looked, 'locked', 'VLT-2043');
+  if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
   a.tx.putAgent({ ...agent, rate: d.state });
   if (d.kind === 'lockdown') {
     return refuseAll(

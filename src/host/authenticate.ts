@@ -15,9 +15,9 @@ import type { Secret } from '../crypto/secret.js';
 import { parseToken } from '../crypto/token.js';
 import { SCHEMA_VERSION, type AgentRecord, type VaultHeader } from '../store/store.js';
 import { accessEvent } from './audit-event.js';
-import { appendAudit } from './audit-log.js';
 import type { Borrowed, CallerKeys } from './caller-cache.js';
 import type { HostContext } from './context.js';
+import { auditRefusal } from './refusal-audit.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
 
@@ -182,14 +182,18 @@ function openCaller(
   }
 }
 
-/** Audits a refusal, then throws it; if the record cannot be written, VLT-3004 instead. */
+/**
+ * Audits a refusal, then throws it; if the record cannot be written, VLT-3004
+ * instead. A refusal releases nothing, so a flood of them is coalesced
+ * (refusal-audit.ts): counted, not each written.
+ */
 export function refuse(
   ctx: HostContext,
   header: VaultHeader,
   e: AuditEvent,
   err: VaultError,
 ): never {
-  ctx.commit((tx) => appendAudit(tx, header, e));
+  auditRefusal(ctx, header, e);
   throw err;
 }
 

@@ -36,7 +36,7 @@ export class HostContext {
   private swapping = false;
   /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
   damaged: string | null = null;
-  /** Emits 'commit' after every write transaction this host commits (for audit --follow). */
+  /** Emits 'commit' after every write transaction this host commits (for audit --follow), 'close' before it closes. */
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
   readonly callers: CallerCache;
@@ -285,6 +285,8 @@ export class HostContext {
 
   async close(): Promise<void> {
     this.callers.clear();
+    // Listeners write what they still hold (refusal-audit.ts counts) while the store is open.
+    this.events.emit('close');
     if (this.opened !== null && this.damaged === null && this.opened.engine === 'lmdb') {
       try {
         const at = this.now();

@@ -667,6 +667,16 @@ const LEDGER: Record<string, Entry> = {
       ),
     ],
   },
+  'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again) until the host refuses the owner too':
+    {
+      sameUser: [
+        e2e(
+          'audit-flood',
+          'a flood of garbage tokens is coalesced: bounded records, every refusal counted, others still served and recorded',
+        ),
+        e2e('audit-flood', 'a locked agent asking again and again: its refusals coalesced as well'),
+      ],
+    },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
     run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
   },

@@ -4,6 +4,7 @@ import { wipe } from '../../crypto/aead.js';
 import type { KeyPair } from '../../crypto/box.js';
 import { archiveAudit, verifyWithArchive } from '../archive.js';
 import { viewAudit } from '../audit-log.js';
+import { refusalsOf } from '../refusal-audit.js';
 import { owner, type OpArea } from './op.js';
 
 /** How often a follower also polls, for records another host process committed. */
@@ -23,6 +24,8 @@ type AuditOp = 'audit.list' | 'audit.follow' | 'audit.archive' | 'audit.verify';
 
 export const auditOps: OpArea<AuditOp> = {
   'audit.list': owner(async ({ ctx }, { body }, s) => {
+    // The owner sees refusals counted so far, not only those of windows ended.
+    refusalsOf(ctx).flush();
     const filter = filterOf(body);
     const matching = ctx
       .store()
@@ -32,7 +35,10 @@ export const auditOps: OpArea<AuditOp> = {
     const records = body.last === undefined ? matching : matching.slice(-body.last);
     return { records: viewAudit(records, s.auditKeys()) };
   }),
-  'audit.verify': owner(async ({ ctx }, { body }, s) => verifyWithArchive(ctx, s, body.archives)),
+  'audit.verify': owner(async ({ ctx }, { body }, s) => {
+    refusalsOf(ctx).flush();
+    return verifyWithArchive(ctx, s, body.archives);
+  }),
   'audit.archive': owner(async ({ ctx }, { body, source }, s) =>
     archiveAudit(ctx, s, { path: body.path, before: body.before }, source),
   ),
