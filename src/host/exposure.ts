@@ -9,10 +9,11 @@ import { VaultError, quote } from '../core/errors.js';
 import type { AGENT_ACTIONS } from '../core/audit.js';
 import type { SweepValue } from '../core/protocol.js';
 import { open, wipe } from '../crypto/aead.js';
-import { openSealed } from '../crypto/box.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { ownerEvent } from './audit-event.js';
+import { openSealed } from '../crypto/box.js';
 import { appendAudit } from './audit-log.js';
+import { withNames } from './audit-names.js';
 import type { HostContext } from './context.js';
 import { fieldHash, openMeta, openName, sealMeta } from './grants.js';
 import type { OwnerSession } from './owner-session.js';
@@ -31,23 +32,25 @@ const RELEASES: ReadonlySet<string> = new Set<(typeof AGENT_ACTIONS)[number]>([
  * to the owner's audit key.
  */
 function released(tx: Tx, s: OwnerSession, since: number): Map<string, Set<string>> {
-  const keys = s.auditKeys();
   const out = new Map<string, Set<string>>();
-  for (const r of tx.audit()) {
-    if (r.at < since || r.outcome !== 'ok' || !RELEASES.has(r.action) || r.sealed === null) {
-      continue;
+  // Both sealing forms: a box per record (older) and a box per record under an epoch key.
+  withNames(s.auditKeys(), (openNames) => {
+    for (const r of tx.audit()) {
+      if (r.at < since || r.outcome !== 'ok' || !RELEASES.has(r.action) || r.sealed === null) {
+        continue;
+      }
+      const opened = openNames(r);
+      if (opened === null) continue;
+      const { entryId, field } = JSON.parse(opened.toString('utf8')) as {
+        entryId?: string | null;
+        field?: string | null;
+      };
+      if (typeof entryId !== 'string' || typeof field !== 'string') continue;
+      const fields = out.get(entryId) ?? new Set<string>();
+      for (const f of field.split(', ')) fields.add(f);
+      out.set(entryId, fields);
     }
-    const opened = openSealed(keys, r.sealed);
-    if (opened === null) continue;
-    const { entryId, field } = JSON.parse(opened.toString('utf8')) as {
-      entryId?: string | null;
-      field?: string | null;
-    };
-    if (typeof entryId !== 'string' || typeof field !== 'string') continue;
-    const fields = out.get(entryId) ?? new Set<string>();
-    for (const f of field.split(', ')) fields.add(f);
-    out.set(entryId, fields);
-  }
+  });
   return out;
 }
 
