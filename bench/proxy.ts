@@ -809,6 +809,15 @@ async function main(): Promise<void> {
         console.log(`  ${r.name.padEnd(22)}${share[k]?.join(', ')}`);
       }
     }
+    console.log('CPU ms per request by process, c=1 / c=8 / c=32:');
+    for (const name of ['pass-through', 'fill', 'fill, floor host', 'host resolve alone']) {
+      const got = measured.get(name) ?? [];
+      const roles = Object.keys(got[0]?.parts ?? {});
+      const each = roles.map(
+        (k) => `${k} ${got.map((c) => (c.parts[k] ?? NaN).toFixed(3)).join(' / ')}`,
+      );
+      console.log(`  ${name.padEnd(22)}${each.join(', ')}`);
+    }
     // Every fill through the floor left its record: the stand-in did the work it stands for.
     const records = readFileSync(join(floorDir, 'audit.log'), 'utf8').split('\n').length - 1;
     console.log(`floor host: ${records} chained records appended and synced`);
