@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `get` and the proxy of this tree beside a baseline checkout, in one run:
-# bench/get.ts interleaves both builds' `get`; bench/proxy.ts runs in the
-# baseline checkout and here, alternately, twice each, so load drifts reach
-# both alike. Prints figures; asserts nothing.
+# bench/get.ts interleaves both builds' `get`; bench/proxy.ts --baseline runs
+# its cells against this tree's build and then the baseline's, twice, so load
+# drifts reach both alike. Prints figures; asserts nothing.
 #
 #   bash bench/before-after.sh <baseline checkout with node_modules and dist/> [seconds per proxy cell]
 set -euo pipefail
@@ -15,8 +15,6 @@ npm run build --silent
 echo "== get: this tree vs $(git -C "$base" rev-parse --short HEAD) (interleaved)"
 node --import tsx bench/get.ts 40 --baseline "$base/dist"
 for round in 1 2; do
-  echo "== proxy, round $round: baseline $(git -C "$base" rev-parse --short HEAD)"
-  (cd "$base" && PATH="$base/node_modules/.bin:$PATH" node --import tsx bench/proxy.ts "$secs")
-  echo "== proxy, round $round: this tree $(git rev-parse --short HEAD)"
-  node --import tsx bench/proxy.ts "$secs"
+  echo "== proxy, round $round"
+  node --import tsx bench/proxy.ts "$secs" --baseline "$base"
 done
