@@ -536,7 +536,7 @@ export class HostChannel {
 
   constructor(opts: ClientOptions) {
     this.#opts = opts;
-    this.#socketPath = join(opts.vaultDir, SOCKET_NAME);
+    this.#socketPath = join(opts.socketDir ?? opts.vaultDir, SOCKET_NAME);
   }
 
   /** As `call`: the operation's result, or its VaultError. */
