@@ -48,6 +48,12 @@ class Cached {
   dropped = false;
   lastUsed: number;
   readonly opened = new Map<string, Buffer>();
+  /**
+   * Keys pushed out of `opened` while a request may still hold them (a request
+   * of more than MAX_OPENED entries opens them all before it decrypts): wiped
+   * once no request borrows this caller.
+   */
+  retired: Buffer[] = [];
 
   constructor(
     readonly keys: CallerKeys,
@@ -65,14 +71,26 @@ class Cached {
     if (known !== undefined) return known;
     const key = openSealed(this.keys.keys, box, true);
     if (key === null) return null;
-    if (this.opened.size >= MAX_OPENED) this.#wipeOpened();
+    if (this.opened.size >= MAX_OPENED) this.#retireOpened();
     this.opened.set(id, key);
     return key;
+  }
+
+  #retireOpened(): void {
+    this.retired.push(...this.opened.values());
+    this.opened.clear();
+    if (this.uses === 0) this.wipeRetired();
+  }
+
+  wipeRetired(): void {
+    for (const k of this.retired) wipe(k);
+    this.retired = [];
   }
 
   #wipeOpened(): void {
     for (const k of this.opened.values()) wipe(k);
     this.opened.clear();
+    this.wipeRetired();
   }
 
   wipe(): void {
@@ -132,6 +150,7 @@ export class CallerCache {
         if (returned) return;
         returned = true;
         c.uses--;
+        if (c.uses === 0) c.wipeRetired();
         if (c.dropped && c.uses === 0) c.wipe();
       },
     };

@@ -99,3 +99,17 @@ test('disabled: nothing is kept', () => {
     null,
   );
 });
+
+test('one request opening more boxes than the cache keeps: every key intact until it is done', () => {
+  const cache = new CallerCache();
+  const c = caller();
+  const lent = cache.keep(token('t1'), c.keys, c.arena);
+  // A render of 120 distinct references opens 120 grants before it decrypts any value.
+  const keys = Array.from({ length: 120 }, () => newKey());
+  const opened = keys.map((k) => lent.unseal(sealTo(c.keys.keys.publicKey, k)));
+  opened.forEach((o, i) => assert.ok(o !== null && o.equals(keys[i]!), `key ${i} intact`));
+  lent.done();
+  // The keys pushed out while it ran are wiped now; the ones still kept are not.
+  assert.ok(zero(opened[0]!), 'an early key wiped once the request is done');
+  assert.ok(!zero(opened[119]!), 'the last ones still kept for the next request');
+});
