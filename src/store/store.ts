@@ -887,8 +887,17 @@ export class Store implements VaultStore {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
     try {
-      const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
-      await this.db.flushed;
+      const committed = db.transactionAsync(() => fn(new Tx(this.db)), true);
+      // lmdb-js's `flushed` is the flush of the batch being queued when its
+      // `then` is called. Asked now, that is the batch this transaction just
+      // joined; asked once the commit resolves, it is the batch the next
+      // requests queued meanwhile, one whole commit later. A failed commit
+      // never flushes: this promise then stays pending, unawaited.
+      const flushed = new Promise<void>((resolve) => {
+        void this.db.flushed.then(() => resolve());
+      });
+      const out = await committed;
+      await flushed;
       return out;
     } catch (err) {
       throw commitFailure(err, await commitCause(err)) ?? err;
