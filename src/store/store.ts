@@ -881,6 +881,13 @@ export class Store implements VaultStore {
    * commit is flushed to disk. The flush runs off the event loop
    * (overlappingSync, lmdb-js's default here), beside the next batch's work,
    * instead of blocking it as `write` does.
+   *
+   * Measured against one transactionSync per event-loop turn on the main
+   * thread (no thread hand-offs; bench/commit.ts, and the host under
+   * bench/proxy.ts): that spent less CPU over all threads per write, but
+   * more on the main thread, and filled fewer requests per second through
+   * the proxy, since its fdatasync stops the loop and its groups end with
+   * the turn, where lmdb-js's go on gathering while a commit is in flight.
    */
   async writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
     const db = this.db as unknown as {
