@@ -898,8 +898,11 @@ export class Store implements VaultStore {
       // lmdb-js's `flushed` is the flush of the batch being queued when its
       // `then` is called. Asked now, that is the batch this transaction just
       // joined; asked once the commit resolves, it is the batch the next
-      // requests queued meanwhile, one whole commit later. A failed commit
-      // never flushes: this promise then stays pending, unawaited.
+      // requests queued meanwhile, one whole commit later. (lmdb-js 3.5 marks
+      // a transaction committed only once mdb_txn_commit, its overlapping
+      // sync included, has returned, so both settle in the same callback;
+      // the flush is awaited so the rule does not rest on that.) A failed
+      // commit never flushes: this promise then stays pending, unawaited.
       const flushed = new Promise<void>((resolve) => {
         void this.db.flushed.then(() => resolve());
       });

@@ -1,7 +1,9 @@
 // Store.writeDurable against a real LMDB in a temp dir: a write that has
 // resolved is on disk (LMDB has synced the transaction it was committed in,
 // and a SIGKILL right after finds it on reopening), and one transaction that
-// throws is undone alone, not with the others of its group.
+// throws is undone alone, not with the others of its group. The meta-page
+// check is what can fail here: a SIGKILL keeps the page cache, so reopening
+// alone would also find a write resolved before LMDB synced it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
