@@ -25,6 +25,13 @@ export const RECORD_BYTES = 4096;
 
 const MiB = 1024 * 1024;
 
+/**
+ * How long the grouped path may go on from one statfs answer (ms), at most:
+ * until the next commit settles in any case. The requests of one group then
+ * ask the file system once, not each (a syscall per fill under load).
+ */
+const ROOM_KEPT_MS = 5;
+
 function roomMessage(writes: number, free: number): string {
   const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
   return `This write needs about ${mib(writes)}; the vault's file system has ${mib(Math.max(0, free - MIN_FREE_BYTES))} free beyond the ${mib(MIN_FREE_BYTES)} kept for audit records. Nothing was changed; free some space, or store a smaller value.`;
@@ -40,6 +47,11 @@ export class HostContext {
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
   readonly callers: CallerCache;
+  /**
+   * The free bytes statfs last said, less what the grouped transactions
+   * checked since may add; forgotten when any commit settles (#roomLeft).
+   */
+  #room: { free: number; at: number } | null = null;
 
   constructor(
     readonly dir: string,
@@ -227,12 +239,14 @@ export class HostContext {
    */
   async commitGrouped<T>(fn: (tx: Tx) => T, writes = 0): Promise<T> {
     const store = this.store();
-    this.#roomLeft(writes);
+    this.#roomLeft(writes, false);
     try {
       const out = await store.writeDurable(fn);
+      this.#room = null;
       this.events.emit('commit');
       return out;
     } catch (err) {
+      this.#room = null;
       if (err instanceof VaultError) throw this.#fullDisk(err);
       // As in commit(): damage the store shows is named, not called a failed audit write.
       const damage = this.explain(err);
@@ -265,11 +279,10 @@ export class HostContext {
    * @throws VaultError VLT-3004 when the file system is (nearly) full: the
    * reserve must still hold after a transaction that adds `writes` bytes.
    */
-  #roomLeft(writes = 0, own = false): void {
+  #roomLeft(writes: number, own: boolean): void {
     // The database's disk is the database's to watch: a full one refuses the commit (VLT-3040).
     if (this.opened?.engine === 'postgresql') return;
-    const fs = statfsSync(this.dir);
-    const free = fs.bavail * fs.bsize;
+    const free = own ? this.#freeNow() : this.#freeForGroup(Math.max(writes, RECORD_BYTES));
     // An owner write that would itself cross the reserve is refused as too
     // large, not as a full disk: every other request still fits, and must.
     if (own && free >= MIN_FREE_BYTES + RECORD_BYTES && free < MIN_FREE_BYTES + writes) {
@@ -281,6 +294,30 @@ export class HostContext {
         'Audit record could not be written (disk full); access refused.',
       );
     }
+  }
+
+  /** What statfs says now; an owner's write asks afresh (and a commit follows, so nothing is kept). */
+  #freeNow(): number {
+    this.#room = null;
+    const fs = statfsSync(this.dir);
+    return fs.bavail * fs.bsize;
+  }
+
+  /**
+   * The room a grouped transaction is judged by: the last statfs answer, kept
+   * while no commit has settled since and for ROOM_KEPT_MS at most, less
+   * `charge` for each transaction judged by it before (none of which has
+   * committed yet, so a fresh statfs would not have counted them either).
+   */
+  #freeForGroup(charge: number): number {
+    const now = performance.now();
+    if (this.#room === null || now - this.#room.at > ROOM_KEPT_MS) {
+      const fs = statfsSync(this.dir);
+      this.#room = { free: fs.bavail * fs.bsize, at: now };
+    }
+    const free = this.#room.free;
+    this.#room.free -= charge;
+    return free;
   }
 
   async close(): Promise<void> {

@@ -881,14 +881,33 @@ export class Store implements VaultStore {
    * commit is flushed to disk. The flush runs off the event loop
    * (overlappingSync, lmdb-js's default here), beside the next batch's work,
    * instead of blocking it as `write` does.
+   *
+   * Measured against one transactionSync per event-loop turn on the main
+   * thread (no thread hand-offs; bench/commit.ts, and the host under
+   * bench/proxy.ts): that spent less CPU over all threads per write, but
+   * more on the main thread, and filled fewer requests per second through
+   * the proxy, since its fdatasync stops the loop and its groups end with
+   * the turn, where lmdb-js's go on gathering while a commit is in flight.
    */
   async writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
     const db = this.db as unknown as {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
     try {
-      const out = await db.transactionAsync(() => fn(new Tx(this.db)), true);
-      await this.db.flushed;
+      const committed = db.transactionAsync(() => fn(new Tx(this.db)), true);
+      // lmdb-js's `flushed` is the flush of the batch being queued when its
+      // `then` is called. Asked now, that is the batch this transaction just
+      // joined; asked once the commit resolves, it is the batch the next
+      // requests queued meanwhile, one whole commit later. (lmdb-js 3.5 marks
+      // a transaction committed only once mdb_txn_commit, its overlapping
+      // sync included, has returned, so both settle in the same callback;
+      // the flush is awaited so the rule does not rest on that.) A failed
+      // commit never flushes: this promise then stays pending, unawaited.
+      const flushed = new Promise<void>((resolve) => {
+        void this.db.flushed.then(() => resolve());
+      });
+      const out = await committed;
+      await flushed;
       return out;
     } catch (err) {
       throw commitFailure(err, await commitCause(err)) ?? err;
