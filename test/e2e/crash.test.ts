@@ -63,7 +63,10 @@ describe('kill -9 of the host mid-write', () => {
             // A host gone mid-write says it cannot know; gone before the write
             // was sent (in the session question) it says nothing changed.
             if (/nothing was released/.test(r.stderr)) unsent.add(name);
-            else if (r.stderr.includes('VLT-3005') && r.stderr.includes('stopped before replying')) {
+            else if (
+              r.stderr.includes('VLT-3005') &&
+              r.stderr.includes('stopped before replying')
+            ) {
               assert.match(r.stderr, /may or may not have been saved; run `vault-cli entry show/);
               midRequest++;
             }
