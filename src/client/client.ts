@@ -518,8 +518,8 @@ class Closed extends Error {}
 /**
  * Calls to the host for a process that calls it often: the proxy resolves
  * on every filled request. An agent's requests (CHANNEL_OPS) go on one
- * framed connection (framed.ts), all at once, batched while earlier ones are
- * in the host; anything else (status, an owner's command, which must check
+ * framed connection (framed.ts), all at once, each written as it comes;
+ * anything else (status, an owner's command, which must check
  * the host before its passphrase goes out) is a one-off `call`. A host that
  * does not know the channel (an earlier version) is called on a few
  * kept-alive HTTP connections instead, as before: calls at once on

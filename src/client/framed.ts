@@ -1,9 +1,11 @@
 /**
  * A framed connection to the host (src/core/frames.ts), for HostChannel: one
  * kept connection that carries all of a process's concurrent agent requests,
- * each under an id its reply repeats. Requests made while earlier ones are
- * still in the host wait and go out together in one write when a reply comes
- * back, so the host reads them in one go and commits them as one group.
+ * each under an id its reply repeats. Each request is written as it comes:
+ * holding requests back while earlier ones were in the host, to send them in
+ * one write, measured no cheaper for the host and slower (issue 28; see
+ * docs/decisions.md). Requests that arrive while the host is busy are read
+ * together anyway, and join one group commit there.
  *
  * What becomes of a request the connection cannot finish is exact: a request
  * the host never read (it said GOODBYE first, or it was never written) fails
@@ -36,19 +38,10 @@ interface Pending {
   readonly reject: (err: Error) => void;
 }
 
-/** When requests wait to be written (measured in issue 28; see the commit that chose it). */
-type Batching = 'none' | 'tick' | 'hold' | 'reply';
-const BATCHING: Batching = (process.env.VAULT_CHANNEL_BATCH as Batching | undefined) ?? 'hold';
-
 export class FramedConnection {
   readonly #sock: Socket;
   readonly #pending = new Map<number, Pending>();
-  /** Requests waiting for the next write, with their ids. */
-  #queue: { id: number; frame: Buffer }[] = [];
-  /** Written and not yet answered. */
-  #out = 0;
   #nextId = 1;
-  #scheduled = false;
   #goodbye = false;
   /** No new requests: the host said goodbye, or the connection ended. */
   done = false;
@@ -64,20 +57,12 @@ export class FramedConnection {
       frame: (id, payload) => this.#reply(id, payload),
       dropped: () => {},
     });
-    sock.on('data', (c: Buffer) => {
-      reader.push(c);
-      if (BATCHING === 'reply' || (BATCHING === 'hold' && this.#out === 0)) this.#schedule();
-    });
+    sock.on('data', (c: Buffer) => reader.push(c));
     sock.on('error', () => sock.destroy());
     sock.once('close', () => {
       reader.wipe();
       this.#end();
-      const unsent = this.#queue.splice(0);
-      for (const q of unsent) q.frame.fill(0);
-      const unread = new Set(unsent.map((q) => q.id));
-      for (const [id, p] of this.#pending) {
-        p.reject(this.#goodbye || unread.has(id) ? new Unread() : new Gone());
-      }
+      for (const p of this.#pending.values()) p.reject(this.#goodbye ? new Unread() : new Gone());
       this.#pending.clear();
     });
     if (first.length > 0) reader.push(first);
@@ -94,48 +79,20 @@ export class FramedConnection {
     const frame = requestFrame(id, op, body);
     body.fill(0);
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      if (this.#pending.size === 1) this.#sock.ref();
-      if (BATCHING === 'none') {
-        this.#write([{ id, frame }]);
+      if (this.#sock.destroyed) {
+        frame.fill(0);
+        reject(new Unread());
         return;
       }
-      this.#queue.push({ id, frame });
-      if (BATCHING === 'tick' || this.#out === 0) this.#schedule();
+      this.#pending.set(id, { resolve, reject });
+      if (this.#pending.size === 1) this.#sock.ref();
+      // A request may hold a token: zeroed once the socket has taken it.
+      this.#sock.write(frame, () => frame.fill(0));
     });
   }
 
   close(): void {
     this.#sock.destroy();
-  }
-
-  /** Writes what waits once this turn of the event loop is done: the calls it made go together. */
-  #schedule(): void {
-    if (this.#scheduled || this.#queue.length === 0) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#write(this.#queue.splice(0));
-    });
-  }
-
-  #write(batch: readonly { id: number; frame: Buffer }[]): void {
-    if (batch.length === 0) return;
-    if (this.#sock.destroyed) {
-      for (const b of batch) {
-        b.frame.fill(0);
-        this.#pending.get(b.id)?.reject(new Unread());
-        this.#pending.delete(b.id);
-      }
-      return;
-    }
-    this.#out += batch.length;
-    const wire = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((b) => b.frame));
-    // A request may hold a token: zeroed once the socket has taken it.
-    this.#sock.write(wire, () => {
-      wire.fill(0);
-      for (const b of batch) b.frame.fill(0);
-    });
   }
 
   #reply(id: number, payload: Buffer): void {
@@ -152,7 +109,6 @@ export class FramedConnection {
       return;
     }
     this.#pending.delete(id);
-    this.#out--;
     if (this.#pending.size === 0) this.#sock.unref();
     try {
       p.resolve(JSON.parse(payload.toString('utf8')) as Reply<Op>);

@@ -76,6 +76,11 @@ export function serveChannel(socket: Socket, first: Buffer, host: ChannelHost): 
       });
     }
     socket.write(replyFrame(id, Buffer.from(JSON.stringify(reply))));
+    // A client that does not read its replies is not read either: they would pile up here.
+    if (socket.writableNeedDrain && !socket.isPaused()) {
+      socket.pause();
+      socket.once('drain', () => socket.resume());
+    }
   };
 
   /** Says why, and reads nothing more on this connection. */

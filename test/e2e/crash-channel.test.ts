@@ -1,7 +1,8 @@
-// The host SIGKILLed while the proxy has batched resolves in flight on its
-// framed channel (issue 28): every value the upstream received has its durable
-// audit record once a new host reads the store, and every request in flight
-// is answered with a clean refusal (VLT-3005), none left hanging.
+// The host SIGKILLed while the proxy has many resolves in flight on its framed
+// channel (issue 28), read by the host together and committed in groups: every
+// value the upstream received has its durable audit record once a new host
+// reads the store, and every request in flight is answered with a clean
+// refusal (VLT-3005), none left hanging.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
@@ -10,7 +11,7 @@ import { makeTestCa, startProxy, Tunnel, Upstream } from '../support/proxy.js';
 import { Rig, ok } from '../support/rig.js';
 
 const ENTRIES = Array.from({ length: 4 }, (_, i) => `E${i}`);
-/** Requests in flight at once: enough that the proxy batches them. */
+/** Requests in flight at once: enough that the host reads and commits them in groups. */
 const CONCURRENCY = 16;
 /** How long one request may take before it counts as hung: far beyond any answer. */
 const HUNG_MS = 60_000;
@@ -18,7 +19,7 @@ const HUNG_MS = 60_000;
 const rig = new Rig();
 after(() => disposeAll(rig));
 
-test('SIGKILL of the host during batched fills: every value the upstream got is audited, every request in flight answered', async (t) => {
+test('SIGKILL of the host with many fills in flight on the proxy’s channel: every value the upstream got is audited, every request in flight answered', async (t) => {
   await rig.create();
   const valueOf = new Map(ENTRIES.map((e) => [`value-of-${e}-${process.pid}`, e]));
   for (const [value, e] of valueOf) await rig.set(e, value, 'token');
