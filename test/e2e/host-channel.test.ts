@@ -237,6 +237,27 @@ describe('the framed host channel', () => {
     tenth.sock.destroy();
   });
 
+  test('an idle channel is closed by the host with its goodbye; HostChannel then opens a new one', async () => {
+    const channel = new HostChannel({
+      vaultDir: rig.vaultDir,
+      daemon: { node: process.execPath, script: CLI, env: rig.env },
+      autoStart: false,
+    });
+    const raw = await Raw.open(sock);
+    try {
+      assert.deepEqual(await channel.call('whoami', { token }), { agent: 'chan' });
+      // Nothing sent: the host says goodbye (id 0) and closes, so an idle proxy keeps no host alive.
+      await raw.until(() => raw.closed);
+      assert.equal(raw.replies.get(0)?.ok, true);
+      // The channel's own connection went the same way; the next call is served on a new one.
+      const r = await channel.call('resolve', { token, refs: [{ entry: 'A', field: 'password' }] });
+      assert.equal(Buffer.from(r.values[0] ?? '', 'base64').toString(), 'value-a');
+    } finally {
+      channel.close();
+      raw.sock.destroy();
+    }
+  });
+
   test('a process that holds 128 connections is refused the channel (VLT-3012)', async () => {
     const crowd: Socket[] = [];
     try {
