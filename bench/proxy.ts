@@ -323,20 +323,48 @@ const FLOOR_HOST = `
       (close ? '\\r\\nConnection: close' : '') + '\\r\\n\\r\\n');
     if (close) c.end(body); else c.write(body);
   };
-  const serve = (c, op, close, req) => {
+  // The framed channel (src/core/frames.ts), as the host speaks it: replies of a group in one write.
+  const frame = (c, id, obj) => {
+    const body = Buffer.from(JSON.stringify(obj));
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(body.length, 0);
+    head.writeUInt32BE(id, 4);
+    if (!c.corked) { c.corked = true; c.cork(); process.nextTick(() => { c.corked = false; c.uncork(); }); }
+    c.write(Buffer.concat([head, body]));
+  };
+  const serve = (c, op, close, req, id) => {
+    const answer = (obj) => (id === undefined ? reply(c, close, obj) : frame(c, id, obj));
     if (op === 'resolve') {
       const refs = req.refs ?? [];
       append({ agent: 'bench', refs: refs.map((r) => r.entry + '/' + r.field), host: req.host },
-        () => reply(c, close, { ok: true, result: { values: refs.map(() => VALUE) } }));
-    } else if (op === 'whoami') reply(c, close, { ok: true, result: { agent: 'bench' } });
-    else if (op === 'status') reply(c, close, { ok: true, result: { pid: process.pid, vaultDir: '', startedAt: 0, vault: true, mode: 'same-user' } });
-    else reply(c, close, { ok: false, code: 'VLT-3007', message: 'not in the stand-in host: ' + op });
+        () => answer({ ok: true, result: { values: refs.map(() => VALUE) } }));
+    } else if (op === 'whoami') answer({ ok: true, result: { agent: 'bench' } });
+    else if (op === 'status') answer({ ok: true, result: { pid: process.pid, vaultDir: '', startedAt: 0, vault: true, mode: 'same-user' } });
+    else answer({ ok: false, code: 'VLT-3007', message: 'not in the stand-in host: ' + op });
+  };
+  const frames = (c, buf) => {
+    while (buf.length >= 8) {
+      const length = buf.readUInt32BE(0);
+      if (buf.length < 8 + length) break;
+      const id = buf.readUInt32BE(4);
+      const n = buf[8];
+      const op = buf.toString('latin1', 9, 9 + n);
+      const body = buf.toString('utf8', 9 + n, 8 + length);
+      buf = buf.subarray(8 + length);
+      serve(c, op, false, JSON.parse(body || '{}'), id);
+    }
+    return buf;
   };
   const s = net.createServer((c) => {
     let buf = Buffer.alloc(0);
+    let framed = false;
     c.on('error', () => c.destroy());
     c.on('data', (d) => {
       buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
+      if (framed) {
+        buf = frames(c, buf);
+        return;
+      }
       for (;;) {
         const split = buf.indexOf('\\r\\n\\r\\n');
         if (split < 0) return;
@@ -345,6 +373,12 @@ const FLOOR_HOST = `
         if (buf.length < split + 4 + length) return;
         const body = buf.subarray(split + 4, split + 4 + length).toString('utf8');
         buf = buf.subarray(split + 4 + length);
+        if (/^GET \\/v1\\/channel /.test(head) && /\\r\\nupgrade: *vault-channel\\/1/i.test(head)) {
+          framed = true;
+          c.write('HTTP/1.1 101 Switching Protocols\\r\\nConnection: Upgrade\\r\\nUpgrade: vault-channel/1\\r\\n\\r\\n');
+          buf = frames(c, buf);
+          return;
+        }
         const op = /^POST \\/v1\\/([a-z.]+) /.exec(head)?.[1] ?? '';
         serve(c, op, /\\r\\nconnection: *close/i.test(head), JSON.parse(body || '{}'));
       }

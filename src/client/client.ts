@@ -9,6 +9,7 @@ import { connect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
+import { CHANNEL_OPS } from '../core/frames.js';
 import {
   OWNER_SECRET_FIELDS,
   PROTOCOL_VERSION,
@@ -21,6 +22,7 @@ import {
   type Ops,
   type Reply,
 } from '../core/protocol.js';
+import type { FramedConnection as Framed } from './framed.js';
 
 export interface ClientOptions {
   /** The vault directory (the host's socket is there unless `socketDir` says otherwise). */
@@ -514,17 +516,19 @@ class ChannelConnection {
 class Closed extends Error {}
 
 /**
- * Calls to the host on a few kept-alive connections, for a process that calls
- * it often: the proxy resolves on every filled request, and a new Unix
- * connection (with `Connection: close`) per call cost it a connect, an accept
- * and a close each time, and kept the host from grouping concurrent commits.
- * Calls at once go on connections of their own (up to CHANNEL_MAX), so the
- * host sees them together. Idle connections do not keep the process alive.
+ * Calls to the host for a process that calls it often: the proxy resolves
+ * on every filled request. An agent's requests (CHANNEL_OPS) go on one
+ * framed connection (framed.ts), all at once, each written as it comes;
+ * anything else (status, an owner's command, which must check
+ * the host before its passphrase goes out) is a one-off `call`. A host that
+ * does not know the channel (an earlier version) is called on a few
+ * kept-alive HTTP connections instead, as before: calls at once on
+ * connections of their own (up to CHANNEL_MAX). Idle connections do not
+ * keep the process alive.
  *
- * A reused connection the host closed before replying (its keep-alive ran
- * out as the call went) is retried once on a new one: the host reads a
- * request whole before acting on it, so a connection closed with no reply
- * at that moment carried nothing it acted on.
+ * A request the host never read (it closed an idle connection as the call
+ * went) is sent again on a new connection; one it read and did not answer
+ * fails with VLT-3005, and is not sent again.
  */
 export class HostChannel {
   readonly #opts: ClientOptions;
@@ -533,6 +537,10 @@ export class HostChannel {
   readonly #waiting: (() => void)[] = [];
   #open = 0;
   #closed = false;
+  /** The framed connection, or its opening; null when there is none yet (or any more). */
+  #framed: Promise<Framed | 'old' | 'busy' | null> | null = null;
+  /** The host knows no channel: HTTP from now on. */
+  #old = false;
 
   constructor(opts: ClientOptions) {
     this.#opts = opts;
@@ -542,6 +550,60 @@ export class HostChannel {
   /** As `call`: the operation's result, or its VaultError. */
   async call<O extends Op>(op: O, body: Ops[O]['req']): Promise<Ops[O]['res']> {
     if (this.#closed) throw new VaultError('VLT-3005');
+    if (!CHANNEL_OPS.has(op)) return call(this.#opts, op, body);
+    // A request the host did not read goes again; a few times at most, each on a new connection.
+    for (let attempt = 0; !this.#old; attempt++) {
+      const conn = await this.#channel();
+      // No host answers: the one-off path starts one (or says why not).
+      if (conn === null) return call(this.#opts, op, body);
+      if (conn === 'busy') break;
+      if (conn === 'old') continue;
+      try {
+        return unwrap((await conn.send(op, Buffer.from(JSON.stringify(body)))) as Reply<O>);
+      } catch (err) {
+        if (this.#closed) throw new VaultError('VLT-3005');
+        if (err instanceof Error && err.name === 'Gone') throw goneMidRequest(op);
+        if (!(err instanceof Error && err.name === 'Unread') || attempt >= 3) throw err;
+      }
+    }
+    return this.#callHttp(op, body);
+  }
+
+  /** The framed connection, opened when there is none. */
+  #channel(): Promise<Framed | 'old' | 'busy' | null> {
+    const current = this.#framed;
+    if (current !== null) {
+      return current.then((c) => {
+        if (typeof c === 'object' && c !== null && c.done && this.#framed === current) {
+          this.#framed = null;
+          return this.#channel();
+        }
+        return c;
+      });
+    }
+    const opening = import('./framed.js').then(({ openFramed }) =>
+      openFramed(this.#socketPath, () => {
+        if (this.#framed === opening) this.#framed = null;
+      }),
+    );
+    this.#framed = opening;
+    opening.then(
+      (c) => {
+        if (c === 'old') this.#old = true;
+        // Only a connection is kept: the next call asks again.
+        if (c === null || typeof c === 'string') {
+          if (this.#framed === opening) this.#framed = null;
+        } else if (this.#closed) c.close();
+      },
+      () => {
+        if (this.#framed === opening) this.#framed = null;
+      },
+    );
+    return opening;
+  }
+
+  /** A call on the kept-alive HTTP connections: for a host that knows no channel. */
+  async #callHttp<O extends Op>(op: O, body: Ops[O]['req']): Promise<Ops[O]['res']> {
     let conn = await this.#take();
     // No host answers: the one-off path starts one (or says why not).
     if (conn === null) return call(this.#opts, op, body);
@@ -572,6 +634,12 @@ export class HostChannel {
   /** Ends every connection; later calls fail. */
   close(): void {
     this.#closed = true;
+    void this.#framed?.then(
+      (c) => {
+        if (typeof c === 'object' && c !== null) c.close();
+      },
+      () => {},
+    );
     for (const c of this.#idle.splice(0)) c.sock.destroy();
     for (const w of this.#waiting.splice(0)) w();
   }

@@ -1,6 +1,7 @@
 /**
  * The wire contract between the thin client and the vault host: HTTP+JSON over
- * the host's Unix socket, `POST /v1/<op>`. Secret values travel base64-encoded
+ * the host's Unix socket, `POST /v1/<op>` (the proxy's agent operations go
+ * as frames on one upgraded connection instead: frames.ts). Secret values travel base64-encoded
  * so any bytes survive; a reply is `{ ok: true, result }` or
  * `{ ok: false, code, message }` and never echoes a secret.
  */

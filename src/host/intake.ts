@@ -14,6 +14,8 @@
  * agent filling it delays no owner `agent lock`.
  */
 
+/** The largest request body (or channel frame) the host reads. */
+export const MAX_BODY = 4 * 1024 * 1024;
 /** What a request keeps of its body without drawing on the pool. */
 export const FREE_BYTES = 16 * 1024;
 /** What all requests together may keep beyond FREE_BYTES each. */

@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { bad } from '../core/decode.js';
 import { ERRORS, VaultError, isErrorCode } from '../core/errors.js';
+import { CHANNEL_PATH, CHANNEL_UPGRADE } from '../core/frames.js';
 import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op } from '../core/protocol.js';
 import { REQUESTS } from '../core/requests.js';
 import { peerCred, tryLock, type PeerCred } from '../kernel/unix.js';
@@ -24,13 +25,13 @@ import { bindingOf, OwnerSessions, type Binding, type SessionTerms } from './own
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
-import { Held, Intake, MAX_PER_PEER } from './intake.js';
+import { Held, Intake, MAX_BODY, MAX_PER_PEER } from './intake.js';
+import { serveChannel } from './channel.js';
 import { CALLER_OPS, OPS, SANDBOX_OPS } from './ops/index.js';
 import type { Server as HttpsServer } from 'node:https';
 import { listenRemote, remoteGuard, remoteSource, type RemoteListen } from './remote.js';
 import { anchoredBy, type Handler, type HostEnv, type Request, type Streamed } from './ops/op.js';
 
-const MAX_BODY = 4 * 1024 * 1024;
 /** How much of a too-large body is read (and discarded) to answer it before its connection is cut. */
 const MAX_DRAIN = 64 * 1024 * 1024;
 
@@ -398,6 +399,42 @@ function serve(
 }
 
 /**
+ * A channel request's reply (channel.ts): an agent operation from the
+ * connection's peer, decoded and answered as its HTTP request would be. It
+ * holds no owner secret and no owner session (binding null): the channel
+ * serves none of the owner's commands.
+ */
+function answerFrame(
+  env: HostEnv,
+  log: (line: string) => void,
+  source: string,
+): (op: Op, body: Body) => Promise<object> {
+  return async (op, body) => {
+    try {
+      const request: Request<Op> = {
+        op,
+        body: REQUESTS[op](body, 'body') as Request<Op>['body'],
+        source,
+        secrets: new OwnerSecrets(),
+        binding: () => null,
+      };
+      return { ok: true, result: await (OPS[op] as Handler<Op>)(env, request) };
+    } catch (err) {
+      return refusal(env, log, op, err);
+    }
+  };
+}
+
+/** A refusal on a connection that asked to upgrade: plain HTTP, then the connection ends. */
+function refuseUpgrade(socket: Socket, status: string, code: string, message: string): void {
+  const body = JSON.stringify({ ok: false, code, message });
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
  * No `run` holds a session of an earlier host: their sessions end before the
  * first request. A store that cannot be read or written for it (a header that
  * does not decode, a read-only disk) does not stop the start: the host serves,
@@ -459,6 +496,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       });
     });
     server.closeAllConnections();
+    // Upgraded connections are no longer the HTTP server's to close.
+    for (const c of channels) c.destroy();
     sockets.closeAll();
     owners.endAll();
   };
@@ -534,6 +573,34 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   });
   // A proxy keeps its connections (client.ts HostChannel drops its idle ones sooner).
   server.keepAliveTimeout = 5000;
+  // The framed channel (channel.ts): only on this socket, not a session's or the remote one.
+  const channels = new Set<Socket>();
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    touch();
+    if (crowded.has(socket)) {
+      refuseUpgrade(
+        socket,
+        '200 OK',
+        'VLT-3012',
+        `This process holds ${MAX_PER_PEER} connections to the vault host; try again once some are answered.`,
+      );
+      return;
+    }
+    if (
+      req.method !== 'GET' ||
+      req.url !== CHANNEL_PATH ||
+      req.headers.upgrade?.toLowerCase() !== CHANNEL_UPGRADE
+    ) {
+      refuseUpgrade(socket, '404 Not Found', 'VLT-1001', 'No such operation.');
+      return;
+    }
+    channels.add(socket);
+    socket.once('close', () => channels.delete(socket));
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${CHANNEL_UPGRADE}\r\n\r\n`,
+    );
+    serveChannel(socket, head, { intake, touch, answer: answerFrame(env, log, sourceOf(req)) });
+  });
 
   try {
     // A store LMDB cannot read whole (a damaged page) crashes whoever opens it,

@@ -75,6 +75,26 @@ const HELD_BODIES = e2e(
   'host-intake',
   '100 held bodies stay within the pool, a process past 128 connections is refused, and the owner is served',
 );
+/** The framed host channel's attacks (issue 28), each refused with the host serving on. */
+const CHANNEL_ATTACKS = [
+  e2e(
+    'host-channel',
+    'frames in one write are each judged and answered by id; the audit names the connection’s peer, not what a frame claims',
+  ),
+  e2e(
+    'host-channel',
+    'an oversize frame is refused (VLT-1002) before it is read, and its connection closed',
+  ),
+  e2e(
+    'host-channel',
+    'garbage after the upgrade, an owner command and an unknown operation are refused; the host serves on',
+  ),
+  e2e(
+    'host-channel',
+    'half frames then silence: beyond the pool refused (VLT-3012), small frames and the owner served, the silent ones closed',
+  ),
+  e2e('host-channel', 'a process that holds 128 connections is refused the channel (VLT-3012)'),
+];
 const SAME_BYTES = e2e(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
@@ -568,6 +588,11 @@ const LEDGER: Record<string, Entry> = {
     {
       sameUser: [HELD_BODIES],
       hardened: [HELD_BODIES],
+    },
+  "on the proxy's framed host channel: claim another caller, send an oversize or half frame, garbage, an owner command, or more than the pool holds":
+    {
+      sameUser: CHANNEL_ATTACKS,
+      hardened: CHANNEL_ATTACKS,
     },
   "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
     {
