@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import type { Limits, RateState } from '../core/policy.js';
+import { LOST_RATE_STATE, type Limits, type RateState } from '../core/policy.js';
 import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
@@ -116,6 +116,12 @@ export interface AgentRecord extends Grants {
   /** Entry ids. */
   readonly scope: readonly string[];
   readonly limits: Limits;
+  /**
+   * Where the host charges reads and records violations and the lock: kept
+   * in a record of its own (`rate/<id>`), so a fill rewrites that small
+   * record and not this one (issue 28). An agent record of an older vault
+   * still holds it here; Tx.agent() reads either, the rate record first.
+   */
   readonly rate: RateState;
   /** KDF output of the token secret; compared in constant time. */
   readonly verifier: Buffer;
@@ -127,6 +133,9 @@ export interface AgentRecord extends Grants {
   readonly created: number;
   readonly revoked: number | null;
 }
+
+/** An agent record as stored: its rate state in its own record, or (older vaults) here. */
+type StoredAgent = Omit<AgentRecord, 'rate'> & { readonly rate?: RateState };
 
 /**
  * A session token `run` minted for an agent: the same identity, limits and rate
@@ -241,6 +250,7 @@ const K = {
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
   name: (hash: string) => `name/${hash}`,
   agent: (id: string) => `agent/${id}`,
+  rate: (agentId: string) => `rate/${agentId}`,
   agentName: (name: string) => `agent-name/${name}`,
   session: (id: string) => `session/${id}`,
   key: (id: string) => `key/${id}`,
@@ -559,16 +569,46 @@ export class Tx {
     this.del(K.name(hash));
   }
 
+  /** The agent record with its rate state (see AgentRecord.rate). */
   agent(id: string): AgentRecord | null {
-    return (this.db.get(K.agent(id)) as AgentRecord | undefined) ?? null;
+    const stored = this.db.get(K.agent(id)) as StoredAgent | undefined;
+    return stored === undefined ? null : this.withRate(id, stored);
   }
+  /**
+   * Writes the agent record and its rate record, the rate taken out of the
+   * first. A revoked agent keeps no rate state: its token opens nothing.
+   */
   putAgent(a: AgentRecord): void {
-    this.set(K.agent(a.id), a);
+    const { rate, ...stored } = a;
+    this.set(K.agent(a.id), stored);
+    if (a.revoked === null) this.set(K.rate(a.id), rate);
+    else this.del(K.rate(a.id));
+  }
+  /**
+   * Writes an agent's rate state alone (a charge, a violation, a lock): its
+   * own small record, not the agent record. An agent record of an older
+   * vault that still holds a rate state loses it here, once, so a rate
+   * record lost later reads as lost (LOST_RATE_STATE), never as that old state.
+   */
+  putRate(agentId: string, rate: RateState): void {
+    this.set(K.rate(agentId), rate);
+    const stored = this.db.get(K.agent(agentId)) as StoredAgent | undefined;
+    if (stored?.rate !== undefined) {
+      this.set(
+        K.agent(agentId),
+        Object.fromEntries(Object.entries(stored).filter(([k]) => k !== 'rate')),
+      );
+    }
   }
   agents(): AgentRecord[] {
-    return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map(
-      (r) => r.value as AgentRecord,
+    return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map((r) =>
+      this.withRate(String(r.key).slice('agent/'.length), r.value as StoredAgent),
     );
+  }
+  /** The rate record, else (an older vault) the agent record's own, else lost. */
+  private withRate(id: string, stored: StoredAgent): AgentRecord {
+    const rate = this.db.get(K.rate(id)) as RateState | undefined;
+    return { ...stored, rate: rate ?? stored.rate ?? LOST_RATE_STATE };
   }
   agentIdByName(name: string): string | null {
     return (this.db.get(K.agentName(name)) as string | undefined) ?? null;
