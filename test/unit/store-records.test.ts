@@ -11,13 +11,75 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { canon } from '../../src/core/canon.js';
 import { DEFAULT_LIMITS, FRESH_RATE_STATE, type RateState } from '../../src/core/policy.js';
-import { Store, type AgentRecord } from '../../src/store/store.js';
+import { Store, type AgentRecord, type Tx } from '../../src/store/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vault-store-records-'));
 const store = Store.open(dir);
 after(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+const failures = (tx: Tx) => tx.ownerFailures();
+
+test('a read after a write sees the new record, not the one decoded before it', () => {
+  store.write((tx) => tx.putOwnerFailures({ count: 1, last: 10 }));
+  assert.deepEqual(store.read(failures), { count: 1, last: 10 });
+  store.write((tx) => tx.putOwnerFailures({ count: 2, last: 20 }));
+  assert.deepEqual(store.read(failures), { count: 2, last: 20 });
+});
+
+test('a write that throws leaves the record as it was, though it read its own write first', () => {
+  store.write((tx) => tx.putOwnerFailures({ count: 3, last: 30 }));
+  assert.deepEqual(store.read(failures), { count: 3, last: 30 });
+  assert.throws(
+    () =>
+      store.write((tx) => {
+        tx.putOwnerFailures({ count: 4, last: 40 });
+        // The writing transaction sees its own write (and decodes it)...
+        assert.deepEqual(tx.ownerFailures(), { count: 4, last: 40 });
+        throw new Error('rolled back');
+      }),
+    /rolled back/,
+  );
+  // ...and nobody sees it once it is rolled back.
+  assert.deepEqual(store.read(failures), { count: 3, last: 30 });
+  assert.deepEqual(
+    store.write((tx) => tx.ownerFailures()),
+    { count: 3, last: 30 },
+  );
+});
+
+test('an aborted child of a batched commit leaves nothing; the next in the batch sees the record as committed', async () => {
+  store.write((tx) => tx.putOwnerFailures({ count: 5, last: 50 }));
+  assert.deepEqual(store.read(failures), { count: 5, last: 50 });
+  // Asked in the same tick: lmdb-js runs them as children of one transaction.
+  const aborted = store.writeDurable((tx) => {
+    tx.putOwnerFailures({ count: 6, last: 60 });
+    assert.deepEqual(tx.ownerFailures(), { count: 6, last: 60 });
+    throw new Error('child rolled back');
+  });
+  const sibling = store.writeDurable((tx) => {
+    const seen = tx.ownerFailures();
+    tx.putPendingRotation(['e1']);
+    return seen;
+  });
+  await assert.rejects(aborted, /child rolled back/);
+  assert.deepEqual(await sibling, { count: 5, last: 50 });
+  assert.deepEqual(store.read(failures), { count: 5, last: 50 });
+  assert.deepEqual(
+    store.read((tx) => tx.pendingRotation()),
+    ['e1'],
+  );
+});
+
+test('a record read is frozen: a change in place throws instead of reaching the next reader', () => {
+  store.write((tx) => tx.putOwnerFailures({ count: 7, last: 70 }));
+  const first = store.read(failures) as { count: number };
+  assert.throws(() => {
+    first.count = 99;
+  }, TypeError);
+  assert.deepEqual(store.read(failures), { count: 7, last: 70 });
 });
 
 function agentRecord(id: string, rate: RateState = FRESH_RATE_STATE): AgentRecord {
