@@ -366,8 +366,14 @@ async function commitCause(err: unknown): Promise<unknown> {
   }
 }
 
-/** How many decoded records DecodedRecords keeps (the oldest go first). */
+/**
+ * What DecodedRecords keeps, at most: records (the oldest go first), their
+ * bytes in all, and the size of one (a larger one, a big field value, is
+ * decoded at each read as before: keeping it would hold memory for little).
+ */
 const DECODED_KEPT = 2048;
+const DECODED_BYTES = 32 * 1024 * 1024;
+const DECODED_ONE = 1024 * 1024;
 
 /**
  * Records as decoded, each kept with the bytes it was decoded from: a read
@@ -386,6 +392,7 @@ const DECODED_KEPT = 2048;
  */
 class DecodedRecords {
   private readonly kept = new Map<string, { bytes: Buffer; value: unknown }>();
+  private keptBytes = 0;
   private readonly decoder: { decode(bytes: Buffer): unknown };
 
   constructor(private readonly db: RootDatabase) {
@@ -403,16 +410,23 @@ class DecodedRecords {
       return hit.value;
     const own = Buffer.from(bytes.subarray(0, n));
     const value = this.decoder.decode(own);
-    if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return value;
-    this.kept.delete(key);
+    this.forget(key);
+    if (typeof value !== 'object' || value === null || Buffer.isBuffer(value) || n > DECODED_ONE)
+      return value;
     this.kept.set(key, { bytes: own, value: frozen(value) });
-    if (this.kept.size > DECODED_KEPT) {
-      for (const oldest of this.kept.keys()) {
-        this.kept.delete(oldest);
-        break;
-      }
+    this.keptBytes += n;
+    for (const oldest of this.kept.keys()) {
+      if (this.kept.size <= DECODED_KEPT && this.keptBytes <= DECODED_BYTES) break;
+      this.forget(oldest);
     }
     return value;
+  }
+
+  private forget(key: string): void {
+    const gone = this.kept.get(key);
+    if (gone === undefined) return;
+    this.kept.delete(key);
+    this.keptBytes -= gone.bytes.length;
   }
 }
 

@@ -82,6 +82,24 @@ test('a record read is frozen: a change in place throws instead of reaching the 
   assert.deepEqual(store.read(failures), { count: 7, last: 70 });
 });
 
+test('a record over a mebibyte is not kept: decoded at each read, as before', () => {
+  const field = (size: number) => ({
+    version: 1,
+    gen: 1,
+    value: Buffer.alloc(size, 7),
+    updated: 1,
+  });
+  store.write((tx) => {
+    tx.putField('big', 'f', field(1024 * 1024 + 1));
+    tx.putField('small', 'f', field(16));
+  });
+  const read = (id: string) => store.read((tx) => tx.field(id, 'f'));
+  assert.equal(Object.isFrozen(read('small')), true);
+  assert.equal(Object.isFrozen(read('big')), false);
+  assert.notEqual(read('big'), read('big'));
+  assert.equal(read('small'), read('small'));
+});
+
 function agentRecord(id: string, rate: RateState = FRESH_RATE_STATE): AgentRecord {
   return {
     id,
