@@ -18,7 +18,8 @@ export const VIOLATION_SPAN_MS = 2 * HOUR_MS;
 
 export interface Lock {
   readonly at: number;
-  readonly reason: 'violations' | 'manual';
+  /** `lost`: the agent's rate state was missing from the store (LOST_RATE_STATE). */
+  readonly reason: 'violations' | 'manual' | 'lost';
 }
 
 /** What the host stores per agent to enforce limits. */
@@ -40,6 +41,18 @@ export const FRESH_RATE_STATE: RateState = {
   reads: {},
   violations: [],
   lock: null,
+  quietUntil: null,
+};
+
+/**
+ * What an agent's rate state reads as when the store holds none for it
+ * (damage: its record lost): locked, since the lock and the windows it held
+ * are unknown, until the owner unlocks it with the hardware key.
+ */
+export const LOST_RATE_STATE: RateState = {
+  reads: {},
+  violations: [],
+  lock: { at: 0, reason: 'lost' },
   quietUntil: null,
 };
 

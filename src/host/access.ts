@@ -5,7 +5,8 @@
  * scope and grant, entry, field, seed, host binding) -> charge the rate
  * windows -> audit -> decrypt -> release. Look up to audit are one write
  * transaction, so the charge, any violation or lock, and the audit record
- * commit together; nothing is released on any failure before the end.
+ * commit together; nothing is released on any failure before the end. The
+ * charge writes the agent's rate record alone (Tx.putRate), not its record.
  *
  * No existence oracle: a name that matches no entry and an entry outside the
  * scope take the same path, write the same kind of record and give the same
@@ -389,7 +390,7 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const sent = refused.filter((r) => r.code === 'VLT-2045');
   const counted = sent.length > 0 ? recordViolation(rate, now) : null;
   if (counted !== null && counted.kind !== 'locked') rate = counted.state;
-  if (rate !== agent.rate) a.tx.putAgent({ ...agent, rate });
+  if (rate !== agent.rate) a.tx.putRate(agent.id, rate);
   auditRefused(
     a,
     'denied',
@@ -428,7 +429,7 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
   const ids = [...new Set(targets.map((t) => t.entry.id))];
   const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
   if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
-  a.tx.putAgent({ ...agent, rate: d.state });
+  a.tx.putRate(agent.id, d.state);
   if (d.kind === 'lockdown') {
     return refuseAll(
       a,
@@ -610,7 +611,7 @@ export async function reportSignal(
       if (agent.revoked !== null || dead) return new VaultError('VLT-2040', 'Token revoked.');
       const counted = recordViolation(agent.rate, ctx.now());
       if (counted.kind === 'locked') return { outcome: 'locked' };
-      tx.putAgent({ ...agent, rate: counted.state });
+      tx.putRate(agent.id, counted.state);
       const code = SIGNAL_CODE[signal.kind];
       auditRefused(
         a,

@@ -280,7 +280,7 @@ export function lockAgent(
     const header = ctx.header(tx);
     const a = agentByName(tx, name);
     const next = { ...a, rate: lockByHand(a.rate, ctx.now()) };
-    tx.putAgent(next);
+    tx.putRate(a.id, next.rate);
     appendAudit(tx, header, ownerEvent(ctx, 'agent_lock', source, { subject: a.name }));
     return summarise(tx, s, header, next, ctx.now());
   });
@@ -291,7 +291,8 @@ export type AgentTarget = { readonly name: string } | { readonly id: string };
 
 /**
  * Revokes for good: the verifier and wrapped keys are erased, the record stays
- * (so its token is told "revoked", not "unknown") and the name is free again.
+ * (so its token is told "revoked", not "unknown") and the name is free again;
+ * its rate record goes (Tx.putAgent of a revoked agent).
  * The revocation is its own commit and comes first: an entry the agent held
  * whose rotation fails (a field record it altered, VLT-3020) must not leave
  * it able to read. Each entry it held is then rotated in a commit of its own;

@@ -138,6 +138,19 @@ const SHAPES: Readonly<Record<string, (v: unknown) => boolean>> = {
     obj(v) && int(v.seq) && v.seq > 0 && buf(v.hash) && typeof v.at === 'number' && buf(v.mac),
 };
 
+/** The store key prefix of the agents' rate records (store.ts). */
+const RATE_RECORD = 'rate/';
+
+/** An agent's rate state: its reads, violations and lock (core/policy.ts RateState). */
+function rateShape(v: unknown): boolean {
+  return (
+    obj(v) &&
+    obj(v.reads) &&
+    Array.isArray(v.violations) &&
+    (v.lock === null || (obj(v.lock) && typeof v.lock.at === 'number'))
+  );
+}
+
 function headerShape(h: unknown): h is VaultHeader {
   return (
     obj(h) &&
@@ -220,7 +233,13 @@ export function checkRecords(
     } else if (r.key === 'audit-head') head = r.value;
     else if (r.key === 'audit-base') base = r.value;
     else if (r.key.startsWith('audit/')) audit.push(r.value as AuditRecord);
-    else {
+    else if (r.key.startsWith(RATE_RECORD) && !rateShape(r.value)) {
+      problems.add(
+        'VLT-3035',
+        whereOf(r.key),
+        'The record is not the kind of record its key says.',
+      );
+    } else {
       const shaped = SHAPES[r.key];
       if (shaped !== undefined && !shaped(r.value)) {
         problems.add('VLT-3035', r.key, 'The record is not the kind of record its key says.');
@@ -372,6 +391,10 @@ export function checkSealed(
       if (!buf(a.mac) || !equal(a.mac, agentMac(mac, a))) {
         problems.add('VLT-3021', where, 'The record failed its owner MAC.');
         continue;
+      }
+      // Its rate record gone (the agent reads as locked until the owner unlocks it).
+      if (a.revoked === null && a.rate.lock?.reason === 'lost') {
+        problems.add('VLT-3036', where, 'Its rate state (limits, lock) is missing.');
       }
       if (a.revoked === null && tx.agentIdByName(a.name) !== a.id) {
         problems.add('VLT-3032', where, 'The agent name index does not lead to this agent.');

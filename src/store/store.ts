@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import type { Limits, RateState } from '../core/policy.js';
+import { LOST_RATE_STATE, type Limits, type RateState } from '../core/policy.js';
 import type { AuditAction } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 import { STORE_FILE } from '../core/protocol.js';
@@ -116,6 +116,12 @@ export interface AgentRecord extends Grants {
   /** Entry ids. */
   readonly scope: readonly string[];
   readonly limits: Limits;
+  /**
+   * Where the host charges reads and records violations and the lock: kept
+   * in a record of its own (`rate/<id>`), so a fill rewrites that small
+   * record and not this one (issue 28). An agent record of an older vault
+   * still holds it here; Tx.agent() reads either, the rate record first.
+   */
   readonly rate: RateState;
   /** KDF output of the token secret; compared in constant time. */
   readonly verifier: Buffer;
@@ -127,6 +133,9 @@ export interface AgentRecord extends Grants {
   readonly created: number;
   readonly revoked: number | null;
 }
+
+/** An agent record as stored: its rate state in its own record, or (older vaults) here. */
+type StoredAgent = Omit<AgentRecord, 'rate'> & { readonly rate?: RateState };
 
 /**
  * A session token `run` minted for an agent: the same identity, limits and rate
@@ -241,6 +250,7 @@ const K = {
   fieldPrefix: (entryId: string) => `field/${entryId}/`,
   name: (hash: string) => `name/${hash}`,
   agent: (id: string) => `agent/${id}`,
+  rate: (agentId: string) => `rate/${agentId}`,
   agentName: (name: string) => `agent-name/${name}`,
   session: (id: string) => `session/${id}`,
   key: (id: string) => `key/${id}`,
@@ -356,11 +366,90 @@ async function commitCause(err: unknown): Promise<unknown> {
   }
 }
 
+/**
+ * What DecodedRecords keeps, at most: records (the oldest go first), their
+ * bytes in all, and the size of one (a larger one, a big field value, is
+ * decoded at each read as before: keeping it would hold memory for little).
+ */
+const DECODED_KEPT = 2048;
+const DECODED_BYTES = 32 * 1024 * 1024;
+const DECODED_ONE = 1024 * 1024;
+
+/**
+ * Records as decoded, each kept with the bytes it was decoded from: a read
+ * takes the bytes its own transaction sees (lmdb-js's getBinaryFast, no copy)
+ * and returns the kept record only when they are the same bytes. So it sees
+ * exactly what an uncached read would: a writing transaction its own write,
+ * every other reader the committed record until the write commits, and a
+ * write rolled back (a thrown transaction, an aborted child of lmdb-js's
+ * batch) nothing of it; a write needs no invalidation, and no bookkeeping of
+ * when a transaction settles. A hit costs a lookup and a compare, instead of
+ * decoding (issue 28: about 15 us for an agent record, read twice per fill).
+ *
+ * Kept records are shared by every reader, so they are frozen: code that
+ * changes one in place (instead of a changed copy) fails loudly. Buffers in
+ * them cannot be frozen; nothing writes into a stored record's buffers.
+ */
+class DecodedRecords {
+  private readonly kept = new Map<string, { bytes: Buffer; value: unknown }>();
+  private keptBytes = 0;
+  private readonly decoder: { decode(bytes: Buffer): unknown };
+
+  constructor(private readonly db: RootDatabase) {
+    this.decoder = (db as unknown as { decoder: { decode(bytes: Buffer): unknown } }).decoder;
+  }
+
+  get(key: string): unknown {
+    const bytes = this.db.getBinaryFast(key);
+    if (bytes === undefined) return undefined;
+    // lmdb-js reuses this buffer for its next read, and sets its `length` by
+    // hand (the allocation is larger): compared and copied by that length.
+    const n = bytes.length;
+    const hit = this.kept.get(key);
+    if (hit !== undefined && hit.bytes.length === n && hit.bytes.compare(bytes, 0, n) === 0)
+      return hit.value;
+    const own = Buffer.from(bytes.subarray(0, n));
+    const value = this.decoder.decode(own);
+    this.forget(key);
+    if (typeof value !== 'object' || value === null || Buffer.isBuffer(value) || n > DECODED_ONE)
+      return value;
+    this.kept.set(key, { bytes: own, value: frozen(value) });
+    this.keptBytes += n;
+    for (const oldest of this.kept.keys()) {
+      if (this.kept.size <= DECODED_KEPT && this.keptBytes <= DECODED_BYTES) break;
+      this.forget(oldest);
+    }
+    return value;
+  }
+
+  private forget(key: string): void {
+    const gone = this.kept.get(key);
+    if (gone === undefined) return;
+    this.kept.delete(key);
+    this.keptBytes -= gone.bytes.length;
+  }
+}
+
+/** `v` and everything in it frozen, but Buffers (which cannot be). */
+function frozen<T>(v: T): T {
+  if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v) || Object.isFrozen(v)) return v;
+  for (const member of Object.values(v)) frozen(member);
+  return Object.freeze(v);
+}
+
+/** One DecodedRecords per open store file, shared by all its transactions. */
+const decodedOf = new WeakMap<RootDatabase, DecodedRecords>();
+
 /** The rows of an LMDB transaction (store.ts holds the only lmdb handle). */
 class LmdbRows implements Rows {
-  constructor(private readonly db: RootDatabase) {}
+  private readonly decoded: DecodedRecords;
+  constructor(private readonly db: RootDatabase) {
+    let d = decodedOf.get(db);
+    if (d === undefined) decodedOf.set(db, (d = new DecodedRecords(db)));
+    this.decoded = d;
+  }
   get(key: string): unknown {
-    return this.db.get(key);
+    return this.decoded.get(key);
   }
   getRange(range: KeyRange): Iterable<{ key: unknown; value: unknown }> {
     return this.db.getRange(range);
@@ -559,16 +648,46 @@ export class Tx {
     this.del(K.name(hash));
   }
 
+  /** The agent record with its rate state (see AgentRecord.rate). */
   agent(id: string): AgentRecord | null {
-    return (this.db.get(K.agent(id)) as AgentRecord | undefined) ?? null;
+    const stored = this.db.get(K.agent(id)) as StoredAgent | undefined;
+    return stored === undefined ? null : this.withRate(id, stored);
   }
+  /**
+   * Writes the agent record and its rate record, the rate taken out of the
+   * first. A revoked agent keeps no rate state: its token opens nothing.
+   */
   putAgent(a: AgentRecord): void {
-    this.set(K.agent(a.id), a);
+    const { rate, ...stored } = a;
+    this.set(K.agent(a.id), stored);
+    if (a.revoked === null) this.set(K.rate(a.id), rate);
+    else this.del(K.rate(a.id));
+  }
+  /**
+   * Writes an agent's rate state alone (a charge, a violation, a lock): its
+   * own small record, not the agent record. An agent record of an older
+   * vault that still holds a rate state loses it here, once, so a rate
+   * record lost later reads as lost (LOST_RATE_STATE), never as that old state.
+   */
+  putRate(agentId: string, rate: RateState): void {
+    this.set(K.rate(agentId), rate);
+    const stored = this.db.get(K.agent(agentId)) as StoredAgent | undefined;
+    if (stored?.rate !== undefined) {
+      this.set(
+        K.agent(agentId),
+        Object.fromEntries(Object.entries(stored).filter(([k]) => k !== 'rate')),
+      );
+    }
   }
   agents(): AgentRecord[] {
-    return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map(
-      (r) => r.value as AgentRecord,
+    return [...this.db.getRange({ start: 'agent/', end: 'agent0' })].map((r) =>
+      this.withRate(String(r.key).slice('agent/'.length), r.value as StoredAgent),
     );
+  }
+  /** The rate record, else (an older vault) the agent record's own, else lost. */
+  private withRate(id: string, stored: StoredAgent): AgentRecord {
+    const rate = this.db.get(K.rate(id)) as RateState | undefined;
+    return { ...stored, rate: rate ?? stored.rate ?? LOST_RATE_STATE };
   }
   agentIdByName(name: string): string | null {
     return (this.db.get(K.agentName(name)) as string | undefined) ?? null;
