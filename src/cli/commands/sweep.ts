@@ -30,8 +30,8 @@ import {
 } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 import {
+  ChunkBuffers,
   disjoint,
-  lineNumbers,
   openRegular,
   rewrite,
   scanFd,
@@ -50,6 +50,8 @@ const DEFAULT_MAX_FILE_MIB = 1024;
  * may have moved it a little).
  */
 const RESCAN_SLACK = 64 * 1024;
+/** The least time between two requests that mark findings exposed while the sweep goes on. */
+const MARK_EVERY_MS = 500;
 /** A rewrite refused because an agent was still writing is tried this many times. */
 const REWRITE_TRIES = 3;
 
@@ -116,11 +118,9 @@ export const run: Command = async (ctx) => {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
     for (const file of walked.files) {
-      sweep.file(file, 0);
+      await sweep.file(file, 0);
+      // The host marks on its own core while this one sweeps on.
       sweep.markSoon(passphrase);
-      // A turn of the event loop: the mark request in flight goes out, and the
-      // host marks on its own core while this one sweeps on.
-      await new Promise((r) => setImmediate(r));
     }
     await sweep.settle(passphrase);
     const found = sweep.findings.length;
@@ -260,6 +260,7 @@ class Sweeper {
   private unmarked = new Map<string, { entry: string; field: string }>();
   /** Per file: its inode and the offset read up to. */
   private readonly seen = new Map<string, { ino: number; end: number }>();
+  private readonly buffers = new ChunkBuffers();
 
   constructor(
     private readonly ctx: CliContext,
@@ -276,12 +277,12 @@ class Sweeper {
    * Sweeps one file from `from` (0: the whole file; in watch mode, where the
    * last read ended), reports what it finds, and rewrites it with --redact.
    */
-  file(
+  async file(
     target: FileTarget,
     from: number,
     tries = REWRITE_TRIES,
     only?: { readonly p: Patterns; readonly until: number },
-  ): void {
+  ): Promise<void> {
     const p = only?.p ?? this.p;
     if (p === null) return;
     const opened = openRegular(target.path, this.opts.maxFileBytes);
@@ -297,19 +298,15 @@ class Sweeper {
       const start = prev !== undefined && prev.ino === st.ino && st.size >= from ? from : 0;
       const overlap = Math.max(0, start - (p.matcher.maxLength - 1));
       const until = only === undefined ? st.size : Math.min(only.until, st.size);
-      const scanned = scanFd(fd, p.matcher, overlap, until - overlap);
+      const scanned = await scanFd(fd, p.matcher, this.buffers, overlap, until - overlap);
       this.bytes += scanned.bytes - (start - overlap);
       const hits = scanned.hits.filter((h) => h.end > start);
       // A rescan for new values (`only`) leaves where the sweep proper has read to.
       if (only === undefined) this.seen.set(target.path, { ino: st.ino, end: scanned.end });
       const readTo = this.seen.get(target.path)?.end ?? scanned.end;
       if (hits.length === 0) return;
-      const lines = lineNumbers(
-        fd,
-        hits.map((h) => h.start),
-      );
       const fresh = disjoint(hits);
-      const found = fresh.map((h) => this.finding(p, target, h, lines.get(h.start) ?? 0));
+      const found = fresh.map((h) => this.finding(p, target, h));
       if (this.opts.redact) {
         const spans = fresh.map((h) => ({
           start: h.start,
@@ -340,15 +337,15 @@ class Sweeper {
     }
     if (retry) {
       if (only === undefined) this.seen.delete(target.path);
-      this.file(target, only === undefined ? 0 : from, tries - 1, only);
+      await this.file(target, only === undefined ? 0 : from, tries - 1, only);
     }
   }
 
-  private finding(p: Patterns, target: FileTarget, h: Hit, line: number): Finding {
+  private finding(p: Patterns, target: FileTarget, h: Hit): Finding {
     const s = p.sources[h.pattern] as Source;
     return {
       file: target.path,
-      line,
+      line: h.line,
       entry: s.entry,
       field: s.field,
       form: s.form,
@@ -369,12 +366,18 @@ class Sweeper {
   private inFlight: Promise<void> | null = null;
   private failed: unknown = null;
 
+  private lastMark = 0;
+
   /**
    * Sends what was found so far to be marked, unless a request is already in
-   * flight: one at a time, since each unlocks (with a passphrase, a KDF run).
+   * flight or one went out less than MARK_EVERY_MS ago: each is an owner
+   * request, so it costs a KDF run in the host (with a passphrase) and a check
+   * of the host's process here, which sent per file was a third of the sweep.
    */
   markSoon(passphrase: string | undefined): void {
     if (this.inFlight !== null || this.unmarked.size === 0) return;
+    if (Date.now() - this.lastMark < MARK_EVERY_MS) return;
+    this.lastMark = Date.now();
     this.inFlight = this.mark(passphrase)
       .catch((err: unknown) => {
         this.failed ??= err;
@@ -439,7 +442,7 @@ class Sweeper {
     const changed = (path: string) =>
       enqueue(`sweep of ${shown(path)}`, async () => {
         const before = this.findings.length;
-        this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
+        await this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
         if (this.findings.length > before) await this.mark(passphrase);
       });
     // Where each file had been read to when the values were last fetched.
@@ -457,7 +460,7 @@ class Sweeper {
           for (const [path, f] of [...this.seen]) {
             const from = Math.max(0, (fetchedAt.get(path) ?? 0) - RESCAN_SLACK);
             if (f.end > from) {
-              this.file({ path, agent: agentOf(path) }, from, REWRITE_TRIES, {
+              await this.file({ path, agent: agentOf(path) }, from, REWRITE_TRIES, {
                 p: fresh,
                 until: f.end,
               });
