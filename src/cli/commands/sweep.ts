@@ -51,7 +51,7 @@ const DEFAULT_MAX_FILE_MIB = 1024;
  */
 const RESCAN_SLACK = 64 * 1024;
 /** The least time between two requests that mark findings exposed while the sweep goes on. */
-const MARK_EVERY_MS = 500;
+const MARK_EVERY_MS = 200;
 /** A rewrite refused because an agent was still writing is tried this many times. */
 const REWRITE_TRIES = 3;
 
