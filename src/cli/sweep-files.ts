@@ -72,6 +72,8 @@ function linkOnTheWay(base: string, path: string): string | null {
 export interface FileTarget {
   readonly path: string;
   readonly agent: string;
+  /** Its size when walked (it may have grown since). */
+  readonly size?: number;
 }
 
 export interface Skipped {
@@ -131,7 +133,7 @@ export function walk(roots: readonly Root[], maxFileBytes: number): Walked {
       skipped.push({ path, reason: `larger than ${maxFileBytes} bytes (--max-file-size)` });
       return;
     }
-    files.push({ path, agent });
+    files.push({ path, agent, size: st.size });
   };
   for (const r of roots) {
     const link = r.base === undefined ? null : linkOnTheWay(r.base, r.path);

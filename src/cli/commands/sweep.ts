@@ -52,6 +52,8 @@ const DEFAULT_MAX_FILE_MIB = 1024;
 const RESCAN_SLACK = 64 * 1024;
 /** The least time between two requests that mark findings exposed while the sweep goes on. */
 const MARK_EVERY_MS = 200;
+/** Bytes still to sweep below which no mark goes out before the last (about 0.1 s of scanning). */
+const MARK_UNLESS_LEFT = 128 * 1024 * 1024;
 /** A rewrite refused because an agent was still writing is tried this many times. */
 const REWRITE_TRIES = 3;
 
@@ -119,10 +121,14 @@ export const run: Command = async (ctx) => {
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
+    let unswept = walked.files.reduce((n, f) => n + (f.size ?? 0), 0);
     for (const file of walked.files) {
       await sweep.file(file, 0);
-      // The host marks on its own core while this one sweeps on.
-      sweep.markSoon(passphrase);
+      unswept -= file.size ?? 0;
+      // The host marks on its own core while this one sweeps on; near the end
+      // the last mark waits instead (a mark still in flight when the scan
+      // ends is one more round trip before the final one).
+      if (unswept > MARK_UNLESS_LEFT) sweep.markSoon(passphrase);
     }
     await sweep.settle(passphrase);
     const found = sweep.findings.length;
