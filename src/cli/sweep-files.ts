@@ -196,7 +196,7 @@ export class ChunkBuffers {
   /** Buffer `i` (0 and 1: the chunks; 2: the line counter's), written up to `upTo`. */
   take(i: number, upTo: number): Buffer {
     const b = (this.bufs[i] ??= Buffer.allocUnsafe(CHUNK_BYTES));
-    this.dirty[i] = Math.max(this.dirty[i] ?? CHUNK_BYTES, upTo);
+    this.dirty[i] = Math.max(this.dirty[i] ?? 0, upTo);
     return b;
   }
 
