@@ -52,8 +52,8 @@ const DEFAULT_MAX_FILE_MIB = 1024;
 const RESCAN_SLACK = 64 * 1024;
 /** The least time between two requests that mark findings exposed while the sweep goes on. */
 const MARK_EVERY_MS = 200;
-/** Bytes still to sweep below which no mark goes out before the last (about 0.1 s of scanning). */
-const MARK_UNLESS_LEFT = 128 * 1024 * 1024;
+/** Bytes still to sweep below which no mark goes out before the last (a few tens of ms of scanning). */
+const MARK_UNLESS_LEFT = 32 * 1024 * 1024;
 /** A rewrite refused because an agent was still writing is tried this many times. */
 const REWRITE_TRIES = 3;
 
