@@ -17,6 +17,7 @@ import {
   fsyncSync,
   lstatSync,
   openSync,
+  read,
   readSync,
   readdirSync,
   renameSync,
@@ -27,7 +28,7 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import type { MultiMatcher } from '../core/multi-match.js';
+import type { MultiMatch, MultiMatcher } from '../core/multi-match.js';
 
 /** Bytes read at a time. */
 export const CHUNK_BYTES = 1 << 20;
@@ -71,6 +72,8 @@ function linkOnTheWay(base: string, path: string): string | null {
 export interface FileTarget {
   readonly path: string;
   readonly agent: string;
+  /** Its size when walked (it may have grown since). */
+  readonly size?: number;
 }
 
 export interface Skipped {
@@ -130,7 +133,7 @@ export function walk(roots: readonly Root[], maxFileBytes: number): Walked {
       skipped.push({ path, reason: `larger than ${maxFileBytes} bytes (--max-file-size)` });
       return;
     }
-    files.push({ path, agent });
+    files.push({ path, agent, size: st.size });
   };
   for (const r of roots) {
     const link = r.base === undefined ? null : linkOnTheWay(r.base, r.path);
@@ -176,74 +179,149 @@ export interface Hit {
   readonly pattern: number;
   readonly start: number;
   readonly end: number;
+  /** The 1-based line the hit starts on. */
+  readonly line: number;
+}
+
+/**
+ * The buffers one sweep reads through, reused from file to file (a sweep of
+ * many files allocated 2 MiB a file, and the collector ran for it), zeroed
+ * as far as each was written after every file.
+ */
+export class ChunkBuffers {
+  private readonly bufs: Buffer[] = [];
+  /** How far each buffer has been written since it was last zeroed. */
+  private readonly dirty: number[] = [];
+
+  /** Buffer `i` (0 and 1: the chunks; 2: the line counter's), written up to `upTo`. */
+  take(i: number, upTo: number): Buffer {
+    const b = (this.bufs[i] ??= Buffer.allocUnsafe(CHUNK_BYTES));
+    this.dirty[i] = Math.max(this.dirty[i] ?? 0, upTo);
+    return b;
+  }
+
+  wipe(): void {
+    this.bufs.forEach((b, i) => b.fill(0, 0, this.dirty[i]));
+    this.dirty.fill(0);
+  }
 }
 
 /**
  * Every occurrence of the matcher's patterns in the file from `from` to its
- * end (at most `limit` bytes), in chunks; the chunk buffer is zeroed after.
- * Returns the hits (at most MAX_HITS_PER_FILE) and where reading stopped.
+ * end (at most `limit` bytes), with the line each starts on, in one pass:
+ * past the first chunk, the next chunk is read (on libuv's pool, so on
+ * another core) while this one is scanned; a file that ends within a chunk
+ * is read synchronously, a round trip through the pool costing more than its
+ * read. Lines are counted as the scan goes (see LineCounter). The buffers are
+ * zeroed after. Returns the hits (at most MAX_HITS_PER_FILE) and where
+ * reading stopped.
  */
-export function scanFd(
+export async function scanFd(
   fd: number,
   matcher: MultiMatcher,
+  buffers: ChunkBuffers,
   from = 0,
   limit = Infinity,
-): { hits: Hit[]; end: number; bytes: number } {
+): Promise<{ hits: Hit[]; end: number; bytes: number }> {
   const hits: Hit[] = [];
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
   const scanner = matcher.scanner();
   scanner.offset = from;
+  const lines = new LineCounter(fd, buffers);
+  const readInto = (i: number, at: number, len: number, sync: boolean): Promise<number> => {
+    if (len <= 0) return Promise.resolve(0);
+    const buf = buffers.take(i, len);
+    if (sync) return Promise.resolve(readSync(fd, buf, 0, len, at));
+    return new Promise((resolve, reject) =>
+      read(fd, buf, 0, len, at, (err, n) => (err === null ? resolve(n) : reject(err))),
+    );
+  };
   let pos = from;
   let bytes = 0;
+  let which = 0;
+  /** Whether the file has had a hit: from then on each chunk's lines are counted as it goes. */
+  let counting = false;
+  let pending: Promise<number> = Promise.resolve(0);
   try {
-    while (bytes < limit) {
-      const n = readSync(fd, buf, 0, Math.min(CHUNK_BYTES, limit - bytes), pos);
+    let asked = Math.min(CHUNK_BYTES, limit);
+    pending = readInto(which, pos, asked, true);
+    for (;;) {
+      const n = await pending;
       if (n === 0) break;
-      scanner.push(buf.subarray(0, n), (m) => {
-        if (hits.length < MAX_HITS_PER_FILE) hits.push(m);
-      });
-      pos += n;
+      const chunk = buffers.take(which, n).subarray(0, n);
       bytes += n;
+      const next = Math.min(CHUNK_BYTES, limit - bytes);
+      // A short read is most likely the end: see so at once.
+      pending = readInto(1 - which, pos + n, next, n < asked);
+      asked = next;
+      const found: MultiMatch[] = [];
+      scanner.push(chunk, (m) => {
+        if (hits.length + found.length < MAX_HITS_PER_FILE) found.push(m);
+      });
+      if (found.length > 0) {
+        counting = true;
+        found.sort((a, b) => a.start - b.start);
+        for (const m of found) hits.push({ ...m, line: lines.lineAt(m.start, chunk, pos) });
+      }
+      if (counting) lines.lineAt(pos + n, chunk, pos);
+      pos += n;
+      which = 1 - which;
     }
   } finally {
+    // A read still in flight writes into a buffer about to be zeroed, from the fd the caller closes.
+    await pending.catch(() => 0);
     scanner.end();
-    buf.fill(0);
+    buffers.wipe();
   }
   return { hits, end: pos, bytes };
 }
 
-/** The 1-based line of each offset, counting newlines from the file's start. */
-export function lineNumbers(fd: number, offsets: readonly number[]): Map<number, number> {
-  const want = [...new Set(offsets)].sort((a, b) => a - b);
-  const out = new Map<number, number>();
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  let line = 1;
-  let pos = 0;
-  let i = 0;
-  try {
-    while (i < want.length) {
-      const n = readSync(fd, buf, 0, CHUNK_BYTES, pos);
-      if (n === 0) break;
-      const chunk = buf.subarray(0, n);
-      let j = 0;
-      const count = (until: number) => {
-        for (let k = chunk.indexOf(10, j); k !== -1 && k < until; k = chunk.indexOf(10, k + 1)) {
-          line++;
-        }
-        j = until;
-      };
-      for (; i < want.length && (want[i] as number) < pos + n; i++) {
-        count((want[i] as number) - pos);
-        out.set(want[i] as number, line);
-      }
-      count(n);
-      pos += n;
-    }
-  } finally {
-    buf.fill(0);
+/**
+ * The line number at offsets of one file, counted lazily: a file without a
+ * hit is never counted (most are), and the first hit counts what came before
+ * it by reading it again (from the page cache); after that each chunk in
+ * memory is counted once, as the scan passes it. A hit that starts in the
+ * previous chunk's tail counts back over those few bytes.
+ */
+class LineCounter {
+  private line = 1;
+  private at = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly buffers: ChunkBuffers,
+  ) {}
+
+  /** The 1-based line of offset `to`; `chunk` holds the file's bytes from `pos`. */
+  lineAt(to: number, chunk: Buffer, pos: number): number {
+    if (to >= this.at) this.line += this.newlines(this.at, to, chunk, pos);
+    else this.line -= this.newlines(to, this.at, chunk, pos);
+    this.at = to;
+    return this.line;
   }
-  for (const t of want) if (!out.has(t)) out.set(t, line);
-  return out;
+
+  /** Newlines in [a, b): from `chunk` where it holds them, else read again. */
+  private newlines(a: number, b: number, chunk: Buffer, pos: number): number {
+    let n = 0;
+    if (a < pos) {
+      const until = Math.min(b, pos);
+      const scratch = this.buffers.take(2, Math.min(CHUNK_BYTES, until - a));
+      while (a < until) {
+        const k = readSync(this.fd, scratch, 0, Math.min(CHUNK_BYTES, until - a), a);
+        if (k === 0) break;
+        n += countNewlines(scratch.subarray(0, k));
+        a += k;
+      }
+      a = Math.max(a, until);
+    }
+    if (a < b) n += countNewlines(chunk.subarray(a - pos, b - pos));
+    return n;
+  }
+}
+
+function countNewlines(b: Buffer): number {
+  let n = 0;
+  for (let k = b.indexOf(10); k !== -1; k = b.indexOf(10, k + 1)) n++;
+  return n;
 }
 
 export interface Replacement {

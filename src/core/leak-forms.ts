@@ -42,10 +42,11 @@ export function leakForms(value: Uint8Array): LeakPattern[] {
     add('base64', Buffer.from(core, 'latin1'));
     add('base64url', Buffer.from(core.replace(/\+/g, '-').replace(/\//g, '_'), 'latin1'));
   }
-  add('url', percentEncode(v, URI_COMPONENT_SAFE, 'upper'));
-  add('url', percentEncode(v, URI_COMPONENT_SAFE, 'lower'));
-  add('url', percentEncode(v, UNRESERVED, 'upper'));
-  add('url', formEncode(v));
+  add('url', percentEncode(v, URI_COMPONENT_SAFE, HEX_UPPER));
+  add('url', percentEncode(v, URI_COMPONENT_SAFE, HEX_LOWER));
+  add('url', percentEncode(v, UNRESERVED, HEX_UPPER));
+  // application/x-www-form-urlencoded: a space is `+`.
+  add('url', percentEncode(v, FORM_SAFE, HEX_UPPER, 0x20));
   const text = utf8(v);
   if (text !== null) {
     for (const once of jsonEscapes(text)) {
@@ -70,40 +71,52 @@ export function base64Core(value: Buffer, align: number): string {
   return enc.slice(first, Math.max(first, last));
 }
 
+/** Bytes as a table: 1 where the set leaves the byte as it is. */
+function byteSet(chars: string): Uint8Array {
+  const t = new Uint8Array(256);
+  for (const c of chars) t[c.charCodeAt(0)] = 1;
+  return t;
+}
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** encodeURIComponent's own unescaped set. */
-const URI_COMPONENT_SAFE = /[A-Za-z0-9\-_.!~*'()]/;
+const URI_COMPONENT_SAFE = byteSet(ALNUM + "-_.!~*'()");
 /** RFC 3986's unreserved set. */
-const UNRESERVED = /[A-Za-z0-9\-_.~]/;
+const UNRESERVED = byteSet(ALNUM + '-_.~');
+/** application/x-www-form-urlencoded's (WHATWG URLSearchParams). */
+const FORM_SAFE = byteSet(ALNUM + '*-._');
+const HEX_UPPER = '0123456789ABCDEF';
+const HEX_LOWER = '0123456789abcdef';
 
-function percentEncode(v: Buffer, safe: RegExp, hex: 'upper' | 'lower'): Buffer {
-  let s = '';
+/**
+ * Per-cent encoded: the bytes in `safe` as they are, a space as `space` when
+ * given, the rest as %XX. A value with nothing to encode comes back as it is
+ * (a table, not a regular expression a byte: the sweep builds these for
+ * every released value before it can start).
+ */
+function percentEncode(v: Buffer, safe: Uint8Array, hex: string, space?: number): Buffer {
+  let extra = 0;
+  for (const b of v) if (safe[b] === 0 && b !== space) extra += 2;
+  if (extra === 0) return v;
+  const out = Buffer.allocUnsafe(v.length + extra);
+  let o = 0;
   for (const b of v) {
-    const c = String.fromCharCode(b);
-    if (b < 0x80 && safe.test(c)) s += c;
+    if (safe[b] === 1) out[o++] = b;
+    else if (b === space) out[o++] = 0x2b;
     else {
-      const h = b.toString(16).padStart(2, '0');
-      s += '%' + (hex === 'upper' ? h.toUpperCase() : h);
+      out[o++] = 0x25;
+      out[o++] = hex.charCodeAt(b >> 4);
+      out[o++] = hex.charCodeAt(b & 15);
     }
   }
-  return Buffer.from(s, 'latin1');
-}
-
-/** application/x-www-form-urlencoded: a space is `+`. */
-function formEncode(v: Buffer): Buffer {
-  let s = '';
-  for (const b of v) {
-    const c = String.fromCharCode(b);
-    if (b === 0x20) s += '+';
-    else if (b < 0x80 && /[A-Za-z0-9*\-._]/.test(c)) s += c;
-    else s += '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }
-  return Buffer.from(s, 'latin1');
+  return out;
 }
 
 /** The value as text, or null when it is not valid UTF-8 (then it has no JSON form). */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 function utf8(v: Buffer): string | null {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(v);
+    return strictUtf8.decode(v);
   } catch {
     return null;
   }

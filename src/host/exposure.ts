@@ -8,7 +8,7 @@
 import { VaultError, quote } from '../core/errors.js';
 import type { AGENT_ACTIONS } from '../core/audit.js';
 import type { SweepValue } from '../core/protocol.js';
-import { open, wipe } from '../crypto/aead.js';
+import { KeyArena, open, wipe } from '../crypto/aead.js';
 import type { EntryRecord, Tx, VaultHeader } from '../store/store.js';
 import { ownerEvent } from './audit-event.js';
 import { openSealed } from '../crypto/box.js';
@@ -67,24 +67,31 @@ export function sweepValues(
   req: { since: number | undefined; stored: boolean },
   source: string,
 ): SweepValue[] {
-  return ctx.commit((tx) => {
-    const header = ctx.header(tx);
-    const wanted = released(tx, s, req.since ?? 0);
-    const out: SweepValue[] = [];
-    for (const e of tx.entries()) {
-      const fields = wanted.get(e.id);
-      if (fields === undefined && !req.stored) continue;
-      out.push(...openFields(tx, s, header, e, fields ?? new Set(), req.stored));
-    }
-    const n = out.length;
-    const what = req.stored ? 'released or stored' : 'released';
-    appendAudit(
-      tx,
-      header,
-      ownerEvent(ctx, 'sweep', source, { subject: `${n} value${n === 1 ? '' : 's'} ${what}` }),
-    );
-    return out;
-  });
+  // Each entry's data key in one arena, reset after each: a guarded allocation
+  // of its own maps fresh pages (~0.1 ms), half this request's time at 1,000 values.
+  const arena = new KeyArena();
+  try {
+    return ctx.commit((tx) => {
+      const header = ctx.header(tx);
+      const wanted = released(tx, s, req.since ?? 0);
+      const out: SweepValue[] = [];
+      for (const e of tx.entries()) {
+        const fields = wanted.get(e.id);
+        if (fields === undefined && !req.stored) continue;
+        out.push(...openFields(tx, s, header, e, fields ?? new Set(), req.stored, arena));
+      }
+      const n = out.length;
+      const what = req.stored ? 'released or stored' : 'released';
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'sweep', source, { subject: `${n} value${n === 1 ? '' : 's'} ${what}` }),
+      );
+      return out;
+    });
+  } finally {
+    arena.wipe();
+  }
 }
 
 /** The entry's fields' values: those in `releasedFields`, and the rest too with `all`. */
@@ -95,8 +102,9 @@ function openFields(
   e: EntryRecord,
   releasedFields: ReadonlySet<string>,
   all: boolean,
+  arena: KeyArena,
 ): SweepValue[] {
-  const dataKey = s.dataKey(header, e);
+  const dataKey = s.dataKey(header, e, arena);
   try {
     const name = openName(header, dataKey, e);
     const meta = openMeta(header, dataKey, e);
@@ -127,6 +135,7 @@ function openFields(
     return out;
   } finally {
     wipe(dataKey);
+    arena.reset();
   }
 }
 
@@ -144,6 +153,23 @@ export function markExposed(
 ): { marked: number } {
   const byEntry = new Map<string, Set<string>>();
   for (const f of found) byEntry.set(f.entry, (byEntry.get(f.entry) ?? new Set()).add(f.field));
+  // As in sweepValues: one arena for the data keys, not a guarded allocation each.
+  const arena = new KeyArena();
+  try {
+    return markIn(ctx, s, byEntry, source, arena);
+  } finally {
+    arena.wipe();
+  }
+}
+
+/** markExposed's transaction: each entry's data key from `arena`, which is reset after it. */
+function markIn(
+  ctx: HostContext,
+  s: OwnerSession,
+  byEntry: ReadonlyMap<string, ReadonlySet<string>>,
+  source: string,
+  arena: KeyArena,
+): { marked: number } {
   return ctx.commit((tx) => {
     const header = ctx.header(tx);
     let marked = 0;
@@ -151,7 +177,7 @@ export function markExposed(
       const id = tx.entryIdByName(s.nameHash(name));
       const e = id === null ? null : tx.entry(id);
       if (e === null) throw new VaultError('VLT-4001', `No such entry: ${quote(name)}.`);
-      const dataKey = s.dataKey(header, e);
+      const dataKey = s.dataKey(header, e, arena);
       try {
         const meta = openMeta(header, dataKey, e);
         if (meta === null || openName(header, dataKey, e) !== name) {
@@ -175,6 +201,7 @@ export function markExposed(
         );
       } finally {
         wipe(dataKey);
+        arena.reset();
       }
     }
     return { marked };

@@ -4,7 +4,7 @@
  * records) and the audit key pair. Wiped at the request's end.
  */
 import { VaultError } from '../core/errors.js';
-import { newKey, seal, unwrapKey, wipe } from '../crypto/aead.js';
+import { newKey, seal, unwrapKey, wipe, type KeyArena } from '../crypto/aead.js';
 import type { KeyPair } from '../crypto/box.js';
 import { keyedHash } from '../crypto/hash.js';
 import { newKdfParams, passphraseKey } from '../crypto/kdf.js';
@@ -94,10 +94,12 @@ export class OwnerSession {
     return { header: next, key };
   }
 
-  dataKey(header: VaultHeader, e: EntryRecord): Buffer {
+  /** The entry's data key; from `arena` when given (a request opening many), else guarded memory of its own. */
+  dataKey(header: VaultHeader, e: EntryRecord, arena?: KeyArena): Buffer {
     const tierKey = this.tierKey(header, e.tier);
     const key =
-      tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen));
+      tierKey &&
+      unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen), arena);
     if (!key) throw new VaultError('VLT-3003');
     return key;
   }

@@ -1,11 +1,13 @@
 // `vault-cli sweep`: values released through get, render and a proxy fill,
-// planted in a throwaway HOME in Claude Code's, Codex's and the shells' own
-// transcript formats, in every form a transcript keeps them, among decoys.
+// planted in a throwaway HOME in Claude Code's, Codex's, Gemini CLI's, Aider's
+// and the shells' own transcript formats, in every form a transcript keeps
+// them, among decoys.
 // Every one is found where it was planted and nothing else is; --redact leaves
 // valid JSONL with references in place; the field stays exposed until it is
 // set anew; and a sentinel value appears in no output, file or audit record.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   appendFileSync,
   lstatSync,
@@ -90,6 +92,25 @@ describe('sweep', () => {
     '25',
     `rollout-2026-11-25T10-00-00-${hex(8)}.jsonl`,
   );
+  // Gemini CLI: ~/.gemini/tmp/<sha256 of the project's path>/, the chats as
+  // JSONL (session-<time>-<id>.jsonl, one record a line; `$set` updates the
+  // session's metadata) or, before that, one pretty-printed JSON object
+  // (session-*.json); logs.json (the prompts) and checkpoint-<tag>.json (the
+  // model's history, tool results included), both pretty-printed JSON.
+  const geminiProject = join(
+    home,
+    '.gemini',
+    'tmp',
+    createHash('sha256').update('/home/me/proj').digest('hex'),
+  );
+  const geminiChat = join(geminiProject, 'chats', `session-2026-11-25T10-00-${hex(4)}.jsonl`);
+  const geminiLegacy = join(geminiProject, 'chats', `session-2026-11-24T09-00-${hex(4)}.json`);
+  const geminiLogs = join(geminiProject, 'logs.json');
+  const geminiCheckpoint = join(geminiProject, 'checkpoint-before-deploy.json');
+  // Aider, in the repository it runs in (and the home): the chat as markdown,
+  // the prompts in prompt_toolkit's history format.
+  const aiderChat = join(home, '.aider.chat.history.md');
+  const aiderInput = join(home, '.aider.input.history');
   const bashFile = join(home, '.bash_history');
   const zshFile = join(home, '.zsh_history');
   const outside = join(home, 'outside');
@@ -117,6 +138,26 @@ describe('sweep', () => {
     }
     planted.set(file, at);
     appendFileSync(file, lines.map((l) => l.text + '\n').join(''));
+  }
+
+  /**
+   * Writes a file made by its tool's own writer (pretty-printed JSON, say),
+   * and records each line on which a needle (a value as that writer put it)
+   * occurs.
+   */
+  function plantWhole(file: string, text: string, needles: { text: string; ref: string }[]): void {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+    const at = new Map<number, string>();
+    for (const n of needles) {
+      let found = false;
+      for (let i = text.indexOf(n.text); i !== -1; i = text.indexOf(n.text, i + 1)) {
+        at.set(text.slice(0, i).split('\n').length, n.ref);
+        found = true;
+      }
+      assert.ok(found, `${n.ref} planted in ${file}`);
+    }
+    planted.set(file, at);
   }
 
   function existsLines(file: string): number {
@@ -261,6 +302,206 @@ describe('sweep', () => {
         ref: 'Filled/token',
       },
     ]);
+    // Gemini CLI's chat: a metadata record, the prompt, the model's turn with
+    // its shell tool call (the output in the function response, and again as
+    // displayed), a metadata update.
+    const geminiTool = (command: string, output: string) => ({
+      id: `run_shell_command-1764064800-${hex(4)}`,
+      name: 'run_shell_command',
+      args: { command },
+      result: [
+        {
+          functionResponse: {
+            id: `run_shell_command-1764064800-${hex(4)}`,
+            name: 'run_shell_command',
+            response: { output: `Command: ${command}\nDirectory: (root)\nOutput: ${output}` },
+          },
+        },
+      ],
+      status: 'success',
+      timestamp: '2026-11-25T10:00:03.000Z',
+      displayName: 'Shell',
+      description: command,
+      resultDisplay: output,
+      renderOutputAsMarkdown: false,
+    });
+    const geminiTurn = (text: string, toolCalls: object[]) =>
+      JSON.stringify({
+        id: `${hex(4)}-msg`,
+        timestamp: '2026-11-25T10:00:03.000Z',
+        type: 'gemini',
+        content: [{ text }],
+        toolCalls,
+        thoughts: [],
+        tokens: { input: 812, output: 41, cached: 0, thoughts: 12, tool: 0, total: 865 },
+        model: 'gemini-2.5-pro',
+      });
+    plant(geminiChat, [
+      {
+        text: JSON.stringify({
+          sessionId: 'a1b2c3d4-e5f6-4890-abcd-ef1234567890',
+          projectHash: geminiProject.split('/').at(-1),
+          startTime: '2026-11-25T10:00:00.000Z',
+          lastUpdated: '2026-11-25T10:00:00.000Z',
+          kind: 'main',
+        }),
+      },
+      {
+        text: JSON.stringify({
+          id: `${hex(4)}-msg`,
+          timestamp: '2026-11-25T10:00:01.000Z',
+          type: 'user',
+          content: [{ text: 'why does the deploy fail?' }],
+        }),
+      },
+      {
+        text: geminiTurn('', [geminiTool('cat .env', `GITHUB_TOKEN=${GH}\n`)]),
+        ref: 'GitHub/token',
+      },
+      {
+        text: geminiTurn('', [geminiTool('printenv API_KEY', `${SENTINEL}\n`)]),
+        ref: 'Sentinel/password',
+      },
+      { text: geminiTurn(`The token ${decoys[0] as string} looks expired.`, []) },
+      { text: JSON.stringify({ $set: { lastUpdated: '2026-11-25T10:00:09.000Z' } }) },
+    ]);
+    // The older whole-file chat, logs.json and a checkpoint: pretty-printed JSON.
+    const sentinelInJson = JSON.stringify(SENTINEL).slice(1, -1);
+    plantWhole(
+      geminiLegacy,
+      JSON.stringify(
+        {
+          sessionId: 'b2c3d4e5-f6a7-4901-bcde-f12345678901',
+          projectHash: geminiProject.split('/').at(-1),
+          startTime: '2026-11-24T09:00:00.000Z',
+          lastUpdated: '2026-11-24T09:05:00.000Z',
+          messages: [
+            {
+              id: 'm1',
+              timestamp: '2026-11-24T09:00:01.000Z',
+              type: 'user',
+              content: `the password is ${RENDERED}, and ${decoys[1] as string} was the old one`,
+            },
+            {
+              id: 'm2',
+              timestamp: '2026-11-24T09:00:05.000Z',
+              type: 'gemini',
+              content: '',
+              toolCalls: [geminiTool('cat secrets.txt', `${SENTINEL}\n`)],
+            },
+          ],
+        },
+        null,
+        2,
+      ),
+      [
+        { text: RENDERED, ref: 'Rendered/password' },
+        { text: sentinelInJson, ref: 'Sentinel/password' },
+      ],
+    );
+    plantWhole(
+      geminiLogs,
+      JSON.stringify(
+        [
+          {
+            sessionId: 'b2c3d4e5-f6a7-4901-bcde-f12345678901',
+            messageId: 0,
+            type: 'user',
+            message: 'list the files',
+            timestamp: '2026-11-24T09:00:01.000Z',
+          },
+          {
+            sessionId: 'b2c3d4e5-f6a7-4901-bcde-f12345678901',
+            messageId: 1,
+            type: 'user',
+            message: `use Bearer ${FILLED} for the API and ${decoys[2] as string} for staging`,
+            timestamp: '2026-11-24T09:01:00.000Z',
+          },
+        ],
+        null,
+        2,
+      ),
+      [{ text: FILLED, ref: 'Filled/token' }],
+    );
+    const ghBase64 = Buffer.from(GH).toString('base64');
+    plantWhole(
+      geminiCheckpoint,
+      JSON.stringify(
+        [
+          { role: 'user', parts: [{ text: 'encode the token for the k8s secret' }] },
+          {
+            role: 'model',
+            parts: [{ functionCall: { name: 'run_shell_command', args: { command: 'base64' } } }],
+          },
+          {
+            role: 'user',
+            parts: [
+              {
+                functionResponse: {
+                  name: 'run_shell_command',
+                  response: { output: `Output: ${ghBase64}\n` },
+                },
+              },
+            ],
+          },
+        ],
+        null,
+        2,
+      ),
+      [{ text: ghBase64, ref: 'GitHub/token' }],
+    );
+    // Aider's chat: the prompts as `####` lines, tool output (a /run's, kept
+    // in the chat) as `>` block quotes with markdown's two-space line breaks,
+    // the model's answer as markdown with a fenced block.
+    plantWhole(
+      aiderChat,
+      [
+        '',
+        '# aider chat started at 2026-11-25 10:00:00',
+        '',
+        '> /home/me/.local/bin/aider --model sonnet  ',
+        '> Aider v0.86.1  ',
+        '',
+        '#### /run cat .env  ',
+        '',
+        '> Running cat .env  ',
+        `> GITHUB_TOKEN=${GH}  `,
+        `> API_KEY=${SENTINEL}  `,
+        `> OLD_TOKEN=${decoys[0] as string}  `,
+        '> Add 0.1k tokens of command output to the chat? (Y)es/(N)o [Yes]: y  ',
+        '> Added 3 lines of output to the chat.  ',
+        '',
+        '#### why does the deploy fail?  ',
+        '',
+        'The request sends the wrong header. Try:',
+        '',
+        '```bash',
+        `curl -H "Authorization: Bearer ${FILLED}" https://api.example.com/deploy`,
+        '```',
+        '',
+        '',
+      ].join('\n'),
+      [
+        { text: GH, ref: 'GitHub/token' },
+        { text: SENTINEL, ref: 'Sentinel/password' },
+        { text: FILLED, ref: 'Filled/token' },
+      ],
+    );
+    plantWhole(
+      aiderInput,
+      [
+        '',
+        '# 2026-11-25 10:00:01.123456',
+        '+/run cat .env',
+        '',
+        '# 2026-11-25 10:00:09.654321',
+        `+export DB_PASSWORD=${RENDERED}`,
+        `+export OLD=${decoys[1] as string}`,
+        '+why does the deploy fail?',
+        '',
+      ].join('\n'),
+      [{ text: RENDERED, ref: 'Rendered/password' }],
+    );
     // A stored value never released, in a file of its own.
     plant(join(home, 'notes', 'stored.txt'), [{ text: `pw: ${STORED}` }]);
   });
@@ -339,6 +580,51 @@ describe('sweep', () => {
       'got vault://Sentinel/password back',
     );
     assert.match(readFileSync(bashFile, 'utf8'), /^export GITHUB_TOKEN=vault:\/\/GitHub\/token$/m);
+    // Gemini CLI: JSONL and pretty-printed JSON still parse, references in place.
+    const chat = readFileSync(geminiChat, 'utf8').split('\n').filter(Boolean);
+    const records = chat.map(
+      (l) => JSON.parse(l) as { toolCalls?: { result: unknown[]; resultDisplay: string }[] },
+    );
+    const call = records[2]?.toolCalls?.[0];
+    assert.equal(call?.resultDisplay, 'GITHUB_TOKEN=vault://GitHub/token\n');
+    assert.deepEqual(call?.result, [
+      {
+        functionResponse: {
+          id: (call?.result[0] as { functionResponse: { id: string } }).functionResponse.id,
+          name: 'run_shell_command',
+          response: {
+            output:
+              'Command: cat .env\nDirectory: (root)\nOutput: GITHUB_TOKEN=vault://GitHub/token\n',
+          },
+        },
+      },
+    ]);
+    const legacy = JSON.parse(readFileSync(geminiLegacy, 'utf8')) as {
+      messages: { content: string; toolCalls?: { resultDisplay: string }[] }[];
+    };
+    assert.match(
+      legacy.messages[0]?.content ?? '',
+      /^the password is vault:\/\/Rendered\/password, /,
+    );
+    assert.equal(legacy.messages[1]?.toolCalls?.[0]?.resultDisplay, 'vault://Sentinel/password\n');
+    const logs = JSON.parse(readFileSync(geminiLogs, 'utf8')) as { message: string }[];
+    assert.match(logs[1]?.message ?? '', /^use Bearer vault:\/\/Filled\/token for the API/);
+    // The base64 form's characters are the value's own: the reference takes their place.
+    const checkpoint = readFileSync(geminiCheckpoint, 'utf8');
+    JSON.parse(checkpoint);
+    assert.ok(!checkpoint.includes(Buffer.from(GH).toString('base64')));
+    // Aider: the markdown keeps its shape, line for line.
+    const aider = readFileSync(aiderChat, 'utf8').split('\n');
+    assert.equal(aider[9], '> GITHUB_TOKEN=vault://GitHub/token  ');
+    assert.equal(aider[10], '> API_KEY=vault://Sentinel/password  ');
+    assert.equal(
+      aider[20],
+      'curl -H "Authorization: Bearer vault://Filled/token" https://api.example.com/deploy',
+    );
+    assert.match(
+      readFileSync(aiderInput, 'utf8'),
+      /^\+export DB_PASSWORD=vault:\/\/Rendered\/password$/m,
+    );
     // No temporary file left beside them.
     for (const f of everyFile(home)) assert.doesNotMatch(f.path, /vault-sweep-/);
     const again = await sweep(['--json']);
