@@ -103,7 +103,7 @@ test('--watch: one derivation for the sweep, the audit follow and a mark per lea
       appendFileSync(join(dir, `t${i}.jsonl`), `{"text":"again ${values[i]}"}\n`);
       await until(() => lines() > seen);
     }
-    // Each leak was marked before the next was written (the watch marks, then reads on).
+    // Each leak found is marked in turn (the watch queues a file's sweep and its mark together).
     assert.equal(lines(), FILES + 3);
     // This test's own process, with no passphrase: not the sweep's, so no key.
     const other = await post('entry.ls', {});
