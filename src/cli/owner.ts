@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import type { AnchorMemory } from '../client/client.js';
 import { formatTime } from '../core/audit.js';
 import { VaultError } from '../core/errors.js';
-import { SOCKET_NAME, type AnchorRef, type Results } from '../core/protocol.js';
+import { SOCKET_NAME, type AnchorRef, type Ops, type Results } from '../core/protocol.js';
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
@@ -69,11 +69,32 @@ function holdsToken(ctx: CliContext): boolean {
 }
 
 /**
+ * Whether this process has a controlling terminal (`tty_nr` in
+ * /proc/self/stat, after the command name). True where /proc cannot say:
+ * the host is asked then, as before.
+ */
+function hasTerminal(): boolean {
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const tty = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[4];
+    return tty === undefined || Number(tty) !== 0;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Whether the host holds an owner session for this process's terminal. The
  * host decides from the kernel's word for the caller; nothing is sent but the
  * question. A host too old to know the question has none.
  */
 export async function terminalUnlocked(ctx: CliContext): Promise<boolean> {
+  // The host keeps sessions for terminals only: for a process with none (a
+  // script, CI, cron) the answer is no, and asking would cost a round trip
+  // and a check of the host's process. Not asking is safe: the request that
+  // then carries the passphrase is checked before it is sent (client.ts).
+  if (!hasTerminal()) return false;
   try {
     return (await ctx.call('owner.session', {})).session !== null;
   } catch (err) {
@@ -174,6 +195,57 @@ export async function askPassphrase(
   const text = s.expose().toString('utf8');
   s.wipe();
   return text;
+}
+
+/** The owner requests that may ask the host to keep the owner key for this process. */
+type HoldingOp = 'sweep.values' | 'sweep.mark';
+
+/**
+ * The owner's proof for the many requests of one command (a sweep marks what
+ * it finds every 200 ms): the terminal's session when it stands for the
+ * passphrase; else the passphrase once, asking the host to hold the owner key
+ * for this process alone (src/host/owner-unlock.ts), and nothing after while
+ * it does. Each passphrase the host gets is a full Argon2id run, about a
+ * second; sent with every mark, they were most of a sweep's cost to the host.
+ * A hold that lapsed (the host restarted, or the vault was rekeyed) is asked
+ * again with the passphrase. Every request still names the passphrase field,
+ * so the client checks the host before each (client.ts ownerRequest).
+ */
+export class OwnerProof {
+  #held = false;
+
+  constructor(
+    private readonly ctx: CliContext,
+    /** Undefined when the terminal's owner session stands for it. */
+    private readonly passphrase: string | undefined,
+  ) {}
+
+  /** What a request that cannot ask to hold carries (a stream: `audit.follow`). */
+  get current(): { passphrase: string | undefined } {
+    return { passphrase: this.#held ? undefined : this.passphrase };
+  }
+
+  async call<O extends HoldingOp>(
+    op: O,
+    body: Omit<Ops[O]['req'], 'passphrase' | 'hold'>,
+  ): Promise<Ops[O]['res']> {
+    if (this.passphrase === undefined || this.#held) {
+      try {
+        return await this.ctx.call(op, { ...body, passphrase: undefined } as Ops[O]['req']);
+      } catch (err) {
+        const lapsed = err instanceof VaultError && err.code === 'VLT-2054';
+        if (!lapsed || this.passphrase === undefined) throw err;
+        this.#held = false;
+      }
+    }
+    const res = await this.ctx.call(op, {
+      ...body,
+      passphrase: this.passphrase,
+      hold: true,
+    } as Ops[O]['req']);
+    this.#held = res.held;
+    return res;
+  }
 }
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */

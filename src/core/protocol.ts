@@ -246,11 +246,13 @@ export interface Results {
     values: SweepValue[];
     /** The vault's audit public key (base64): `--backup` seals each file's key to it. */
     backupKey: string;
+    /** Whether the host keeps the owner key for this process (`hold`): later requests may omit the passphrase. */
+    held: boolean;
   };
   /** Opens a sweep backup's file key (sealed to the audit key), audited; for `sweep --open-backup`. */
   'sweep.unseal': { key: string };
   /** Marks fields a sweep found as exposed, until each is set anew. */
-  'sweep.mark': { marked: number };
+  'sweep.mark': { marked: number; held: boolean };
   /** Streams AuditView records as JSON lines as they are committed; the reply never ends by itself. */
   'audit.follow': Record<string, never>;
   /** Moves the records before `before` (ms) into a sealed archive file at `path`. */

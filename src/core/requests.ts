@@ -189,10 +189,12 @@ export const REQUESTS = {
   'owner.unlock': object({ passphrase: str, ttlMs: optCount, idleMs: optCount }),
   'owner.lock': object({}),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
-  'sweep.values': object({ ...owner, since: optWhole, stored: flag }),
+  // `hold`: with the passphrase, keep the owner key for this process (owner-unlock.ts).
+  'sweep.values': object({ ...owner, hold: flag, since: optWhole, stored: flag }),
   'sweep.unseal': object({ ...owner, sealedKey: str }),
   'sweep.mark': object({
     ...owner,
+    hold: flag,
     found: list(object({ entry: str, field: str }), {
       what: 'found must be a list of entry fields',
       min: 0,

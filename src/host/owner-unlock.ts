@@ -15,6 +15,14 @@
  * The root key is kept in guarded memory (sodium_malloc: locked, out of core
  * dumps) and wiped at expiry, `lock`, and when the host stops; each request
  * gets its own short-lived copy, wiped with the request's OwnerSession.
+ *
+ * A process hold is narrower: one owner command that sent the passphrase and
+ * will send many requests (`sweep` marks what it finds as it goes) asks the
+ * host to keep the key for that one process, named by pid and the process's
+ * own start time, terminal or none. No other process matches, not even one
+ * of the same terminal; it ends when the process is gone (checked every few
+ * seconds), after PROCESS_IDLE_MS unused, or at MAX_TTL_MS. The process held
+ * the passphrase itself all along, so it gains nothing it did not have.
  */
 import { readFileSync } from 'node:fs';
 import { VaultError } from '../core/errors.js';
@@ -32,6 +40,10 @@ export const DEFAULT_IDLE_MS = 5 * 60_000;
 export const MAX_TTL_MS = 12 * 3_600_000;
 /** The longest idle timeout the host's configuration may set (`unlock --idle` may ask up to the lifetime). */
 export const MAX_CONFIG_IDLE_MS = 3_600_000;
+/** A process hold unused this long ends: a sweep marks every 200 ms while it scans. */
+export const PROCESS_IDLE_MS = 10 * 60_000;
+/** How often the host looks whether a held process is still there. */
+const PROCESS_CHECK_MS = 2_000;
 
 /** How long a session lasts when `unlock` does not say: the host's configuration. */
 export interface SessionTerms {
@@ -123,6 +135,30 @@ export function bindingOf(
   return { uid: peer.uid, tty, sid, leaderStart };
 }
 
+/** What a process hold is bound to: one process, as the kernel names it. */
+export interface ProcessBinding {
+  readonly uid: number;
+  readonly pid: number;
+  /** The process's start time, in clock ticks since boot: a reused pid does not match. */
+  readonly start: string;
+}
+
+/**
+ * The process `peer` names, or null when it may hold nothing: pid 0 (another
+ * PID namespace), a pid not in this /proc, or one in a nested namespace.
+ */
+export function processOf(
+  peer: { readonly pid: number; readonly uid: number },
+  proc = '/proc',
+): ProcessBinding | null {
+  if (peer.pid <= 0) return null;
+  const ns = nsPids(proc, peer.pid);
+  if (ns === null || ns.length !== 1 || ns[0] !== String(peer.pid)) return null;
+  const start = statFields(proc, peer.pid)?.[19];
+  if (start === undefined || !/^\d+$/.test(start)) return null;
+  return { uid: peer.uid, pid: peer.pid, start };
+}
+
 /** The terminal's name for the audit (`pts/3`), from its device number. */
 export function ttyName(tty: number): string {
   const major = (tty >> 8) & 0xfff;
@@ -133,6 +169,7 @@ export function ttyName(tty: number): string {
 }
 
 const keyOf = (b: Binding) => `${b.uid}:${b.tty}:${b.sid}:${b.leaderStart}`;
+const processKey = (p: ProcessBinding) => `process:${p.uid}:${p.pid}:${p.start}`;
 
 interface Held {
   readonly root: Buffer;
@@ -141,6 +178,8 @@ interface Held {
   readonly idleMs: number;
   lastUsed: number;
   timer: NodeJS.Timeout | undefined;
+  /** A process hold: whether its process still runs. */
+  readonly alive?: () => boolean;
 }
 
 /** What `owner.session` and `owner.unlock` report of a session. */
@@ -157,6 +196,7 @@ export class OwnerSessions {
     private readonly now: () => number,
     /** What a session lasts when `unlock` does not say (the host's configuration). */
     readonly terms: SessionTerms = DEFAULT_TERMS,
+    private readonly proc = '/proc',
   ) {}
 
   /**
@@ -165,6 +205,35 @@ export class OwnerSessions {
    */
   open(binding: Binding, s: OwnerSession, ttlMs: number, idleMs: number): SessionView {
     this.end(binding);
+    return this.#keep(keyOf(binding), s, ttlMs, idleMs);
+  }
+
+  /**
+   * Keeps a copy of `s`'s root key for the one process `p` (a process hold:
+   * see the header), replacing any it had; whether it did (false: the host
+   * cannot name the caller's process).
+   */
+  hold(p: ProcessBinding | null, s: OwnerSession): boolean {
+    if (p === null) return false;
+    const key = processKey(p);
+    this.#drop(key);
+    this.#keep(
+      key,
+      s,
+      MAX_TTL_MS,
+      PROCESS_IDLE_MS,
+      () => processOf(p, this.proc)?.start === p.start,
+    );
+    return true;
+  }
+
+  #keep(
+    key: string,
+    s: OwnerSession,
+    ttlMs: number,
+    idleMs: number,
+    alive?: () => boolean,
+  ): SessionView {
     const root = allocate(KEY_BYTES, true);
     s.rootKey().copy(root);
     const now = this.now();
@@ -175,8 +244,8 @@ export class OwnerSessions {
       idleMs: Math.min(idleMs, ttlMs),
       lastUsed: now,
       timer: undefined,
+      ...(alive === undefined ? {} : { alive }),
     };
-    const key = keyOf(binding);
     this.#held.set(key, held);
     this.#schedule(key, held);
     return { expires: held.expires, idleMs: held.idleMs };
@@ -189,14 +258,27 @@ export class OwnerSessions {
   }
 
   /**
-   * An OwnerSession for this request from `binding`'s session, which counts as
-   * a use (the idle timeout starts again).
-   * @throws VaultError VLT-2054 when the terminal has no live session, or its
-   * key no longer opens the vault (rekeyed or restored since).
+   * An OwnerSession for this request from the hold of the calling process,
+   * else from `binding`'s session, which counts as a use (the idle timeout
+   * starts again).
+   * @throws VaultError VLT-2054 when neither is live, or its key no longer
+   * opens the vault (rekeyed or restored since).
    */
-  use(binding: Binding | null, header: VaultHeader): OwnerSession {
-    const key = binding === null ? null : keyOf(binding);
-    const held = key === null ? undefined : this.#live(key);
+  use(
+    binding: Binding | null,
+    header: VaultHeader,
+    caller: () => ProcessBinding | null = () => null,
+  ): OwnerSession {
+    // The caller's /proc is read only while some process holds a key.
+    const p = this.#processes() ? caller() : null;
+    const byProcess = p === null ? undefined : this.#live(processKey(p));
+    const key =
+      byProcess !== undefined && p !== null
+        ? processKey(p)
+        : binding === null
+          ? null
+          : keyOf(binding);
+    const held = byProcess ?? (key === null ? undefined : this.#live(key));
     if (held === undefined || key === null) throw new VaultError('VLT-2054');
     const probe = unwrapKey(held.root, header.indexKey, slots.indexKey(header.vaultId));
     if (probe === null || !held.vaultId.equals(header.vaultId)) {
@@ -229,11 +311,20 @@ export class OwnerSessions {
     for (const key of [...this.#held.keys()]) this.#drop(key);
   }
 
+  #processes(): boolean {
+    for (const held of this.#held.values()) if (held.alive !== undefined) return true;
+    return false;
+  }
+
   #live(key: string): Held | undefined {
     const held = this.#held.get(key);
     if (held === undefined) return undefined;
     const now = this.now();
-    if (now >= held.expires || now - held.lastUsed >= held.idleMs) {
+    if (
+      now >= held.expires ||
+      now - held.lastUsed >= held.idleMs ||
+      (held.alive !== undefined && !held.alive())
+    ) {
       this.#drop(key);
       return undefined;
     }
@@ -248,9 +339,10 @@ export class OwnerSessions {
     this.#held.delete(key);
   }
 
-  /** Wipes the key when the session runs out, even if no request comes to notice. */
+  /** Wipes the key when the session runs out (or its process ends), even if no request comes to notice. */
   #schedule(key: string, held: Held): void {
-    const due = Math.min(held.expires, held.lastUsed + held.idleMs) - this.now();
+    const ends = Math.min(held.expires, held.lastUsed + held.idleMs) - this.now();
+    const due = held.alive === undefined ? ends : Math.min(ends, PROCESS_CHECK_MS);
     held.timer = setTimeout(
       () => {
         if (this.#live(key) !== undefined) this.#schedule(key, held);

@@ -21,7 +21,14 @@ export { isFailedCommitEcho } from '../store/store.js';
 import { HostContext } from './context.js';
 import { scanInChild } from './check.js';
 import { liftOwnerSecrets, OwnerSecrets } from './owner-secrets.js';
-import { bindingOf, OwnerSessions, type Binding, type SessionTerms } from './owner-unlock.js';
+import {
+  bindingOf,
+  OwnerSessions,
+  processOf,
+  type Binding,
+  type ProcessBinding,
+  type SessionTerms,
+} from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
 import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
@@ -203,6 +210,12 @@ function bindingFor(req: IncomingMessage): Binding | null {
   return peer === null ? null : bindingOf(peer);
 }
 
+/** The calling process, for a process hold (owner-unlock.ts); read per request. */
+function processFor(req: IncomingMessage): ProcessBinding | null {
+  const peer = peerOf(req);
+  return peer === null ? null : processOf(peer);
+}
+
 async function listenOnce(server: Server, path: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
@@ -318,6 +331,8 @@ function serve(
     readonly source: (req: IncomingMessage) => string;
     /** Null for every caller on a session socket: no owner session inside a sandbox. */
     readonly binding: (req: IncomingMessage) => Binding | null;
+    /** Absent on a session socket: no process hold inside a sandbox either. */
+    readonly process?: (req: IncomingMessage) => ProcessBinding | null;
     readonly touch: () => void;
     readonly log: (line: string) => void;
     readonly intake: Intake;
@@ -363,6 +378,7 @@ function serve(
             source: how.source(req),
             secrets,
             binding: () => how.binding(req),
+            process: () => how.process?.(req) ?? null,
           };
           if (typeof def !== 'function') {
             await def.stream(env, request, res);
@@ -417,6 +433,7 @@ function answerFrame(
         source,
         secrets: new OwnerSecrets(),
         binding: () => null,
+        process: () => null,
       };
       return { ok: true, result: await (OPS[op] as Handler<Op>)(env, request) };
     } catch (err) {
@@ -540,15 +557,17 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     mode: shared ? 'hardened' : 'same-user',
     followers,
     owners,
+    log,
   };
 
   const route = (
     guard: Guard | null,
     source: (req: IncomingMessage) => string,
     binding: (req: IncomingMessage) => Binding | null,
-  ) => serve(env, { guard, source, binding, touch, log, intake });
+    process?: (req: IncomingMessage) => ProcessBinding | null,
+  ) => serve(env, { guard, source, binding, process, touch, log, intake });
   const intake = new Intake();
-  const server = createServer(route(null, sourceOf, bindingFor));
+  const server = createServer(route(null, sourceOf, bindingFor, processFor));
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     touch();

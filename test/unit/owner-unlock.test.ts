@@ -10,7 +10,14 @@ import { VaultError } from '../../src/core/errors.js';
 import { Secret } from '../../src/crypto/secret.js';
 import { HostContext } from '../../src/host/context.js';
 import { createVault, rekeyVault, unlockOwner } from '../../src/host/owner.js';
-import { bindingOf, OwnerSessions, ttyName, type Binding } from '../../src/host/owner-unlock.js';
+import {
+  bindingOf,
+  OwnerSessions,
+  processOf,
+  ttyName,
+  type Binding,
+  type ProcessBinding,
+} from '../../src/host/owner-unlock.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vault-owner-unlock-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -125,6 +132,69 @@ test('sessions: used by their binding only, until the idle timeout, expiry, lock
   s4.wipe();
   refused(mine);
   assert.equal(owners.view(mine), null, 'dropped on the way');
+  owners.endAll();
+  await ctx.close();
+});
+
+test('processOf names a process by pid and its own start time, terminal or none', () => {
+  const p = join(root, 'proc-hold');
+  proc(p, 600, 'cron', fields(600, 0, 4242));
+  assert.deepEqual(processOf({ pid: 600, uid: 1000 }, p), { uid: 1000, pid: 600, start: '4242' });
+  proc(p, 601, 'sh', fields(600, 0, 1), '601 2');
+  assert.equal(processOf({ pid: 601, uid: 1000 }, p), null, 'a nested PID namespace');
+  assert.equal(processOf({ pid: 0, uid: 1000 }, p), null);
+  assert.equal(processOf({ pid: 777, uid: 1000 }, p), null);
+});
+
+test('a process hold serves its one process, not its terminal, and ends with it', async () => {
+  const dir = join(root, 'vault-hold');
+  const p = join(root, 'proc-held');
+  const ctx = new HostContext(dir);
+  const pass = () => Secret.fromString('correct horse battery staple');
+  await createVault(ctx, pass(), 'test', true);
+  let now = 1_000_000;
+  const owners = new OwnerSessions(() => now, undefined, p);
+  const PTS3 = (136 << 8) | 3;
+  proc(p, 500, 'bash', fields(500, PTS3, 100));
+  proc(p, 700, 'vault-cli', fields(500, PTS3, 5000));
+  proc(p, 701, 'vault-cli', fields(500, PTS3, 5001));
+  const sweep = processOf({ pid: 700, uid: 1000 }, p) as ProcessBinding;
+  const other = processOf({ pid: 701, uid: 1000 }, p) as ProcessBinding;
+  const terminal = bindingOf({ pid: 700, uid: 1000 }, p) as Binding;
+  const header = () => ctx.store().read((tx) => ctx.header(tx));
+  const refused = (b: Binding | null, caller: ProcessBinding | null) =>
+    assert.throws(
+      () => owners.use(b, header(), () => caller),
+      (e: unknown) => e instanceof VaultError && e.code === 'VLT-2054',
+    );
+
+  const s = await unlockOwner(ctx, pass(), 'test');
+  assert.equal(owners.hold(null, s), false, 'no process the host can name');
+  assert.equal(owners.hold(sweep, s), true);
+  s.wipe();
+  owners.use(null, header(), () => sweep).wipe();
+  owners.use(terminal, header(), () => sweep).wipe();
+  // Another process of the same terminal, the terminal itself, a reused pid.
+  refused(terminal, other);
+  refused(terminal, null);
+  refused(null, { ...sweep, start: '5002' });
+  refused(null, { ...sweep, uid: 1001 });
+  assert.equal(owners.view(terminal), null, 'no terminal session came of it');
+  assert.equal(owners.anyLive(), true);
+  // The process ends and its pid is reused: the hold is gone with it.
+  proc(p, 700, 'vault-cli', fields(500, PTS3, 9999));
+  refused(null, processOf({ pid: 700, uid: 1000 }, p));
+  refused(null, sweep);
+  assert.equal(owners.anyLive(), false);
+  // Unused for the idle time: gone too.
+  proc(p, 700, 'vault-cli', fields(500, PTS3, 5000));
+  const s2 = await unlockOwner(ctx, pass(), 'test');
+  owners.hold(sweep, s2);
+  s2.wipe();
+  now += 9 * 60_000;
+  owners.use(null, header(), () => sweep).wipe();
+  now += 10 * 60_000 + 1;
+  refused(null, sweep);
   owners.endAll();
   await ctx.close();
 });

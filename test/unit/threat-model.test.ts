@@ -254,6 +254,16 @@ const SESSION_OTHER_TERMINAL = [
     'bindingOf reads tty, session and leader start; refuses what may hold no session',
   ] as const,
 ];
+const PROCESS_HOLD = [
+  e2e(
+    'sweep-owner',
+    '--watch: one derivation for the sweep, the audit follow and a mark per leak; the held key serves no other process',
+  ),
+  [
+    'test/unit/owner-unlock.test.ts',
+    'a process hold serves its one process, not its terminal, and ends with it',
+  ] as const,
+];
 
 // The host judges scope, limits, lock, audit and the seed in its own process,
 // and the proxy is the same code in every mode: where a row is about those
@@ -818,6 +828,11 @@ const LEDGER: Record<string, Entry> = {
     sameUser: SESSION_OTHER_TERMINAL,
     hardened: SESSION_OTHER_TERMINAL,
   },
+  'use the owner key the host holds for a sweep, from another process (of the same terminal, or a reused pid)':
+    {
+      sameUser: PROCESS_HOLD,
+      hardened: PROCESS_HOLD,
+    },
   'open its own scope offline with its own token (values and TOTP seeds), with no audit record and no limit':
     {
       run: [STORE_HIDDEN],

@@ -28,7 +28,7 @@ import {
   type CliContext,
   type Command,
 } from '../context.js';
-import { ownerPassphrase } from '../owner.js';
+import { OwnerProof, ownerPassphrase } from '../owner.js';
 import type { writeBackup as WriteBackup } from '../sweep-backup.js';
 import {
   ChunkBuffers,
@@ -93,10 +93,9 @@ export const run: Command = async (ctx) => {
   ];
   if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
 
-  const passphrase = await ownerPassphrase(ctx);
+  const proof = new OwnerProof(ctx, await ownerPassphrase(ctx));
   const fetchedAt = Date.now();
-  const { values, backupKey } = await ctx.call('sweep.values', {
-    passphrase,
+  const { values, backupKey } = await proof.call('sweep.values', {
     ...(since === undefined ? {} : { since }),
     stored: flag(ctx, 'stored'),
   });
@@ -128,9 +127,9 @@ export const run: Command = async (ctx) => {
       // The host marks on its own core while this one sweeps on; near the end
       // the last mark waits instead (a mark still in flight when the scan
       // ends is one more round trip before the final one).
-      if (unswept > MARK_UNLESS_LEFT) sweep.markSoon(passphrase);
+      if (unswept > MARK_UNLESS_LEFT) sweep.markSoon(proof);
     }
-    await sweep.settle(passphrase);
+    await sweep.settle(proof);
     const found = sweep.findings.length;
     const left = sweep.findings.filter((f) => !f.redacted).length;
     say(
@@ -145,8 +144,7 @@ export const run: Command = async (ctx) => {
     if (watching) {
       // Values released from now on are fetched as the audit shows their release.
       const refetch = async () => {
-        const { values: now } = await ctx.call('sweep.values', {
-          passphrase,
+        const { values: now } = await proof.call('sweep.values', {
           ...(since === undefined ? {} : { since }),
           stored: flag(ctx, 'stored'),
         });
@@ -157,7 +155,7 @@ export const run: Command = async (ctx) => {
       };
       await sweep.watch(
         roots.filter((r) => !walked.skipped.some((s) => s.path === r.path)),
-        passphrase,
+        proof,
         { from: fetchedAt, refetch },
       );
       return 0;
@@ -387,14 +385,15 @@ class Sweeper {
   /**
    * Sends what was found so far to be marked, unless a request is already in
    * flight or one went out less than MARK_EVERY_MS ago: each is an owner
-   * request, so it costs a KDF run in the host (with a passphrase) and a check
-   * of the host's process here, which sent per file was a third of the sweep.
+   * request, so it costs a check of the host's process here (and, with a
+   * passphrase the host does not hold, a KDF run there), which sent per file
+   * was a third of the sweep.
    */
-  markSoon(passphrase: string | undefined): void {
+  markSoon(proof: OwnerProof): void {
     if (this.inFlight !== null || this.unmarked.size === 0) return;
     if (Date.now() - this.lastMark < MARK_EVERY_MS) return;
     this.lastMark = Date.now();
-    this.inFlight = this.mark(passphrase)
+    this.inFlight = this.mark(proof)
       .catch((err: unknown) => {
         this.failed ??= err;
       })
@@ -404,19 +403,18 @@ class Sweeper {
   }
 
   /** Waits for the request in flight, then marks the rest; throws what a mark failed with. */
-  async settle(passphrase: string | undefined): Promise<void> {
+  async settle(proof: OwnerProof): Promise<void> {
     while (this.inFlight !== null) await this.inFlight;
     if (this.failed !== null) throw this.failed;
-    await this.mark(passphrase);
+    await this.mark(proof);
   }
 
   /** Sends the fields found since the last call to be marked exposed. */
-  async mark(passphrase: string | undefined): Promise<void> {
+  async mark(proof: OwnerProof): Promise<void> {
     const all = [...this.unmarked.values()];
     this.unmarked = new Map();
     for (let i = 0; i < all.length; i += MAX_SWEEP_MARKS) {
-      const res = await this.ctx.call('sweep.mark', {
-        passphrase,
+      const res = await proof.call('sweep.mark', {
         found: all.slice(i, i + MAX_SWEEP_MARKS),
       });
       this.marked += res.marked;
@@ -429,7 +427,7 @@ class Sweeper {
    */
   async watch(
     roots: readonly Root[],
-    passphrase: string | undefined,
+    proof: OwnerProof,
     release: {
       /** When the values swept for were fetched: releases from then on bring new ones. */
       readonly from: number;
@@ -459,7 +457,7 @@ class Sweeper {
       enqueue(`sweep of ${shown(path)}`, async () => {
         const before = this.findings.length;
         await this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
-        if (this.findings.length > before) await this.mark(passphrase);
+        if (this.findings.length > before) await this.mark(proof);
       });
     // Where each file had been read to when the values were last fetched.
     let fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
@@ -485,7 +483,7 @@ class Sweeper {
           fresh.matcher.wipe();
           this.p?.matcher.wipe();
           this.p = all;
-          if (this.findings.length > before) await this.mark(passphrase);
+          if (this.findings.length > before) await this.mark(proof);
         } else all?.matcher.wipe();
         fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
       });
@@ -494,7 +492,7 @@ class Sweeper {
     const following = follow(
       this.ctx.client,
       'audit.follow',
-      { passphrase, since: release.from },
+      { ...proof.current, since: release.from },
       (line) => {
         const r = JSON.parse(line) as AuditView;
         if (r.outcome === 'ok' && ['read', 'ai_read', 'fill'].includes(r.action)) released();

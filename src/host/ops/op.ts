@@ -15,7 +15,7 @@ import { authenticate, endSession, type AgentSession } from '../access.js';
 import type { HostContext } from '../context.js';
 import { unlockOwner, unlockWithRecovery, type OwnerSession } from '../owner.js';
 import type { OwnerSecrets } from '../owner-secrets.js';
-import type { Binding, OwnerSessions } from '../owner-unlock.js';
+import type { Binding, OwnerSessions, ProcessBinding } from '../owner-unlock.js';
 import { rotatePending } from '../sessions.js';
 import type { SessionSockets } from '../session-sockets.js';
 
@@ -31,6 +31,8 @@ export interface HostEnv {
   readonly followers: { count: number };
   /** The owner sessions `vault-cli unlock` opened, by terminal. */
   readonly owners: OwnerSessions;
+  /** A line for host.log. */
+  readonly log: (line: string) => void;
 }
 
 /** One request, as the server hands it to a handler. */
@@ -46,6 +48,8 @@ export interface Request<O extends Op> {
    * asked (owner-unlock.ts); null for a caller that may hold no owner session.
    */
   readonly binding: () => Binding | null;
+  /** The calling process, for a process hold (owner-unlock.ts); null on a session socket. */
+  readonly process: () => ProcessBinding | null;
 }
 
 export type Handler<O extends Op> = (env: HostEnv, req: Request<O>) => Promise<Results[O]>;
@@ -99,7 +103,8 @@ export interface OwnerTerms<O extends Op> {
 /**
  * The one owner gate: unlocks with the request's passphrase (or recovery key)
  * through unlockOwner's guess throttle and audit, or, when neither is sent,
- * with the caller's terminal's owner session (VLT-2054 when it has none);
+ * with the calling process's hold or its terminal's owner session (VLT-2054
+ * when it has neither);
  * runs `run` with the owner session, anchors the audit head it leaves, and
  * wipes the keys after it.
  */
@@ -129,10 +134,14 @@ export function owner<O extends Op, T = Results[O]>(
       s = env.owners.use(
         req.binding(),
         ctx.store().read((tx) => ctx.header(tx)),
+        req.process,
       );
     } else {
       pass = ownerSecret(req, 'passphrase');
       s = await unlockOwner(ctx, pass, req.source);
+      // Each one is a full Argon2id run (about a second at real costs): the
+      // log is where a client that sends the passphrase too often shows.
+      env.log(`owner passphrase derived for ${req.op} (${req.source})`);
       if (terms.keepPassphrase !== true) {
         pass.wipe();
         pass = null;

@@ -1,18 +1,39 @@
 /** The transcript sweep's operations: the values to look for, and the exposed marks of what was found. */
 import { markExposed, openBackupKey, sweepValues } from '../exposure.js';
-import { owner, type OpArea } from './op.js';
+import type { OwnerSession } from '../owner-session.js';
+import { owner, type HostEnv, type OpArea, type Request } from './op.js';
 
 type SweepOp = 'sweep.values' | 'sweep.mark' | 'sweep.unseal';
 
+/**
+ * A sweep marks what it finds while it scans, an owner request every 200 ms:
+ * one that sent the passphrase and asks to `hold` leaves the owner key with
+ * its process (owner-unlock.ts), so the next ones cost no Argon2id run.
+ */
+function held(env: HostEnv, req: Request<'sweep.values' | 'sweep.mark'>, s: OwnerSession): boolean {
+  if (!req.body.hold || req.body.passphrase === undefined) return false;
+  return env.owners.hold(req.process(), s);
+}
+
 export const sweepOps: OpArea<SweepOp> = {
-  'sweep.values': owner(async ({ ctx }, { body, source }, s) => ({
-    values: sweepValues(ctx, s, { since: body.since, stored: body.stored }, source),
-    backupKey: s.header.auditPublicKey.toString('base64'),
-  })),
+  'sweep.values': owner(async (env, req, s) => {
+    const values = sweepValues(
+      env.ctx,
+      s,
+      { since: req.body.since, stored: req.body.stored },
+      req.source,
+    );
+    return {
+      values,
+      backupKey: s.header.auditPublicKey.toString('base64'),
+      held: held(env, req, s),
+    };
+  }),
   'sweep.unseal': owner(async ({ ctx }, { body, source }, s) => ({
     key: openBackupKey(ctx, s, body.sealedKey, source),
   })),
-  'sweep.mark': owner(async ({ ctx }, { body, source }, s) =>
-    markExposed(ctx, s, body.found, source),
-  ),
+  'sweep.mark': owner(async (env, req, s) => ({
+    ...markExposed(env.ctx, s, req.body.found, req.source),
+    held: held(env, req, s),
+  })),
 };
