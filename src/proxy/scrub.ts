@@ -103,11 +103,21 @@ export class Scrubber {
 
   /** A whole string (a header value, latin1 on the wire). */
   static text(replacements: readonly Replacement[], value: string): string {
-    return Scrubber.bytes(replacements, Buffer.from(value, 'latin1')).toString('latin1');
+    const bytes = Buffer.from(value, 'latin1');
+    const out = Scrubber.bytes(replacements, bytes);
+    return out === bytes ? value : out.toString('latin1');
   }
 
-  /** Whole bytes (a WebSocket control frame's payload, a short response body). */
+  /**
+   * Whole bytes (a WebSocket control frame's payload, a short response body);
+   * `value` itself when no value is in it, which a whole search would give
+   * back unchanged: every response header of a fill comes through here, and
+   * almost none echoes a value.
+   */
   static bytes(replacements: readonly Replacement[], value: Buffer): Buffer {
+    if (!replacements.some((r) => r.value.length >= MIN_SCRUB_BYTES && value.includes(r.value))) {
+      return value;
+    }
     const s = new Scrubber(replacements);
     return Buffer.concat([s.write(value), s.end()]);
   }

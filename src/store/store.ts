@@ -832,6 +832,13 @@ export interface VaultStore {
  */
 const PROBE_CHUNK = 64;
 
+/** A write waiting for the end of its turn of the event loop (Store.writeDurable). */
+interface Queued {
+  readonly fn: (tx: Tx) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 export class Store implements VaultStore {
   readonly engine = 'lmdb' as const;
   private constructor(
@@ -994,24 +1001,65 @@ export class Store implements VaultStore {
   }
 
   /**
-   * A write transaction queued with the others of this moment (lmdb-js
-   * batches them into one LMDB transaction, each a child transaction of its
-   * own, so one that throws is rolled back alone), resolved only once the
-   * commit is flushed to disk. The flush runs off the event loop
-   * (overlappingSync, lmdb-js's default here), beside the next batch's work,
-   * instead of blocking it as `write` does.
+   * A write transaction grouped with the others of this moment, resolved only
+   * once it is flushed to disk. Two ways, chosen per turn of the event loop:
    *
-   * Measured against one transactionSync per event-loop turn on the main
-   * thread (no thread hand-offs; bench/commit.ts, and the host under
-   * bench/proxy.ts): that spent less CPU over all threads per write, but
-   * more on the main thread, and filled fewer requests per second through
-   * the proxy, since its fdatasync stops the loop and its groups end with
-   * the turn, where lmdb-js's go on gathering while a commit is in flight.
+   * - Alone (the only write asked in this turn, none in flight): one
+   *   `transactionSync` on the main thread, flushed before it returns. No
+   *   thread hand-offs: lmdb-js's batched path goes main -> write thread ->
+   *   main (the callback runs there) -> write thread (commit) -> main
+   *   (committed) -> main (flushed), each a wake-up of another thread, which
+   *   is most of a lone write's latency on a loaded machine (issue 28).
+   * - Otherwise, lmdb-js's batched asynchronous transactions (each a child
+   *   transaction of its batch, so one that throws is rolled back alone),
+   *   flushed off the event loop (overlappingSync) beside the next batch's
+   *   work, and gathering the writes that come meanwhile: under load, fewer
+   *   flushes and no loop blocked on the disk. Measured against one
+   *   transactionSync per turn for every write (bench/commit.ts, and the
+   *   host under bench/proxy.ts): that spent less CPU over all threads per
+   *   write but filled fewer requests per second, since its fdatasync stops
+   *   the loop and its groups end with the turn.
+   *
+   * Once a batched write is in flight, later writes join the batching until
+   * every one of them has flushed, so under steady load the loop is not
+   * blocked on the disk; a lone write blocks it only while nothing else waits.
    */
-  async writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+  writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    if (this.#batched > 0) return this.#writeBatched(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.#turn.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.#turn.length === 1) setImmediate(() => this.#endTurn());
+    });
+  }
+
+  /** Writes asked in this turn of the event loop, while none was batched. */
+  #turn: Queued[] = [];
+  /** Batched writes handed to lmdb-js and not yet flushed (or failed). */
+  #batched = 0;
+
+  #endTurn(): void {
+    const turn = this.#turn;
+    this.#turn = [];
+    const [lone] = turn;
+    if (turn.length === 1 && lone !== undefined && this.#batched === 0) {
+      let out: unknown;
+      try {
+        out = this.write(lone.fn);
+      } catch (err) {
+        lone.reject(err);
+        return;
+      }
+      lone.resolve(out);
+      return;
+    }
+    for (const q of turn) this.#writeBatched(q.fn).then(q.resolve, q.reject);
+  }
+
+  async #writeBatched<T>(fn: (tx: Tx) => T): Promise<T> {
     const db = this.db as unknown as {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
+    this.#batched++;
     try {
       const committed = db.transactionAsync(() => fn(new Tx(this.db)), true);
       // lmdb-js's `flushed` is the flush of the batch being queued when its
@@ -1030,6 +1078,8 @@ export class Store implements VaultStore {
       return out;
     } catch (err) {
       throw commitFailure(err, await commitCause(err)) ?? err;
+    } finally {
+      this.#batched--;
     }
   }
 
