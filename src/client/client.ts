@@ -563,7 +563,11 @@ export class HostChannel {
       } catch (err) {
         if (this.#closed) throw new VaultError('VLT-3005');
         if (err instanceof Error && err.name === 'Gone') throw goneMidRequest(op);
-        if (!(err instanceof Error && err.name === 'Unread') || attempt >= 3) throw err;
+        if (!(err instanceof Error && err.name === 'Unread')) throw err;
+        // Hosts going away one after another (a restart under load: a new host
+        // that finds another serving exits): the one-off path waits for the one
+        // that stays, or starts it. The host read nothing, so sending is safe.
+        if (attempt >= 3) return call(this.#opts, op, body);
       }
     }
     return this.#callHttp(op, body);

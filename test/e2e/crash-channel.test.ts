@@ -31,6 +31,10 @@ test('SIGKILL of the host with many fills in flight on the proxy’s channel: ev
   ]);
   const ca = makeTestCa(rig.root);
   const up = await Upstream.start(ca);
+  // The subject is the host's channel: a restart under load can take longer
+  // than Node's 5 s keep-alive, and an upstream closing a kept connection as
+  // the proxy reuses it is another story (VLT-3008).
+  up.keepAliveTimeout = 120_000;
   const proxy = await startProxy(rig, token, ca);
   const ourCa = readFileSync(ok(await rig.agent(['proxy', 'ca'], token)).trim(), 'utf8');
   const target = `localhost:${up.port}`;
@@ -56,7 +60,7 @@ test('SIGKILL of the host with many fills in flight on the proxy’s channel: ev
         else {
           // A clean refusal: the proxy's status and the host's code, not a cut connection.
           assert.equal(r.status, 502, r.head);
-          refused.push(/VLT-\d{4}/.exec(r.body + r.head)?.[0] ?? r.head);
+          refused.push(r.body + r.head);
         }
         // The proxy closes a connection after its refusal: the next request goes on a new one.
         if (r.status !== 200 || tunnel.closed) {
@@ -75,7 +79,7 @@ test('SIGKILL of the host with many fills in flight on the proxy’s channel: ev
     stop = true;
     await Promise.all(workers);
 
-    for (const code of refused) assert.equal(code, 'VLT-3005');
+    for (const text of refused) assert.equal(/VLT-\d{4}/.exec(text)?.[0], 'VLT-3005', text);
     const received = new Map<string, number>();
     for (const auth of up.header('authorization')) {
       const entry = valueOf.get(auth.replace(/^Bearer /, ''));
