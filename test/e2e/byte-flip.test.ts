@@ -240,6 +240,9 @@ describe('byte flips over a real store', () => {
 
   test(`${FLIPS} flips across the file, and 128 on the meta pages: each harmless or reported with a damage code; never a wrong value`, async (t) => {
     t.diagnostic(`seed ${SEED}, store ${size} bytes`);
+    // Also on stderr, at once: a flip that aborts LMDB in this process (seen
+    // once, an IS_LEAF assertion in mdb_cursor_next) ends it before the diagnostic.
+    process.stderr.write(`byte-flip: FLIP_SEED=${SEED}\n`);
     const next = rng(SEED);
     const original = readFileSync(base);
     const tally = { harmless: 0, reported: 0, unreadable: 0, readsOnly: 0 };
