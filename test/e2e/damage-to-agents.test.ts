@@ -49,7 +49,12 @@ test('a flipped bit in an agent’s verifier or name index: its reads are refuse
     },
     i: (a) => {
       const index = { ...(a.index as Record<string, string>) };
-      for (const k of Object.keys(index)) index[k] = `0${(index[k] ?? '').slice(1)}`;
+      // Another first character, whatever it was ('0' over a '0' damaged
+      // nothing: the agent read on, one run in sixteen).
+      for (const k of Object.keys(index)) {
+        const was = index[k] ?? '';
+        index[k] = `${was.startsWith('0') ? '1' : '0'}${was.slice(1)}`;
+      }
       a.index = index;
     },
   });
