@@ -20,31 +20,14 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { leakForms } from '../src/core/leak-forms.js';
+import { rawPost } from '../test/support/raw-host.js';
 import { CLI, PASSPHRASE, Rig } from '../test/support/rig.js';
 
 const MB = Number(process.argv[2] ?? 1024);
 const VALUES = Number(process.env.BENCH_VALUES ?? 1000);
 const FILES = 64;
-
-function post(socket: string, op: string, body: object): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const payload = Buffer.from(JSON.stringify(body));
-    const s = connect(socket, () => {
-      s.write(
-        `POST /v1/${op} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${payload.length}\r\nConnection: close\r\n\r\n`,
-      );
-      s.write(payload);
-    });
-    const chunks: Buffer[] = [];
-    s.on('data', (c: Buffer) => chunks.push(c));
-    s.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    s.on('error', reject);
-  });
-}
 
 /** A transcript line as Claude Code writes one: a tool result in a user turn. */
 function line(text: string): string {
@@ -135,7 +118,7 @@ async function main(): Promise<void> {
     );
     const socket = join(rig.vaultDir, 'host.sock');
     for (let i = 0; i < VALUES; i++) {
-      const reply = await post(socket, 'entry.set', {
+      const reply = await rawPost(socket, 'entry.set', {
         passphrase: PASSPHRASE,
         entry: `Bench ${i}`,
         field: 'token',
@@ -154,7 +137,7 @@ async function main(): Promise<void> {
     // this tree a render of many distinct references can fail with VLT-3003
     // (reported; not the sweep's).
     for (const entry of names) {
-      const reply = await post(socket, 'read', { mode: 'get', token, entry, field: 'token' });
+      const reply = await rawPost(socket, 'read', { mode: 'get', token, entry, field: 'token' });
       if (!reply.includes('"ok":true')) throw new Error(`read: ${reply.slice(-200)}`);
     }
 
