@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { auditRecords } from '../support/e2e-helpers.js';
-import { CLI, Rig, ok } from '../support/rig.js';
+import { CLI, Rig, ok, terminate } from '../support/rig.js';
 
 const rig = new Rig();
 let token = '';
@@ -30,6 +30,8 @@ class Watcher {
   readonly child: ChildProcess;
   out = '';
   err = '';
+  /** Called in the same turn as each chunk of stderr arrives. */
+  onStderr: () => void = () => {};
   #waiters: (() => void)[] = [];
 
   constructor(template: string) {
@@ -44,6 +46,7 @@ class Watcher {
     });
     this.child.stderr?.on('data', (c: Buffer) => {
       this.err += c.toString();
+      this.onStderr();
       this.#wake();
     });
     this.child.on('close', () => this.#wake());
@@ -76,10 +79,7 @@ class Watcher {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      await new Promise((r) => this.child.on('close', r));
-    }
+    await terminate(this.child);
   }
 }
 
@@ -194,6 +194,36 @@ test('a name outside the agent’s scope is never reported changed: watching it 
   }
 });
 
+test('SIGTERM the moment a refused render is reported: the watcher exits, every time', async () => {
+  // A render that settled after the stop used to open a new change feed,
+  // whose connection kept the process alive for good (the test above hung
+  // about 1 run in 6, and CI with it). The signal is sent in the same turn as
+  // the refusal line is read, while the render that wrote it is finishing.
+  const p = template(
+    'stop.json',
+    '{"a": "vault://Stripe Prod/password", "b": "vault://Payroll/password"}\n',
+  );
+  const refusals = (w: Watcher) => (w.err.match(/VLT-2041/g) ?? []).length;
+  for (let round = 0; round < 10; round++) {
+    const w = new Watcher(p);
+    try {
+      assert.ok(await w.until(() => refusals(w) >= 1), w.err);
+      w.onStderr = () => {
+        if (refusals(w) >= 2) w.child.kill('SIGTERM');
+      };
+      for (let i = 0; i < 20 && refusals(w) < 2; i++) {
+        await rig.set('Stripe Prod', `stop-${round}-${i}`);
+        await w.until(() => refusals(w) >= 2, 3000);
+      }
+      assert.ok(refusals(w) >= 2, `no second render: ${w.err}`);
+      await w.until(() => false, 10_000);
+      assert.equal(w.child.exitCode, 0, `round ${round}: still running 10 s after SIGTERM`);
+    } finally {
+      await w.stop();
+    }
+  }
+});
+
 test('a revoked token: the feed ends and the watcher says so', async () => {
   const t = await rig.addAgent('short', ['Stripe Prod']);
   const p = template('revoked.json', '{"v": "vault://Stripe Prod/password"}\n');
@@ -215,7 +245,6 @@ test('a revoked token: the feed ends and the watcher says so', async () => {
     }
     assert.match(err, /no longer told when a value changes/);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('close', r));
+    await terminate(child);
   }
 });

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { CLI, Rig, ok } from '../support/rig.js';
+import { CLI, Rig, ok, terminate } from '../support/rig.js';
 
 const rig = new Rig();
 let token = '';
@@ -213,7 +213,6 @@ test('--watch renders again to stdout when the template changes', async () => {
     assert.ok(docs.length >= 2);
     for (const d of docs.slice(1)) assert.equal(d.v, 'pg-pass');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('close', r));
+    await terminate(child);
   }
 });

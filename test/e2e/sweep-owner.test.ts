@@ -11,7 +11,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { rawPost, replyBody, watchOutput } from '../support/raw-host.js';
-import { CLI, Rig, ok } from '../support/rig.js';
+import { CLI, Rig, ok, terminate } from '../support/rig.js';
 
 const REAL = { VAULT_TEST_WEAK_KDF: undefined };
 const FILES = 40;
@@ -73,8 +73,7 @@ test('--watch: one derivation for the sweep, the audit follow and a mark per lea
     );
     assert.deepEqual([other.ok, other.code], [false, 'VLT-2054']);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('close', r));
+    await terminate(child);
   }
   assert.doesNotMatch(err(), /VLT-/);
   assert.equal(derivations() - from, 1);

@@ -29,7 +29,7 @@ import {
   type ProxyProcess,
   type TestCa,
 } from '../support/proxy.js';
-import { CLI, Rig, ok, type Result } from '../support/rig.js';
+import { CLI, Rig, ok, terminate, type Result } from '../support/rig.js';
 
 interface Finding {
   file: string;
@@ -803,8 +803,7 @@ describe('sweep', () => {
       );
       assert.ok(!readFileSync(claudeFile, 'utf8').includes(NEW), 'redacted');
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('close', r));
+      await terminate(child);
     }
     outputs.push({
       code: 0,

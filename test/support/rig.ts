@@ -45,12 +45,41 @@ export function runCli(
       env: merged,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    fate(child).then(resolve, reject);
+    // A CLI that never ends fails its test (killed: its fate shows SIGKILL and
+    // what it printed) instead of holding the suite until CI's own limit.
+    const deadline = setTimeout(() => child.kill('SIGKILL'), CLI_DEADLINE_MS);
+    fate(child)
+      .finally(() => clearTimeout(deadline))
+      .then(resolve, reject);
     // A child that exits before reading its input (refused at once, or its host
     // killed under it) closes the pipe: EPIPE here; its fate says what happened.
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** Longer than any one CLI process of the suite takes (the longest test takes about 3 minutes). */
+const CLI_DEADLINE_MS = 600_000;
+
+/**
+ * Ends a long-running child (`render --watch`, `sweep --watch`, `run`) with
+ * SIGTERM, as a user would, and waits for it to close (its output all read). One that has not exited
+ * `ms` later is killed and the test fails: a command that outlives its SIGTERM
+ * is a bug, and waiting on it forever would hang the suite.
+ */
+export async function terminate(child: ChildProcess, ms = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  child.kill('SIGTERM');
+  if (await exited) return;
+  child.kill('SIGKILL');
+  throw new Error(`${child.spawnargs.slice(2, 4).join(' ')} did not exit ${ms} ms after SIGTERM`);
 }
 
 /** What a spawned child with piped stdout and stderr printed, and how it ended. */

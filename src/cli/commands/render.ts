@@ -240,8 +240,12 @@ const SETTLE_MAX_MS = 1000;
  */
 function valueFeed(ctx: CliContext, changed: () => void) {
   let feed: { readonly key: string; readonly stop: AbortController } | null = null;
+  // Once stopped, for good: a render that settles after SIGTERM must not open
+  // a new feed, whose connection would keep the process alive.
+  let stopped = false;
   return {
     follow(entries: readonly string[]): void {
+      if (stopped) return;
       const key = JSON.stringify([...entries].sort());
       if (feed !== null && feed.key === key) return;
       feed?.stop.abort();
@@ -278,6 +282,7 @@ function valueFeed(ctx: CliContext, changed: () => void) {
         });
     },
     stop(): void {
+      stopped = true;
       feed?.stop.abort();
       feed = null;
     },
@@ -303,7 +308,9 @@ async function watch(
   });
   let busy = false;
   let again = false;
+  let stopped = false;
   const rerender = async (): Promise<void> => {
+    if (stopped) return;
     if (busy) {
       again = true;
       return;
@@ -320,7 +327,7 @@ async function watch(
             err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
           ctx.stderr.write(e.line() + '\n');
         }
-      } while (again);
+      } while (again && !stopped);
     } finally {
       busy = false;
     }
@@ -328,6 +335,7 @@ async function watch(
   let settle: NodeJS.Timeout | undefined;
   let pendingSince: number | null = null;
   const valueChanged = () => {
+    if (stopped) return;
     clearTimeout(settle);
     const now = Date.now();
     pendingSince ??= now;
@@ -344,6 +352,7 @@ async function watch(
   if (first.entries !== null) feed.follow(first.entries);
   return new Promise((resolve) => {
     const stop = () => {
+      stopped = true;
       clearTimeout(settle);
       feed.stop();
       void watcher.close().then(() => resolve(0));
