@@ -73,8 +73,10 @@ export type PathKind = 'dir' | 'file';
  * something later, outside the sandbox: git's configuration (core.fsmonitor,
  * core.hooksPath, aliases, filters), hooks and submodule repositories, a
  * worktree's `.git` file (it names the git directory), direnv's `.envrc`,
- * editor tasks and settings, dev containers, the MCP servers and hooks of
- * Claude Code. Read-only for the agent, at the top of the working directory
+ * editor tasks and settings, dev containers, the MCP servers, hooks, skills
+ * and commands of Claude Code, Gemini CLI (`.gemini/`: settings, commands,
+ * extensions) and Codex (`.codex/config.toml`, rules), and Aider's
+ * `.aider.conf.yml` (`lint-cmd` and `test-cmd` run after each edit). Read-only for the agent, at the top of the working directory
  * and of each --allow-write directory; one that does not exist yet cannot be
  * created in the working directory either. A name ending in `/` is a
  * directory; a listed directory that holds other listed paths (`.git/`,
@@ -99,6 +101,11 @@ export const PROJECT_CONTROLS: readonly string[] = [
   '.claude/settings.local.json',
   '.claude/commands/',
   '.claude/agents/',
+  '.claude/hooks/',
+  '.claude/skills/',
+  '.gemini/',
+  '.codex/',
+  '.aider.conf.yml',
 ];
 
 /** The facts the policy is decided on, besides what exists. Paths may be relative to `cwd`. */

@@ -749,6 +749,14 @@ const LEDGER: Record<string, Entry> = {
           'threat-project-agent-config',
           'inside run, the owner’s own .mcp.json and .claude/settings.json stay as they were',
         ),
+        e2e(
+          'threat-project-agent-config',
+          'inside run, Gemini CLI’s, Codex’s and Aider’s project settings and Claude’s hooks and skills cannot be made: no placeholder is left',
+        ),
+        e2e(
+          'threat-project-agent-config',
+          'inside run, the owner’s own .gemini/settings.json, .codex/config.toml and .aider.conf.yml stay as they were',
+        ),
       ],
     },
   'read the model key from its environment, state or transcript': {
