@@ -17,9 +17,9 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rawPost } from '../test/support/raw-host.js';
 import { PASSPHRASE, ROOT } from '../test/support/rig.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000').split(',').map(Number);
@@ -40,27 +40,15 @@ function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = '')
   return r.stdout;
 }
 
-function post(socket: string, op: string, body: object): Promise<{ ms: number; reply: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = Buffer.from(JSON.stringify(body));
-    const t0 = process.hrtime.bigint();
-    const s = connect(socket, () => {
-      s.write(
-        `POST /v1/${op} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${payload.length}\r\nConnection: close\r\n\r\n`,
-      );
-      s.write(payload);
-    });
-    const chunks: Buffer[] = [];
-    s.on('data', (c: Buffer) => chunks.push(c));
-    s.on('end', () =>
-      resolve({
-        ms: Number(process.hrtime.bigint() - t0) / 1e6,
-        reply: Buffer.concat(chunks).toString('utf8'),
-      }),
-    );
-    s.on('error', reject);
-  });
+/** A raw request to the host, timed from before the connection to the end of the reply. */
+async function post(
+  socket: string,
+  op: string,
+  body: object,
+): Promise<{ ms: number; reply: string }> {
+  const t0 = process.hrtime.bigint();
+  const reply = await rawPost(socket, op, body);
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, reply };
 }
 
 interface Figures {

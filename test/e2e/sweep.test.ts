@@ -29,6 +29,7 @@ import {
   type ProxyProcess,
   type TestCa,
 } from '../support/proxy.js';
+import { watchOutput } from '../support/raw-host.js';
 import { CLI, Rig, ok, terminate, type Result } from '../support/rig.js';
 
 interface Finding {
@@ -743,32 +744,15 @@ describe('sweep', () => {
       env: { ...rig.env, TMPDIR: tmp },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    // A bound on a hang, not a timing assertion.
-    const until = (what: () => boolean, maxMs = 60_000) =>
-      new Promise<void>((resolve, reject) => {
-        const gaveUp = Date.now() + maxMs;
-        const t = setInterval(() => {
-          if (what()) {
-            clearInterval(t);
-            resolve();
-          } else if (child.exitCode !== null || Date.now() > gaveUp) {
-            clearInterval(t);
-            reject(new Error(`sweep --watch: ${out}\n${err}`));
-          }
-        }, 50);
-      });
+    const { out: output, err: errors, until } = watchOutput(child, 'sweep --watch');
     try {
-      await until(() => /watching/.test(err));
-      const before = out.length;
+      await until(() => /watching/.test(errors()));
+      const before = output().length;
       const written = Date.now();
       appendFileSync(claudeFile, claudeLine(`leaked again: ${FILLED}`) + '\n');
-      await until(() => out.slice(before).includes('"Filled"'));
+      await until(() => output().slice(before).includes('"Filled"'));
       const caught = Date.now() - written;
-      const found = out
+      const found = output()
         .slice(before)
         .split('\n')
         .filter(Boolean)
@@ -789,10 +773,10 @@ describe('sweep', () => {
       const NEW = `rendered_again_${hex(12)}`;
       await rig.set('Rendered', NEW);
       assert.equal(ok(await rig.agent(['get', 'Rendered'], token)), NEW + '\n');
-      const mark = out.length;
+      const mark = output().length;
       appendFileSync(claudeFile, claudeLine(`new one: ${NEW}`) + '\n');
-      await until(() => out.slice(mark).includes('"Rendered"'));
-      const second = out
+      await until(() => output().slice(mark).includes('"Rendered"'));
+      const second = output()
         .slice(mark)
         .split('\n')
         .filter(Boolean)
@@ -808,9 +792,9 @@ describe('sweep', () => {
     outputs.push({
       code: 0,
       signal: null,
-      stdout: out,
-      stderr: err,
-      stdoutBytes: Buffer.from(out),
+      stdout: output(),
+      stderr: errors(),
+      stdoutBytes: Buffer.from(output()),
     });
   });
 });
