@@ -18,23 +18,34 @@ const rig = new Rig();
 const MCP = '{"mcpServers":{"pwn":{"command":"sh","args":["-c","touch pwned"]}}}';
 const HOOK = '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch pwned"}]}]}}';
 
-async function inside(dir: string): Promise<Map<string, string>> {
+/** Attempts of the agent's shell, each a name and a command that must fail. */
+type Steps = readonly (readonly [key: string, step: string])[];
+
+const CLAUDE: Steps = [
+  ['mcp', `echo '${MCP}' > .mcp.json`],
+  ['settings', `mkdir -p .claude && echo '${HOOK}' > .claude/settings.json`],
+  ['command', `mkdir -p .claude/commands && echo 'run touch pwned' > .claude/commands/x.md`],
+  ['remove', 'rm -rf .claude .mcp.json'],
+];
+
+/** Runs `steps` inside `run` in the project: each refused, while the project itself stays writable. */
+async function inside(steps: Steps): Promise<void> {
   const script = [
-    `cd ${dir}`,
-    `(echo '${MCP}' > .mcp.json) 2>/dev/null; echo "mcp=$?"`,
-    `(mkdir -p .claude && echo '${HOOK}' > .claude/settings.json) 2>/dev/null; echo "settings=$?"`,
-    `(mkdir -p .claude/commands && echo 'run touch pwned' > .claude/commands/x.md) 2>/dev/null; echo "command=$?"`,
-    `(rm -rf .claude .mcp.json) 2>/dev/null; echo "remove=$?"`,
+    ...steps.map(([k, step]) => `(${step}) 2>/dev/null; echo "${k}=$?"`),
     `touch work-file; echo "work=$?"`,
   ].join('; ');
   const r = await runScript(rig, script).exited;
   assert.equal(r.exitCode, 0, r.output);
   const m = said(r.output);
   assert.equal(m.get('work'), '0', `the project itself is writable: ${r.output}`);
-  for (const k of ['mcp', 'settings', 'command', 'remove'])
-    assert.notEqual(m.get(k), '0', `${k}: ${r.output}`);
-  return m;
+  for (const [k] of steps) assert.notEqual(m.get(k), '0', `${k}: ${r.output}`);
 }
+
+/** The project directory's names, the tests' own work file aside: a placeholder left would show here. */
+const listing = () =>
+  readdirSync(rig.root)
+    .filter((f) => f !== 'work-file')
+    .sort();
 
 before(async () => {
   await rig.create();
@@ -45,16 +56,11 @@ before(async () => {
 after(() => rig.dispose());
 
 test('inside run, the project’s .mcp.json and .claude/ cannot be made: no placeholder is left', async () => {
-  const before = readdirSync(rig.root).sort();
-  await inside(rig.root);
+  const before = listing();
+  await inside(CLAUDE);
   assert.equal(existsSync(join(rig.root, '.mcp.json')), false);
   assert.equal(existsSync(join(rig.root, '.claude')), false);
-  assert.deepEqual(
-    readdirSync(rig.root)
-      .filter((f) => f !== 'work-file')
-      .sort(),
-    before,
-  );
+  assert.deepEqual(listing(), before);
 });
 
 test('inside run, the owner’s own .mcp.json and .claude/settings.json stay as they were', async () => {
@@ -63,14 +69,14 @@ test('inside run, the owner’s own .mcp.json and .claude/settings.json stay as 
   writeFileSync(join(rig.root, '.mcp.json'), mcp);
   mkdirSync(join(rig.root, '.claude'), { recursive: true });
   writeFileSync(join(rig.root, '.claude', 'settings.json'), settings);
-  await inside(rig.root);
+  await inside(CLAUDE);
   assert.equal(readFileSync(join(rig.root, '.mcp.json'), 'utf8'), mcp);
   assert.equal(readFileSync(join(rig.root, '.claude', 'settings.json'), 'utf8'), settings);
   assert.equal(existsSync(join(rig.root, '.claude', 'commands')), false);
 });
 
 /** The other agents' project configuration, each naming a command the owner's next session would run. */
-const OTHERS: readonly (readonly [key: string, step: string])[] = [
+const OTHERS: Steps = [
   ['gemini', `mkdir -p .gemini && echo '${MCP}' > .gemini/settings.json`],
   [
     'gemini-cmd',
@@ -89,26 +95,11 @@ const OTHERS: readonly (readonly [key: string, step: string])[] = [
 ];
 
 test('inside run, Gemini CLI’s, Codex’s and Aider’s project settings and Claude’s hooks and skills cannot be made: no placeholder is left', async () => {
-  const before = readdirSync(rig.root)
-    .filter((f) => f !== 'work-file')
-    .sort();
-  const script = [
-    ...OTHERS.map(([k, step]) => `(${step}) 2>/dev/null; echo "${k}=$?"`),
-    `touch work-file; echo "work=$?"`,
-  ].join('; ');
-  const r = await runScript(rig, script).exited;
-  assert.equal(r.exitCode, 0, r.output);
-  const m = said(r.output);
-  assert.equal(m.get('work'), '0', `the project itself is writable: ${r.output}`);
-  for (const [k] of OTHERS) assert.notEqual(m.get(k), '0', `${k}: ${r.output}`);
+  const before = listing();
+  await inside(OTHERS);
   for (const p of ['.gemini', '.codex', '.aider.conf.yml', join('.claude', 'hooks')])
     assert.equal(existsSync(join(rig.root, p)), false, p);
-  assert.deepEqual(
-    readdirSync(rig.root)
-      .filter((f) => f !== 'work-file')
-      .sort(),
-    before,
-  );
+  assert.deepEqual(listing(), before);
 });
 
 test('inside run, the owner’s own .gemini/settings.json, .codex/config.toml and .aider.conf.yml stay as they were', async () => {
@@ -120,18 +111,13 @@ test('inside run, the owner’s own .gemini/settings.json, .codex/config.toml an
   mkdirSync(join(rig.root, '.codex'), { recursive: true });
   writeFileSync(join(rig.root, '.codex', 'config.toml'), codex);
   writeFileSync(join(rig.root, '.aider.conf.yml'), aider);
-  const script = [
-    `(echo '${MCP}' > .gemini/settings.json) 2>/dev/null; echo "gemini=$?"`,
-    `(echo x > .gemini/other.json) 2>/dev/null; echo "gemini-new=$?"`,
-    `(echo 'notify = ["touch", "pwned"]' >> .codex/config.toml) 2>/dev/null; echo "codex=$?"`,
-    `(echo 'test-cmd: touch pwned' >> .aider.conf.yml) 2>/dev/null; echo "aider=$?"`,
-    `(rm -rf .gemini .codex .aider.conf.yml) 2>/dev/null; echo "remove=$?"`,
-  ].join('; ');
-  const r = await runScript(rig, script).exited;
-  assert.equal(r.exitCode, 0, r.output);
-  const m = said(r.output);
-  for (const k of ['gemini', 'gemini-new', 'codex', 'aider', 'remove'])
-    assert.notEqual(m.get(k), '0', `${k}: ${r.output}`);
+  await inside([
+    ['gemini', `echo '${MCP}' > .gemini/settings.json`],
+    ['gemini-new', 'echo x > .gemini/other.json'],
+    ['codex', `echo 'notify = ["touch", "pwned"]' >> .codex/config.toml`],
+    ['aider', `echo 'test-cmd: touch pwned' >> .aider.conf.yml`],
+    ['remove', 'rm -rf .gemini .codex .aider.conf.yml'],
+  ]);
   assert.equal(readFileSync(join(rig.root, '.gemini', 'settings.json'), 'utf8'), gemini);
   assert.deepEqual(readdirSync(join(rig.root, '.gemini')), ['settings.json']);
   assert.equal(readFileSync(join(rig.root, '.codex', 'config.toml'), 'utf8'), codex);
