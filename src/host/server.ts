@@ -31,6 +31,8 @@ import {
 } from './owner-unlock.js';
 import { endOrphanedSessions, revokeSession } from './sessions.js';
 import { SessionSockets } from './session-sockets.js';
+import { Crowd } from './crowd.js';
+import { FD_RESERVE, openFileLimit } from './descriptors.js';
 import { ACCESS_REFUSALS, storeDamage } from './damage-probe.js';
 import { Held, Intake, MAX_BODY, MAX_PER_PEER } from './intake.js';
 import { serveChannel } from './channel.js';
@@ -538,6 +540,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   // client that has just connected (an owner's client checking the host, say)
   // is answered instead of cut off mid-check.
   const open = new Set<Socket>();
+  // What the main socket may hold: the host's descriptors less the reserve and
+  // what the session sockets hold (crowd.ts). Read once: the limit is the process's.
+  const fdLimit = openFileLimit();
+  const crowd = new Crowd(() => Math.max(MAX_PER_PEER, fdLimit - FD_RESERVE - sockets.connections));
   const touch = () => {
     clearTimeout(idle);
     // A connection closing as the host stops must not arm a timer that keeps it alive.
@@ -579,6 +585,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     }
     peers.set(socket, peer);
     const key = peer === null ? null : `${peer.uid}:${peer.pid}`;
+    crowd.add(key ?? 'unknown', socket);
     if (key !== null && !intake.connect(key)) {
       crowded.add(socket);
       // Its one refusal, then gone: a connection that sends nothing is not kept.
@@ -586,6 +593,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     }
     socket.once('close', () => {
       if (key !== null) intake.disconnect(key);
+      crowd.remove(key ?? 'unknown', socket);
       open.delete(socket);
       touch();
     });

@@ -14,10 +14,11 @@
  * together never take the last FD_RESERVE descriptors of the host, which its
  * own socket, the store and the audit log need.
  */
-import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import { FD_RESERVE, openFileLimit } from './descriptors.js';
 
 /** How long a session's socket waits for `run` to hold the session before it ends it. */
 const HOLD_WITHIN_MS = 60_000;
@@ -25,25 +26,12 @@ const HOLD_WITHIN_MS = 60_000;
 const SESSION_CONNECTIONS = 64;
 const HEADERS_WITHIN_MS = 5_000;
 const REQUEST_WITHIN_MS = 10_000;
-/** Descriptors no session may take: the host's own socket, the store, the audit log, owner commands. */
-const FD_RESERVE = 512;
-
-/** This process's limit of open descriptors (Linux: /proc/self/limits), else the common default. */
-function openFileLimit(): number {
-  try {
-    const line = /^Max open files\s+([0-9]+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    if (line?.[1] !== undefined) return Number(line[1]);
-  } catch {
-    // Not Linux: assume the usual soft limit.
-  }
-  return 1024;
-}
 
 export class SessionSockets {
   private readonly servers = new Map<string, { server: Server; path: string }>();
   private readonly unheld = new Map<string, NodeJS.Timeout>();
   /** Connections open on all session sockets, and how many they may be together. */
-  private connections = 0;
+  #connections = 0;
   private readonly budget = Math.max(SESSION_CONNECTIONS, openFileLimit() - FD_RESERVE);
 
   constructor(
@@ -55,6 +43,11 @@ export class SessionSockets {
     /** Ends session `id` (revokes it) when nobody held it in time. */
     private readonly end: (id: string) => void,
   ) {}
+
+  /** Connections open on all session sockets together. */
+  get connections(): number {
+    return this.#connections;
+  }
 
   /** Starts serving session `id` and returns its socket's path. */
   async open(id: string): Promise<string> {
@@ -80,12 +73,12 @@ export class SessionSockets {
     // Past the cap, net.Server closes a new connection as soon as it is accepted.
     server.maxConnections = SESSION_CONNECTIONS;
     server.on('connection', (socket: Socket) => {
-      if (this.connections >= this.budget) {
+      if (this.#connections >= this.budget) {
         socket.destroy();
         return;
       }
-      this.connections++;
-      socket.once('close', () => this.connections--);
+      this.#connections++;
+      socket.once('close', () => this.#connections--);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

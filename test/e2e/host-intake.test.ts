@@ -2,14 +2,17 @@
 // limit (4 MiB) was per connection, with no cap on connections and a 300 s
 // timeout, and 100 connections holding most of a body grew a host by 300 MB.
 // Now bodies beyond 16 KiB each share one 32 MiB pool, a process keeps at
-// most 128 connections, and the owner is served all along.
+// most 128 connections, many processes together keep at most the host's
+// descriptors less a reserve (the largest holder's oldest connection goes),
+// and the owner is served all along.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hostPid } from '../support/e2e-helpers.js';
-import { Rig, ok } from '../support/rig.js';
+import { CLI, Rig, ok, terminate } from '../support/rig.js';
 
 const MiB = 1024 * 1024;
 
@@ -118,3 +121,86 @@ test('100 held bodies stay within the pool, a process past 128 connections is re
     await rig.dispose();
   }
 });
+
+/** One flooding process: opens `n` connections to `path`, each with half a request, prints how many it holds, then holds them until stdin ends. */
+const FLOOD = [
+  'import socket, sys',
+  'path, n = sys.argv[1], int(sys.argv[2])',
+  'held = []',
+  'for i in range(n):',
+  '    c = socket.socket(socket.AF_UNIX)',
+  '    try:',
+  '        c.connect(path)',
+  "        c.sendall(b'POST /v1/whoami HTTP/1.1\\r\\nHost: h\\r\\nContent-Length: 4096\\r\\n\\r\\n{')",
+  '        held.append(c)',
+  '    except OSError:',
+  '        c.close()',
+  "print('held=%d' % len(held), flush=True)",
+  'sys.stdin.read()',
+].join('\n');
+
+test('many processes holding half-sent requests: the host keeps its descriptors, the largest holders pay, the owner and another agent go on', async (t) => {
+  const rig = new Rig();
+  const floods: ChildProcess[] = [];
+  let host: ChildProcess | null = null;
+  try {
+    await rig.create();
+    await rig.set('A', 'value-a');
+    const token = await rig.addAgent('other', ['A']);
+    ok(await rig.owner(['daemon', 'stop']));
+    // A host with 1,024 descriptors (soft and hard: Node raises its soft limit
+    // to the hard one), so 12 processes of 128 connections each would take them all.
+    host = spawn('prlimit', ['--nofile=1024:1024', '--', process.execPath, CLI, 'daemon'], {
+      env: rig.env,
+      stdio: 'ignore',
+    });
+    const pid = await waitForHost(rig);
+    const fds = () => readdirSync(`/proc/${pid}/fd`).length;
+    const base = fds();
+    const path = join(rig.vaultDir, 'host.sock');
+    const held: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const f = spawn('python3', ['-c', FLOOD, path, '128'], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      floods.push(f);
+      const line = await new Promise<string>((resolve) => {
+        let out = '';
+        f.stdout?.on('data', (c: Buffer) => {
+          out += c.toString();
+          if (out.includes('\n')) resolve(out);
+        });
+        f.on('exit', () => resolve(out));
+      });
+      held.push(Number(/held=(\d+)/.exec(line)?.[1] ?? -1));
+    }
+    const during = fds();
+    t.diagnostic(
+      `connections the floods opened: ${held.join(' ')}; the host's descriptors ${base} before, ${during} during`,
+    );
+    assert.ok(
+      held.every((n) => n >= 0),
+      held.join(' '),
+    );
+    // The main socket's budget is 1,024 less the reserve of 512.
+    assert.ok(during < 1024 - 256, `the host holds ${during} descriptors`);
+    // Meanwhile, from other processes: the owner's command and another agent's read.
+    assert.match(ok(await rig.owner(['entry', 'ls'])), /A/);
+    assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+    assert.equal(await hostPid(rig), pid);
+  } finally {
+    for (const f of floods) f.kill('SIGKILL');
+    if (host !== null) await terminate(host);
+    await rig.dispose();
+  }
+});
+
+/** Waits (bounded) until a host answers `daemon status`; its pid. */
+async function waitForHost(rig: Rig): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const r = await rig.owner(['daemon', 'status', '--json']);
+    if (r.code === 0) return (JSON.parse(r.stdout) as { pid: number }).pid;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail('no host answered');
+}
