@@ -199,6 +199,25 @@ export function chargeRefused(
   return { ...s, reads };
 }
 
+/**
+ * How many new slots charging `ids` (chargeRefused) would take in the hour:
+ * names not counted there yet, as far as the hour has room. Zero means the
+ * refusal only repeats what the windows already hold, or the hour is full:
+ * the host then audits it coalesced (refusal-audit.ts), so a loop of refused
+ * names, the same one or a new one each time, cannot fill the disk.
+ */
+export function newSlots(
+  state: RateState,
+  limits: Limits,
+  ids: readonly string[],
+  now: number,
+): number {
+  const s = prune(state, now);
+  const room = limits.perHour - distinctInWindow(s.reads, new Set(), HOUR_MS, now);
+  const fresh = new Set(ids.filter((id) => s.reads[id] === undefined)).size;
+  return Math.max(0, Math.min(room, fresh));
+}
+
 /** What recording a violation that is no read did to the agent (recordViolation). */
 export type Recorded =
   /** Counted: the first within VIOLATION_SPAN_MS. */

@@ -19,7 +19,7 @@
 import { agentActor, type AuditAction } from '../core/audit.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
 import { TOTP_FIELD } from '../core/names.js';
-import { chargeRefused, decideRead, inScope, recordViolation } from '../core/policy.js';
+import { chargeRefused, decideRead, inScope, newSlots, recordViolation } from '../core/policy.js';
 import { KEY_BYTES, open, wipe } from '../crypto/aead.js';
 import { keyedHash } from '../crypto/hash.js';
 import { Secret } from '../crypto/secret.js';
@@ -386,16 +386,22 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const guessed = refused
     .filter((r) => r.code === 'VLT-2041')
     .map((r) => `?${keyedHash(a.session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
-  if (guessed.length > 0) rate = chargeRefused(rate, agent.limits, [...new Set(guessed)], now);
+  const unique = [...new Set(guessed)];
+  const fresh = unique.length > 0 ? newSlots(rate, agent.limits, unique, now) : 0;
+  if (unique.length > 0) rate = chargeRefused(rate, agent.limits, unique, now);
   const sent = refused.filter((r) => r.code === 'VLT-2045');
   const counted = sent.length > 0 ? recordViolation(rate, now) : null;
   if (counted !== null && counted.kind !== 'locked') rate = counted.state;
   if (rate !== agent.rate) a.tx.putRate(agent.id, rate);
-  auditRefused(
-    a,
-    'denied',
-    refused.filter((r) => r.code !== 'VLT-2045'),
-  );
+  const denied = refused.filter((r) => r.code !== 'VLT-2045');
+  if (sent.length === 0 && fresh === 0) {
+    // Nothing new: names the hour already counts (or a full hour), a missing
+    // field. Asked again and again, such refusals would fill the disk one
+    // record each; they are coalesced per source like a locked agent's.
+    const first = denied[0]?.code ?? 'VLT-2041';
+    const e = accessEvent(a.ctx, 'denied', first, a.actor, a.source);
+    coalesceRefusal(a.ctx, a.tx, a.header, e, () => auditRefused(a, 'denied', denied));
+  } else auditRefused(a, 'denied', denied);
   auditRefused(a, 'exfil', sent);
   if (counted?.kind === 'lockdown') return lockedBy(a, UNBOUND);
   const problems = refused

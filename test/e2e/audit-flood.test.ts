@@ -41,7 +41,7 @@ const FLOOD = `
 const { connect } = require('node:net');
 const [sock, least, width, op] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), process.argv[4]];
 const token = process.env.VAULT_TOKEN || 'not-a-token-' + 'x'.repeat(20);
-const body = JSON.stringify(op === 'read' ? { token, mode: 'get', entry: 'db', field: 'password' } : { token });
+const body = JSON.stringify(op === 'read' ? { token, mode: 'get', entry: process.env.FLOOD_ENTRY || 'db', field: 'password' } : { token });
 const head = 'POST /v1/' + op + ' HTTP/1.1\\r\\nHost: vault-host\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + body.length + '\\r\\nConnection: close\\r\\n\\r\\n';
 let ended = false, denied = 0, other = 0, said = false;
 process.stdin.on('end', () => { ended = true; }).resume();
@@ -91,14 +91,15 @@ function counted(r: Rec): number {
 }
 
 /** The flooding process: `least` requests at least, `width` at a time, with `token` if given. */
-function flooder(least: number, width: number, token?: string, op = 'whoami') {
+function flooder(least: number, width: number, token?: string, op = 'whoami', entry = 'db') {
   const args = ['-e', FLOOD, join(rig.vaultDir, SOCKET_NAME), `${least}`, `${width}`, op];
   return spawn(process.execPath, args, {
     env: {
       ...rig.env,
       VAULT_PASSPHRASE_FILE: undefined,
       VAULT_TOKEN: token,
-      FLOOD_CODE: op === 'read' ? 'VLT-2043' : 'VLT-2040',
+      FLOOD_CODE: op !== 'read' ? 'VLT-2040' : entry === 'db' ? 'VLT-2043' : 'VLT-2041',
+      FLOOD_ENTRY: entry,
     },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -261,6 +262,34 @@ test('a locked agent asking again and again: its refusals coalesced as well', as
   assert.deepEqual(
     fresh.map((r) => (isCount(r) ? 'count' : isMarker(r) ? 'marker' : r.entry)),
     [...Array.from({ length: FULL_PER_WINDOW }, () => 'db'), 'marker', 'count'],
+  );
+  assert.equal(
+    fresh.reduce((k, r) => k + counted(r), 0),
+    n,
+  );
+  const verify = await rig.owner(['audit', '--verify']);
+  assert.equal(verify.code, 0, verify.stderr);
+});
+
+test('an agent asking again and again for a name out of its scope: the first in full, the repeats coalesced', async () => {
+  const guesser = await rig.addAgent('guesser', ['db']);
+  const before = await records();
+  const n = FULL_PER_WINDOW + 6;
+  const flood = flooder(n, 1, guesser, 'read', 'payroll');
+  flood.stdin.end();
+  const result = await fate(flood);
+  assert.equal(result.code, 0, result.stderr);
+  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
+    denied: number;
+    other: number;
+  };
+  assert.deepEqual(sent, { denied: n, other: 0 }, result.stderr);
+  const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:guesser');
+  // The first takes a slot of the windows and is recorded on its own; the
+  // repeats take none and are coalesced per source: in full, a marker, a count.
+  assert.deepEqual(
+    fresh.map((r) => (isCount(r) ? 'count' : isMarker(r) ? 'marker' : `${r.outcome} ${r.entry}`)),
+    [...Array.from({ length: 1 + FULL_PER_WINDOW }, () => 'VLT-2041 payroll'), 'marker', 'count'],
   );
   assert.equal(
     fresh.reduce((k, r) => k + counted(r), 0),

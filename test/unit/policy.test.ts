@@ -9,6 +9,7 @@ import {
   MINUTE_MS,
   VIOLATION_SPAN_MS,
   chargeRefused,
+  newSlots,
   decideRead,
   lockByHand,
   usage,
@@ -371,4 +372,57 @@ test('chargeRefused: each distinct refused name takes a slot; the hour bounds wh
   assert.equal(Object.keys(c.reads).length, limits.perHour);
   assert.deepEqual(c.violations, []);
   assert.equal(c.lock, null);
+});
+
+// A refusal that takes no new slot is audited coalesced (access.ts): newSlots
+// must say exactly what chargeRefused adds, for any state and any names.
+test('newSlots: the names chargeRefused adds to the hour, no more, no fewer', () => {
+  const name = fc.constantFrom(
+    '?a',
+    '?b',
+    '?c',
+    'e1',
+    'e2',
+    'e3',
+    '?d',
+    '?e',
+    '?f',
+    '?g',
+    '?h',
+    '?i',
+    '?j',
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.array(name, { maxLength: 4 }), fc.nat({ max: 3_700_000 })), {
+        maxLength: 20,
+      }),
+      fc.array(name, { maxLength: 6 }),
+      (history, ids) => {
+        let state = FRESH_RATE_STATE;
+        let now = T0;
+        for (const [names, later] of history) {
+          now += later;
+          state = chargeRefused(state, DEFAULT_LIMITS, names, now);
+        }
+        const hourBefore = usage(state, now).hour;
+        const after = chargeRefused(state, DEFAULT_LIMITS, ids, now);
+        assert.equal(
+          newSlots(state, DEFAULT_LIMITS, ids, now),
+          usage(after, now).hour - hourBefore,
+        );
+      },
+    ),
+  );
+  // The same name again, or any name once the hour is full: nothing new.
+  const a = chargeRefused(FRESH_RATE_STATE, DEFAULT_LIMITS, ['?a'], T0);
+  assert.equal(newSlots(a, DEFAULT_LIMITS, ['?a'], T0 + 1000), 0);
+  const full = chargeRefused(
+    a,
+    DEFAULT_LIMITS,
+    Array.from({ length: 20 }, (_, i) => `?g${i}`),
+    T0,
+  );
+  assert.equal(newSlots(full, DEFAULT_LIMITS, ['?new'], T0 + 1000), 0);
+  assert.equal(newSlots(a, DEFAULT_LIMITS, ['?new', '?new'], T0 + 1000), 1);
 });

@@ -607,6 +607,12 @@ const LEDGER: Record<string, Entry> = {
     },
   "hold many large request bodies or connections open to grow the host's memory until it dies, or to crowd out the owner":
     {
+      run: [
+        e2e(
+          'threat-run-resources',
+          'inside run, 64 half-sent bodies of 2 MiB on the session socket: the host stays bounded, the owner and another agent are served',
+        ),
+      ],
       sameUser: [HELD_BODIES],
       hardened: [HELD_BODIES],
     },
@@ -715,14 +721,24 @@ const LEDGER: Record<string, Entry> = {
     sameUser: MAIN_SOCKET_CAPPED,
     hardened: MAIN_SOCKET_CAPPED,
   },
-  'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again) until the host refuses the owner too':
+  'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again, a name out of scope asked again) until the host refuses the owner too':
     {
+      run: [
+        e2e(
+          'threat-run-resources',
+          'inside run, an agent asking 2,000 times for an entry out of scope, then 2,000 times with a garbage token: its refusals coalesced, the store bounded, others served',
+        ),
+      ],
       sameUser: [
         e2e(
           'audit-flood',
           'a flood of garbage tokens is coalesced: bounded records, every refusal counted, others still served and recorded',
         ),
         e2e('audit-flood', 'a locked agent asking again and again: its refusals coalesced as well'),
+        e2e(
+          'audit-flood',
+          'an agent asking again and again for a name out of its scope: the first in full, the repeats coalesced',
+        ),
       ],
     },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {

@@ -1,0 +1,144 @@
+// docs/threat-model.md, the `run` column of two rows on shared resources: a
+// prompt-injected agent with a shell inside `vault-cli run` tries, through
+// its session's socket (the only way to the host it has), to grow the host's
+// memory with large half-sent bodies, and to fill the disk with refusals
+// (asking again and again for an entry out of its scope, then with a
+// garbage token).
+// Either way it starves only itself: the owner and another agent are served
+// all along, the host's memory and the store stay bounded, and the chain
+// verifies. Real host, real `run` with its sandbox, real Python inside.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { hex, hostPid } from '../support/e2e-helpers.js';
+import { installBin, said, underPty, until } from '../support/pty.js';
+import { Rig, ok } from '../support/rig.js';
+
+const MiB = 1024 * 1024;
+const rig = new Rig();
+const otherSecret = `other-${hex(12)}`;
+let otherToken = '';
+
+/** The resident set of a process, from /proc. */
+function rss(pid: number): number {
+  const line = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  assert.ok(line?.[1] !== undefined);
+  return Number(line[1]) * 1024;
+}
+
+const storeBytes = () => statSync(join(rig.vaultDir, 'vault.mdb')).size;
+
+before(async () => {
+  await rig.create();
+  await rig.set('Mine', `mine-${hex(8)}`);
+  await rig.set('Payroll', `payroll-${hex(8)}`);
+  await rig.set('Other', otherSecret);
+  await rig.addAgent('bodies', ['Mine'], ['--per-minute', '100', '--per-hour', '100']);
+  await rig.addAgent('asker', ['Mine']);
+  otherToken = await rig.addAgent('other', ['Other']);
+  installBin(rig);
+});
+after(() => rig.dispose());
+
+/** Python inside the sandbox: the session's socket is `$VAULT_DIR/host.sock`, its token VAULT_TOKEN. */
+const PRELUDE = [
+  'import json, os, socket, sys',
+  "path = os.path.join(os.environ['VAULT_DIR'], 'host.sock')",
+  "token = os.environ['VAULT_TOKEN']",
+];
+
+test('inside run, 64 half-sent bodies of 2 MiB on the session socket: the host stays bounded, the owner and another agent are served', async (t) => {
+  const flood = [
+    ...PRELUDE,
+    'held = []',
+    "head = b'POST /v1/read HTTP/1.1\\r\\nHost: h\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n' % (4 * 1024 * 1024 - 1024)",
+    'for i in range(64):',
+    '    c = socket.socket(socket.AF_UNIX)',
+    '    c.settimeout(5)',
+    '    try:',
+    '        c.connect(path)',
+    "        c.sendall(head + b'{' * (2 * 1024 * 1024))",
+    '        held.append(c)',
+    '    except OSError:',
+    '        c.close()',
+    "print('held=%d' % len(held)); sys.stdout.flush()",
+    'sys.stdin.readline()',
+    'for c in held: c.close()',
+  ].join('\n');
+  const pid = await hostPid(rig);
+  const before = rss(pid);
+  const run = underPty(rig, ['run', '--agent', 'bodies', '--', 'python3', '-c', flood]);
+  try {
+    await until(() => /held=[0-9]+/.test(run.output()), 'the bodies');
+    const grown = rss(pid) - before;
+    t.diagnostic(
+      `held ${said(run.output()).get('held')} connections; the host grew by ${(grown / MiB).toFixed(0)} MiB`,
+    );
+    // 32 MiB of pool and 16 KiB per connection, with room for the host's own
+    // buffers and garbage not yet collected: unbounded, 128 MiB were sent.
+    assert.ok(grown < 96 * MiB, `the host grew by ${(grown / MiB).toFixed(0)} MiB`);
+    assert.match(ok(await rig.owner(['entry', 'ls'])), /Payroll/);
+    assert.equal(ok(await rig.agent(['get', 'Other'], otherToken)), `${otherSecret}\n`);
+    assert.equal(await hostPid(rig), pid);
+  } finally {
+    run.pty.write('\r');
+  }
+  const r = await run.exited;
+  assert.equal(r.exitCode, 0, r.output);
+});
+
+test('inside run, an agent asking 2,000 times for an entry out of scope, then 2,000 times with a garbage token: its refusals coalesced, the store bounded, others served', async () => {
+  const flood = [
+    ...PRELUDE,
+    'def ask(op, body):',
+    "    head = b'POST /v1/%s HTTP/1.1\\r\\nHost: h\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % (op, len(body))",
+    '    c = socket.socket(socket.AF_UNIX)',
+    '    c.connect(path)',
+    '    c.sendall(head + body)',
+    "    out = b''",
+    '    while True:',
+    '        b = c.recv(65536)',
+    '        if not b: break',
+    '        out += b',
+    '    c.close()',
+    '    return out.split(b\'"code":"\')[1][:8].decode() if b\'"code":"\' in out else \'none\'',
+    "read = json.dumps({'token': token, 'mode': 'get', 'entry': 'Payroll', 'field': 'password'}).encode()",
+    "garbage = json.dumps({'token': 'vlt_' + 'x' * 40}).encode()",
+    "for name, op, body in (('scope', b'read', read), ('garbage', b'whoami', garbage)):",
+    '    codes = {}',
+    '    for i in range(2000):',
+    '        code = ask(op, body)',
+    '        codes[code] = codes.get(code, 0) + 1',
+    "    print('%s=%s' % (name, json.dumps(codes, sort_keys=True).replace(' ', '')))",
+    '    sys.stdout.flush()',
+  ].join('\n');
+  await hostPid(rig);
+  const records = async () =>
+    ok(await rig.owner(['audit', '--json']))
+      .split('\n')
+      .filter((l) => l !== '').length;
+  const recordsBefore = await records();
+  const bytesBefore = storeBytes();
+  const r = await underPty(rig, ['run', '--agent', 'asker', '--', 'python3', '-c', flood]).exited;
+  assert.equal(r.exitCode, 0, r.output);
+  const m = said(r.output);
+  // Refused every time, each the way it should be.
+  assert.deepEqual(JSON.parse(m.get('scope') ?? '{}'), { 'VLT-2041': 2000 }, r.output);
+  const garbage = JSON.parse(m.get('garbage') ?? '{}') as Record<string, number>;
+  assert.equal(
+    Object.values(garbage).reduce((a, b) => a + b, 0),
+    2000,
+    r.output,
+  );
+  assert.equal(garbage.none, undefined, r.output);
+  // The owner and another agent, after it.
+  assert.match(ok(await rig.owner(['entry', 'ls'])), /Payroll/);
+  assert.equal(ok(await rig.agent(['get', 'Other'], otherToken)), `${otherSecret}\n`);
+  // A record takes about 380 bytes: uncoalesced, 4,000 refusals would add ~1.5 MB.
+  const grown = storeBytes() - bytesBefore;
+  assert.ok(grown <= 256 * 1024, `the store grew by ${grown} bytes`);
+  const added = (await records()) - recordsBefore;
+  assert.ok(added < 200, `${added} audit records for 4,000 refusals`);
+  ok(await rig.owner(['audit', '--verify']));
+});
