@@ -207,7 +207,7 @@ describe('proxy: a kept-alive upstream connection closed as a request goes out',
     assert.equal(up.of('/pay').length, 1, 'the upstream saw the POST once, and only once');
   });
 
-  test('an upstream that closes every connection it reuses, and the retry too: one retry, then 502, the value only ever to it', async () => {
+  test('an upstream that closes every connection it reuses, and the retry too: one retry at most, then 502, one fill', async () => {
     // Answers the very first request only: every later one, on a kept
     // connection or on a new one, has its connection closed under it.
     let answered = 0;
