@@ -88,7 +88,13 @@ export class Upstreams {
    * @internal A new connection lent to `holder`, to the address `failed`
    * reached (to `host` when that is not known: it never got that far).
    */
-  reopen(holder: TunnelUpstream, failed: TLSSocket, host: string, port: number, key: string) {
+  reopen(
+    holder: TunnelUpstream,
+    failed: TLSSocket,
+    host: string,
+    port: number,
+    key: string,
+  ): TLSSocket {
     const s = this.#open(host, port, key, this.#address.get(failed));
     this.#holder.set(s, holder);
     return s;
