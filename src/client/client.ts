@@ -360,7 +360,7 @@ async function startDaemon(opts: ClientOptions): Promise<Spawned> {
  * processes were seen for 20 fills). Across processes the host's own lock
  * keeps one host (HostAlreadyRunning in host/server.ts).
  */
-const started = new Map<string, Promise<Spawned>>();
+const spawnedFor = new Map<string, Promise<Spawned>>();
 
 /**
  * The daemon this process started for `socketPath` while it still runs,
@@ -368,17 +368,17 @@ const started = new Map<string, Promise<Spawned>>();
  * @throws VaultError VLT-3005 when the vault directory is not writable.
  */
 async function sharedStart(opts: ClientOptions, socketPath: string): Promise<Spawned> {
-  const current = started.get(socketPath);
+  const current = spawnedFor.get(socketPath);
   if (current !== undefined) {
     const daemon = await current.catch(() => null);
     if (daemon !== null && !daemon.exited()) return daemon;
     // Another call replaced it while this one waited: share that one.
-    if (started.get(socketPath) !== current) return sharedStart(opts, socketPath);
+    if (spawnedFor.get(socketPath) !== current) return sharedStart(opts, socketPath);
   }
   const next = startDaemon(opts);
-  started.set(socketPath, next);
+  spawnedFor.set(socketPath, next);
   next.catch(() => {
-    if (started.get(socketPath) === next) started.delete(socketPath);
+    if (spawnedFor.get(socketPath) === next) spawnedFor.delete(socketPath);
   });
   return next;
 }
