@@ -352,6 +352,37 @@ async function startDaemon(opts: ClientOptions): Promise<Spawned> {
   }
 }
 
+/**
+ * The daemon this process last started for each host socket. Calls that find
+ * no host at once (a burst of proxy fills, a render's parallel steps) share
+ * it and each wait for its socket, instead of each starting a daemon of its
+ * own, all but one of which would find the host's lock taken and exit (36
+ * processes were seen for 20 fills). Across processes the host's own lock
+ * keeps one host (HostAlreadyRunning in host/server.ts).
+ */
+const spawnedFor = new Map<string, Promise<Spawned>>();
+
+/**
+ * The daemon this process started for `socketPath` while it still runs,
+ * else a new one, which calls after this one share in turn.
+ * @throws VaultError VLT-3005 when the vault directory is not writable.
+ */
+async function sharedStart(opts: ClientOptions, socketPath: string): Promise<Spawned> {
+  const current = spawnedFor.get(socketPath);
+  if (current !== undefined) {
+    const daemon = await current.catch(() => null);
+    if (daemon !== null && !daemon.exited()) return daemon;
+    // Another call replaced it while this one waited: share that one.
+    if (spawnedFor.get(socketPath) !== current) return sharedStart(opts, socketPath);
+  }
+  const next = startDaemon(opts);
+  spawnedFor.set(socketPath, next);
+  next.catch(() => {
+    if (spawnedFor.get(socketPath) === next) spawnedFor.delete(socketPath);
+  });
+  return next;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -410,12 +441,13 @@ async function callOnce<O extends Op>(
 }
 
 /**
- * Starts a daemon and sends the operation once a host answers. It waits as
- * long as the daemon it spawned lives (a cold start under load can take more
- * than any fixed wait), up to START_WAIT_MAX_MS. A daemon that exits at once
- * found another host holding the lock: one that may be stopping (its idle
- * stop), so while no host answers a new daemon is started, a few times, and
- * the client gives up START_WAIT_MS after the last one exited.
+ * Starts a daemon (or joins the one this process is starting: sharedStart)
+ * and sends the operation once a host answers. It waits as long as that
+ * daemon lives (a cold start under load can take more than any fixed wait),
+ * up to START_WAIT_MAX_MS. A daemon that exits at once found another host
+ * holding the lock: one that may be stopping (its idle stop), so while no
+ * host answers a new daemon is started, a few times, and the client gives up
+ * START_WAIT_MS after the last one exited.
  */
 async function startAndCall<O extends Op>(
   opts: ClientOptions,
@@ -423,7 +455,7 @@ async function startAndCall<O extends Op>(
   op: O,
   body: Ops[O]['req'],
 ): Promise<Reply<O>> {
-  let daemon = await startDaemon(opts);
+  let daemon = await sharedStart(opts, socketPath);
   let starts = 1;
   const started = Date.now();
   let exitedAt: number | null = null;
@@ -437,7 +469,7 @@ async function startAndCall<O extends Op>(
     const now = Date.now();
     if (exitedAt === null && daemon.exited()) exitedAt = now;
     if (exitedAt !== null && starts < START_TRIES) {
-      daemon = await startDaemon(opts);
+      daemon = await sharedStart(opts, socketPath);
       starts++;
       exitedAt = null;
       wait = 10;

@@ -22,6 +22,19 @@
  * handed back for reuse only when the response ended cleanly, the server
  * did not ask to close, and the whole request body was sent; anything else
  * (a parse error, an early end, an abort) destroys it.
+ *
+ * A kept-alive connection the upstream closes as a request goes out (its idle
+ * timeout fired while the request was on its way) fails with no byte of
+ * response. Browsers, undici and Go send such a request again, and so does
+ * this file, once, on a new connection to the same address, and only when
+ * that cannot do what the client did not ask for: the connection had carried
+ * an earlier exchange (a new one failing says the upstream is down, and is
+ * answered), nothing of a response arrived, and the request is replayable
+ * (forward.ts: an idempotent method, no body). The head sent again is the
+ * same bytes, filled once: the host resolved, charged and audited the request
+ * once, and the value goes nowhere the first attempt was not going. A POST,
+ * or any request with a body, is never sent twice: whether the upstream read
+ * it before closing cannot be known from here.
  */
 import { createRequire } from 'node:module';
 import type { TLSSocket } from 'node:tls';
@@ -108,6 +121,16 @@ export interface ResponseSink {
   fail(reason: string, headSeen: boolean): void;
 }
 
+/**
+ * Where an exchange's connection goes when it is reusable (`give`), and where
+ * a replayable request gets a new connection to the same address (`fresh`,
+ * given the connection that failed it).
+ */
+export interface Connections {
+  give(socket: TLSSocket): void;
+  fresh(failed: TLSSocket): TLSSocket;
+}
+
 /** The reader of one upstream connection: its parser, and whose exchange its bytes are. */
 class Reader {
   readonly #parser = new HTTPParser();
@@ -156,8 +179,10 @@ class Reader {
       this.current?.onComplete();
     };
     socket.on('data', (d: Buffer) => {
+      const x = this.current;
       // Bytes on a connection nobody is waiting on: it cannot be trusted again.
-      if (this.current === null) return void socket.destroy();
+      if (x === null) return void socket.destroy();
+      x.heard = true;
       if (guarded(() => p.execute(d)) instanceof Error) this.#broken('malformed response');
     });
     socket.on('end', () => {
@@ -197,12 +222,19 @@ const readers = new WeakMap<TLSSocket, Reader>();
  * exchange leaves it reusable.
  */
 export class Exchange {
-  readonly #socket: TLSSocket;
-  readonly #reader: Reader;
+  #socket: TLSSocket;
+  #reader: Reader;
   readonly #sink: ResponseSink;
   readonly #chunked: boolean;
   readonly #headOnly: boolean;
-  readonly #give: (socket: TLSSocket) => void;
+  readonly #connections: Connections;
+  /**
+   * The head, kept while the request may still be sent again: on a reused
+   * connection, for a replayable request, until it is sent the second time.
+   */
+  #resend: Buffer | null;
+  /** @internal Some byte of a response arrived (the reader says so). */
+  heard = false;
   #headSeen = false;
   #informational = false;
   #keepAlive = false;
@@ -213,16 +245,20 @@ export class Exchange {
    * Sends `head` (the request line and headers, CRLF-terminated, with the
    * blank line: head.ts) at once. `chunked`: the body is sent chunk-encoded.
    * `headOnly`: the response has no body whatever its headers say (HEAD).
+   * `replayable`: the request may be sent again if the connection, an
+   * earlier exchange's, closes before any byte of a response (see above).
    */
   constructor(
     socket: TLSSocket,
     head: Buffer,
-    opts: { chunked: boolean; headOnly: boolean },
+    opts: { chunked: boolean; headOnly: boolean; replayable: boolean },
     sink: ResponseSink,
-    give: (socket: TLSSocket) => void,
+    connections: Connections,
   ) {
     this.#socket = socket;
+    // A connection that has a reader has carried an exchange before.
     let reader = readers.get(socket);
+    this.#resend = reader !== undefined && opts.replayable ? head : null;
     if (reader === undefined) {
       reader = new Reader(socket);
       readers.set(socket, reader);
@@ -232,7 +268,7 @@ export class Exchange {
     this.#sink = sink;
     this.#chunked = opts.chunked;
     this.#headOnly = opts.headOnly;
-    this.#give = give;
+    this.#connections = connections;
     socket.write(head);
   }
 
@@ -316,19 +352,37 @@ export class Exchange {
     if (this.#done) return;
     this.#done = true;
     this.#reader.current = null;
+    this.#resend = null;
     const reusable = this.#keepAlive && this.#bodySent && !this.#socket.destroyed;
     this.#sink.end();
     // Paused for this client's back-pressure in the read that ended it: the next exchange reads.
     if (this.#socket.isPaused()) this.#socket.resume();
-    if (reusable) this.#give(this.#socket);
+    if (reusable) this.#connections.give(this.#socket);
     else this.#socket.destroy();
   }
 
   /** @internal The connection failed or closed under this exchange. */
   onFail(reason: string): void {
     if (this.#done) return;
+    const head = this.#resend;
+    this.#resend = null;
+    if (head !== null && !this.heard && this.#bodySent) return this.#sendAgain(head);
     this.#done = true;
     this.#sink.fail(reason, this.#headSeen);
+  }
+
+  /**
+   * The request once more, on a new connection to the address the failed one
+   * went to: the one retry (a new connection's exchange is never replayed).
+   */
+  #sendAgain(head: Buffer): void {
+    const socket = this.#connections.fresh(this.#socket);
+    const reader = new Reader(socket);
+    readers.set(socket, reader);
+    reader.current = this;
+    this.#socket = socket;
+    this.#reader = reader;
+    socket.write(head);
   }
 
   #fail(reason: string): void {

@@ -123,12 +123,16 @@ export class ClientForwarder {
     });
   }
 
-  /** The request to the upstream, its body still to send. An upgrade gets a connection of its own. */
+  /**
+   * The request to the upstream, its body still to send. `alone`: on a new
+   * connection of its own, outside the pool (an upgrade; a request sent
+   * again after its kept-alive connection closed under it).
+   */
   request(
     req: IncomingMessage,
     { dest, path, caller }: Routed,
     p: Prepared,
-    upgrade: boolean,
+    alone: boolean,
   ): ClientRequest {
     const headers = isChunked(req) ? p.headers.set('Transfer-Encoding', 'chunked') : p.headers;
     const common = {
@@ -144,13 +148,13 @@ export class ClientForwarder {
     if (dest.tls) {
       return httpsRequest({
         ...common,
-        ...(upgrade ? { agent: false, secureContext: this.#trust } : { agent: this.#https }),
+        ...(alone ? { agent: false, secureContext: this.#trust } : { agent: this.#https }),
         servername: isIP(dest.host) === 0 ? dest.host : undefined,
       });
     }
     // Plain HTTP with a value: to the loopback address the name was judged by.
     const plain = { ...common, host: p.address ?? dest.host };
-    return httpRequest({ ...plain, agent: upgrade ? false : this.#http });
+    return httpRequest({ ...plain, agent: alone ? false : this.#http });
   }
 
   close(): void {
@@ -181,6 +185,21 @@ export const clientBody = (up: ClientRequest): UpstreamBody => ({
 function isBodyless(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return !isChunked(req) && (length === undefined || length === '0');
+}
+
+/**
+ * Methods whose request, sent twice, does what it does once (RFC 9110 9.2.2):
+ * a request of one of them may go again when its kept-alive connection closed
+ * before any reply (exchange.ts), as browsers, undici and Go do.
+ */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/**
+ * Whether a request may be sent a second time: an idempotent method and no
+ * body, so nothing needs keeping to send it again.
+ */
+export function isReplayable(req: IncomingMessage): boolean {
+  return IDEMPOTENT.has(req.method ?? '') && isBodyless(req);
 }
 
 /**

@@ -30,6 +30,7 @@ import {
   ClientForwarder,
   clientBody,
   decoderFor,
+  isReplayable,
   requestHead,
   responseHeaders,
   sendBody,
@@ -459,7 +460,11 @@ export class ProxyServer implements RunningProxy {
     const x: Exchange = new Exchange(
       own.take(),
       requestHead(req, r.path, p),
-      { chunked: req.headers['transfer-encoding'] !== undefined, headOnly: req.method === 'HEAD' },
+      {
+        chunked: req.headers['transfer-encoding'] !== undefined,
+        headOnly: req.method === 'HEAD',
+        replayable: isReplayable(req),
+      },
       {
         head: (status, message, raw) =>
           (relay = this.#respond(req, res, p, status, message, raw, x)),
@@ -473,14 +478,25 @@ export class ProxyServer implements RunningProxy {
           else reply(res, upstreamFailure(r.dest, reason), this.#report);
         },
       },
-      (socket) => own.give(socket),
+      own,
     );
     sendBody(req, res, x, (chunk) => this.#scavenger.count(chunk));
   }
 
-  /** Absolute-form requests (plain HTTP, or https:// without a tunnel): node:http's client. */
-  #exchangeViaClient(req: IncomingMessage, res: ServerResponse, r: Routed, p: Prepared): void {
-    const up = this.#client.request(req, r, p, false);
+  /**
+   * Absolute-form requests (plain HTTP, or https:// without a tunnel):
+   * node:http's client. A replayable request whose pooled connection closed
+   * before any reply goes once more, on a new connection (as in a tunnel:
+   * exchange.ts), with the same filled headers: `again` is that second try.
+   */
+  #exchangeViaClient(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: Routed,
+    p: Prepared,
+    again = false,
+  ): void {
+    const up = this.#client.request(req, r, p, again);
     let relay: Relay | null = null;
     up.on('response', (upRes) => {
       const status = upRes.statusCode ?? 502;
@@ -508,6 +524,12 @@ export class ProxyServer implements RunningProxy {
         relay?.fail();
         res.destroy();
         return;
+      }
+      // A pooled connection reset or closed before a response head: the case
+      // node:http's own documentation retries (reusedSocket, ECONNRESET).
+      const reset = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+      if (reset && !again && up.reusedSocket && !res.destroyed && isReplayable(req)) {
+        return this.#exchangeViaClient(req, res, r, p, true);
       }
       reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'), this.#report);
     });

@@ -18,10 +18,19 @@
  * tunnel's connection busy (a client pipelining) takes another.
  *
  * Each request on a connection is an `Exchange` (exchange.ts), which hands
- * the connection back with `give` when it is reusable.
+ * the connection back with `give` when it is reusable, and asks for a
+ * `fresh` one when a kept-alive connection closed under a request it may
+ * send again. A fresh connection goes to the address the failed one was
+ * connected to, not to a new lookup of the name: the value filled for that
+ * request goes nowhere its first attempt was not going.
+ *
+ * An idle connection the upstream has ended (its idle timeout) is never
+ * handed out: it is dropped when its end is read, and checked again when it
+ * is taken, so the race with a close left is the one in flight.
  */
 import { isIP, type LookupFunction } from 'node:net';
 import { connect, type SecureContext, type TLSSocket } from 'node:tls';
+import type { Connections } from './exchange.js';
 
 /** The `lookup` a connection to `host:port` must use (a sandboxed session's, local.ts), if any. */
 export type LookupFor = (host: string, port: number) => LookupFunction | undefined;
@@ -42,6 +51,8 @@ export class Upstreams {
   readonly #sessions = new Map<string, Buffer>();
   /** The tunnel a connection is lent to, if any. */
   readonly #holder = new WeakMap<TLSSocket, TunnelUpstream>();
+  /** The address each connection reached (known once it is up): where a retry goes. */
+  readonly #address = new WeakMap<TLSSocket, string>();
   #closed = false;
 
   /** `trust`: what upstream certificates are verified against; `lookupFor`: see LookupFor. */
@@ -73,11 +84,27 @@ export class Upstreams {
     return s;
   }
 
+  /**
+   * @internal A new connection lent to `holder`, to the address `failed`
+   * reached (to `host` when that is not known: it never got that far).
+   */
+  reopen(
+    holder: TunnelUpstream,
+    failed: TLSSocket,
+    host: string,
+    port: number,
+    key: string,
+  ): TLSSocket {
+    const s = this.#open(host, port, key, this.#address.get(failed));
+    this.#holder.set(s, holder);
+    return s;
+  }
+
   /** @internal A connection nobody holds any more: pooled while there is room. */
   release(s: TLSSocket, key: string): void {
     this.#holder.delete(s);
     const list = this.#pool.get(key) ?? [];
-    if (this.#closed || s.destroyed || !s.writable || this.#pooled >= POOL_MAX) {
+    if (this.#closed || !usable(s) || this.#pooled >= POOL_MAX) {
       s.destroy();
       return;
     }
@@ -95,7 +122,10 @@ export class Upstreams {
       const s = list.pop() as TLSSocket;
       this.#pooled--;
       if (list.length === 0) this.#pool.delete(key);
-      if (s.destroyed || !s.writable) continue;
+      if (!usable(s)) {
+        s.destroy();
+        continue;
+      }
       s.setTimeout(0);
       s.ref();
       return s;
@@ -112,11 +142,17 @@ export class Upstreams {
     if (list.length === 0) this.#pool.delete(key);
   }
 
-  #open(host: string, port: number, key: string): TLSSocket {
+  /**
+   * A new connection to `host:port`; to `address` when given, with the
+   * certificate still checked against `host` (SNI and identity go by
+   * `servername` when there is one, else by the address, which is then `host`).
+   */
+  #open(host: string, port: number, key: string, address?: string): TLSSocket {
     const target = `${host}:${port}`;
-    const lookup = this.#lookupFor(host, port);
+    // An address already reached passed the lookup's checks (a sandboxed session's) then.
+    const lookup = address === undefined ? this.#lookupFor(host, port) : undefined;
     const s = connect({
-      host,
+      host: address ?? host,
       port,
       ...(lookup === undefined ? {} : { lookup }),
       servername: isIP(host) === 0 ? host : undefined,
@@ -125,6 +161,10 @@ export class Upstreams {
       ALPNProtocols: ['http/1.1'],
     });
     s.setNoDelay(true);
+    s.once('secureConnect', () => {
+      const reached = s.remoteAddress;
+      if (reached !== undefined) this.#address.set(s, reached);
+    });
     s.on('session', (session: Buffer) => {
       this.#sessions.delete(target);
       this.#sessions.set(target, session);
@@ -149,7 +189,7 @@ export class Upstreams {
 }
 
 /** One tunnel's hold on upstream connections. */
-export class TunnelUpstream {
+export class TunnelUpstream implements Connections {
   #idle: TLSSocket | null = null;
   #ended = false;
   readonly #upstreams: Upstreams;
@@ -169,8 +209,16 @@ export class TunnelUpstream {
   take(): TLSSocket {
     const kept = this.#idle;
     this.#idle = null;
-    if (kept !== null && !kept.destroyed && kept.writable) return kept;
+    if (kept !== null) {
+      if (usable(kept)) return kept;
+      kept.destroy();
+    }
     return this.#upstreams.lend(this, this.#host, this.#port, this.#key);
+  }
+
+  /** A new connection, for a request its kept-alive one failed before any reply (exchange.ts). */
+  fresh(failed: TLSSocket): TLSSocket {
+    return this.#upstreams.reopen(this, failed, this.#host, this.#port, this.#key);
   }
 
   /** The tunnel ended: its idle connection goes to the shared pool. */
@@ -198,6 +246,11 @@ export class TunnelUpstream {
   forget(s: TLSSocket): void {
     if (this.#idle === s) this.#idle = null;
   }
+}
+
+/** Whether an idle connection can carry a request: not ended by the upstream, not closed. */
+function usable(s: TLSSocket): boolean {
+  return !s.destroyed && s.writable && !s.readableEnded;
 }
 
 /**

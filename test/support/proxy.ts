@@ -156,6 +156,8 @@ export class Upstream {
   /** Idle connections close after `ms` (Node's default is 5 s). */
   set keepAliveTimeout(ms: number) {
     this.server.keepAliveTimeout = ms;
+    // Node 24 otherwise waits 1 s more than it announces (keepAliveTimeoutBuffer).
+    (this.server as { keepAliveTimeoutBuffer?: number }).keepAliveTimeoutBuffer = 0;
   }
 
   /** Every value of header `name` (any case) the upstream received, in all requests. */

@@ -182,6 +182,16 @@ const H2C = e2e(
   'proxy-pinning',
   'Upgrade: h2c is not relayed as an upgrade: the upstream gets an ordinary request',
 );
+const STALE_UPSTREAM = [
+  e2e(
+    'proxy-keepalive',
+    'a POST with a body on a connection the upstream closes mid-request is not sent again: 502 VLT-3008',
+  ),
+  e2e(
+    'proxy-keepalive',
+    'an upstream that closes every connection it reuses, and the retry too: one retry at most, then 502, one fill',
+  ),
+];
 const POOLED = [
   e2e(
     'proxy-isolation',
@@ -404,6 +414,12 @@ const LEDGER: Record<string, Entry> = {
     sameUser: POOLED,
     hardened: POOLED,
   },
+  'as an upstream, close kept-alive connections under requests: to have a request with a body sent twice, or the proxy retry (and fill) again and again':
+    {
+      run: STALE_UPSTREAM,
+      sameUser: STALE_UPSTREAM,
+      hardened: STALE_UPSTREAM,
+    },
   'keep filling on a warm tunnel after a revoke, a lock, a narrowed scope or an ended session': {
     run: WARM_TUNNEL,
     sameUser: WARM_TUNNEL,
