@@ -6,11 +6,12 @@
  */
 import { displayEntry, formatTime, type AuditView } from '../src/core/audit.js';
 import { oneLine } from '../src/core/errors.js';
+import { showable } from '../src/core/names.js';
 import type { AgentSummary } from './api.js';
 
-/** Control characters shown escaped. */
+/** Control characters shown escaped, and the invisible ones (bidi overrides, zero-width) too. */
 export function plain(text: string): string {
-  return oneLine(text).replace(/[\u0080-\u009f]/g, '?');
+  return showable(oneLine(text));
 }
 
 /** `text` cut or padded to exactly `width` columns (cut text ends in `…`). */

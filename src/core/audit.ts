@@ -4,6 +4,7 @@
  * dashboard show it with these formatters.
  */
 import { oneLine, type ErrorCode } from './errors.js';
+import { showable, showableJson, unshowableIn } from './names.js';
 
 export const AGENT_ACTIONS = [
   'read',
@@ -156,7 +157,7 @@ export function formatAuditTable(
       displayEntry(r.entry),
       r.actor,
       // The last column: spaces need no quotes there, control characters are escaped.
-      r.subject === null ? '' : oneLine(r.subject),
+      r.subject === null ? '' : showable(oneLine(r.subject)),
     ]),
   ];
   if (rows.length === 0) return '';
@@ -174,11 +175,16 @@ export function formatAuditTable(
     .concat('\n');
 }
 
-/** Entry names are free text: quote them when they hold spaces or control characters. */
+/**
+ * Entry names are free text, and in a refusal's record the agent chose them:
+ * quoted when they hold spaces, quotes or any character a terminal would act
+ * on or that would make the line read otherwise (C0, C1 such as U+009B, CSI
+ * on some terminals; bidi overrides, zero-width characters), those escaped.
+ */
 export function displayEntry(name: string | null): string {
   if (name === null) return '-';
-
-  return /^[^\s\u0000-\u001f\u007f"]+$/.test(name) ? name : JSON.stringify(name);
+  if (/^[^\s"]+$/.test(name) && unshowableIn(name) === null) return name;
+  return showableJson(JSON.stringify(name));
 }
 
 /** Which records `vault-cli audit` shows. */

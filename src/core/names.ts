@@ -29,6 +29,20 @@ export function showable(name: string): string {
   );
 }
 
+/**
+ * JSON text with every unshowable character written as a `\uXXXX` escape
+ * (each UTF-16 unit of one beyond the BMP): JSON.stringify leaves C1 and
+ * bidi controls as they are, and a terminal showing the line would act on
+ * them. The text parses to the same value. Pure and total.
+ */
+export function showableJson(json: string): string {
+  return json.replace(new RegExp(UNSHOWABLE.source, 'gu'), (c) =>
+    [...Array(c.length).keys()]
+      .map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
+}
+
 /** The first unshowable code point of `name` as U+XXXX, or null. */
 export function unshowableIn(name: string): string | null {
   const bad = UNSHOWABLE.exec(name);

@@ -848,3 +848,43 @@ describe('audit --verify', () => {
     }
   });
 });
+
+test('names an agent asks for with terminal controls or bidi overrides reach the owner’s audit escaped, and read back exactly', async () => {
+  const rig = new Rig();
+  try {
+    await rig.create();
+    await rig.set('Mine', `mine-${hex(6)}`);
+    const token = await rig.addAgent('probe', ['Mine']);
+    // CSI as one C1 character (ED: clear the screen), an OSC 52 clipboard
+    // write, a right-to-left override that would turn the line around.
+    const names = ['x\u009b2Jy', 'x\u001b]52;c;cHduZWQ=\u0007y', 'ok \u202eyrros'];
+    for (const n of names) assertRefused(await rig.agent(['get', n], token), 'VLT-2041');
+    const before = (await records(rig)).length;
+    const text = ok(await rig.owner(['audit']));
+    const json = ok(await rig.owner(['audit', '--json']));
+    for (const out of [text, json]) {
+      assert.doesNotMatch(
+        out,
+        /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u,
+      );
+    }
+    // The text says which name it was, as JSON would; --json parses to the very names.
+    for (const n of names)
+      assert.ok(
+        text.includes(
+          JSON.stringify(n).replace(
+            /[\u0080-\u009f\u202e]/gu,
+            (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+          ),
+        ),
+        n,
+      );
+    const asked = parseLines(json)
+      .slice(0, before)
+      .filter((r) => r.actor === 'cli:probe' && r.action === 'denied')
+      .map((r) => r.entry);
+    assert.deepEqual(asked, names);
+  } finally {
+    await rig.dispose();
+  }
+});

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VaultError, oneLine } from '../../src/core/errors.js';
-import { checkEntryName, showable } from '../../src/core/names.js';
+import fc from 'fast-check';
+import { displayEntry } from '../../src/core/audit.js';
+import { checkEntryName, showable, showableJson, unshowableIn } from '../../src/core/names.js';
 
 /**
  * A name is shown to the owner on a terminal (entry ls, prompts, error lines).
@@ -47,4 +49,41 @@ test('error lines: C1 controls are escaped like C0 ones', () => {
   assert.doesNotMatch(line, /[\u0000-\u001f\u007f-\u009f]/);
   assert.match(line, /\\x9b2J\\x1by/);
   assert.equal(oneLine('plain é'), 'plain é');
+});
+
+// Names in refusals' audit records are the agent's: shown on the owner's
+// terminal (`audit`, the dashboard), nothing in them may act on it or make a
+// line read otherwise; what is shown still says exactly which name it was.
+test('displayEntry and showableJson: nothing unshowable left, and the name read back exactly', () => {
+  const unshowable = fc.constantFrom(
+    '\u009b',
+    '\u0085',
+    '\u202e',
+    '\u2066',
+    '\u200b',
+    '\u00ad',
+    '\ufeff',
+    '\u{e0041}',
+    '\u001b',
+    '\u0007',
+    '\u007f',
+    '"',
+    ' ',
+  );
+  const name = fc
+    .array(fc.oneof(fc.string({ maxLength: 3 }), unshowable), { maxLength: 8 })
+    .map((parts) => parts.join(''));
+  fc.assert(
+    fc.property(name, (n) => {
+      const shown = displayEntry(n);
+      assert.equal(unshowableIn(shown), null, JSON.stringify(shown));
+      assert.equal(shown === n ? n : (JSON.parse(shown) as string), n);
+      const json = showableJson(JSON.stringify({ entry: n }));
+      assert.equal(unshowableIn(json), null);
+      assert.deepEqual(JSON.parse(json), { entry: n });
+    }),
+  );
+  assert.equal(displayEntry('Stripe Prod'), '"Stripe Prod"');
+  assert.equal(displayEntry('x\u009b2J'), '"x\\u009b2J"');
+  assert.equal(displayEntry('github'), 'github');
 });

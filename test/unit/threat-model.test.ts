@@ -55,6 +55,11 @@ const MAIN_SOCKET_CAPPED = [
     'many processes holding half-sent requests: the host keeps its descriptors, the largest holders pay, the owner and another agent go on',
   ),
 ];
+/** Names an agent asked for, shown in the owner's audit. */
+const NAMES_ESCAPED = e2e(
+  'audit',
+  'names an agent asks for with terminal controls or bidi overrides reach the owner’s audit escaped, and read back exactly',
+);
 /** A file an agent wrote for the owner's `vault-cli import` (test/e2e/import.test.ts). */
 const IMPORT_FILE = [
   e2e(
@@ -425,6 +430,12 @@ const LEDGER: Record<string, Entry> = {
     sameUser: WARM_TUNNEL,
     hardened: WARM_TUNNEL,
   },
+  "put terminal controls or bidi overrides in the names it asks for, so the owner's `audit` or dashboard acts on them (clears the screen, writes the clipboard) or reads as another line":
+    {
+      run: [NAMES_ESCAPED],
+      sameUser: [NAMES_ESCAPED],
+      hardened: [NAMES_ESCAPED],
+    },
   'read anything from `vault.mdb` without a token or passphrase': {
     run: [STORE_HIDDEN],
     sameUser: [

@@ -5,12 +5,14 @@
  */
 import { FOLLOW_WIDTHS, formatAuditTable, parseSince, type AuditView } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
+import { showableJson } from '../../core/names.js';
 import { resolve } from 'node:path';
 import { arg, flag, flagList, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 
+/** One record as a JSON line; names an agent chose are in it, their controls escaped. */
 function jsonLine(r: AuditView): string {
-  return JSON.stringify({ ...r, time: new Date(r.at).toISOString() }) + '\n';
+  return showableJson(JSON.stringify({ ...r, time: new Date(r.at).toISOString() })) + '\n';
 }
 
 function filters(ctx: CliContext): { agent?: string; since?: number } {
