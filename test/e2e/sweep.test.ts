@@ -718,15 +718,19 @@ describe('sweep', () => {
     // A name that is an escape sequence for the owner's terminal.
     const ansi = join(store, 'x\x1b]0;pwned\x07\x1b[2J.jsonl');
     writeFileSync(ansi, `${FILLED}\n`);
+    // One that turns its line around (a right-to-left override) with a C1 CSI in it.
+    const bidi = join(store, 'z\u202elnosj.\u009b2J.jsonl');
+    writeFileSync(bidi, `${FILLED}\n`);
     symlinkSync('/etc/shadow', join(store, 'y\x1b[2J.jsonl'));
     const long = join(store, 'long.jsonl');
     writeFileSync(long, Buffer.concat([Buffer.alloc(8 << 20, 'a'), Buffer.from(GH)]));
 
     const r = await sweep(['--json', '--redact']);
     const files = findings(r).map((f) => `${f.file}:${f.line}`);
-    assert.deepEqual(files.sort(), [`${ansi}:1`, `${long}:1`].sort());
+    assert.deepEqual(files.sort(), [`${ansi}:1`, `${bidi}:1`, `${long}:1`].sort());
+    assert.doesNotMatch(r.stdout, /[\u0080-\u009f\u202a-\u202e]/u);
     const text = await sweep(['--paths-only', '--path', store, '--stored']);
-    assert.doesNotMatch(text.stdout + text.stderr, /\x1b/);
+    assert.doesNotMatch(text.stdout + text.stderr, /[\x1b\u0080-\u009f\u202a-\u202e]/u);
     assert.match(text.stderr, /y\\x1b\[2J\.jsonl: a symbolic link/);
     assert.match(r.stderr, /link\.jsonl: a symbolic link \(not followed\)/);
     assert.match(r.stderr, /linked-dir: a symbolic link \(not followed\)/);

@@ -13,6 +13,7 @@ import { VaultError, oneLine, quote } from '../../core/errors.js';
 import { parseSince } from '../../core/audit.js';
 import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
 import { MultiMatcher } from '../../core/multi-match.js';
+import { showable, showableJson } from '../../core/names.js';
 import { MAX_SWEEP_MARKS } from '../../core/requests.js';
 import type { AuditView } from '../../core/audit.js';
 import type { SweepValue } from '../../core/protocol.js';
@@ -239,11 +240,9 @@ async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
  * control characters (C0 and C1: escape sequences for the owner's terminal)
  * are shown escaped. `--json` escapes them as JSON does.
  */
+/** A transcript's path (the agent named its files) with every control and invisible character escaped. */
 function shown(path: string): string {
-  return oneLine(path).replace(
-    /[\u0080-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return showable(oneLine(path));
 }
 
 function sinceOf(ctx: CliContext): number | undefined {
@@ -372,7 +371,7 @@ class Sweeper {
     this.findings.push(f);
     this.unmarked.set(JSON.stringify([f.entry, f.field]), { entry: f.entry, field: f.field });
     const out = flag(this.ctx, 'json')
-      ? JSON.stringify(f)
+      ? showableJson(JSON.stringify(f))
       : `${shown(f.file)}:${f.line}: ${formatReference(f.entry, f.field)} (${f.form})${f.redacted ? ' redacted' : ''}`;
     this.ctx.stdout.write(out + '\n');
   }
