@@ -254,14 +254,25 @@ export class VaultError extends Error {
 }
 
 /**
+ * Invisible format characters: bidi overrides and isolates, zero-width ones,
+ * tags. Shown as they are, they make a line read as another (a refusal line
+ * naming a host or reference the agent chose, on the owner's terminal).
+ */
+const INVISIBLE =
+  /[\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+/**
  * Error lines are one line: control characters in user-typed names are shown
- * escaped, C1 included (a terminal may take U+009B as CSI).
+ * escaped, C1 included (a terminal may take U+009B as CSI), and so are the
+ * invisible format characters.
  */
 export function oneLine(text: string): string {
-  return text.replace(
-    /[\u0000-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  return text
+    .replace(
+      /[\u0000-\u001f\u007f-\u009f]/g,
+      (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    )
+    .replace(INVISIBLE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
 }
 
 /** Human-readable quoting of a user-typed name inside a message. */

@@ -51,6 +51,12 @@ test('error lines: C1 controls are escaped like C0 ones', () => {
   assert.equal(oneLine('plain é'), 'plain é');
 });
 
+test('error lines: a bidi override or a zero-width character in a name is escaped too', () => {
+  const line = new VaultError('VLT-2045', 'Refused: "ok \u202eyrros" to api\u200b.example.').line();
+  assert.doesNotMatch(line, /[\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
+  assert.match(line, /ok \\u\{202e\}yrros/);
+});
+
 // Names in refusals' audit records are the agent's: shown on the owner's
 // terminal (`audit`, the dashboard), nothing in them may act on it or make a
 // line read otherwise; what is shown still says exactly which name it was.
