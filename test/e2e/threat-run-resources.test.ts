@@ -142,3 +142,28 @@ test('inside run, an agent asking 2,000 times for an entry out of scope, then 2,
   assert.ok(added < 200, `${added} audit records for 4,000 refusals`);
   ok(await rig.owner(['audit', '--verify']));
 });
+
+test('inside run, the session socket offers no framed channel: the upgrade is answered as an ordinary refused request', async () => {
+  const probe = [
+    ...PRELUDE,
+    'c = socket.socket(socket.AF_UNIX)',
+    'c.settimeout(10)',
+    'c.connect(path)',
+    "c.sendall(b'GET /v1/channel HTTP/1.1\\r\\nHost: h\\r\\nConnection: Upgrade\\r\\nUpgrade: vault-channel/1\\r\\n\\r\\n')",
+    "out = b''",
+    'try:',
+    '    while True:',
+    '        b = c.recv(65536)',
+    '        if not b: break',
+    '        out += b',
+    "        if b'\\r\\n\\r\\n' in out: break",
+    'except OSError:',
+    '    pass',
+    "print('status=%s' % (out.split(b'\\r\\n')[0].decode() if out else 'closed').replace(' ', '_'))",
+  ].join('\n');
+  const r = await underPty(rig, ['run', '--agent', 'asker', '--', 'python3', '-c', probe]).exited;
+  assert.equal(r.exitCode, 0, r.output);
+  const status = said(r.output).get('status') ?? '';
+  // Refused as a request the session socket does not serve, or the connection closed: never switched.
+  assert.match(status, /^(HTTP\/1\.1_4[0-9][0-9]|closed)/, r.output);
+});

@@ -645,6 +645,12 @@ const LEDGER: Record<string, Entry> = {
     },
   "on the proxy's framed host channel: claim another caller, send an oversize or half frame, garbage, an owner command, or more than the pool holds":
     {
+      run: [
+        e2e(
+          'threat-run-resources',
+          'inside run, the session socket offers no framed channel: the upgrade is answered as an ordinary refused request',
+        ),
+      ],
       sameUser: CHANNEL_ATTACKS,
       hardened: CHANNEL_ATTACKS,
     },
