@@ -1,9 +1,9 @@
-// docs/threat-model.md, the `run` column of two rows on shared resources: a
+// docs/threat-model.md, the `run` column of rows on shared resources: a
 // prompt-injected agent with a shell inside `vault-cli run` tries, through
 // its session's socket (the only way to the host it has), to grow the host's
 // memory with large half-sent bodies, and to fill the disk with refusals
 // (asking again and again for an entry out of its scope, then with a
-// garbage token).
+// garbage token), and to open the proxy's framed channel on it.
 // Either way it starves only itself: the owner and another agent are served
 // all along, the host's memory and the store stay bounded, and the chain
 // verifies. Real host, real `run` with its sandbox, real Python inside.
