@@ -37,7 +37,7 @@ import { appendAudit } from './audit-log.js';
 import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from './refusal-audit.js';
 import { normalHost } from './entries.js';
-import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
+import { fieldHash, openMeta, openName, type EntryMeta } from './grants.js';
 import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
@@ -292,7 +292,7 @@ type Decided = { ok: true; targets: Target[]; header: VaultHeader } | Refusal;
  */
 function lookUp(a: Access, refs: readonly FieldRef[]): Looked[] {
   return refs.map((ref) => {
-    const entryId = a.view.index[nameHash(a.session.indexKey, ref.entry)] ?? null;
+    const entryId = a.view.index[a.session.row(ref.entry)] ?? null;
     return { ref, entryId, entry: entryId === null ? null : a.tx.entry(entryId) };
   });
 }
