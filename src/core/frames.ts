@@ -51,9 +51,18 @@ export function requestFrame(id: number, op: Op, body: Buffer): Buffer {
   ]);
 }
 
-/** A reply frame: the reply as JSON bytes. */
-export function replyFrame(id: number, reply: Buffer): Buffer {
-  return Buffer.concat([head(reply.length, id), reply]);
+/**
+ * A reply frame: the reply as JSON text (or its bytes), written once into the
+ * frame (a reply carries values: one copy of them, not three).
+ */
+export function replyFrame(id: number, reply: string | Buffer): Buffer {
+  const n = typeof reply === 'string' ? Buffer.byteLength(reply, 'utf8') : reply.length;
+  const out = Buffer.allocUnsafe(FRAME_HEAD + n);
+  out.writeUInt32BE(n, 0);
+  out.writeUInt32BE(id, 4);
+  if (typeof reply === 'string') out.write(reply, FRAME_HEAD, 'utf8');
+  else reply.copy(out, FRAME_HEAD);
+  return out;
 }
 
 /** A request frame's payload split into its operation's name and its body. */

@@ -37,7 +37,7 @@ import { appendAudit } from './audit-log.js';
 import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from './refusal-audit.js';
 import { normalHost } from './entries.js';
-import { fieldHash, nameHash, openMeta, openName, type EntryMeta } from './grants.js';
+import { fieldHash, openMeta, openName, type EntryMeta } from './grants.js';
 import { RECORD_BYTES, type HostContext } from './context.js';
 import { sessionLive } from './sessions.js';
 import { slots } from './slots.js';
@@ -102,7 +102,58 @@ interface Target {
 }
 
 /** What check() found for one entry of a request, kept for its other fields. */
-type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta };
+type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta; fields: FieldKeys };
+
+/** Field names to their store keys under one data key (fieldHash), as far as asked. */
+type FieldKeys = Map<string, string>;
+/** Field keys kept per opened entry: a caller naming many fields that do not exist keeps none of them. */
+const FIELD_KEYS_KEPT = 16;
+
+/**
+ * What an entry record's sealed name and meta open to with one data key, kept
+ * against the record object the store handed out. The store hands out the
+ * same (frozen) object only while a transaction sees the same bytes
+ * (store.ts DecodedRecords): an entry renamed, re-bound to other hosts,
+ * rotated or re-granted is another object, opened afresh. And only with the
+ * very key buffer it was opened with, which the caller cache keeps for as long
+ * as the caller's grant is the same box (a new grant is a new buffer), in the
+ * same vault (header). So a hit is what opening again would give; every rule
+ * that uses it (name equality, versions, host binding) is still judged per
+ * request. What it holds (an entry's name and meta) the host opens on every
+ * read anyway; no key is kept that the caller cache does not hold already.
+ */
+interface OpenedEntry {
+  readonly dataKey: Buffer;
+  readonly header: VaultHeader;
+  readonly name: string | null;
+  readonly meta: EntryMeta | null;
+  readonly fields: FieldKeys;
+}
+const openedEntries = new WeakMap<EntryRecord, OpenedEntry>();
+
+function openEntry(header: VaultHeader, dataKey: Buffer, entry: EntryRecord): OpenedEntry {
+  const kept = openedEntries.get(entry);
+  if (kept !== undefined && kept.dataKey === dataKey && kept.header === header) return kept;
+  const name = openName(header, dataKey, entry);
+  const meta = name === null ? null : openMeta(header, dataKey, entry);
+  const opened = {
+    dataKey,
+    header,
+    name,
+    meta: meta === null ? null : frozenMeta(meta),
+    fields: new Map(),
+  };
+  openedEntries.set(entry, opened);
+  return opened;
+}
+
+function frozenMeta(m: EntryMeta): EntryMeta {
+  Object.freeze(m.fields);
+  Object.freeze(m.versions);
+  Object.freeze(m.hosts);
+  if (m.exposed !== undefined) Object.freeze(m.exposed);
+  return Object.freeze(m);
+}
 
 /**
  * The entry half of check(): the grant opened, its generation, the sealed name
@@ -119,12 +170,24 @@ function checkEntry(
   if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
   const dataKey = session.unseal(grant.box);
   if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
-  const sealed = openName(header, dataKey, entry);
-  if (sealed === null) return { code: 'VLT-3003' };
-  if (sealed !== name) return { code: 'VLT-3022' };
-  const meta = openMeta(header, dataKey, entry);
-  if (meta === null) return { code: 'VLT-3003' };
-  return { dataKey, meta };
+  const opened = openEntry(header, dataKey, entry);
+  if (opened.name === null) return { code: 'VLT-3003' };
+  if (opened.name !== name) return { code: 'VLT-3022' };
+  if (opened.meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta: opened.meta, fields: opened.fields };
+}
+
+/** The store key of `field` under the entry's data key, kept with the opened entry. */
+function fieldKey(
+  checked: { dataKey: Buffer; fields: FieldKeys },
+  entryId: string,
+  field: string,
+): string {
+  const kept = checked.fields.get(field);
+  if (kept !== undefined) return kept;
+  const key = fieldHash(checked.dataKey, entryId, field);
+  if (checked.fields.size < FIELD_KEYS_KEPT) checked.fields.set(field, key);
+  return key;
 }
 
 /**
@@ -144,7 +207,7 @@ function check(
 ): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
   if ('code' in checked) return checked;
   const { dataKey, meta } = checked;
-  const record = tx.field(entry.id, fieldHash(dataKey, entry.id, ref.field));
+  const record = tx.field(entry.id, fieldKey(checked, entry.id, ref.field));
   if (record === null) return { code: 'VLT-2044' };
   if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
     return { code: 'VLT-3020' };
@@ -229,7 +292,7 @@ type Decided = { ok: true; targets: Target[]; header: VaultHeader } | Refusal;
  */
 function lookUp(a: Access, refs: readonly FieldRef[]): Looked[] {
   return refs.map((ref) => {
-    const entryId = a.view.index[nameHash(a.session.indexKey, ref.entry)] ?? null;
+    const entryId = a.view.index[a.session.row(ref.entry)] ?? null;
     return { ref, entryId, entry: entryId === null ? null : a.tx.entry(entryId) };
   });
 }

@@ -16,6 +16,7 @@ import { parseToken } from '../crypto/token.js';
 import { SCHEMA_VERSION, type AgentRecord, type VaultHeader } from '../store/store.js';
 import { accessEvent } from './audit-event.js';
 import type { Borrowed, CallerKeys } from './caller-cache.js';
+import { nameHash } from './grants.js';
 import type { HostContext } from './context.js';
 import { auditRefusal } from './refusal-audit.js';
 import { sessionLive } from './sessions.js';
@@ -36,6 +37,8 @@ export interface AgentSession {
    * session owns it (never wipe it).
    */
   unseal(box: Buffer): Buffer | null;
+  /** The row of entry name `name` in the caller's own name index (grants.ts nameHash). */
+  row(name: string): string;
   /** Wipes or gives back every key of the request: see endSession. */
   end(): void;
 }
@@ -65,6 +68,7 @@ function lentSession(agent: AgentRecord, lent: Borrowed): AgentSession {
     arena,
     ...(lent.keys.sessionId === undefined ? {} : { sessionId: lent.keys.sessionId }),
     unseal: (box) => lent.unseal(box),
+    row: (name) => lent.row(name, (n) => nameHash(lent.keys.indexKey, n)),
     end: () => {
       if (ended) return;
       ended = true;
@@ -83,6 +87,7 @@ function ownSession(agent: AgentRecord, k: CallerKeys, arena: KeyArena): AgentSe
     arena,
     ...(k.sessionId === undefined ? {} : { sessionId: k.sessionId }),
     unseal: (box) => openSealed(k.keys, box, arena),
+    row: (name) => nameHash(k.indexKey, name),
     end: () => {
       wipe(k.keys.secretKey, k.indexKey);
       arena.wipe();

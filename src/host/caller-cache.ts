@@ -32,6 +32,8 @@ export const IDLE_MS = 60_000;
 const MAX_CALLERS = 256;
 /** Opened boxes kept per caller (a re-granted key leaves an old one behind until then). */
 const MAX_OPENED = 64;
+/** Name-index rows kept per caller: names it guesses are not kept past this. */
+const MAX_ROWS = 64;
 
 /** The keys of one authenticated token. */
 export interface CallerKeys {
@@ -48,6 +50,12 @@ class Cached {
   dropped = false;
   lastUsed: number;
   readonly opened = new Map<string, Buffer>();
+  /**
+   * The rows of names this caller looked up in its name index (keyed hashes
+   * under its index key, which never changes for a kept caller): a proxy
+   * names the same entries fill after fill.
+   */
+  readonly rows = new Map<string, string>();
   /**
    * Keys pushed out of `opened` while a request may still hold them (a request
    * of more than MAX_OPENED entries opens them all before it decrypts): wiped
@@ -76,6 +84,15 @@ class Cached {
     return key;
   }
 
+  /** `name`'s row in this caller's index: `compute`d once, then kept (up to MAX_ROWS names). */
+  row(name: string, compute: (name: string) => string): string {
+    const kept = this.rows.get(name);
+    if (kept !== undefined) return kept;
+    const r = compute(name);
+    if (this.rows.size < MAX_ROWS) this.rows.set(name, r);
+    return r;
+  }
+
   #retireOpened(): void {
     this.retired.push(...this.opened.values());
     this.opened.clear();
@@ -95,6 +112,7 @@ class Cached {
 
   wipe(): void {
     this.#wipeOpened();
+    this.rows.clear();
     wipe(this.keys.keys.secretKey, this.keys.indexKey);
     this.arena.wipe();
   }
@@ -105,6 +123,8 @@ export interface Borrowed {
   readonly keys: CallerKeys;
   /** The key sealed in `box` to this caller, kept open for the caller's later requests. */
   unseal(box: Buffer): Buffer | null;
+  /** `name`'s row in the caller's name index, `compute`d from its index key once and kept. */
+  row(name: string, compute: (name: string) => string): string;
   done(): void;
 }
 
@@ -146,6 +166,7 @@ export class CallerCache {
     return {
       keys: c.keys,
       unseal: (box) => c.unseal(box),
+      row: (name, compute) => c.row(name, compute),
       done: () => {
         if (returned) return;
         returned = true;

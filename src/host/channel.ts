@@ -75,7 +75,7 @@ export function serveChannel(socket: Socket, first: Buffer, host: ChannelHost): 
         socket.uncork();
       });
     }
-    socket.write(replyFrame(id, Buffer.from(JSON.stringify(reply))));
+    socket.write(replyFrame(id, JSON.stringify(reply)));
     // A client that does not read its replies is not read either: they would pile up here.
     if (socket.writableNeedDrain && !socket.isPaused()) {
       socket.pause();

@@ -545,9 +545,17 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const fdLimit = openFileLimit();
   const crowd = new Crowd(() => Math.max(MAX_PER_PEER, fdLimit - FD_RESERVE - sockets.connections));
   const touch = () => {
-    clearTimeout(idle);
     // A connection closing as the host stops must not arm a timer that keeps it alive.
-    if (opts.idleMs <= 0 || stopping) return;
+    if (opts.idleMs <= 0 || stopping) {
+      clearTimeout(idle);
+      return;
+    }
+    // Pushed back rather than made anew: every request and frame touches it.
+    // (A timer that has fired is armed again by refresh.)
+    if (idle !== undefined) {
+      idle.refresh();
+      return;
+    }
     idle = setTimeout(() => {
       // A follower, an open connection, or an owner session the owner means to use for a while longer.
       if (followers.count > 0 || open.size > 0 || owners.anyLive()) return touch();

@@ -113,3 +113,30 @@ test('one request opening more boxes than the cache keeps: every key intact unti
   assert.ok(zero(opened[0]!), 'an early key wiped once the request is done');
   assert.ok(!zero(opened[119]!), 'the last ones still kept for the next request');
 });
+
+test('a name’s index row is computed once per kept caller, and not kept for a caller dropped', () => {
+  const cache = new CallerCache();
+  const c = caller();
+  let computed = 0;
+  const compute = (name: string) => {
+    computed++;
+    return `row:${name}`;
+  };
+  const lent = cache.keep(token('t1'), c.keys, c.arena);
+  assert.equal(lent.row('GitHub', compute), 'row:GitHub');
+  assert.equal(lent.row('GitHub', compute), 'row:GitHub');
+  assert.equal(computed, 1, 'kept after the first');
+  // Names past the bound are computed each time, never kept.
+  for (let i = 0; i < 200; i++) lent.row(`guess-${i}`, compute);
+  const before = computed;
+  lent.row('guess-199', compute);
+  assert.equal(computed, before + 1, 'a name past the bound is not kept');
+  lent.done();
+  cache.clear();
+  const again = caller();
+  const fresh = cache.keep(token('t1'), again.keys, again.arena);
+  fresh.row('GitHub', compute);
+  assert.equal(computed, before + 2, 'a caller kept anew computes its rows anew');
+  fresh.done();
+  cache.clear();
+});

@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { FrameReader, requestFrame, splitRequest, type FrameSink } from '../../src/core/frames.js';
+import {
+  FRAME_HEAD,
+  FrameReader,
+  replyFrame,
+  requestFrame,
+  splitRequest,
+  type FrameSink,
+} from '../../src/core/frames.js';
 import type { Op } from '../../src/core/protocol.js';
 
 type Seen = ['frame', number, string] | ['dropped', number];
@@ -102,4 +109,26 @@ test('a request payload that names no operation is not split', () => {
     op: 'a',
     body: Buffer.from('{}'),
   });
+});
+
+test('a reply frame of JSON text is its UTF-8 bytes under its id, as read back', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 0xffffffff }),
+      fc.string({ unit: 'binary', maxLength: 200 }),
+      (id, text) => {
+        const json = JSON.stringify({ ok: true, result: { values: [text] } });
+        const frame = replyFrame(id, json);
+        assert.deepEqual(frame, replyFrame(id, Buffer.from(json)));
+        assert.equal(frame.readUInt32BE(0), frame.length - FRAME_HEAD);
+        const got: [number, string][] = [];
+        new FrameReader({
+          head: () => true,
+          frame: (i, payload) => got.push([i, payload.toString('utf8')]),
+          dropped: () => {},
+        }).push(frame);
+        assert.deepEqual(got, [[id, Buffer.from(json).toString('utf8')]]);
+      },
+    ),
+  );
 });
