@@ -118,12 +118,23 @@ export const run: Command = async (ctx) => {
     backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64'), writeBackup };
   }
   const sweep = new Sweeper(ctx, patterns, { redact, maxFileBytes, backup });
+  // Ctrl-C or SIGTERM mid-sweep ends it after the file being read, once what
+  // was found is marked exposed: a leak found is never left unmarked (up to
+  // 200 ms of findings, or the last 32 MiB's, wait to be sent). A second
+  // signal ends it at once.
+  let interrupted: NodeJS.Signals | null = null;
+  const interrupt = (signal: NodeJS.Signals) => (interrupted = signal);
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   try {
     const walked = walk(roots, maxFileBytes);
     for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
     let unswept = walked.files.reduce((n, f) => n + (f.size ?? 0), 0);
+    let read = 0;
     for (const file of walked.files) {
+      if (interrupted !== null) break;
       await sweep.file(file, 0);
+      read++;
       unswept -= file.size ?? 0;
       // The host marks on its own core while this one sweeps on; near the end
       // the last mark waits instead (a mark still in flight when the scan
@@ -131,6 +142,18 @@ export const run: Command = async (ctx) => {
       if (unswept > MARK_UNLESS_LEFT) sweep.markSoon(proof);
     }
     await sweep.settle(proof);
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
+    if (interrupted !== null) {
+      say(
+        `interrupted after ${read} of ${walked.files.length} files: ${sweep.findings.length} findings, ` +
+          `${sweep.marked} fields marked exposed (rotate them: vault-cli entry exposed)`,
+      );
+      // Ended by the signal, as it would have been without this handler.
+      sweep.wipe();
+      process.kill(process.pid, interrupted);
+      return 130;
+    }
     const found = sweep.findings.length;
     const left = sweep.findings.filter((f) => !f.redacted).length;
     say(
@@ -163,6 +186,8 @@ export const run: Command = async (ctx) => {
     }
     return left > 0 ? 1 : 0;
   } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
     sweep.wipe();
   }
 };
