@@ -13,12 +13,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Agent, request, type RequestOptions } from 'node:https';
-import { connect as netConnect, type Socket } from 'node:net';
+import { request, type Agent } from 'node:https';
 import { join, resolve as resolvePath } from 'node:path';
-import type { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
 import { HostChannel } from '../src/client/client.js';
+import { TunnelAgent } from './tunnel.js';
 import { makeTestCa, startProxy } from '../test/support/proxy.js';
 import { CLI, Rig, ok } from '../test/support/rig.js';
 
@@ -79,47 +77,6 @@ const UPSTREAM = `
     (req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); });
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));
 `;
-
-function dial(
-  proxyPort: number,
-  upPort: number,
-  ca: string,
-  done: (e: Error | null, s?: Socket) => void,
-) {
-  const raw = netConnect(proxyPort, '127.0.0.1', () =>
-    raw.write(`CONNECT localhost:${upPort} HTTP/1.1\r\nHost: localhost:${upPort}\r\n\r\n`),
-  );
-  raw.once('error', done);
-  let head = '';
-  const onData = (c: Buffer) => {
-    head += c.toString('latin1');
-    if (!head.includes('\r\n\r\n')) return;
-    raw.off('data', onData);
-    const s = tlsConnect(
-      { socket: raw, servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] },
-      () => done(null, s),
-    );
-    s.once('error', done);
-  };
-  raw.on('data', onData);
-}
-
-class TunnelAgent extends Agent {
-  constructor(
-    private readonly proxyPort: number,
-    private readonly upPort: number,
-    private readonly ca: string,
-  ) {
-    super({ keepAlive: true, maxSockets: conc });
-  }
-  override createConnection(
-    _o: RequestOptions,
-    cb?: (err: Error | null, stream: Duplex) => void,
-  ): Duplex | null | undefined {
-    dial(this.proxyPort, this.upPort, this.ca, (err, s) => cb?.(err, s as Duplex));
-    return undefined;
-  }
-}
 
 const once = (agent: Agent, upPort: number) =>
   new Promise<void>((resolve, reject) => {
@@ -242,7 +199,7 @@ async function setUp(
   ch.close();
   const p = proxy;
   const fill = async () => {
-    const agent = new TunnelAgent(p.port, upPort, ours);
+    const agent = new TunnelAgent(p.port, upPort, ours, conc);
     await Promise.all(Array.from({ length: conc }, () => once(agent, upPort)));
     let n = 0;
     const c0 = cpuMs(hostPid);

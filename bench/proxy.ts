@@ -26,9 +26,8 @@
  * (src/proxy/exchange.ts). They handle only what this benchmark sends.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { Agent, request, type RequestOptions } from 'node:https';
-import type { Duplex } from 'node:stream';
-import { connect as netConnect, type Socket } from 'node:net';
+import { request, type Agent } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import {
   closeSync,
   existsSync,
@@ -40,9 +39,9 @@ import {
 } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, relative, resolve as resolvePath } from 'node:path';
-import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { HostChannel } from '../src/client/client.js';
+import { TunnelAgent } from './tunnel.js';
 import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
 import { CLI, ROOT, Rig, ok } from '../test/support/rig.js';
 
@@ -75,53 +74,6 @@ type Pids = Record<string, number>;
 
 const cpuOf = (pids: Pids): Record<string, number> =>
   Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
-
-/** Opens a TLS connection to the upstream, through a CONNECT proxy when given. */
-function dial(
-  proxyPort: number | null,
-  upPort: number,
-  ca: string,
-  done: (err: Error | null, s?: Socket) => void,
-): void {
-  const tlsOpts: ConnectionOptions = { servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] };
-  if (proxyPort === null) {
-    const s = tlsConnect({ ...tlsOpts, host: '127.0.0.1', port: upPort }, () => done(null, s));
-    s.once('error', done);
-    return;
-  }
-  const raw = netConnect(proxyPort, '127.0.0.1', () =>
-    raw.write(`CONNECT localhost:${upPort} HTTP/1.1\r\nHost: localhost:${upPort}\r\n\r\n`),
-  );
-  raw.once('error', done);
-  let head = '';
-  const onData = (c: Buffer) => {
-    head += c.toString('latin1');
-    if (!head.includes('\r\n\r\n')) return;
-    raw.off('data', onData);
-    if (!/^HTTP\/1\.[01] 200/.test(head)) return done(new Error(head.split('\r\n')[0]));
-    const s = tlsConnect({ ...tlsOpts, socket: raw }, () => done(null, s));
-    s.once('error', done);
-  };
-  raw.on('data', onData);
-}
-
-class TunnelAgent extends Agent {
-  constructor(
-    private readonly proxyPort: number | null,
-    private readonly upPort: number,
-    private readonly ca: string,
-    maxSockets: number,
-  ) {
-    super({ keepAlive: true, maxSockets });
-  }
-  override createConnection(
-    _opts: RequestOptions,
-    cb?: (err: Error | null, stream: Duplex) => void,
-  ): Duplex | null | undefined {
-    dial(this.proxyPort, this.upPort, this.ca, (err, s) => cb?.(err, s as Duplex));
-    return undefined;
-  }
-}
 
 function once(agent: Agent, upPort: number, headers: Record<string, string>): Promise<number> {
   const t0 = performance.now();
