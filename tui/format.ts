@@ -6,12 +6,11 @@
  */
 import { displayEntry, formatTime, type AuditView } from '../src/core/audit.js';
 import { oneLine } from '../src/core/errors.js';
-import { showable } from '../src/core/names.js';
 import type { AgentSummary } from './api.js';
 
-/** Control characters shown escaped, and the invisible ones (bidi overrides, zero-width) too. */
+/** Control and invisible characters (bidi overrides, zero-width) shown escaped (oneLine). */
 export function plain(text: string): string {
-  return showable(oneLine(text));
+  return oneLine(text);
 }
 
 /** `text` cut or padded to exactly `width` columns (cut text ends in `…`). */

@@ -4,7 +4,7 @@
  * dashboard show it with these formatters.
  */
 import { oneLine, type ErrorCode } from './errors.js';
-import { showable, showableJson, unshowableIn } from './names.js';
+import { showableJson, unshowableIn } from './names.js';
 
 export const AGENT_ACTIONS = [
   'read',
@@ -157,7 +157,7 @@ export function formatAuditTable(
       displayEntry(r.entry),
       r.actor,
       // The last column: spaces need no quotes there, control characters are escaped.
-      r.subject === null ? '' : showable(oneLine(r.subject)),
+      r.subject === null ? '' : oneLine(r.subject),
     ]),
   ];
   if (rows.length === 0) return '';

@@ -13,7 +13,7 @@ import { VaultError, oneLine, quote } from '../../core/errors.js';
 import { parseSince } from '../../core/audit.js';
 import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
 import { MultiMatcher } from '../../core/multi-match.js';
-import { showable, showableJson } from '../../core/names.js';
+import { showableJson } from '../../core/names.js';
 import { MAX_SWEEP_MARKS } from '../../core/requests.js';
 import type { AuditView } from '../../core/audit.js';
 import type { SweepValue } from '../../core/protocol.js';
@@ -267,7 +267,7 @@ async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
  */
 /** A transcript's path (the agent named its files) with every control and invisible character escaped. */
 function shown(path: string): string {
-  return showable(oneLine(path));
+  return oneLine(path);
 }
 
 function sinceOf(ctx: CliContext): number | undefined {
