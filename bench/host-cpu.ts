@@ -18,7 +18,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { HostChannel } from '../src/client/client.js';
 import { TunnelAgent } from './tunnel.js';
 import { makeTestCa, startProxy } from '../test/support/proxy.js';
-import { CLI, Rig, ok } from '../test/support/rig.js';
+import { CLI, Rig, liftValuesArgs, ok, predatesValuesLimit } from '../test/support/rig.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -143,6 +143,11 @@ async function setUp(
           '100000',
         ])
   ).trim();
+  if (dist === null) await rig.liftValuesLimit('bench');
+  else
+    await run(liftValuesArgs('bench')).catch((err: Error) => {
+      if (!predatesValuesLimit(err.message)) throw err;
+    });
   await run(['daemon', 'stop']);
   const flags = [
     ...hostFlags,

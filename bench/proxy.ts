@@ -611,6 +611,7 @@ async function main(): Promise<void> {
       ['Bench'],
       ['--per-minute', '1000', '--per-hour', '1000'],
     );
+    await rig.liftValuesLimit('bench');
     const proxy = await startProxy(rig, token, ca);
     proxies.push(proxy);
     const ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();

@@ -97,6 +97,7 @@ try {
     '--per-hour',
     '1000',
   ]);
+  await rig.liftValuesLimit('bench');
   const env: NodeJS.ProcessEnv = { ...rig.env, VAULT_TOKEN: token };
   delete env.NODE_EXTRA_CA_CERTS;
   delete env.VAULT_PASSPHRASE_FILE;

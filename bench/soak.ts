@@ -71,6 +71,7 @@ async function setUp(n: number): Promise<string[]> {
         ['--per-minute', '100000000', '--per-hour', '100000000'],
       ),
     );
+    await rig.liftValuesLimit(`a${i}`);
   }
   return tokens;
 }

@@ -133,6 +133,7 @@ async function main(): Promise<void> {
       '--per-hour',
       '100000',
     ]);
+    await rig.liftValuesLimit('bench');
     // Released one read each (the `get` request, straight to the socket): on
     // this tree a render of many distinct references can fail with VLT-3003
     // (reported; not the sweep's).

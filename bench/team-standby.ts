@@ -38,6 +38,7 @@ try {
   ok(await a.owner(['vault', 'create', '--store', db.url]));
   await a.set('db', 'standby-value');
   const token = await a.addAgent('filler', ['db']);
+  await a.liftValuesLimit('filler');
   ok(await b.owner(['agent', 'show', 'filler']));
   const say = (what: string) => process.stderr.write(`team-standby: ${what}\n`);
   say(`vault made (${a.root}, ${b.root})`);

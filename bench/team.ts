@@ -69,7 +69,9 @@ async function vault(store: string | null): Promise<{ owner: Rig; token: string 
   const owner = new Rig();
   ok(await owner.owner(['vault', 'create', ...(store === null ? [] : ['--store', store])]));
   await owner.set('db', 'bench-value');
-  return { owner, token: await owner.addAgent('bench', ['db']) };
+  const token = await owner.addAgent('bench', ['db']);
+  await owner.liftValuesLimit('bench');
+  return { owner, token };
 }
 
 const pg = await Postgres.start();

@@ -721,6 +721,11 @@ export const COMMANDS: readonly CommandDef[] = [
         summary: 'distinct credentials per minute (default 3)',
       },
       { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour (default 10)' },
+      {
+        name: 'values-per-minute',
+        value: 'count',
+        summary: 'credentials released per minute, re-reads included (default 600)',
+      },
     ],
     notes: ['The token is printed once, on stdout; the agent stores it with `vault-cli init`.'],
     examples: [
@@ -798,8 +803,16 @@ export const COMMANDS: readonly CommandDef[] = [
     flags: [
       { name: 'per-minute', value: 'count', summary: 'distinct credentials per minute' },
       { name: 'per-hour', value: 'count', summary: 'distinct credentials per hour' },
+      {
+        name: 'values-per-minute',
+        value: 'count',
+        summary: 'credentials released per minute, re-reads included',
+      },
     ],
-    examples: ['vault-cli agent limits claude --per-minute 5 --per-hour 20'],
+    examples: [
+      'vault-cli agent limits claude --per-minute 5 --per-hour 20',
+      'vault-cli agent limits crawler --values-per-minute 3000',
+    ],
     module: 'agent',
   },
   {

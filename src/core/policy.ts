@@ -8,9 +8,25 @@
 export interface Limits {
   readonly perMinute: number;
   readonly perHour: number;
+  /**
+   * Credentials released a minute, re-reads included (one per entry a request
+   * releases: as many as its audit records). The distinct limits leave
+   * re-reading free, so without this a loop of allowed reads grows the audit
+   * log until the disk is full and the host refuses everyone (VLT-3004). A
+   * bucket of this many, refilled evenly over a minute. Absent from agents
+   * made before it: VALUES_PER_MINUTE.
+   */
+  readonly valuesPerMinute?: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { perMinute: 3, perHour: 10 };
+/** The default of Limits.valuesPerMinute: ten a second on average, as many at once. */
+export const VALUES_PER_MINUTE = 600;
+
+export const DEFAULT_LIMITS: Limits = {
+  perMinute: 3,
+  perHour: 10,
+  valuesPerMinute: VALUES_PER_MINUTE,
+};
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 /** A second violation within this span of the first locks the agent. */
@@ -35,6 +51,11 @@ export interface RateState {
    * committed one violation, not many. It ends when the window has room.
    */
   readonly quietUntil?: number | null;
+  /**
+   * The values-a-minute bucket (Limits.valuesPerMinute): how many were left
+   * at `at`. Absent: full.
+   */
+  readonly values?: { readonly left: number; readonly at: number } | null;
 }
 
 export const FRESH_RATE_STATE: RateState = {
@@ -64,7 +85,8 @@ export type Decision =
       readonly kind: 'limited';
       readonly state: RateState;
       readonly retryAt: number | null;
-      readonly window: 'minute' | 'hour';
+      /** Which limit: distinct credentials in the minute or the hour, or values a minute. */
+      readonly window: 'minute' | 'hour' | 'values a minute';
       /** False when the refusal belongs to the violation already recorded. */
       readonly counted: boolean;
     }
@@ -90,7 +112,26 @@ function prune(state: RateState, now: number): RateState {
     violations,
     lock: state.lock,
     quietUntil: quiet !== null && now < quiet ? quiet : null,
+    ...(state.values == null ? {} : { values: state.values }),
   };
+}
+
+/** The values-a-minute limit of `limits`, whole and at least 1. */
+function valuesLimit(limits: Limits): number {
+  return Math.max(1, Math.floor(limits.valuesPerMinute ?? VALUES_PER_MINUTE));
+}
+
+/**
+ * What the values bucket holds at `now`: what was left, refilled at the
+ * limit's rate since, never above the limit (a clock set back refills
+ * nothing).
+ */
+function valuesLeft(state: RateState, limits: Limits, now: number): number {
+  const cap = valuesLimit(limits);
+  const b = state.values;
+  if (b == null) return cap;
+  const refill = (Math.max(0, now - b.at) * cap) / MINUTE_MS;
+  return Math.min(cap, b.left + refill);
 }
 
 /**
@@ -127,7 +168,9 @@ function distinctInWindow(
 
 /**
  * Decides a read of `entryIds` (all of them or none: render charges at once).
- * Re-reading an entry already counted in a window costs nothing in that window.
+ * Re-reading an entry already counted in a window costs nothing in that
+ * window; every entry released takes one from the values bucket, re-reads
+ * too.
  */
 export function decideRead(
   state: RateState,
@@ -143,15 +186,36 @@ export function decideRead(
     { window: 'hour' as const, limit: limits.perHour, span: HOUR_MS },
   ];
   const over = windows.filter((w) => distinctInWindow(s.reads, wanted, w.span, now) > w.limit);
-  if (over.length === 0) {
-    const reads = { ...s.reads };
-    for (const id of wanted) reads[id] = now;
-    return { kind: 'allow', state: { ...s, reads } };
+  if (over.length > 0) {
+    const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));
+    const retryAt = retries.includes(null) ? null : Math.max(...(retries as number[]));
+    const worst = over[over.length - 1];
+    return violated(s, retryAt, worst?.window ?? 'minute', now, worst?.span ?? MINUTE_MS);
   }
-  const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));
-  const retryAt = retries.includes(null) ? null : Math.max(...(retries as number[]));
-  const worst = over[over.length - 1];
-  const window = worst?.window ?? 'minute';
+  const cap = valuesLimit(limits);
+  const left = valuesLeft(s, limits, now);
+  if (wanted.size > left) {
+    const retryAt =
+      wanted.size > cap ? null : now + Math.ceil(((wanted.size - left) * MINUTE_MS) / cap);
+    return violated(s, retryAt, 'values a minute', now, MINUTE_MS);
+  }
+  const reads = { ...s.reads };
+  for (const id of wanted) reads[id] = now;
+  const values = { left: left - wanted.size, at: now };
+  return { kind: 'allow', state: { ...s, reads, values } };
+}
+
+/**
+ * A read over a limit: refused, and a violation unless it belongs to the one
+ * whose quiet time runs (the second within VIOLATION_SPAN_MS locks).
+ */
+function violated(
+  s: RateState,
+  retryAt: number | null,
+  window: 'minute' | 'hour' | 'values a minute',
+  now: number,
+  span: number,
+): Decision {
   if (s.quietUntil !== null && s.quietUntil !== undefined) {
     return { kind: 'limited', state: s, retryAt, window, counted: false };
   }
@@ -160,7 +224,7 @@ export function decideRead(
     const lock = { at: now, reason: 'violations' as const };
     return { kind: 'lockdown', state: { ...s, violations, lock, quietUntil: null } };
   }
-  const quietUntil = retryAt ?? now + (worst?.span ?? MINUTE_MS);
+  const quietUntil = retryAt ?? now + span;
   return {
     kind: 'limited',
     state: { ...s, violations, quietUntil },
@@ -269,6 +333,11 @@ export function usage(state: RateState, now: number): { minute: number; hour: nu
     minute: distinctInWindow(state.reads, none, MINUTE_MS, now),
     hour: distinctInWindow(state.reads, none, HOUR_MS, now),
   };
+}
+
+/** How many credentials the values bucket would release now (`agent show`). */
+export function valuesAvailable(state: RateState, limits: Limits, now: number): number {
+  return Math.floor(valuesLeft(state, limits, now));
 }
 
 /** The scope check: a set of entry ids the agent may read. */

@@ -67,7 +67,8 @@ export interface AgentSummary {
   readonly state: 'active' | 'violation' | 'locked' | 'revoked' | 'altered';
   readonly scope: readonly string[];
   readonly limits: Limits;
-  readonly usage: { readonly minute: number; readonly hour: number };
+  /** Distinct credentials in the minute and the hour; `values`: what the values-a-minute bucket has left. */
+  readonly usage: { readonly minute: number; readonly hour: number; readonly values: number };
   readonly violations: readonly number[];
   readonly lockedAt: number | null;
   readonly created: number;

@@ -23,7 +23,7 @@ import {
   type Fields,
 } from './decode.js';
 import { VaultError } from './errors.js';
-import { DEFAULT_LIMITS } from './policy.js';
+import { DEFAULT_LIMITS, VALUES_PER_MINUTE } from './policy.js';
 
 /**
  * References one `resolve` may name (a render's distinct references, a proxy
@@ -58,14 +58,18 @@ const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
 
 const limits: Decoder<
-  { perMinute: number; perHour: number },
-  { perMinute?: number; perHour?: number }
+  { perMinute: number; perHour: number; valuesPerMinute: number },
+  { perMinute?: number; perHour?: number; valuesPerMinute?: number }
 > = (v, key) => {
   // Anything but an object reads as no limits given: the defaults.
-  const given = object({ perMinute: optCount, perHour: optCount }, { loose: true })(v, key);
+  const given = object(
+    { perMinute: optCount, perHour: optCount, valuesPerMinute: optCount },
+    { loose: true },
+  )(v, key);
   return {
     perMinute: given.perMinute ?? DEFAULT_LIMITS.perMinute,
     perHour: given.perHour ?? DEFAULT_LIMITS.perHour,
+    valuesPerMinute: given.valuesPerMinute ?? VALUES_PER_MINUTE,
   };
 };
 
@@ -158,7 +162,13 @@ export const REQUESTS = {
   'agent.ls': object({ ...owner }),
   'agent.show': object({ ...owner, name: str }),
   'agent.scope': object({ ...owner, name: str, add: strList, rm: strList }),
-  'agent.limits': object({ ...owner, name: str, perMinute: optCount, perHour: optCount }),
+  'agent.limits': object({
+    ...owner,
+    name: str,
+    perMinute: optCount,
+    perHour: optCount,
+    valuesPerMinute: optCount,
+  }),
   'agent.lock': object({ ...owner, name: str }),
   // By name, or by id when the name no longer finds the agent (its name row altered).
   'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),

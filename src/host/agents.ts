@@ -9,7 +9,14 @@
  */
 import { VaultError, quote } from '../core/errors.js';
 import { checkSimpleName } from '../core/names.js';
-import { FRESH_RATE_STATE, lockByHand, usage, type Limits } from '../core/policy.js';
+import {
+  FRESH_RATE_STATE,
+  VALUES_PER_MINUTE,
+  lockByHand,
+  usage,
+  valuesAvailable,
+  type Limits,
+} from '../core/policy.js';
 import type { AgentSummary } from '../core/protocol.js';
 import { randomBytes, seal, wipe } from '../crypto/aead.js';
 import { newKeyPair, sealTo } from '../crypto/box.js';
@@ -150,7 +157,7 @@ function summarise(
     state,
     scope,
     limits: a.limits,
-    usage: usage(a.rate, now),
+    usage: { ...usage(a.rate, now), values: valuesAvailable(a.rate, a.limits, now) },
     violations: recent,
     lockedAt: a.rate.lock?.at ?? null,
     created: a.created,
@@ -251,7 +258,12 @@ export function scopeAgent(
 export function setLimits(
   ctx: HostContext,
   s: OwnerSession,
-  req: { name: string; perMinute?: number | undefined; perHour?: number | undefined },
+  req: {
+    name: string;
+    perMinute?: number | undefined;
+    perHour?: number | undefined;
+    valuesPerMinute?: number | undefined;
+  },
   source: string,
 ): AgentSummary {
   return changeAgent(ctx, s, req.name, source, (_tx, _h, a) => ({
@@ -260,6 +272,7 @@ export function setLimits(
       limits: {
         perMinute: req.perMinute ?? a.limits.perMinute,
         perHour: req.perHour ?? a.limits.perHour,
+        valuesPerMinute: req.valuesPerMinute ?? a.limits.valuesPerMinute ?? VALUES_PER_MINUTE,
       },
     },
     events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],

@@ -299,6 +299,38 @@ test('an agent asking again and again for a name out of its scope: the first in 
   assert.equal(verify.code, 0, verify.stderr);
 });
 
+test('an agent re-reading an entry it may read, again and again: locked past its values a minute, its records bounded', async () => {
+  const looper = await rig.addAgent('looper', ['db']);
+  const before = await records();
+  const bytesBefore = statSync(join(rig.vaultDir, 'vault.mdb')).size;
+  const n = 3000;
+  const flood = flooder(n, 4, looper, 'read');
+  flood.stdin.end();
+  const result = await fate(flood);
+  assert.equal(result.code, 0, result.stderr);
+  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
+    denied: number;
+    other: number;
+  };
+  // Released (and the one refusal over the limit) first, VLT-2043 for the rest.
+  assert.ok(sent.other >= 600 && sent.other < 700, JSON.stringify(sent));
+  const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:looper');
+  const released = fresh.filter((r) => r.outcome === 'ok');
+  assert.ok(released.length >= 600 && released.length < 700, String(released.length));
+  assert.ok(
+    fresh.some((r) => r.outcome === 'VLT-2042'),
+    JSON.stringify(fresh.slice(-12)),
+  );
+  assert.match(ok(await rig.owner(['agent', 'show', 'looper'])), /state:\s+locked/);
+  // 3,000 releases would have written ~1.1 MB of records.
+  assert.ok(fresh.length < 720, `${fresh.length} records`);
+  const grown = statSync(join(rig.vaultDir, 'vault.mdb')).size - bytesBefore;
+  assert.ok(grown <= 512 * 1024, `the store grew by ${grown} bytes`);
+  // Another agent is served.
+  assert.equal(ok(await rig.agent(['get', 'db'], good)), 'flood-test-value\n');
+  ok(await rig.owner(['audit', '--verify']));
+});
+
 test('a host killed mid-window loses only the open count, and the log shows it', async () => {
   const token = await rig.addAgent('gone', ['db']);
   ok(await rig.owner(['agent', 'revoke', 'gone']));

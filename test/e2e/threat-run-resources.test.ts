@@ -36,6 +36,7 @@ before(async () => {
   await rig.set('Other', otherSecret);
   await rig.addAgent('bodies', ['Mine'], ['--per-minute', '100', '--per-hour', '100']);
   await rig.addAgent('asker', ['Mine']);
+  await rig.addAgent('looper', ['Mine']);
   otherToken = await rig.addAgent('other', ['Other']);
   installBin(rig);
 });
@@ -46,6 +47,22 @@ const PRELUDE = [
   'import json, os, socket, sys',
   "path = os.path.join(os.environ['VAULT_DIR'], 'host.sock')",
   "token = os.environ['VAULT_TOKEN']",
+];
+
+/** One request on a connection of its own; the error code it was answered with, or 'none'. */
+const ASK = [
+  'def ask(op, body):',
+  "    head = b'POST /v1/%s HTTP/1.1\\r\\nHost: h\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % (op, len(body))",
+  '    c = socket.socket(socket.AF_UNIX)',
+  '    c.connect(path)',
+  '    c.sendall(head + body)',
+  "    out = b''",
+  '    while True:',
+  '        b = c.recv(65536)',
+  '        if not b: break',
+  '        out += b',
+  '    c.close()',
+  '    return out.split(b\'"code":"\')[1][:8].decode() if b\'"code":"\' in out else \'none\'',
 ];
 
 test('inside run, 64 half-sent bodies of 2 MiB on the session socket: the host stays bounded, the owner and another agent are served', async (t) => {
@@ -91,18 +108,7 @@ test('inside run, 64 half-sent bodies of 2 MiB on the session socket: the host s
 test('inside run, an agent asking 2,000 times for an entry out of scope, then 2,000 times with a garbage token: its refusals coalesced, the store bounded, others served', async () => {
   const flood = [
     ...PRELUDE,
-    'def ask(op, body):',
-    "    head = b'POST /v1/%s HTTP/1.1\\r\\nHost: h\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % (op, len(body))",
-    '    c = socket.socket(socket.AF_UNIX)',
-    '    c.connect(path)',
-    '    c.sendall(head + body)',
-    "    out = b''",
-    '    while True:',
-    '        b = c.recv(65536)',
-    '        if not b: break',
-    '        out += b',
-    '    c.close()',
-    '    return out.split(b\'"code":"\')[1][:8].decode() if b\'"code":"\' in out else \'none\'',
+    ...ASK,
     "read = json.dumps({'token': token, 'mode': 'get', 'entry': 'Payroll', 'field': 'password'}).encode()",
     "garbage = json.dumps({'token': 'vlt_' + 'x' * 40}).encode()",
     "for name, op, body in (('scope', b'read', read), ('garbage', b'whoami', garbage)):",
@@ -140,6 +146,42 @@ test('inside run, an agent asking 2,000 times for an entry out of scope, then 2,
   assert.ok(grown <= 256 * 1024, `the store grew by ${grown} bytes`);
   const added = (await records()) - recordsBefore;
   assert.ok(added < 200, `${added} audit records for 4,000 refusals`);
+  ok(await rig.owner(['audit', '--verify']));
+});
+
+test('inside run, an agent re-reading its own entry 5,000 times: locked past its values a minute, the store bounded, the owner and another agent served', async () => {
+  const loop = [
+    ...PRELUDE,
+    ...ASK,
+    "read = json.dumps({'token': token, 'mode': 'get', 'entry': 'Mine', 'field': 'password'}).encode()",
+    'codes = []',
+    'for i in range(5000):',
+    "    codes.append(ask(b'read', read))",
+    'first = {c: codes.index(c) for c in set(codes)}',
+    'counts = {c: codes.count(c) for c in set(codes)}',
+    "print('first=%s' % json.dumps(first, sort_keys=True).replace(' ', ''))",
+    "print('counts=%s' % json.dumps(counts, sort_keys=True).replace(' ', ''))",
+  ].join('\n');
+  await hostPid(rig);
+  const bytesBefore = storeBytes();
+  const r = await underPty(rig, ['run', '--agent', 'looper', '--', 'python3', '-c', loop]).exited;
+  assert.equal(r.exitCode, 0, r.output);
+  const m = said(r.output);
+  const first = JSON.parse(m.get('first') ?? '{}') as Record<string, number>;
+  const counts = JSON.parse(m.get('counts') ?? '{}') as Record<string, number>;
+  // The bucket's 600 (a few more come back while the loop runs), then the
+  // violation, then the lock for the rest of the loop.
+  assert.equal(first.none, 0, r.output);
+  assert.ok((counts.none ?? 0) >= 600 && (counts.none ?? 0) < 700, r.output);
+  assert.ok((first['VLT-2042'] ?? -1) >= 600, r.output);
+  assert.ok((counts['VLT-2043'] ?? 0) > 4000, r.output);
+  assert.match(ok(await rig.owner(['agent', 'show', 'looper'])), /state:\s+locked/);
+  // The owner and another agent, after it.
+  assert.match(ok(await rig.owner(['entry', 'ls'])), /Mine/);
+  assert.equal(ok(await rig.agent(['get', 'Other'], otherToken)), `${otherSecret}\n`);
+  // Every read allowed has its record (~380 bytes); 5,000 of them would add ~1.9 MB.
+  const grown = storeBytes() - bytesBefore;
+  assert.ok(grown <= 512 * 1024, `the store grew by ${grown} bytes`);
   ok(await rig.owner(['audit', '--verify']));
 });
 

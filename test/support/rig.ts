@@ -165,6 +165,16 @@ export class Rig {
     return ok(await this.owner(args)).trim();
   }
 
+  /**
+   * For load runs (bench/): lifts an agent's values-a-minute limit
+   * (core/policy.ts), which a run of thousands of fills reaches in a second.
+   * A build older than that limit (a bench's --baseline) has none to lift.
+   */
+  async liftValuesLimit(name: string): Promise<void> {
+    const r = await this.owner(liftValuesArgs(name));
+    if (r.code !== 0 && !predatesValuesLimit(r.stderr)) ok(r);
+  }
+
   async stop(): Promise<void> {
     await this.owner(['daemon', 'stop']);
   }
@@ -176,6 +186,18 @@ export class Rig {
 }
 
 /** The stdout of a run that must succeed; otherwise an error carrying its stderr. */
+/** The owner's argv that gives an agent a values-a-minute limit no load run reaches. */
+export const liftValuesArgs = (name: string): string[] => [
+  'agent',
+  'limits',
+  name,
+  '--values-per-minute',
+  '1000000000',
+];
+
+/** Whether a lift refused says the build predates the values-a-minute limit: nothing to lift. */
+export const predatesValuesLimit = (stderr: string): boolean => /unknown option/.test(stderr);
+
 export function ok(r: Result): string {
   if (r.code !== 0) throw new Error(`vault-cli exited ${r.code}: ${r.stderr}`);
   return r.stdout;

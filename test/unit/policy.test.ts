@@ -13,6 +13,7 @@ import {
   decideRead,
   lockByHand,
   usage,
+  valuesAvailable,
   type Decision,
   type Limits,
   type RateState,
@@ -47,8 +48,8 @@ function threeReads(): RateState {
   ]);
 }
 
-test('the default limits are 3 per minute and 10 per hour', () => {
-  assert.deepEqual(DEFAULT_LIMITS, { perMinute: 3, perHour: 10 });
+test('the default limits are 3 per minute, 10 per hour and 600 values a minute', () => {
+  assert.deepEqual(DEFAULT_LIMITS, { perMinute: 3, perHour: 10, valuesPerMinute: 600 });
   assert.equal(MINUTE_MS, 60_000);
   assert.equal(HOUR_MS, 3_600_000);
   assert.equal(VIOLATION_SPAN_MS, 2 * 3_600_000);
@@ -425,4 +426,71 @@ test('newSlots: the names chargeRefused adds to the hour, no more, no fewer', ()
   );
   assert.equal(newSlots(full, DEFAULT_LIMITS, ['?new'], T0 + 1000), 0);
   assert.equal(newSlots(a, DEFAULT_LIMITS, ['?new', '?new'], T0 + 1000), 1);
+});
+
+test('values a minute: re-reads are free for the distinct windows but not for the bucket; over it is a violation, the second locks', () => {
+  const limits: Limits = { perMinute: 3, perHour: 10, valuesPerMinute: 600 };
+  let s = FRESH_RATE_STATE;
+  for (let i = 0; i < 600; i++) s = allowed(decideRead(s, limits, ['a'], T0));
+  assert.equal(valuesAvailable(s, limits, T0), 0);
+  const over = decideRead(s, limits, ['a'], T0);
+  assert.ok(over.kind === 'limited');
+  assert.equal(over.window, 'values a minute');
+  assert.equal(over.counted, true);
+  // One comes back every 100 ms (600 a minute).
+  assert.equal(over.retryAt, T0 + 100);
+  // A retry inside the quiet time belongs to the same violation.
+  const again = decideRead(over.state, limits, ['a'], T0 + 50);
+  assert.ok(again.kind === 'limited' && !again.counted);
+  const later = allowed(decideRead(over.state, limits, ['a'], T0 + 100));
+  // Looping on past the quiet time is the second violation: locked.
+  assert.equal(decideRead(later, limits, ['a'], T0 + 101).kind, 'lockdown');
+  // A request of more entries than the limit can never pass.
+  const tiny: Limits = { perMinute: 50, perHour: 50, valuesPerMinute: 3 };
+  const big = decideRead(FRESH_RATE_STATE, tiny, ['a', 'b', 'c', 'd'], T0);
+  assert.ok(big.kind === 'limited' && big.retryAt === null);
+  // An agent made before the limit existed gets the default.
+  const old: Limits = { perMinute: 3, perHour: 10 };
+  assert.equal(valuesAvailable(FRESH_RATE_STATE, old, T0), 600);
+});
+
+test('values a minute: no 60 s ever releases more than twice the limit, and a steady pace at the limit is never refused', () => {
+  const request = fc.record({
+    ids: fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { minLength: 1, maxLength: 5 }),
+    later: fc.integer({ min: 0, max: 20_000 }),
+  });
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 40 }),
+      fc.array(request, { maxLength: 200 }),
+      (cap, requests) => {
+        const limits: Limits = { perMinute: 1000, perHour: 1000, valuesPerMinute: cap };
+        let s = FRESH_RATE_STATE;
+        let now = T0;
+        const released: number[] = [];
+        for (const r of requests) {
+          now += r.later;
+          const d = decideRead(s, limits, r.ids, now);
+          if (d.kind === 'locked') break;
+          // Lift locks and violations: the bound must hold whatever the agent's history.
+          s = { ...d.state, lock: null, violations: [], quietUntil: null };
+          if (d.kind === 'allow') for (let i = 0; i < r.ids.length; i++) released.push(now);
+        }
+        for (const t of released) {
+          const inMinute = released.filter((u) => u >= t && u < t + MINUTE_MS).length;
+          assert.ok(inMinute <= 2 * cap, `${inMinute} released in a minute, limit ${cap}`);
+        }
+      },
+    ),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 600 }), (cap) => {
+      const limits: Limits = { perMinute: 3, perHour: 10, valuesPerMinute: cap };
+      const every = Math.ceil(MINUTE_MS / cap);
+      let s = FRESH_RATE_STATE;
+      for (let i = 0; i < 3 * cap; i++) s = allowed(decideRead(s, limits, ['a'], T0 + i * every));
+    }),
+    { numRuns: 30 },
+  );
 });

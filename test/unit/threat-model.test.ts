@@ -774,6 +774,21 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  'fill the disk with reads it is allowed (re-reading its own entry in a loop: each release is audited) until the host refuses the owner too':
+    {
+      run: [
+        e2e(
+          'threat-run-resources',
+          'inside run, an agent re-reading its own entry 5,000 times: locked past its values a minute, the store bounded, the owner and another agent served',
+        ),
+      ],
+      sameUser: [
+        e2e(
+          'audit-flood',
+          'an agent re-reading an entry it may read, again and again: locked past its values a minute, its records bounded',
+        ),
+      ],
+    },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
     run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
   },

@@ -36,7 +36,7 @@ function agent(name: string, state: AgentSummary['state'] = 'active'): AgentSumm
     state,
     scope: ['github'],
     limits: { perMinute: 3, perHour: 10 },
-    usage: { minute: 1, hour: 2 },
+    usage: { minute: 1, hour: 2, values: 600 },
     violations: [],
     lockedAt: state === 'locked' ? T0 : null,
     created: T0,

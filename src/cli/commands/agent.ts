@@ -2,6 +2,7 @@
 import { formatTime } from '../../core/audit.js';
 import { VaultError, isErrorCode } from '../../core/errors.js';
 import type { AgentSummary } from '../../core/protocol.js';
+import { VALUES_PER_MINUTE } from '../../core/policy.js';
 import {
   arg,
   flag,
@@ -31,6 +32,7 @@ export const run: Command = async (ctx) => {
         throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
       const perMinute = flagCount(ctx, 'per-minute');
       const perHour = flagCount(ctx, 'per-hour');
+      const valuesPerMinute = flagCount(ctx, 'values-per-minute');
       const { token } = await ctx.call('agent.add', {
         passphrase,
         name,
@@ -39,6 +41,7 @@ export const run: Command = async (ctx) => {
         limits: {
           ...(perMinute === undefined ? {} : { perMinute }),
           ...(perHour === undefined ? {} : { perHour }),
+          ...(valuesPerMinute === undefined ? {} : { valuesPerMinute }),
         } as never,
       });
       // The token alone on stdout, so `TOKEN=$(vault-cli agent add ...)` works; shown once.
@@ -84,10 +87,17 @@ export const run: Command = async (ctx) => {
     case 'limits': {
       const perMinute = flagCount(ctx, 'per-minute');
       const perHour = flagCount(ctx, 'per-hour');
-      if (perMinute === undefined && perHour === undefined) {
-        throw new VaultError('VLT-1001', 'Give --per-minute <n> or --per-hour <n>.');
+      const valuesPerMinute = flagCount(ctx, 'values-per-minute');
+      if (perMinute === undefined && perHour === undefined && valuesPerMinute === undefined) {
+        throw new VaultError(
+          'VLT-1001',
+          'Give --per-minute <n>, --per-hour <n> or --values-per-minute <n>.',
+        );
       }
-      return print(ctx, await ctx.call('agent.limits', { passphrase, name, perMinute, perHour }));
+      return print(
+        ctx,
+        await ctx.call('agent.limits', { passphrase, name, perMinute, perHour, valuesPerMinute }),
+      );
     }
     case 'lock':
       return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
@@ -153,6 +163,7 @@ function showText(a: AgentSummary): string {
       `state:       ${a.state}${a.lockedAt === null ? '' : ` since ${formatTime(a.lockedAt)}`}`,
       `this minute: ${a.usage.minute} of ${a.limits.perMinute} distinct credentials`,
       `this hour:   ${a.usage.hour} of ${a.limits.perHour} distinct credentials`,
+      `values:      ${a.usage.values} of ${a.limits.valuesPerMinute ?? VALUES_PER_MINUTE} a minute left (re-reads included)`,
       `violations:  ${a.violations.length === 0 ? 'none in the last 2 hours' : a.violations.map(formatTime).join(', ')}`,
       `created:     ${formatTime(a.created)}`,
       'scope:',

@@ -32,8 +32,8 @@ export const agentOps: OpArea<AgentOp> = {
     return scopeAgent(ctx, s, { name, add, rm }, source);
   }),
   'agent.limits': owner(async ({ ctx }, { body, source }, s) => {
-    const { name, perMinute, perHour } = body;
-    return setLimits(ctx, s, { name, perMinute, perHour }, source);
+    const { name, perMinute, perHour, valuesPerMinute } = body;
+    return setLimits(ctx, s, { name, perMinute, perHour, valuesPerMinute }, source);
   }),
   'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
   'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {
