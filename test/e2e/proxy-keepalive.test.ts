@@ -291,6 +291,46 @@ describe('proxy: a kept-alive upstream connection closed as a request goes out',
     assert.equal(up.of('/plain/thing').length, 1);
     client.destroy();
   });
+  test('absolute-form https:// without a tunnel: a GET on a pooled connection closed under it goes once more, filled once; a PUT with a body never twice; a retry closed too is 502', async () => {
+    // Closes a kept connection under /stale/get, and every connection under
+    // /always and /stale/put (a second copy of the PUT would be closed too, and counted).
+    const up = await upstream((a) =>
+      a.path === '/stale/get' ? a.earlier > 0 : ['/always', '/stale/put'].includes(a.path),
+    );
+    const host = `127.0.0.1:${up.port}`;
+    const auth = `Proxy-Authorization: Basic ${Buffer.from(`vault:${bench.token}`).toString('base64')}\r\n`;
+    const send = (method: string, path: string, body = '') =>
+      absoluteExchange(
+        bench.proxy.port,
+        request(method, host, `https://${host}${path}`, body).replace('\r\n', `\r\n${auth}`),
+      );
+    // Each step after a warm request: the retry's connection is its own, never pooled.
+    assert.equal((await send('GET', '/warm')).status, 200);
+    let before = await fills();
+    const r = await send('GET', '/stale/get');
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.body, 'you sent: Bearer vault://API/token\n');
+    const copies = up.of('/stale/get');
+    assert.deepEqual(
+      copies.map((a) => a.dropped),
+      [true, false],
+    );
+    assert.notEqual(copies[0]?.connection, copies[1]?.connection);
+    assert.equal((await fills()) - before, 1, 'one fill record for one client request');
+    assert.equal((await send('GET', '/warm')).status, 200);
+    const put = await send('PUT', '/stale/put', 'state=final');
+    assert.equal(put.status, 502, put.body);
+    assert.match(put.body, /VLT-3008/);
+    assert.equal(up.of('/stale/put').length, 1, 'a request with a body is never sent twice');
+    assert.equal((await send('GET', '/warm')).status, 200);
+    before = await fills();
+    const always = await send('GET', '/always');
+    assert.equal(always.status, 502, always.body);
+    assert.equal(up.of('/always').length, 2, 'one retry at most');
+    assert.equal((await fills()) - before, 1);
+    for (const a of up.arrivals) assert.equal(a.authorization, `Bearer ${secret}`);
+  });
+
   /**
    * What a hostile upstream does with the one retry: a reply begun (a 1xx,
    * part of a head) then the close, on the kept connection or on the new one.
