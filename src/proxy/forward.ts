@@ -126,17 +126,21 @@ export class ClientForwarder {
   /**
    * The request to the upstream, its body still to send. `alone`: on a new
    * connection of its own, outside the pool (an upgrade; a request sent
-   * again after its kept-alive connection closed under it).
+   * again after its kept-alive connection closed under it). `to`: the
+   * address to connect to instead of looking the name up (a request sent
+   * again goes where its first attempt went), the certificate still checked
+   * against the name.
    */
   request(
     req: IncomingMessage,
     { dest, path, caller }: Routed,
     p: Prepared,
     alone: boolean,
+    to: string | null = null,
   ): ClientRequest {
     const headers = isChunked(req) ? p.headers.set('Transfer-Encoding', 'chunked') : p.headers;
     const common = {
-      host: dest.host,
+      host: to ?? dest.host,
       port: dest.port,
       lookup: this.#lookupFor(dest.host, dest.port),
       method: req.method,
@@ -153,7 +157,7 @@ export class ClientForwarder {
       });
     }
     // Plain HTTP with a value: to the loopback address the name was judged by.
-    const plain = { ...common, host: p.address ?? dest.host };
+    const plain = { ...common, host: to ?? p.address ?? dest.host };
     return httpRequest({ ...plain, agent: alone ? false : this.#http });
   }
 

@@ -486,18 +486,34 @@ export class ProxyServer implements RunningProxy {
   /**
    * Absolute-form requests (plain HTTP, or https:// without a tunnel):
    * node:http's client. A replayable request whose pooled connection closed
-   * before any reply goes once more, on a new connection (as in a tunnel:
-   * exchange.ts), with the same filled headers: `again` is that second try.
+   * before any byte of a reply goes once more, on a new connection to the
+   * address that connection reached (as in a tunnel: exchange.ts), with the
+   * same filled headers: `again` is that address, on the second try. Not to
+   * a new lookup of the name: it may answer with another machine, which the
+   * value filled for the first attempt must not reach.
    */
   #exchangeViaClient(
     req: IncomingMessage,
     res: ServerResponse,
     r: Routed,
     p: Prepared,
-    again = false,
+    again: string | null = null,
   ): void {
-    const up = this.#client.request(req, r, p, again);
+    const up = this.#client.request(req, r, p, again !== null, again);
     let relay: Relay | null = null;
+    // A pooled connection's address, and whether any byte of a reply came on
+    // it: node:http reports a 1xx or part of a head followed by a close as the
+    // same ECONNRESET as a close before any reply, which alone is retried.
+    let reused: { address: string; heard: boolean } | null = null;
+    up.once('socket', (s: Socket) => {
+      const address = s.remoteAddress;
+      if (!up.reusedSocket || address === undefined) return;
+      const on = { address, heard: false };
+      const heard = () => (on.heard = true);
+      s.on('data', heard);
+      up.once('close', () => s.off('data', heard));
+      reused = on;
+    });
     up.on('response', (upRes) => {
       const status = upRes.statusCode ?? 502;
       const rel = this.#respond(
@@ -525,11 +541,12 @@ export class ProxyServer implements RunningProxy {
         res.destroy();
         return;
       }
-      // A pooled connection reset or closed before a response head: the case
+      // A pooled connection reset or closed before any reply: the case
       // node:http's own documentation retries (reusedSocket, ECONNRESET).
       const reset = err.code === 'ECONNRESET' || err.code === 'EPIPE';
-      if (reset && !again && up.reusedSocket && !res.destroyed && isReplayable(req)) {
-        return this.#exchangeViaClient(req, res, r, p, true);
+      const stale = reused;
+      if (reset && again === null && stale !== null && !stale.heard && isReplayable(req)) {
+        if (!res.destroyed) return this.#exchangeViaClient(req, res, r, p, stale.address);
       }
       reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'), this.#report);
     });

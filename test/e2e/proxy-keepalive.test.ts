@@ -10,7 +10,13 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { after, before, describe, test } from 'node:test';
 import { createServer as createTlsServer } from 'node:tls';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
-import { Tunnel, proxyBench, Upstream, type ProxyBench } from '../support/proxy.js';
+import {
+  Tunnel,
+  absoluteExchange,
+  proxyBench,
+  Upstream,
+  type ProxyBench,
+} from '../support/proxy.js';
 import { Rig } from '../support/rig.js';
 
 /** One request head as it reached the upstream, and what became of it. */
@@ -28,7 +34,8 @@ interface Arrival {
  * An upstream (TLS, or plain with `ca` null) that answers each request with
  * 200 and keep-alive, unless `drop` says to close the connection as the
  * request arrives: no byte of a response, the request unanswered, as a
- * server whose idle timer fires just as the request comes in.
+ * server whose idle timer fires just as the request comes in; or, when it
+ * returns bytes, those bytes (the start of a reply), then the close.
  */
 class ClosingUpstream {
   readonly arrivals: Arrival[] = [];
@@ -39,7 +46,7 @@ class ClosingUpstream {
 
   constructor(
     ca: { key: string; cert: string } | null,
-    private readonly drop: (a: Omit<Arrival, 'dropped'>, idleMs: number) => boolean,
+    private readonly drop: (a: Omit<Arrival, 'dropped'>, idleMs: number) => boolean | string,
   ) {
     const serve = (socket: Socket) => this.#serve(socket);
     this.#server =
@@ -63,9 +70,11 @@ class ClosingUpstream {
       const authorization = /\r\nauthorization: *([^\r]*)/i.exec(head)?.[1] ?? '';
       const length = Number(/\r\ncontent-length: *([0-9]+)/i.exec(head)?.[1] ?? 0);
       const seen = { method, path, connection, earlier, authorization };
-      if (this.drop(seen, Date.now() - idleSince)) {
+      const drop = this.drop(seen, Date.now() - idleSince);
+      if (drop !== false) {
         this.arrivals.push({ ...seen, dropped: true });
-        socket.destroy();
+        if (drop === true) socket.destroy();
+        else socket.end(drop, 'latin1');
         return;
       }
       // Wait for the whole body before answering, as a server reading it would.
@@ -281,5 +290,116 @@ describe('proxy: a kept-alive upstream connection closed as a request goes out',
     assert.equal(d.status, 502, d.body);
     assert.equal(up.of('/plain/thing').length, 1);
     client.destroy();
+  });
+  test('absolute-form https:// without a tunnel: a GET on a pooled connection closed under it goes once more, filled once; a PUT with a body never twice; a retry closed too is 502', async () => {
+    // Closes a kept connection under /stale/get, and every connection under
+    // /always and /stale/put (a second copy of the PUT would be closed too, and counted).
+    const up = await upstream((a) =>
+      a.path === '/stale/get' ? a.earlier > 0 : ['/always', '/stale/put'].includes(a.path),
+    );
+    const host = `127.0.0.1:${up.port}`;
+    const auth = `Proxy-Authorization: Basic ${Buffer.from(`vault:${bench.token}`).toString('base64')}\r\n`;
+    const send = (method: string, path: string, body = '') =>
+      absoluteExchange(
+        bench.proxy.port,
+        request(method, host, `https://${host}${path}`, body).replace('\r\n', `\r\n${auth}`),
+      );
+    // Each step after a warm request: the retry's connection is its own, never pooled.
+    assert.equal((await send('GET', '/warm')).status, 200);
+    let before = await fills();
+    const r = await send('GET', '/stale/get');
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.body, 'you sent: Bearer vault://API/token\n');
+    const copies = up.of('/stale/get');
+    assert.deepEqual(
+      copies.map((a) => a.dropped),
+      [true, false],
+    );
+    assert.notEqual(copies[0]?.connection, copies[1]?.connection);
+    assert.equal((await fills()) - before, 1, 'one fill record for one client request');
+    assert.equal((await send('GET', '/warm')).status, 200);
+    const put = await send('PUT', '/stale/put', 'state=final');
+    assert.equal(put.status, 502, put.body);
+    assert.match(put.body, /VLT-3008/);
+    assert.equal(up.of('/stale/put').length, 1, 'a request with a body is never sent twice');
+    assert.equal((await send('GET', '/warm')).status, 200);
+    before = await fills();
+    const always = await send('GET', '/always');
+    assert.equal(always.status, 502, always.body);
+    assert.equal(up.of('/always').length, 2, 'one retry at most');
+    assert.equal((await fills()) - before, 1);
+    for (const a of up.arrivals) assert.equal(a.authorization, `Bearer ${secret}`);
+  });
+
+  /**
+   * What a hostile upstream does with the one retry: a reply begun (a 1xx,
+   * part of a head) then the close, on the kept connection or on the new one.
+   * A reply begun says the upstream read the request: it is not sent again.
+   */
+  const INTERIM = 'HTTP/1.1 100 Continue\r\n\r\n';
+  const PART = 'HTTP/1.1 200 OK\r\nContent-Le';
+  const BEGUN: readonly { what: string; kept: true | string; fresh: string; copies: number }[] = [
+    { what: 'a 1xx then the close, on the kept connection', kept: INTERIM, fresh: '', copies: 1 },
+    { what: 'part of a head then the close, on the kept one', kept: PART, fresh: '', copies: 1 },
+    {
+      what: 'the close, then the retry answered a 1xx and closed',
+      kept: true,
+      fresh: INTERIM,
+      copies: 2,
+    },
+    {
+      what: 'the close, then part of a head and the close on the retry',
+      kept: true,
+      fresh: PART,
+      copies: 2,
+    },
+  ];
+
+  /** An upstream that answers `/warm`, and `/begun` as `c` says. */
+  const begun = (c: (typeof BEGUN)[number], tls = true) =>
+    upstream((a) => a.path === '/begun' && (a.earlier > 0 ? c.kept : c.fresh || false), tls);
+
+  test('in a tunnel: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill', async () => {
+    for (const c of BEGUN) {
+      const up = await begun(c);
+      const target = `localhost:${up.port}`;
+      const t = await Tunnel.open(bench.proxy.port, target, ourCa, bench.token);
+      t.send(request('GET', target, '/warm'));
+      assert.equal((await t.reply()).status, 200, c.what);
+      const before = await fills();
+      t.send(request('GET', target, '/begun'));
+      const r = await t.reply();
+      await t.close();
+      assert.equal(r.status, 502, `${c.what}: ${r.body}`);
+      assert.match(r.body, /VLT-3008/, c.what);
+      assert.equal(up.of('/begun').length, c.copies, c.what);
+      assert.equal((await fills()) - before, 1, c.what);
+    }
+  });
+
+  test('absolute-form https:// and http://: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill', async () => {
+    const auth = `Proxy-Authorization: Basic ${Buffer.from(`vault:${bench.token}`).toString('base64')}\r\n`;
+    for (const tls of [true, false]) {
+      for (const c of BEGUN) {
+        const up = await begun(c, tls);
+        const host = `127.0.0.1:${up.port}`;
+        const send = (path: string) =>
+          absoluteExchange(
+            bench.proxy.port,
+            request('GET', host, `${tls ? 'https' : 'http'}://${host}${path}`).replace(
+              '\r\n',
+              `\r\n${auth}`,
+            ),
+          );
+        const what = `${tls ? 'https' : 'http'}: ${c.what}`;
+        assert.equal((await send('/warm')).status, 200, what);
+        const before = await fills();
+        const r = await send('/begun');
+        assert.equal(r.status, 502, `${what}: ${r.body}`);
+        assert.match(r.body, /VLT-3008/, what);
+        assert.equal(up.of('/begun').length, c.copies, what);
+        assert.equal((await fills()) - before, 1, what);
+      }
+    }
   });
 });

@@ -25,8 +25,11 @@ export interface TestCa {
   readonly cert: string;
 }
 
-/** A CA and a server certificate for localhost and 127.0.0.1, made by openssl in `dir`. */
-export function makeTestCa(dir: string): TestCa {
+/**
+ * A CA and a server certificate for localhost and 127.0.0.1 (and the DNS
+ * `names` given), made by openssl in `dir`.
+ */
+export function makeTestCa(dir: string, names: readonly string[] = []): TestCa {
   const f = (n: string) => join(dir, n);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
@@ -43,7 +46,8 @@ export function makeTestCa(dir: string): TestCa {
   run(['req', ...ec, '-keyout', f('srv.key'), '-out', f('srv.csr'), '-subj', '/CN=localhost']);
   writeFileSync(
     f('ext'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+    `subjectAltName=${['DNS:localhost', 'IP:127.0.0.1', ...names.map((n) => `DNS:${n}`)].join(',')}\n` +
+      'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
   );
   run(
     ['x509', '-req', '-in', f('srv.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key')].concat([
@@ -354,6 +358,34 @@ export async function tunnelExchange(
     t.on('end', () => resolve(out));
     t.on('close', () => resolve(out));
     t.on('error', reject);
+  });
+}
+
+/**
+ * One request in absolute form (`raw`, whole) to the proxy, on a client
+ * connection of its own: the status and body of the reply (framed by
+ * Content-Length), or of what came before the proxy closed.
+ */
+export function absoluteExchange(
+  proxyPort: number,
+  raw: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    void import('node:net').then(({ connect }) => {
+      const s = connect(proxyPort, '127.0.0.1', () => s.write(raw));
+      let out = '';
+      s.on('data', (c: Buffer) => {
+        out += c.toString('latin1');
+        const end = out.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: *([0-9]+)/i.exec(out);
+        if (end >= 0 && length !== null && out.length >= end + 4 + Number(length[1])) s.end();
+      });
+      s.on('close', () => {
+        const at = out.indexOf('\r\n\r\n');
+        resolve({ status: Number(out.split(' ')[1]), body: at < 0 ? '' : out.slice(at + 4) });
+      });
+      s.on('error', reject);
+    });
   });
 }
 

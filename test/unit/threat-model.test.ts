@@ -196,6 +196,30 @@ const STALE_UPSTREAM = [
     'proxy-keepalive',
     'an upstream that closes every connection it reuses, and the retry too: one retry at most, then 502, one fill',
   ),
+  e2e(
+    'proxy-keepalive',
+    'absolute-form https:// without a tunnel: a GET on a pooled connection closed under it goes once more, filled once; a PUT with a body never twice; a retry closed too is 502',
+  ),
+  e2e(
+    'proxy-keepalive',
+    'in a tunnel: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill',
+  ),
+  e2e(
+    'proxy-keepalive',
+    'absolute-form https:// and http://: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill',
+  ),
+  e2e(
+    'proxy-retry-address',
+    'in a tunnel: the retry goes to the address the kept connection reached, or is 502; never to the name’s other address',
+  ),
+  e2e(
+    'proxy-retry-address',
+    'absolute-form https:// without a tunnel: the retry goes to the address the pooled connection reached, or is 502; never to the name’s other address',
+  ),
+  e2e(
+    'proxy-retry-address',
+    'absolute-form plain HTTP: the retry goes to the address the name was judged by, or is 502; never to the name’s other address',
+  ),
 ];
 const POOLED = [
   e2e(
@@ -419,7 +443,7 @@ const LEDGER: Record<string, Entry> = {
     sameUser: POOLED,
     hardened: POOLED,
   },
-  'as an upstream, close kept-alive connections under requests: to have a request with a body sent twice, or the proxy retry (and fill) again and again':
+  'as an upstream, close kept-alive connections under requests: to have a request with a body sent twice, the proxy retry (and fill) again and again, or the retry take the value to another address of the name':
     {
       run: STALE_UPSTREAM,
       sameUser: STALE_UPSTREAM,
