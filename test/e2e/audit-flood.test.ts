@@ -109,6 +109,24 @@ const isCount = (r: Rec) => r.entry !== null && /^\(\d+ more refusals?/.test(r.e
 const isMarker = (r: Rec) => r.entry?.startsWith('(further refusals') === true;
 const storeBytes = () => statSync(join(rig.vaultDir, 'vault.mdb')).size;
 
+/** Runs a flood of `least` requests to its end; what it counted. */
+async function flooded(
+  least: number,
+  width: number,
+  token?: string,
+  op = 'whoami',
+  entry = 'db',
+): Promise<{ denied: number; other: number }> {
+  const flood = flooder(least, width, token, op, entry);
+  flood.stdin.end();
+  const result = await fate(flood);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
+    denied: number;
+    other: number;
+  };
+}
+
 test('a flood of garbage tokens is coalesced: bounded records, every refusal counted, others still served and recorded', async () => {
   // The host is up (and its store at its size) before the flood.
   await hostPid(rig);
@@ -244,15 +262,8 @@ test('a locked agent asking again and again: its refusals coalesced as well', as
   ok(await rig.owner(['agent', 'lock', 'stuck']));
   const before = await records();
   const n = FULL_PER_WINDOW + 6;
-  const flood = flooder(n, 1, locked, 'read');
-  flood.stdin.end();
-  const result = await fate(flood);
-  assert.equal(result.code, 0, result.stderr);
-  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
-    denied: number;
-    other: number;
-  };
-  assert.deepEqual(sent, { denied: n, other: 0 }, result.stderr);
+  const sent = await flooded(n, 1, locked, 'read');
+  assert.deepEqual(sent, { denied: n, other: 0 });
   const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:stuck');
   assert.ok(
     fresh.every((r) => r.action === 'locked' && r.outcome === 'VLT-2043'),
@@ -275,15 +286,8 @@ test('an agent asking again and again for a name out of its scope: the first in 
   const guesser = await rig.addAgent('guesser', ['db']);
   const before = await records();
   const n = FULL_PER_WINDOW + 6;
-  const flood = flooder(n, 1, guesser, 'read', 'payroll');
-  flood.stdin.end();
-  const result = await fate(flood);
-  assert.equal(result.code, 0, result.stderr);
-  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
-    denied: number;
-    other: number;
-  };
-  assert.deepEqual(sent, { denied: n, other: 0 }, result.stderr);
+  const sent = await flooded(n, 1, guesser, 'read', 'payroll');
+  assert.deepEqual(sent, { denied: n, other: 0 });
   const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:guesser');
   // The first takes a slot of the windows and is recorded on its own; the
   // repeats take none and are coalesced per source: in full, a marker, a count.
@@ -304,14 +308,7 @@ test('an agent re-reading an entry it may read, again and again: locked past its
   const before = await records();
   const bytesBefore = statSync(join(rig.vaultDir, 'vault.mdb')).size;
   const n = 3000;
-  const flood = flooder(n, 4, looper, 'read');
-  flood.stdin.end();
-  const result = await fate(flood);
-  assert.equal(result.code, 0, result.stderr);
-  const sent = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as {
-    denied: number;
-    other: number;
-  };
+  const sent = await flooded(n, 4, looper, 'read');
   // Released (and the one refusal over the limit) first, VLT-2043 for the rest.
   assert.ok(sent.other >= 600 && sent.other < 700, JSON.stringify(sent));
   const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:looper');
