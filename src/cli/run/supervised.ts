@@ -68,12 +68,34 @@ export async function supervised(
     });
     return result.status;
   } finally {
-    if (box !== null) await box.sandbox.removePlaceholders(box.policy);
+    if (box !== null) {
+      await box.sandbox.removePlaceholders(box.policy);
+      await heldControls(ctx, box);
+    }
     await cgroup?.remove();
     relays?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
   }
+}
+
+/**
+ * The project controls the agent made or changed, made harmless once its
+ * sandbox is gone, one line each (shell/project-check.ts). The sandbox's PID
+ * namespace ends with its first process, so nothing of the agent's is left
+ * to race the check; another session's sandbox in the same directory may
+ * be, and its own end checks after it.
+ */
+async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
+  await box.sandbox.sandboxGone(box.policy.cwd);
+  const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
+  const checked = projectCheck(box.project, {
+    opened: box.policy.openedControls,
+    skip: [...box.policy.hidden.map((h) => h.path), box.policy.sessionDir],
+    git: box.sandbox.which('git', ctx.env.PATH),
+    now: new Date(),
+  });
+  for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
 }
 
 /** What the supervisor starts: the command itself, or the sandbox's start script around it. */
