@@ -51,6 +51,8 @@ export interface ProjectStart {
   readonly since: bigint;
   /** Every control, and part of a repository, there was: its identity, and its ctime then. */
   readonly seen: ReadonlyMap<string, bigint>;
+  /** The newest ctime inside each control directory there was (absent: more than could be read). */
+  readonly within: ReadonlyMap<string, bigint>;
   /** The identities of the directories the walk found controls in. */
   readonly dirs: ReadonlySet<string>;
   /** Directories below the roots whose controls the sandbox keeps read-only (shell/sandbox-policy.ts `nested`). */
@@ -137,6 +139,7 @@ export function projectStart(
   const since = BigInt(now) * 1_000_000n - CLOCK_SLACK_NS;
   const walk = walkProject(roots, WALK, outside(skip));
   const seen = new Map<string, bigint>();
+  const within = new Map<string, bigint>();
   const dirs = new Set<string>();
   const nested: string[] = [];
   for (const f of walk.found) {
@@ -144,6 +147,8 @@ export function projectStart(
     if (st !== null) dirs.add(identity(st));
     for (const item of itemsOf(f)) {
       seen.set(identity(item.st), item.st.ctimeNs);
+      const newest = item.kind === 'dir' ? newestWithin(item.path) : null;
+      if (newest !== null) within.set(identity(item.st), newest);
       if (item.kind === 'gitdir')
         for (const p of gitParts(item.path)) seen.set(identity(p.st), p.st.ctimeNs);
     }
@@ -157,6 +162,7 @@ export function projectStart(
     roots,
     since,
     seen,
+    within,
     dirs,
     nested,
     bounded: walk.bounded || cut.length > nested.length,
@@ -173,28 +179,29 @@ export interface Held {
 /** Entries read at most under one control directory to see whether anything in it changed. */
 const DIR_ENTRIES = 10_000;
 
-/** Whether anything under `dir` (itself excluded) changed since `since`, or more than the bound is there. */
-function changedWithin(dir: Buffer, since: bigint): boolean {
+/** The newest ctime under `dir` (itself excluded; 0 when empty), or null when there is more than the bound. */
+function newestWithin(dir: Buffer): bigint | null {
   const queue = [dir];
   let budget = DIR_ENTRIES;
+  let newest = 0n;
   for (let i = 0; i < queue.length; i++) {
     let entries;
     try {
-      entries = readdirSync(queue[i] as Buffer, { encoding: 'buffer', withFileTypes: true });
+      entries = readdirSync(queue[i] as Buffer, { encoding: 'buffer' });
     } catch {
       continue;
     }
     budget -= entries.length;
-    if (budget < 0) return true;
-    for (const e of entries) {
-      const p = child(queue[i] as Buffer, e.name);
+    if (budget < 0) return null;
+    for (const name of entries) {
+      const p = child(queue[i] as Buffer, name);
       const st = look(p);
       if (st === null) continue;
-      if (st.ctimeNs >= since) return true;
+      if (st.ctimeNs > newest) newest = st.ctimeNs;
       if (st.isDirectory()) queue.push(p);
     }
   }
-  return false;
+  return newest;
 }
 
 /** Whether `st` is nothing the owner's tools could run: an empty file or directory. */
@@ -311,7 +318,10 @@ export function projectCheck(
             hold(part.path, 'a hook made or changed in the session');
         }
       } else if (item.kind === 'dir') {
-        if ((fresh(item.st) || changedWithin(item.path, start.since)) && !empty(item.path, item.st))
+        // Made, moved in, or anything in it newer than what was there (an entry renamed in is new too).
+        const then = start.within.get(identity(item.st)) ?? start.since - 1n;
+        const newest = newestWithin(item.path);
+        if ((fresh(item.st) || newest === null || newest > then) && !empty(item.path, item.st))
           hold(item.path, 'made or changed in the session');
       } else {
         let changed = fresh(item.st);
