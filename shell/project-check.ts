@@ -336,7 +336,7 @@ export function projectCheck(
       }
     }
   }
-  return { held, bounded: walk.bounded };
+  return { held, bounded: walk.bounded || start.bounded };
 }
 
 /** `path` for a terminal line: control characters and invisible ones escaped. */
@@ -352,7 +352,7 @@ export function heldLines(r: { held: readonly Held[]; bounded: boolean }): strin
   );
   if (r.bounded)
     lines.push(
-      `vault-cli: warning: the check of project controls stopped at its bound (${WALK.depth} levels, ${WALK.entries} entries): what is beyond was not checked (docs/sandbox.md)`,
+      `vault-cli: warning: the walk over project controls stopped at its bound (${WALK.depth} levels, ${WALK.entries} entries, ${KEPT_DIRS} directories kept read-only): what is beyond was neither kept nor checked (docs/sandbox.md)`,
     );
   return lines;
 }
