@@ -135,6 +135,8 @@ test('after run, what the agent planted in new nested repositories is held: the 
       // What must stay: a plain repository with a commit, and a clone.
       `git init -q plain && echo a > plain/a && ${G} -C plain add a && ${G} -C plain commit -q -m first`,
       `git clone -q plain cloned`,
+      // The top repository's .git stays writable (pinned): its commondir too.
+      `echo "$PWD/node_modules/common" > .git/commondir`,
       'echo planted=0',
     ].join('\n'),
   );
@@ -146,6 +148,7 @@ test('after run, what the agent planted in new nested repositories is held: the 
   await ownerLogAtTerminal(join(dir, 'bare'));
   ownerGit(join(dir, 'pointer'), ['status', '--porcelain']);
   ownerGit(join(dir, 'cd'), ['status', '--porcelain']);
+  ownerGit(dir, ['status', '--porcelain']);
   assert.equal(existsSync(pwned), false, 'the owner’s git ran what the agent planted');
 
   const held = heldLines(r.output).join('\n');
@@ -155,6 +158,7 @@ test('after run, what the agent planted in new nested repositories is held: the 
     'bare/config',
     'pointer/.git',
     'cd/.git/commondir',
+    '.git/commondir',
     'ed/.vscode',
     'ed/.claude/settings.json',
     'ed/.mcp.json',
