@@ -107,7 +107,13 @@ function gitParts(dir: Buffer): { name: string; path: Buffer; st: BigIntStats }[
     if (st === null) continue;
     parts.push({ name, path, st });
     if (name !== 'hooks' || !st.isDirectory()) continue;
-    for (const hook of readdirSync(path, { encoding: 'buffer' })) {
+    let hooks: Buffer[] = [];
+    try {
+      hooks = readdirSync(path, { encoding: 'buffer' });
+    } catch {
+      // Not ours to read: not git's either, when it runs as us.
+    }
+    for (const hook of hooks) {
       const hp = child(path, hook);
       const hs = look(hp);
       if (hs !== null) parts.push({ name: `hooks/${hook.toString('latin1')}`, path: hp, st: hs });

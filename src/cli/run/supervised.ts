@@ -1,5 +1,5 @@
 // A held session's command under the supervisor, with the proxy (and sandbox) around it.
-import { VaultError } from '../../core/errors.js';
+import { VaultError, oneLine } from '../../core/errors.js';
 import { flag, type CliContext } from '../context.js';
 import { agentEnv } from './agent-env.js';
 import { dashboardHandOver } from './handover.js';
@@ -89,13 +89,20 @@ export async function supervised(
 async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
   await box.sandbox.sandboxGone(box.policy.cwd);
   const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
-  const checked = projectCheck(box.project, {
-    opened: box.policy.openedControls,
-    skip: [...box.policy.hidden.map((h) => h.path), box.policy.sessionDir],
-    git: box.sandbox.which('git', ctx.env.PATH),
-    now: new Date(),
-  });
-  for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
+  try {
+    const checked = projectCheck(box.project, {
+      opened: box.policy.openedControls,
+      skip: [...box.policy.hidden.map((h) => h.path), box.policy.sessionDir],
+      git: box.sandbox.which('git', ctx.env.PATH),
+      now: new Date(),
+    });
+    for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
+  } catch (err) {
+    // The session's own outcome still stands; the owner is told the check did not finish.
+    ctx.stderr.write(
+      `vault-cli: warning: the check of project controls did not finish (${oneLine(err instanceof Error ? err.message : String(err))}): look at what the agent made before you run your tools there (docs/sandbox.md)\n`,
+    );
+  }
 }
 
 /** What the supervisor starts: the command itself, or the sandbox's start script around it. */
