@@ -131,6 +131,12 @@ export interface PolicyFacts {
    * files): `copy` is bound at `path`, and both exist.
    */
   readonly privateFiles?: readonly PrivateBind[];
+  /**
+   * Directories below the writable roots where the start scan found project
+   * controls (shell/project-scan.ts): theirs are kept read-only too, with no
+   * placeholders for the absent ones.
+   */
+  readonly nested?: readonly string[];
 }
 
 /** A file the agent sees at `path` and writes, while it is `copy` outside. */
@@ -292,7 +298,7 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...ESCAPE_SOCKETS,
         ...input.allowWrite,
         ...input.readOnly,
-        ...controlProbes([input.cwd, ...input.allowWrite.map(at)]),
+        ...controlProbes([input.cwd, ...input.allowWrite.map(at), ...(input.nested ?? [])]),
         ...(input.privateFiles ?? []).map((f) => f.path),
       ].map(at),
     ),
@@ -334,12 +340,16 @@ function controlsOpened(cwd: string, allowWrite: readonly string[]): string[] {
  * what is pinned, kept read-only, and made in the working directory as a
  * placeholder because it does not exist yet. A control under a path that
  * exists as a file cannot come to exist and needs nothing; one the owner
- * opened with --allow-write is left writable.
- * @throws VaultError VLT-1001 for a control that is a symbolic link: the link
- * itself could be replaced.
+ * opened with --allow-write is left writable. The `nested` directories' controls
+ * are kept the same way, but a link there is left to the check at the end of
+ * the session (shell/project-check.ts) rather than refused: the owner may
+ * not even know of it.
+ * @throws VaultError VLT-1001 for a control of a root that is a symbolic
+ * link: the link itself could be replaced.
  */
 function planControls(
   roots: readonly string[],
+  nested: readonly string[],
   cwd: string,
   kind: (p: string) => PathKind | null,
   links: ReadonlySet<string>,
@@ -350,11 +360,15 @@ function planControls(
   const pinned = new Set<string>();
   const kept = new Set<string>();
   const absent = new Map<string, boolean>();
-  for (const root of roots) {
+  const isRoot = new Set(roots);
+  for (const root of [...roots, ...nested]) {
     const all = controlsUnder(root);
     for (const c of all) {
       if (openedControls.some((o) => within(c.path, o))) continue;
       if (hidden.some((h) => within(c.path, h.path))) continue;
+      // A mount through a link would land on its target, and the link could be replaced.
+      if (!isRoot.has(root) && all.some((o) => links.has(o.path) && within(c.path, o.path)))
+        continue;
       if (links.has(c.path))
         throw new VaultError(
           'VLT-1001',
@@ -470,8 +484,10 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     (w) => !privateFiles.some((f) => f.path === w),
   );
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
+  const roots = [cwd, ...writable];
   const controls = planControls(
-    [cwd, ...writable],
+    roots,
+    (input.nested ?? []).filter((n) => !roots.includes(n)),
     cwd,
     kind,
     input.links ?? new Set(),

@@ -237,6 +237,16 @@ function sandboxIn(cwd: string): boolean {
 }
 
 /**
+ * Whether no sandbox runs in `cwd` any more, waiting a second at most: this
+ * session's own takes a moment to go after its first process. False while
+ * another session's runs there.
+ */
+export async function sandboxGone(cwd: string): Promise<boolean> {
+  for (let i = 0; i < 20 && sandboxIn(cwd); i++) await new Promise((r) => setTimeout(r, 50));
+  return !sandboxIn(cwd);
+}
+
+/**
  * Removes the mount points bubblewrap made in the owner's directory for the
  * project controls that did not exist (`policy.controls.absent`), once the
  * sandbox is gone: each only while it still looks as bubblewrap made it, so
@@ -247,9 +257,7 @@ function sandboxIn(cwd: string): boolean {
  */
 export async function removePlaceholders(policy: SandboxPolicy): Promise<void> {
   if (policy.controls.absent.length === 0) return;
-  // This session's own sandbox takes a moment to go after its first process: a second at most.
-  for (let i = 0; i < 20 && sandboxIn(policy.cwd); i++) await new Promise((r) => setTimeout(r, 50));
-  if (sandboxIn(policy.cwd)) return;
+  if (!(await sandboxGone(policy.cwd))) return;
   for (const c of policy.controls.absent) {
     if (!looksLikePlaceholder(c.path)) continue;
     try {

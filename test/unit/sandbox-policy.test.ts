@@ -268,6 +268,31 @@ test('project controls: kept read-only, pinned, made as placeholders when absent
   );
 });
 
+test('nested project controls: kept read-only and pinned like the top ones, with no placeholders, and a link left to the end check', () => {
+  const proj = `${HOME}/proj`;
+  const fs = fileSystem({
+    ...Object.fromEntries(usual),
+    [`${proj}/lib/.git/config`]: 'file',
+    [`${proj}/lib/.git/hooks`]: 'dir',
+    [`${proj}/a/b/.envrc`]: 'file',
+    [`${proj}/ln/.git`]: 'dir',
+    [`${proj}/ln/.git/config`]: 'file',
+  });
+  const facts = { ...baseFacts, nested: [`${proj}/lib`, `${proj}/a/b`, `${proj}/ln`] };
+  const found = new Map(policyProbes(facts).map((x) => [x, fs.get(x) ?? null]));
+  const p = sandboxPolicy({ ...facts, found, links: new Set([`${proj}/ln/.git`]) });
+  assert.ok(p.controls.pinned.includes(`${proj}/lib/.git`));
+  for (const c of [`${proj}/lib/.git/config`, `${proj}/lib/.git/hooks`, `${proj}/a/b/.envrc`])
+    assert.ok(p.controls.kept.includes(c), c);
+  assert.ok(!p.controls.absent.some((a) => a.path.startsWith(`${proj}/lib/`)));
+  assert.ok(!p.controls.absent.some((a) => a.path.startsWith(`${proj}/a/`)));
+  assert.ok(![...p.controls.kept, ...p.controls.pinned].some((c) => c.startsWith(`${proj}/ln/`)));
+  const m = mounts(p);
+  assert.equal(access(m, `${proj}/lib/.git/config`), 'ro');
+  assert.equal(access(m, `${proj}/lib/.git/objects`), 'rw');
+  assert.equal(access(m, `${proj}/lib/src`), 'rw');
+});
+
 test('a path nobody looked at is a defect, never taken as absent', () => {
   assert.throws(
     () => sandboxPolicy({ ...baseFacts, found: new Map() }),

@@ -757,6 +757,14 @@ const LEDGER: Record<string, Entry> = {
           'sandbox-wall',
           "git config, hooks, .envrc and editor tasks cannot be changed or made inside; the owner's git status runs nothing",
         ),
+        e2e(
+          'threat-nested-project',
+          'inside run, an existing nested repository’s config and hooks, and nested agent settings, cannot be changed',
+        ),
+        e2e(
+          'threat-nested-project',
+          'after run, what the agent planted in new nested repositories is held: the owner’s git status, commit and log run nothing; a plain git init and commit survive',
+        ),
       ],
     },
   "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":

@@ -69,7 +69,7 @@ export const run: Command = async (ctx) => {
       sandbox === null || programs === null
         ? null
         : {
-            policy: policyFor(ctx, dir, sandbox, plan),
+            ...policyFor(ctx, dir, sandbox, plan),
             programs,
             sandbox,
             maxProcs: maxProcs(ctx),

@@ -13,6 +13,7 @@ import {
   type SandboxPolicy,
 } from '../../../shell/sandbox-policy.js';
 import type { StatePlan } from '../../../shell/profiles.js';
+import { projectStart, type ProjectStart } from '../../../shell/project-check.js';
 import type * as Sandbox from '../../../shell/sandbox.js';
 import { flagList, flagString, type CliContext } from '../context.js';
 import { tokenFiles } from './token-files.js';
@@ -28,14 +29,16 @@ export function kind(p: string): PathKind | null {
 
 /**
  * The sandbox for this invocation: the facts are gathered here (what exists,
- * where vault-cli is installed and found), the decision is the policy's.
+ * where vault-cli is installed and found, the project controls below the
+ * writable roots), the decision is the policy's. `project` is what the end of
+ * the session compares with (shell/project-check.ts).
  */
 export function policyFor(
   ctx: CliContext,
   sessionDir: string,
   sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
   plan: StatePlan,
-): SandboxPolicy {
+): { policy: SandboxPolicy; project: ProjectStart } {
   const { which } = sandbox;
   const p = ctx.paths;
   const onPath = which('vault-cli', ctx.env.PATH);
@@ -64,7 +67,13 @@ export function policyFor(
     allowNet: flagList(ctx, 'allow-net'),
     privateFiles: plan.private,
   };
-  const probes = policyProbes(facts);
+  const roots = [facts.cwd, ...facts.allowWrite.map((w) => resolve(facts.cwd, w))];
+  const project = projectStart(
+    roots.filter((r) => kind(r) === 'dir'),
+    [...facts.vaultPaths.map((v) => resolve(facts.cwd, v)), sessionDir],
+    Date.now(),
+  );
+  const probes = policyProbes({ ...facts, nested: project.nested });
   // A placeholder an earlier session left is made again and removed after, like an absent path.
   const controls = new Set(cwdControls(facts.cwd));
   const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
@@ -74,12 +83,14 @@ export function policyFor(
     ...plan.readOnly.map((r) => [r.path, r.kind] as const),
     ...plan.private.map((f) => [f.path, 'file'] as const),
   ]);
-  return sandboxPolicy({
+  const policy = sandboxPolicy({
     ...facts,
+    nested: project.nested,
     found: new Map(probes.map((f) => [f, left(f) ? null : (kind(f) ?? planned.get(f) ?? null)])),
     links: new Set(probes.filter(isLink)),
     unwritable: new Set(probes.map((f) => dirname(f)).filter((d) => !writableDir(d))),
   });
+  return { policy, project };
 }
 
 /** Whether this process may create entries in directory `d` (false when it is no directory). */
@@ -111,6 +122,8 @@ export function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
 /** The sandbox `run` starts the agent in: what the policy decided, and what carries it out. */
 export interface Box {
   readonly policy: SandboxPolicy;
+  /** The project controls there were at the start, for the check at the end. */
+  readonly project: ProjectStart;
   readonly programs: { readonly bwrap: string; readonly socat: string };
   readonly sandbox: typeof Sandbox;
   readonly maxProcs: number;

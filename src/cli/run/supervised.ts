@@ -1,5 +1,5 @@
 // A held session's command under the supervisor, with the proxy (and sandbox) around it.
-import { VaultError } from '../../core/errors.js';
+import { VaultError, oneLine } from '../../core/errors.js';
 import { flag, type CliContext } from '../context.js';
 import { agentEnv } from './agent-env.js';
 import { dashboardHandOver } from './handover.js';
@@ -68,11 +68,40 @@ export async function supervised(
     });
     return result.status;
   } finally {
-    if (box !== null) await box.sandbox.removePlaceholders(box.policy);
+    if (box !== null) {
+      await box.sandbox.removePlaceholders(box.policy);
+      await heldControls(ctx, box);
+    }
     await cgroup?.remove();
     relays?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
+  }
+}
+
+/**
+ * The project controls the agent made or changed, made harmless once its
+ * sandbox is gone, one line each (shell/project-check.ts). The sandbox's PID
+ * namespace ends with its first process, so nothing of the agent's is left
+ * to race the check; another session's sandbox in the same directory may
+ * be, and its own end checks after it.
+ */
+async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
+  await box.sandbox.sandboxGone(box.policy.cwd);
+  const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
+  try {
+    const checked = projectCheck(box.project, {
+      opened: box.policy.openedControls,
+      skip: [...box.policy.hidden.map((h) => h.path), box.policy.sessionDir],
+      git: box.sandbox.which('git', ctx.env.PATH),
+      now: new Date(),
+    });
+    for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
+  } catch (err) {
+    // The session's own outcome still stands; the owner is told the check did not finish.
+    ctx.stderr.write(
+      `vault-cli: warning: the check of project controls did not finish (${oneLine(err instanceof Error ? err.message : String(err))}): look at what the agent made before you run your tools there (docs/sandbox.md)\n`,
+    );
   }
 }
 

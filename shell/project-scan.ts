@@ -1,0 +1,136 @@
+/**
+ * The bounded walk over the writable roots of `run`'s sandbox that finds the
+ * project controls below their tops (docs/sandbox.md, "Nested repositories
+ * and directories"): at the start of a session, for the sandbox to keep them
+ * read-only and to note what was there (`Inventory`); at its end, for
+ * shell/project-check.ts to find what the agent made or changed.
+ *
+ * Paths are bytes: a directory name need not be UTF-8, and one read as a
+ * string would come back with U+FFFD in it, a path that leads nowhere, so an
+ * agent could hide a repository behind such a name. Symbolic links are not
+ * followed; `node_modules` and the inside of `.git` are not entered (the
+ * first is heavy and installed, not written by hand; the second is looked at
+ * by its parent).
+ */
+import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { PROJECT_CONTROLS } from './sandbox-policy.js';
+
+/** How far a walk goes. */
+export interface Bounds {
+  /** Directories this far below a root are looked into, none deeper (a root is 0). */
+  readonly depth: number;
+  /** Directory entries read in all, over every root. */
+  readonly entries: number;
+}
+
+/**
+ * The walk at each end of a session: past sandbox-runtime's depth 3, deep
+ * enough for a monorepo's packages and their nested checkouts, and a few
+ * hundred milliseconds on a large tree at most (docs/sandbox.md has the
+ * figures). The end walk must see at least what the start walk saw, or an
+ * unchanged control of the owner's would look new.
+ */
+export const WALK: Bounds = { depth: 8, entries: 100_000 };
+
+/**
+ * The nested controls the sandbox keeps read-only: those in directories at
+ * most this deep, in at most this many directories (each costs bubblewrap a
+ * few mounts at start). Deeper or further ones are left to the check at the
+ * end of the session.
+ */
+export const KEPT_DEPTH = 4;
+export const KEPT_DIRS = 200;
+
+/** Not entered: see the header. */
+const NOT_ENTERED = new Set(['node_modules', '.git']);
+
+/** The first components of the project controls (`.git`, `.claude`, `.envrc`, ...). */
+export const CONTROL_NAMES: ReadonlySet<string> = new Set(
+  PROJECT_CONTROLS.map((c) => c.split('/')[0] as string),
+);
+
+/** A directory the walk found controls in, or that is a bare repository. */
+export interface Found {
+  readonly dir: Buffer;
+  readonly depth: number;
+  /** The control names present in it (`.git`, `.envrc`, ...). */
+  readonly names: readonly string[];
+  /** Whether it looks like a bare repository to git: HEAD, objects/ and refs/. */
+  readonly bare: boolean;
+}
+
+export interface Walk {
+  readonly found: readonly Found[];
+  /** Whether a bound stopped the walk before it saw everything. */
+  readonly bounded: boolean;
+}
+
+const SLASH = Buffer.from('/');
+
+/** `dir/name` as bytes. */
+export function child(dir: Buffer, name: Buffer | string): Buffer {
+  return Buffer.concat([dir, SLASH, typeof name === 'string' ? Buffer.from(name) : name]);
+}
+
+/**
+ * The directories under `roots` (breadth first, so a bound cuts the deepest
+ * first) that hold project controls or are bare repositories. `skip` names
+ * directories not to enter (the paths the sandbox hides).
+ */
+export function walkProject(
+  roots: readonly string[],
+  bounds: Bounds,
+  skip: (dir: Buffer) => boolean,
+): Walk {
+  const found: Found[] = [];
+  let budget = bounds.entries;
+  let bounded = false;
+  const queue: { dir: Buffer; depth: number }[] = roots.map((r) => ({
+    dir: Buffer.from(r),
+    depth: 0,
+  }));
+  for (let i = 0; i < queue.length; i++) {
+    const { dir, depth } = queue[i] as { dir: Buffer; depth: number };
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
+    } catch {
+      continue; // Gone, or not ours to read: nothing there for the owner's tools either.
+    }
+    if (entries.length > budget) {
+      bounded = true;
+      break;
+    }
+    budget -= entries.length;
+    const names: string[] = [];
+    const has = new Set<string>();
+    for (const e of entries) {
+      // latin1 maps bytes to characters one to one: the ASCII names compare exactly.
+      const name = e.name.toString('latin1');
+      has.add(name);
+      if (CONTROL_NAMES.has(name)) names.push(name);
+      if (!e.isDirectory() || NOT_ENTERED.has(name)) continue;
+      const sub = child(dir, e.name);
+      if (skip(sub)) continue;
+      if (depth + 1 > bounds.depth) bounded = true;
+      else queue.push({ dir: sub, depth: depth + 1 });
+    }
+    const bare = has.has('HEAD') && has.has('objects') && has.has('refs');
+    if (names.length > 0 || bare) found.push({ dir, depth, names, bare });
+  }
+  return { found, bounded };
+}
+
+/** The identity of a file for as long as it exists: device and inode. */
+export function identity(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}`;
+}
+
+/** lstat as bigint, or null when nothing is there. */
+export function look(p: Buffer): BigIntStats | null {
+  try {
+    return lstatSync(p, { bigint: true });
+  } catch {
+    return null;
+  }
+}
