@@ -13,8 +13,8 @@ export interface Limits {
    * releases: as many as its audit records). The distinct limits leave
    * re-reading free, so without this a loop of allowed reads grows the audit
    * log until the disk is full and the host refuses everyone (VLT-3004). A
-   * bucket of this many, refilled evenly over a minute. Absent from agents
-   * made before it: VALUES_PER_MINUTE.
+   * bucket of this many, refilled evenly over a minute, never smaller than
+   * perMinute. Absent from agents made before it: VALUES_PER_MINUTE.
    */
   readonly valuesPerMinute?: number;
 }
@@ -22,11 +22,8 @@ export interface Limits {
 /** The default of Limits.valuesPerMinute: ten a second on average, as many at once. */
 export const VALUES_PER_MINUTE = 600;
 
-export const DEFAULT_LIMITS: Limits = {
-  perMinute: 3,
-  perHour: 10,
-  valuesPerMinute: VALUES_PER_MINUTE,
-};
+/** Without valuesPerMinute: an agent made without one has VALUES_PER_MINUTE. */
+export const DEFAULT_LIMITS: Limits = { perMinute: 3, perHour: 10 };
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 /** A second violation within this span of the first locks the agent. */
@@ -116,9 +113,14 @@ function prune(state: RateState, now: number): RateState {
   };
 }
 
-/** The values-a-minute limit of `limits`, whole and at least 1. */
-function valuesLimit(limits: Limits): number {
-  return Math.max(1, Math.floor(limits.valuesPerMinute ?? VALUES_PER_MINUTE));
+/**
+ * The values-a-minute limit of `limits`, whole, and never below the distinct
+ * credentials a minute: an owner who allows 1,000 distinct entries a minute
+ * (a render of that many) has allowed that many values too.
+ */
+export function valuesLimit(limits: Limits): number {
+  const given = Math.floor(limits.valuesPerMinute ?? VALUES_PER_MINUTE);
+  return Math.max(1, given, Math.floor(limits.perMinute));
 }
 
 /**
@@ -195,8 +197,8 @@ export function decideRead(
   const cap = valuesLimit(limits);
   const left = valuesLeft(s, limits, now);
   if (wanted.size > left) {
-    const retryAt =
-      wanted.size > cap ? null : now + Math.ceil(((wanted.size - left) * MINUTE_MS) / cap);
+    // Never more than the bucket holds: the minute's distinct limit, which passed, is at most cap.
+    const retryAt = now + Math.ceil(((wanted.size - left) * MINUTE_MS) / cap);
     return violated(s, retryAt, 'values a minute', now, MINUTE_MS);
   }
   const reads = { ...s.reads };

@@ -67,8 +67,9 @@ export interface AgentSummary {
   readonly state: 'active' | 'violation' | 'locked' | 'revoked' | 'altered';
   readonly scope: readonly string[];
   readonly limits: Limits;
-  /** Distinct credentials in the minute and the hour; `values`: what the values-a-minute bucket has left. */
-  readonly usage: { readonly minute: number; readonly hour: number; readonly values: number };
+  readonly usage: { readonly minute: number; readonly hour: number };
+  /** What the values-a-minute limit would release now (core/policy.ts). */
+  readonly valuesLeft: number;
   readonly violations: readonly number[];
   readonly lockedAt: number | null;
   readonly created: number;

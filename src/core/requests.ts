@@ -23,7 +23,7 @@ import {
   type Fields,
 } from './decode.js';
 import { VaultError } from './errors.js';
-import { DEFAULT_LIMITS, VALUES_PER_MINUTE } from './policy.js';
+import { DEFAULT_LIMITS } from './policy.js';
 
 /**
  * References one `resolve` may name (a render's distinct references, a proxy
@@ -58,10 +58,10 @@ const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
 
 const limits: Decoder<
-  { perMinute: number; perHour: number; valuesPerMinute: number },
+  { perMinute: number; perHour: number; valuesPerMinute?: number },
   { perMinute?: number; perHour?: number; valuesPerMinute?: number }
 > = (v, key) => {
-  // Anything but an object reads as no limits given: the defaults.
+  // Anything but an object reads as no limits given: the defaults (values a minute: absent).
   const given = object(
     { perMinute: optCount, perHour: optCount, valuesPerMinute: optCount },
     { loose: true },
@@ -69,7 +69,7 @@ const limits: Decoder<
   return {
     perMinute: given.perMinute ?? DEFAULT_LIMITS.perMinute,
     perHour: given.perHour ?? DEFAULT_LIMITS.perHour,
-    valuesPerMinute: given.valuesPerMinute ?? VALUES_PER_MINUTE,
+    ...(given.valuesPerMinute === undefined ? {} : { valuesPerMinute: given.valuesPerMinute }),
   };
 };
 

@@ -508,7 +508,13 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
       'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
     );
   }
-  if (d.kind === 'limited') return refuseAll(a, looked, 'limited', 'VLT-2042', retryText(d));
+  if (d.kind === 'limited') {
+    // A retry while the violation's quiet time runs repeats it: coalesced like
+    // a locked agent's, or a loop of them would write a record each for up to
+    // an hour (the hour window's quiet time).
+    if (!d.counted) return refuseAgain(a, looked, 'limited', 'VLT-2042', retryText(d));
+    return refuseAll(a, looked, 'limited', 'VLT-2042', retryText(d));
+  }
   return null;
 }
 

@@ -11,7 +11,6 @@ import { VaultError, quote } from '../core/errors.js';
 import { checkSimpleName } from '../core/names.js';
 import {
   FRESH_RATE_STATE,
-  VALUES_PER_MINUTE,
   lockByHand,
   usage,
   valuesAvailable,
@@ -157,7 +156,8 @@ function summarise(
     state,
     scope,
     limits: a.limits,
-    usage: { ...usage(a.rate, now), values: valuesAvailable(a.rate, a.limits, now) },
+    usage: usage(a.rate, now),
+    valuesLeft: valuesAvailable(a.rate, a.limits, now),
     violations: recent,
     lockedAt: a.rate.lock?.at ?? null,
     created: a.created,
@@ -255,6 +255,9 @@ export function scopeAgent(
   });
 }
 
+/** A values-a-minute limit as stored: absent (the default) until the owner sets one. */
+const values = (n: number | undefined) => (n === undefined ? {} : { valuesPerMinute: n });
+
 export function setLimits(
   ctx: HostContext,
   s: OwnerSession,
@@ -272,7 +275,7 @@ export function setLimits(
       limits: {
         perMinute: req.perMinute ?? a.limits.perMinute,
         perHour: req.perHour ?? a.limits.perHour,
-        valuesPerMinute: req.valuesPerMinute ?? a.limits.valuesPerMinute ?? VALUES_PER_MINUTE,
+        ...values(req.valuesPerMinute ?? a.limits.valuesPerMinute),
       },
     },
     events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],

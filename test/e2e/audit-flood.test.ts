@@ -91,14 +91,21 @@ function counted(r: Rec): number {
 }
 
 /** The flooding process: `least` requests at least, `width` at a time, with `token` if given. */
-function flooder(least: number, width: number, token?: string, op = 'whoami', entry = 'db') {
+function flooder(
+  least: number,
+  width: number,
+  token?: string,
+  op = 'whoami',
+  entry = 'db',
+  code = op !== 'read' ? 'VLT-2040' : entry === 'db' ? 'VLT-2043' : 'VLT-2041',
+) {
   const args = ['-e', FLOOD, join(rig.vaultDir, SOCKET_NAME), `${least}`, `${width}`, op];
   return spawn(process.execPath, args, {
     env: {
       ...rig.env,
       VAULT_PASSPHRASE_FILE: undefined,
       VAULT_TOKEN: token,
-      FLOOD_CODE: op !== 'read' ? 'VLT-2040' : entry === 'db' ? 'VLT-2043' : 'VLT-2041',
+      FLOOD_CODE: code,
       FLOOD_ENTRY: entry,
     },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -116,8 +123,9 @@ async function flooded(
   token?: string,
   op = 'whoami',
   entry = 'db',
+  code?: string,
 ): Promise<{ denied: number; other: number }> {
-  const flood = flooder(least, width, token, op, entry);
+  const flood = flooder(least, width, token, op, entry, code);
   flood.stdin.end();
   const result = await fate(flood);
   assert.equal(result.code, 0, result.stderr);
@@ -303,14 +311,41 @@ test('an agent asking again and again for a name out of its scope: the first in 
   assert.equal(verify.code, 0, verify.stderr);
 });
 
+test('an agent over its limit asking again and again while its violation is quiet: the violation in full, the repeats coalesced', async () => {
+  await rig.set('db2', 'second-value');
+  const over = await rig.addAgent('over', ['db', 'db2'], ['--per-minute', '1']);
+  assert.equal(ok(await rig.agent(['get', 'db'], over)), 'flood-test-value\n');
+  const before = await records();
+  const n = FULL_PER_WINDOW + 6;
+  const sent = await flooded(n, 1, over, 'read', 'db2', 'VLT-2042');
+  assert.deepEqual(sent, { denied: n, other: 0 });
+  const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:over');
+  assert.ok(
+    fresh.every((r) => r.action === 'limited' && r.outcome === 'VLT-2042'),
+    JSON.stringify(fresh),
+  );
+  // The violation, then its repeats: in full, a marker, one count.
+  assert.deepEqual(
+    fresh.map((r) => (isCount(r) ? 'count' : isMarker(r) ? 'marker' : r.entry)),
+    [...Array.from({ length: FULL_PER_WINDOW + 1 }, () => 'db2'), 'marker', 'count'],
+  );
+  assert.equal(
+    fresh.reduce((k, r) => k + counted(r), 0),
+    n,
+  );
+  // One violation, not locked: the repeats were one burst.
+  assert.match(ok(await rig.owner(['agent', 'show', 'over'])), /state:\s+violation/);
+  ok(await rig.owner(['audit', '--verify']));
+});
+
 test('an agent re-reading an entry it may read, again and again: locked past its values a minute, its records bounded', async () => {
   const looper = await rig.addAgent('looper', ['db']);
   const before = await records();
   const bytesBefore = statSync(join(rig.vaultDir, 'vault.mdb')).size;
   const n = 3000;
   const sent = await flooded(n, 4, looper, 'read');
-  // Released (and the one refusal over the limit) first, VLT-2043 for the rest.
-  assert.ok(sent.other >= 600 && sent.other < 700, JSON.stringify(sent));
+  // Released, then VLT-2042 (over the limit, and its quiet time), then VLT-2043 for the rest.
+  assert.ok(sent.denied > 2000, JSON.stringify(sent));
   const fresh = (await records()).slice(before.length).filter((r) => r.actor === 'cli:looper');
   const released = fresh.filter((r) => r.outcome === 'ok');
   assert.ok(released.length >= 600 && released.length < 700, String(released.length));

@@ -84,6 +84,9 @@ test('a dump of the host’s memory holds the current audit epoch’s key only: 
       '1000',
       '--per-hour',
       '1000',
+      // More fills than an epoch holds, in seconds.
+      '--values-per-minute',
+      '100000',
     ])
   ).stdout.trim();
   const channel = new HostChannel({

@@ -74,7 +74,7 @@ test('a decoded body has the types its definition promises; keys not defined are
     kind: 'ai',
     name: 'bot',
     scope: [],
-    limits: { perMinute: 3, perHour: 10, valuesPerMinute: 600 },
+    limits: { perMinute: 3, perHour: 10 },
   });
   assert.deepEqual(
     REQUESTS['vault.restore']({ passphrase: '', path: '/b', confirm: 'yes' }, 'body'),

@@ -786,7 +786,7 @@ const LEDGER: Record<string, Entry> = {
     sameUser: MAIN_SOCKET_CAPPED,
     hardened: MAIN_SOCKET_CAPPED,
   },
-  'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again, a name out of scope asked again) until the host refuses the owner too':
+  'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again, a name out of scope asked again, an agent over its limit asking again) until the host refuses the owner too':
     {
       run: [
         e2e(
@@ -803,6 +803,10 @@ const LEDGER: Record<string, Entry> = {
         e2e(
           'audit-flood',
           'an agent asking again and again for a name out of its scope: the first in full, the repeats coalesced',
+        ),
+        e2e(
+          'audit-flood',
+          'an agent over its limit asking again and again while its violation is quiet: the violation in full, the repeats coalesced',
         ),
       ],
     },

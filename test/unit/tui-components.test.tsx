@@ -24,7 +24,7 @@ afterEach(() => cleanup());
 function agent(
   name: string,
   state: AgentSummary['state'],
-  usage: { minute: number; hour: number; values?: number } = { minute: 0, hour: 0 },
+  usage = { minute: 0, hour: 0 },
 ): AgentSummary {
   return {
     id: `id-${name}`,
@@ -33,7 +33,8 @@ function agent(
     state,
     scope: ['github'],
     limits: { perMinute: 3, perHour: 10 },
-    usage: { values: 600, ...usage },
+    usage,
+    valuesLeft: 600,
     violations: state === 'active' ? [] : [T0],
     lockedAt: state === 'locked' ? T0 : null,
     created: T0,

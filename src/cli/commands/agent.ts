@@ -2,7 +2,7 @@
 import { formatTime } from '../../core/audit.js';
 import { VaultError, isErrorCode } from '../../core/errors.js';
 import type { AgentSummary } from '../../core/protocol.js';
-import { VALUES_PER_MINUTE } from '../../core/policy.js';
+import { valuesLimit } from '../../core/policy.js';
 import {
   arg,
   flag,
@@ -163,7 +163,7 @@ function showText(a: AgentSummary): string {
       `state:       ${a.state}${a.lockedAt === null ? '' : ` since ${formatTime(a.lockedAt)}`}`,
       `this minute: ${a.usage.minute} of ${a.limits.perMinute} distinct credentials`,
       `this hour:   ${a.usage.hour} of ${a.limits.perHour} distinct credentials`,
-      `values:      ${a.usage.values} of ${a.limits.valuesPerMinute ?? VALUES_PER_MINUTE} a minute left (re-reads included)`,
+      `values:      ${a.valuesLeft} of ${valuesLimit(a.limits)} a minute left (re-reads included)`,
       `violations:  ${a.violations.length === 0 ? 'none in the last 2 hours' : a.violations.map(formatTime).join(', ')}`,
       `created:     ${formatTime(a.created)}`,
       'scope:',
