@@ -9,6 +9,8 @@
  * that run programs more often than new harmless ones.
  */
 import { spawnSync } from 'node:child_process';
+import { realpathSync, statSync } from 'node:fs';
+import { within } from './sandbox-policy.js';
 
 /** Keys as `git config --list` prints them: section and key lower case, a subsection as written. */
 export const SAFE_GIT_KEYS: readonly RegExp[] = [
@@ -51,4 +53,45 @@ export function gitConfigKeys(git: string, text: Buffer): string[] | null {
     .split('\0')
     .filter((e) => e !== '')
     .map((e) => e.split('\n')[0] as string);
+}
+
+/** The owner's git as the session's start found it (`gitAtStart`). */
+export interface GitAtStart {
+  readonly path: string;
+  /** Device, inode, size, mtime and ctime: any write, rename or chmod since changes it. */
+  readonly id: string;
+}
+
+function fileId(path: string): string {
+  const st = statSync(path, { bigint: true });
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+}
+
+/**
+ * The git the end of the session may run to read configurations with,
+ * outside the sandbox: the one on the owner's PATH (`found`), resolved to its
+ * file before the agent starts, and only if that file lies outside every path
+ * the agent may write. A PATH with a project directory on it (`bin/` by
+ * direnv's PATH_add, `node_modules/.bin`) would otherwise let the agent put a
+ * `git` there for `run` itself to execute. Null: no git to trust.
+ */
+export function gitAtStart(found: string | null, writable: readonly string[]): GitAtStart | null {
+  if (found === null) return null;
+  try {
+    const path = realpathSync(found);
+    if (writable.some((w) => within(path, w))) return null;
+    return { path, id: fileId(path) };
+  } catch {
+    return null;
+  }
+}
+
+/** The start's git, if it is still the very file it was; else null. */
+export function gitStill(git: GitAtStart | null): string | null {
+  if (git === null) return null;
+  try {
+    return fileId(git.path) === git.id ? git.path : null;
+  } catch {
+    return null;
+  }
 }

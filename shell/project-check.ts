@@ -268,16 +268,24 @@ function heldName(path: Buffer, stamp: string): Buffer {
 /**
  * The session's end: every control in `start.roots` the agent made or
  * changed that the owner's tools would run is renamed aside. `opened` are the
- * controls the owner opened with --allow-write (left alone), `skip` the paths
- * the sandbox hid; `git` is the owner's git, to read configurations with.
- * Call it only once nothing of the sandbox runs any more.
+ * controls the owner opened with --allow-write (left alone), `kept` those the
+ * sandbox bound read-only (the agent could not change them: a change there is
+ * the owner's own, from outside, and is left alone), `skip` the paths the
+ * sandbox hid; `git` is the owner's git, to read configurations with. Call it
+ * only once nothing of the sandbox runs any more.
  */
 export function projectCheck(
   start: ProjectStart,
-  o: { opened: readonly string[]; skip: readonly string[]; git: string | null; now: Date },
+  o: {
+    opened: readonly string[];
+    kept: readonly string[];
+    skip: readonly string[];
+    git: string | null;
+    now: Date;
+  },
 ): { held: Held[]; bounded: boolean } {
   const walk = walkProject(start.roots, WALK, outside(o.skip));
-  const opened = outside(o.opened);
+  const opened = outside([...o.opened, ...o.kept]);
   const stamp = o.now
     .toISOString()
     .replace(/[-:]/g, '')

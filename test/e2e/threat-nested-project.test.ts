@@ -199,3 +199,28 @@ test('a planted name with control characters is printed escaped', async () => {
   assert.ok(line.includes('alias.st'), line);
   assert.doesNotMatch(line, /[\u0000-\u001f\u007f-\u009f]/);
 });
+
+test('inside run, a git planted in a project directory on the owner’s PATH is never what run’s own check runs', async () => {
+  const dir = project();
+  mkdirSync(join(dir, 'bin'));
+  const ran = join(rig.root, `planted-git-ran-${hex(4)}`);
+  // direnv's PATH_add bin, say: the project's bin/ comes first on the owner's PATH.
+  const path = `${join(dir, 'bin')}:${join(rig.root, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  const script = [
+    `printf '#!/bin/sh\\ntouch ${ran}\\nexec /usr/bin/git "$@"\\n' > bin/git`,
+    'chmod +x bin/git',
+    // A configuration the check must read with git.
+    `${G} init -q sub`,
+    `git -C sub config core.fsmonitor 'touch x'`,
+    'echo planted=yes',
+  ].join('; ');
+  const r = await runScript(rig, script, { cwd: dir, env: { PATH: path } }).exited;
+  assert.equal(r.exitCode, 0, r.output);
+  assert.equal(said(r.output).get('planted'), 'yes', r.output);
+  // The configuration was read, with the git the start found, and held.
+  assert.ok(
+    heldLines(r.output).some((l) => l.includes('core.fsmonitor')),
+    r.output,
+  );
+  assert.equal(existsSync(ran), false, 'run executed the git the agent planted');
+});

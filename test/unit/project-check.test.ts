@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
+  appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { gitConfigKeys, unsafeGitKeys } from '../../shell/git-config.js';
+import { gitAtStart, gitConfigKeys, gitStill, unsafeGitKeys } from '../../shell/git-config.js';
 import { projectCheck, projectStart, type ProjectStart } from '../../shell/project-check.js';
 
 const dirs: string[] = [];
@@ -52,8 +54,8 @@ function startAfter(root: string): ProjectStart {
   return s;
 }
 
-const check = (s: ProjectStart) =>
-  projectCheck(s, { opened: [], skip: [], git: 'git', now: new Date() });
+const check = (s: ProjectStart, kept: readonly string[] = []) =>
+  projectCheck(s, { opened: [], kept, skip: [], git: 'git', now: new Date() });
 const heldPaths = (s: ProjectStart, root: string) =>
   check(s)
     .held.map((h) => h.path.toString().slice(root.length + 1))
@@ -157,4 +159,38 @@ test('a bare repository made of staged parts is found by what git looks for: HEA
   mkdirSync(join(root, 'stage', 'refs'));
   writeFileSync(join(root, 'stage', 'HEAD'), 'ref: refs/heads/main\n');
   assert.deepEqual(heldPaths(s, root), ['stage/config']);
+});
+
+test('what the sandbox kept read-only is left alone: a change there was the owner’s, from outside', () => {
+  const root = tree();
+  git(root, 'init', '-q', 'sub');
+  const s = startAfter(root);
+  // The owner, in another terminal during the session (husky's install, say).
+  git(join(root, 'sub'), 'config', 'core.hooksPath', '.husky');
+  const config = join(root, 'sub', '.git', 'config');
+  assert.deepEqual(check(s, [config]).held, []);
+  assert.ok(existsSync(config));
+  // Not kept (deeper than the sandbox keeps, say): the same change is held.
+  assert.deepEqual(
+    check(s).held.map((h) => h.path.toString()),
+    [config],
+  );
+});
+
+test('the git the check runs: found before the agent starts, outside what it may write, and still the same file', () => {
+  const root = tree();
+  const outside = tree();
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  // On a PATH dir inside a writable root: never trusted.
+  mkdirSync(join(root, 'bin'));
+  copyFileSync(real, join(root, 'bin', 'git'));
+  assert.equal(gitAtStart(join(root, 'bin', 'git'), [root]), null);
+  // Outside: trusted while it is the same file.
+  const copy = join(outside, 'git');
+  copyFileSync(real, copy);
+  const g = gitAtStart(copy, [root]);
+  assert.equal(gitStill(g), copy);
+  appendFileSync(copy, '\n');
+  assert.equal(gitStill(g), null);
+  assert.equal(gitAtStart(null, [root]), null);
 });

@@ -765,6 +765,10 @@ const LEDGER: Record<string, Entry> = {
           'threat-nested-project',
           'after run, what the agent planted in new nested repositories is held: the owner’s git status, commit and log run nothing; a plain git init and commit survive',
         ),
+        e2e(
+          'threat-nested-project',
+          'inside run, a git planted in a project directory on the owner’s PATH is never what run’s own check runs',
+        ),
       ],
     },
   "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":

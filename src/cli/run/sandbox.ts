@@ -14,6 +14,7 @@ import {
 } from '../../../shell/sandbox-policy.js';
 import type { StatePlan } from '../../../shell/profiles.js';
 import { projectStart, type ProjectStart } from '../../../shell/project-check.js';
+import { gitAtStart, type GitAtStart } from '../../../shell/git-config.js';
 import type * as Sandbox from '../../../shell/sandbox.js';
 import { flagList, flagString, type CliContext } from '../context.js';
 import { tokenFiles } from './token-files.js';
@@ -38,7 +39,7 @@ export function policyFor(
   sessionDir: string,
   sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
   plan: StatePlan,
-): { policy: SandboxPolicy; project: ProjectStart } {
+): { policy: SandboxPolicy; project: ProjectStart; git: GitAtStart | null } {
   const { which } = sandbox;
   const p = ctx.paths;
   const onPath = which('vault-cli', ctx.env.PATH);
@@ -90,7 +91,8 @@ export function policyFor(
     links: new Set(probes.filter(isLink)),
     unwritable: new Set(probes.map((f) => dirname(f)).filter((d) => !writableDir(d))),
   });
-  return { policy, project };
+  const writable = [policy.cwd, ...policy.writable, ...policy.privateFiles.map((f) => f.path)];
+  return { policy, project, git: gitAtStart(which('git', ctx.env.PATH), writable) };
 }
 
 /** Whether this process may create entries in directory `d` (false when it is no directory). */
@@ -124,6 +126,8 @@ export interface Box {
   readonly policy: SandboxPolicy;
   /** The project controls there were at the start, for the check at the end. */
   readonly project: ProjectStart;
+  /** The owner's git the check at the end may run, as the start found it. */
+  readonly git: GitAtStart | null;
   readonly programs: { readonly bwrap: string; readonly socat: string };
   readonly sandbox: typeof Sandbox;
   readonly maxProcs: number;

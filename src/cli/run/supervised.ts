@@ -89,11 +89,14 @@ export async function supervised(
 async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
   await box.sandbox.sandboxGone(box.policy.cwd);
   const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
+  const { gitStill } = await import('../../../shell/git-config.js');
   try {
     const checked = projectCheck(box.project, {
       opened: box.policy.openedControls,
+      kept: box.policy.controls.kept,
       skip: [...box.policy.hidden.map((h) => h.path), box.policy.sessionDir],
-      git: box.sandbox.which('git', ctx.env.PATH),
+      // Never a git found on PATH now: the agent may have put one there.
+      git: gitStill(box.git),
       now: new Date(),
     });
     for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
