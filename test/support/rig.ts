@@ -192,7 +192,7 @@ export const liftValuesArgs = (name: string): string[] => [
   'limits',
   name,
   '--values-per-minute',
-  '1000000000',
+  '100000000',
 ];
 
 /** Whether a lift refused says the build predates the values-a-minute limit: nothing to lift. */
