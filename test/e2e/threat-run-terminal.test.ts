@@ -273,3 +273,31 @@ test(
     }
   },
 );
+
+test(
+  'modes an agent leaves set, which make the terminal type on its own (mouse, focus, paste), are off when run returns',
+  { skip, timeout: 300_000 },
+  async () => {
+    // Mouse tracking in every form, SGR encoding, focus and paste reports: left
+    // on, each click, focus change or paste types a report into the owner's shell.
+    // (tmux keeps one tracking mode at a time: the last, 1000, clicks.)
+    const modes = String.raw`\033[?9h\033[?1003h\033[?1002h\033[?1000h\033[?1006h\033[?1004h\033[?2004h`;
+    writeFileSync(join(project, 'modes.sh'), `printf '${modes}'\n`);
+    const flags = '#{mouse_standard_flag}#{mouse_sgr_flag}';
+    const sh = ownerShell();
+    try {
+      await typed(sh, 'true'); // the shell is up
+      // Control: the owner's own printf sets them, as tmux reports.
+      await typed(sh, 'sh modes.sh');
+      assert.equal(sh.display(flags), '11');
+      await typed(sh, String.raw`printf '\033[?1000l\033[?1006l'`);
+      assert.equal(sh.display(flags), '00');
+
+      await typed(sh, 'vault-cli run --agent a -- sh modes.sh; echo "run=$?"');
+      assert.match(sh.screen(), /run=0/);
+      assert.equal(sh.display(flags), '00', 'mouse reports left on in the owner’s terminal');
+    } finally {
+      sh.kill();
+    }
+  },
+);
