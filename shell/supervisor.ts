@@ -537,6 +537,8 @@ async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
     signalGroup(pid, 'SIGHUP');
     // Then all it wrote is read (what it left running may still be writing, as in any pipeline).
     await closed;
+    // As with a pty: what it set on a terminal it wrote to must not report into the owner's shell.
+    for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(REPORTS_OFF);
     const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
     return {
       command: [o.file, ...o.args].join(' '),

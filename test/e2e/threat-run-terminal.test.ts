@@ -296,6 +296,11 @@ test(
       await typed(sh, 'vault-cli run --agent a -- sh modes.sh; echo "run=$?"');
       assert.match(sh.screen(), /run=0/);
       assert.equal(sh.display(flags), '00', 'mouse reports left on in the owner’s terminal');
+      // Without a pty (stdin not a terminal), the agent's stdout and stderr are the owner's terminal.
+      for (const redirect of ['', ' 1>&2']) {
+        await typed(sh, `echo | vault-cli run --agent a -- sh -c 'sh modes.sh${redirect}'`);
+        assert.equal(sh.display(flags), '00', `without a pty${redirect}`);
+      }
     } finally {
       sh.kill();
     }
