@@ -38,7 +38,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { constants } from 'node:os';
-import { TerminalOutputFilter, type OutputFilterOptions } from '../src/core/terminal-filter.js';
+import {
+  REPORTS_OFF,
+  TerminalOutputFilter,
+  type OutputFilterOptions,
+} from '../src/core/terminal-filter.js';
 import type * as Mirror from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
@@ -388,6 +392,8 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     for (const [sig, h] of handlers) signals.off(sig, h);
     onOutput.dispose();
     emit(filter.end());
+    // Before the drain, so a report already on its way is read and dropped with the rest.
+    if (stdout.isTTY === true) stdout.write(REPORTS_OFF);
     stdout.off('resize', onResize);
     stdin.off('data', onInput);
     if (raw && stdout.isTTY === true && !stopping.signal.aborted)
@@ -531,6 +537,8 @@ async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
     signalGroup(pid, 'SIGHUP');
     // Then all it wrote is read (what it left running may still be writing, as in any pipeline).
     await closed;
+    // As with a pty: what it set on a terminal it wrote to must not report into the owner's shell.
+    for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(REPORTS_OFF);
     const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
     return {
       command: [o.file, ...o.args].join(' '),

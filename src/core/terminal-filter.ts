@@ -60,6 +60,15 @@ const DEC_MODES = new Set([
   1, 5, 6, 7, 9, 12, 25, 45, 47, 66, 1000, 1002, 1003, 1004, 1005, 1006, 1007, 1015, 1016, 1047,
   1048, 1049, 2004, 2026, 2027,
 ]);
+/**
+ * The modes of DEC_MODES that make a terminal type into its input by itself:
+ * mouse reports (every tracking mode and encoding), focus reports and paste
+ * brackets, all reset. An agent needs them while it runs; left set once it is
+ * gone, each click, focus change or paste in the owner's shell would type a
+ * report there. Alternate scroll (1007) stays: some terminals have it on by
+ * default, and it only acts on the alternate screen.
+ */
+export const REPORTS_OFF = '\x1b[?9;1000;1002;1003;1004;1005;1006;1015;1016;2004l';
 /** ANSI modes: insert only (KAM locks the keyboard, SRM echoes what the owner types). */
 const ANSI_MODES = new Set([4]);
 

@@ -932,6 +932,12 @@ const LEDGER: Record<string, Entry> = {
     },
   "learn through `render --watch`'s change feed of another agent's activity (its reads, its revocation, the end of its `run` session re-keying a shared entry)":
     {
+      run: [
+        e2e(
+          'threat-run-watch',
+          'inside run, another agent’s reads, the end of its run session, its narrowing and its revocation are never reported; the owner’s change is',
+        ),
+      ],
       sameUser: [
         e2e(
           'render-watch-values',
@@ -941,10 +947,33 @@ const LEDGER: Record<string, Entry> = {
     },
   'rotate a watched value in a storm (with the owner’s powers) to make a watching render flap, or spend its agent’s limits until it locks':
     {
+      run: [
+        e2e(
+          'threat-run-watch',
+          'inside run, a storm of owner writes is refused (VLT-2051): the value, the watching render and the limits stay',
+        ),
+      ],
       sameUser: [
         e2e(
           'render-watch-values',
           'a rotation storm ends on the last value, with whole documents, and costs the agent nothing of its limits',
+        ),
+      ],
+    },
+  'a same-user process that puts itself on the terminal (`TIOCSTI`, ptrace, `setsid` + open the tty)':
+    {
+      run: [
+        e2e(
+          'threat-run-terminal',
+          'inside run, TIOCSTI, the owner’s tty by path, setsid and ptrace reach nothing of the owner’s terminal or shell',
+        ),
+        e2e(
+          'threat-run-terminal',
+          'report requests an agent sends as it exits: nothing of the terminal’s answers is typed into the owner’s shell',
+        ),
+        e2e(
+          'threat-run-terminal',
+          'modes an agent leaves set, which make the terminal type on its own (mouse, focus, paste), are off when run returns',
         ),
       ],
     },
