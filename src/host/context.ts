@@ -13,6 +13,7 @@ import { PgStore } from '../store/pg.js';
 import { configuredStore, recordStore } from '../store/location.js';
 import { auditShape, damageCode } from './damage.js';
 import { CallerCache } from './caller-cache.js';
+import { StoreReserve } from './store-reserve.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts
@@ -52,6 +53,8 @@ export class HostContext {
    * checked since may add; forgotten when any commit settles (#roomLeft).
    */
   #room: { free: number; at: number } | null = null;
+  /** Disk blocks kept for the LMDB store's growth (store-reserve.ts), from its open on. */
+  #reserve: StoreReserve | null = null;
 
   constructor(
     readonly dir: string,
@@ -104,6 +107,7 @@ export class HostContext {
       try {
         this.opened = Store.open(this.dir);
         this.addSums(this.opened);
+        this.#reserve = new StoreReserve(this.storePath);
       } catch (err) {
         // A store that cannot be opened for writing cannot take an audit record: refuse.
         throw new VaultError('VLT-3004', undefined, { cause: err });
@@ -167,6 +171,7 @@ export class HostContext {
       this.opened = Store.open(this.dir);
       // A new store keeps checksums from its first record.
       this.opened.write((tx) => tx.addMissingSums());
+      this.#reserve = new StoreReserve(this.storePath);
     }
     return this.opened;
   }
@@ -299,8 +304,18 @@ export class HostContext {
   /** What statfs says now; an owner's write asks afresh (and a commit follows, so nothing is kept). */
   #freeNow(): number {
     this.#room = null;
+    return this.#freeWithReserve();
+  }
+
+  /**
+   * The file system's free bytes, and the store file's own reserve past its
+   * end (store-reserve.ts), topped up first when it is half used and there
+   * is room for it.
+   */
+  #freeWithReserve(): number {
     const fs = statfsSync(this.dir);
-    return fs.bavail * fs.bsize;
+    const free = fs.bavail * fs.bsize;
+    return free + (this.#reserve?.left(free) ?? 0);
   }
 
   /**
@@ -312,8 +327,7 @@ export class HostContext {
   #freeForGroup(charge: number): number {
     const now = performance.now();
     if (this.#room === null || now - this.#room.at > ROOM_KEPT_MS) {
-      const fs = statfsSync(this.dir);
-      this.#room = { free: fs.bavail * fs.bsize, at: now };
+      this.#room = { free: this.#freeWithReserve(), at: now };
     }
     const free = this.#room.free;
     this.#room.free -= charge;
@@ -338,5 +352,6 @@ export class HostContext {
     }
     await this.opened?.close();
     this.opened = null;
+    this.#reserve = null;
   }
 }

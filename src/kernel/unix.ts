@@ -1,11 +1,12 @@
 /**
  * The only importer of koffi (an FFI with prebuilt binaries, so installing
- * needs no compiler): the two system calls Node does not expose and the vault
+ * needs no compiler): the system calls Node does not expose and the vault
  * relies on. `flock` keeps one host per vault; `SO_PEERCRED` names the process
  * at the other end of a Unix socket as the kernel knows it, which nothing that
- * process writes on the socket can change.
+ * process writes on the socket can change; `fallocate` keeps disk blocks for
+ * the store's growth that no other process can take (host/store-reserve.ts).
  *
- * flock on Linux and macOS, SO_PEERCRED on Linux only. The host and the client
+ * flock on Linux and macOS, SO_PEERCRED and fallocate on Linux only. The host and the client
  * load this module lazily, so `get` (which never sends a passphrase) does not
  * pay for it.
  */
@@ -28,6 +29,8 @@ const EWOULDBLOCK = process.platform === 'darwin' ? 35 : 11;
 
 interface Libc {
   flock(fd: number, op: number): number;
+  /** Linux only: null elsewhere. */
+  fallocate: ((fd: number, mode: number, offset: number, len: number) => number) | null;
   getsockopt(fd: number, level: number, name: number, out: object, len: number[]): number;
 }
 
@@ -39,6 +42,12 @@ function load(): Libc {
   koffi.struct('vault_ucred', { pid: 'int32', uid: 'uint32', gid: 'uint32' });
   libc = {
     flock: lib.func('int flock(int fd, int op)') as Libc['flock'],
+    fallocate:
+      process.platform === 'linux'
+        ? (lib.func('int fallocate(int fd, int mode, int64_t offset, int64_t len)') as NonNullable<
+            Libc['fallocate']
+          >)
+        : null,
     getsockopt: lib.func(
       'int getsockopt(int fd, int level, int name, _Out_ vault_ucred *val, _Inout_ uint32_t *len)',
     ) as Libc['getsockopt'],
@@ -84,4 +93,17 @@ export function peerCred(socket: unknown): PeerCred {
     throw new Error('SO_PEERCRED returned no credentials');
   }
   return { pid, uid, gid };
+}
+
+/** FALLOC_FL_KEEP_SIZE: the blocks are the file's, its size stays. */
+const FALLOC_FL_KEEP_SIZE = 1;
+
+/**
+ * Allocates `length` bytes of disk blocks to `fd` from `offset`, past its end,
+ * without changing its size: writes that later grow the file there need no
+ * free space. False when the file system has no room or no such call.
+ */
+export function keepBlocks(fd: number, offset: number, length: number): boolean {
+  const fallocate = load().fallocate;
+  return fallocate !== null && fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length) === 0;
 }

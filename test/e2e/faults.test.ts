@@ -13,6 +13,7 @@ import {
   openSync,
   readFileSync,
   rmSync,
+  statSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -99,6 +100,49 @@ test(
       t.diagnostic(
         `full file system: ${released} reads released and audited, then ${refused + 2} refused with VLT-3004 (get, totp, render)`,
       );
+    } finally {
+      await rig.stop();
+      unmount(rig.vaultDir);
+      await rig.dispose();
+    }
+  },
+);
+
+test(
+  'a file system another process filled: the store keeps room of its own, so reads go on, each audited, and the owner too',
+  { skip },
+  async (t) => {
+    const rig = new Rig();
+    // Room for the store and its 16 MiB reserve, then for an agent's files.
+    mountTmpfs(rig.vaultDir, 48 * 1024);
+    try {
+      await rig.create();
+      await rig.set('A', 'value-a');
+      const token = await rig.addAgent(
+        'reader',
+        ['A'],
+        ['--per-minute', '100000', '--per-hour', '100000'],
+      );
+      assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+      const store = join(rig.vaultDir, 'vault.mdb');
+      const kept = () => {
+        const st = statSync(store);
+        return st.blocks * 512 - st.size;
+      };
+      assert.ok(kept() >= 8 * 1024 * 1024, `the store keeps ${kept()} bytes`);
+      // What an agent writing its working directory does: nothing left for anyone.
+      const filler = fill(rig.vaultDir, 0);
+      const reads = 40;
+      for (let i = 0; i < reads; i++)
+        assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n', `get #${i}`);
+      await rig.set('B', 'value-b');
+      const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
+      assert.equal(audit.split('\n').filter((l) => l.includes('"ai_read"')).length, reads + 1);
+      ok(await rig.owner(['audit', '--verify']));
+      t.diagnostic(
+        `full file system: ${reads} reads released and audited from the store's reserve`,
+      );
+      rmSync(filler);
     } finally {
       await rig.stop();
       unmount(rig.vaultDir);

@@ -24,6 +24,10 @@ type Entry = Partial<Record<Mode, readonly Proof[]>>;
 const e2e = (file: string, name: string): Proof => [`test/e2e/${file}.test.ts`, name];
 
 // Proofs cited by several rows.
+const DISK_RESERVE = e2e(
+  'faults',
+  'a file system another process filled: the store keeps room of its own, so reads go on, each audited, and the owner too',
+);
 const STORE_HIDDEN = e2e(
   'sandbox',
   'the store, the config directory and the passphrase file cannot be read, copied or changed',
@@ -828,6 +832,12 @@ const LEDGER: Record<string, Entry> = {
           'an agent re-reading an entry it may read, again and again: locked past its values a minute, its records bounded',
         ),
       ],
+    },
+  'fill the disk with files of its own (the working directory is its to write) until the host refuses every release':
+    {
+      run: [DISK_RESERVE],
+      sameUser: [DISK_RESERVE],
+      hardened: [DISK_RESERVE],
     },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
     run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
