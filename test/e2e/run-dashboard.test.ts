@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { alive } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa } from '../support/proxy.js';
-import { installBin, underPty } from '../support/pty.js';
+import { installBin, underPty, until } from '../support/pty.js';
 import { Rig, ok } from '../support/rig.js';
 import { Tmux } from '../support/tmux.js';
 
@@ -115,6 +115,27 @@ function holding(token: string): number[] {
     .map(Number);
 }
 
+/**
+ * Whether a process of the session runs `argv` as the foreground process
+ * group of its terminal: where a Ctrl-C typed now lands. The echo of the typed
+ * line on the screen comes before bash forks, and a SIGINT in between goes
+ * to bash, which goes on to run the command (the full run saw `sleep 100`
+ * outlive its Ctrl-C once).
+ */
+function inForeground(token: string, argv: readonly string[]): boolean {
+  return holding(token).some((pid) => {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== argv.join('\0') + '\0') return false;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return f[2] !== undefined && f[2] === f[5];
+    } catch {
+      return false;
+    }
+  });
+}
+
 const curl = (path: string) =>
   `env -u no_proxy -u NO_PROXY curl -s -H 'Authorization: Bearer vault://X/password' https://localhost:${upstream.port}${path}; echo`;
 
@@ -213,10 +234,11 @@ test(
     await shell('stty size', /^28 90/m);
     t.line('sleep 100');
     await t.waitFor(/sleep 100\s*$/m, 'sleep');
+    const token = readFileSync(file('token'), 'utf8');
+    await until(() => inForeground(token, ['sleep', '100']), 'sleep in the foreground');
     t.press('C-c');
     await shell('echo after-interrupt', /^after-interrupt/m);
     // The agent's pid is its sandbox's; from here it is found by its session token.
-    const token = readFileSync(file('token'), 'utf8');
     assert.ok(holding(token).length > 0, 'the agent runs');
     t.line('exit 7');
     assert.equal(await t.exited(), 7);
