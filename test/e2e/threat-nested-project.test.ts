@@ -224,3 +224,19 @@ test('inside run, a git planted in a project directory on the owner’s PATH is 
   );
   assert.equal(existsSync(ran), false, 'run executed the git the agent planted');
 });
+
+test('an agent that floods the project past the walk’s bound: run says the check stopped there', async () => {
+  const dir = project();
+  // 100,001 entries in one directory near the top: the walk, breadth first, reads it before
+  // anything deeper, and stops at its 100,000.
+  const script = [
+    `python3 -c "import os; os.mkdir('flood'); [open('flood/%d' % i, 'w').close() for i in range(100001)]"`,
+    `mkdir -p a/b/c && ${G} init -q a/b/c/repo`,
+    `git -C a/b/c/repo config core.fsmonitor 'touch x'`,
+    'echo flooded=yes',
+  ].join('; ');
+  const r = await ran(dir, script);
+  assert.equal(said(r.output).get('flooded'), 'yes', r.output);
+  // What an agent does next: push its plant past the bound. The owner is told the check stopped.
+  assert.match(r.output, /vault-cli: warning: the walk over project controls stopped at its bound/);
+});

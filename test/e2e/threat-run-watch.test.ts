@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { readStore } from '../support/live-store.js';
 import { copyStore, entryIdsByName } from '../support/offline.js';
-import { installBin, runScript, said, underPty, until, type PtyRun } from '../support/pty.js';
+import { installBin, runScript, said, until, type PtyRun } from '../support/pty.js';
 import { PASSPHRASE, Rig, ok } from '../support/rig.js';
 
 const skip = !existsSync('/usr/bin/bwrap') && 'needs bubblewrap';
@@ -63,15 +63,7 @@ test(
       'vault-cli entry rm Shared 2>/tmp/e; echo "rm-code=$?"; echo "rm-err=$(cat /tmp/e)"',
       'echo "storm-done=1"',
     ];
-    const run = underPty(rig, [
-      'run',
-      '--agent',
-      'a',
-      '--',
-      'bash',
-      '-c',
-      [START, doc(1), ...storm, doc(2), STOP].join('; '),
-    ]);
+    const run = runScript(rig, [START, doc(1), ...storm, doc(2), STOP].join('; '));
     try {
       await until(() => run.output().includes('storm-done=1'), 'the storm inside');
       const m = said(run.output());
@@ -108,15 +100,7 @@ test(
     const shared = ids.get('Shared') as string;
     const gen = () =>
       readStore(rig.vaultDir, (tx) => tx.entries().find((e) => e.id === shared)?.gen);
-    const run = underPty(rig, [
-      'run',
-      '--agent',
-      'a',
-      '--',
-      'bash',
-      '-c',
-      [START, doc(1), doc(2), doc(3), STOP].join('; '),
-    ]);
+    const run = runScript(rig, [START, doc(1), doc(2), doc(3), STOP].join('; '));
     try {
       await until(() => docs(run).length >= 1, 'the first render inside');
       const first = docs(run)[0];

@@ -773,6 +773,10 @@ const LEDGER: Record<string, Entry> = {
           'threat-nested-project',
           'inside run, a git planted in a project directory on the owner’s PATH is never what run’s own check runs',
         ),
+        e2e(
+          'threat-nested-project',
+          'an agent that floods the project past the walk’s bound: run says the check stopped there',
+        ),
       ],
     },
   "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":
