@@ -88,12 +88,69 @@ export default tseslint.config(
     rules: restrict(
       [
         {
-          group: ours(['crypto', 'store', 'host', 'client', 'cli', 'render', 'proxy', 'webauthn']),
+          group: ours([
+            'crypto',
+            'store',
+            'host',
+            'client',
+            'cli',
+            'render',
+            'proxy',
+            'webauthn',
+            'commands',
+            'terminal',
+            'sweep',
+            'import',
+          ]),
           message: 'core imports nothing of ours',
         },
         {
           regex: '^(node:)?(fs|fs/promises|net|tls|http|https|child_process|os|process|dgram|dns)$',
           message: 'core is pure: no I/O',
+        },
+      ],
+      [
+        native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
+        native('lmdb', 'src/store'),
+        native('pg', 'src/store'),
+        native('fido2-lib', 'src/webauthn'),
+      ],
+    ),
+  },
+  {
+    // Feature rooms on the shared vocabulary: the command table (and the parser, help and
+    // completions made from it), the terminal parser and filter, the import formats. Pure:
+    // no I/O, nothing of ours but core.
+    files: ['src/commands/**/*.ts', 'src/terminal/**/*.ts', 'src/import/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['crypto', 'store', 'host', 'client', 'cli', 'render', 'proxy', 'webauthn']),
+          message: 'a pure feature room imports only core',
+        },
+        {
+          regex: '^(node:)?(fs|fs/promises|net|tls|http|https|child_process|os|process|dgram|dns)$',
+          message: 'a pure feature room does no I/O',
+        },
+      ],
+      [
+        native('sodium-native', 'src/crypto'),
+        native('koffi', 'src/kernel'),
+        native('lmdb', 'src/store'),
+        native('pg', 'src/store'),
+        native('fido2-lib', 'src/webauthn'),
+      ],
+    ),
+  },
+  {
+    // The transcript sweep: reads the owner's files, seals its backups; never the store or host.
+    files: ['src/sweep/**/*.ts'],
+    rules: restrict(
+      [
+        {
+          group: ours(['store', 'host', 'client', 'cli', 'proxy', 'webauthn']),
+          message: 'the sweep gets what it needs of the vault through the cli',
         },
       ],
       [

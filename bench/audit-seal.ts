@@ -30,8 +30,8 @@ import { slot } from '../src/crypto/aead.js';
 import { EpochOpener, SealEpoch } from '../src/crypto/audit-seal.js';
 import { newKeyPair, openSealed, sealTo, type KeyPair } from '../src/crypto/box.js';
 import { newKdfParams } from '../src/crypto/kdf.js';
-import { appendAudit, recordHash, viewAudit } from '../src/host/audit-log.js';
-import { EPOCH_RECORDS, endAuditEpoch } from '../src/host/audit-names.js';
+import { appendAudit, recordHash, viewAudit } from '../src/host/audit/log.js';
+import { EPOCH_RECORDS, endAuditEpoch } from '../src/host/audit/names.js';
 import {
   SCHEMA_VERSION,
   Store,

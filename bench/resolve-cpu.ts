@@ -14,6 +14,7 @@
  * Prints each run and the medians; asserts nothing.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT, Rig } from '../test/support/rig.js';
@@ -33,7 +34,11 @@ async function child(): Promise<void> {
     HostContext: new (dir: string) => { close(): Promise<void> };
   };
   type Released = { wipe(): void }[];
-  const access = (await import(`${tree}/src/host/access.ts`)) as {
+  // A --baseline tree from before the host's rooms has access.ts one folder up.
+  const accessPath = existsSync(`${tree}/src/host/agent/access.ts`)
+    ? `${tree}/src/host/agent/access.ts`
+    : `${tree}/src/host/access.ts`;
+  const access = (await import(accessPath)) as {
     authenticate(ctx: unknown, token: unknown, source: string): unknown;
     endSession(s: unknown): void;
     release(

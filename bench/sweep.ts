@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { leakForms } from '../src/core/leak-forms.js';
+import { leakForms } from '../src/sweep/leak-forms.js';
 import { rawPost } from '../test/support/raw-host.js';
 import { CLI, PASSPHRASE, Rig } from '../test/support/rig.js';
 

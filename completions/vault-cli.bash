@@ -1,4 +1,4 @@
-# Generated from src/core/commands.ts by `vault-cli completion`; do not edit.
+# Generated from src/commands/table.ts by `vault-cli completion`; do not edit.
 # bash: source it, or install it as vault-cli in bash-completion's completions directory.
 __vault_cli_words() {
   local w

@@ -1,4 +1,4 @@
-# Generated from src/core/commands.ts by `vault-cli completion`; do not edit.
+# Generated from src/commands/table.ts by `vault-cli completion`; do not edit.
 # fish: install as ~/.config/fish/completions/vault-cli.fish.
 
 # The command the line names: the longest path of the table its leading words match.

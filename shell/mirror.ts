@@ -15,7 +15,7 @@
 // named-export hints: Node gives ESM importers their module.exports as default.
 import xtermHeadless from '@xterm/headless';
 import xtermSerialize from '@xterm/addon-serialize';
-import { sanitizeTerminalText } from '../src/core/sanitize.js';
+import { sanitizeTerminalText } from '../src/terminal/sanitize.js';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = xtermSerialize;

@@ -2,7 +2,7 @@
  * What the agent sandbox of `vault-cli run` hides, keeps read-only and opens
  * (docs/sandbox.md), decided by one pure function over plain facts: the paths
  * in play, what exists at each, the owner's flags. `run` gathers the facts
- * (`policyProbes` names the paths to look at); shell/sandbox.ts carries the
+ * (`policyProbes` names the paths to look at); shell/linux/bubblewrap.ts carries the
  * decision out (bubblewrap's arguments, the relays).
  *
  * The invariant it guards: a protected path (the vault's own directories and
@@ -14,7 +14,7 @@
  */
 import { isIP } from 'node:net';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { PROXY_PORT } from '../src/core/commands.js';
+import { PROXY_PORT } from '../src/commands/table.js';
 import { VaultError } from '../src/core/errors.js';
 
 /**
@@ -176,7 +176,7 @@ export interface HiddenPath {
   readonly dir: boolean;
 }
 
-/** The decision, as shell/sandbox.ts carries it out. Every path is absolute. */
+/** The decision, as shell/linux/bubblewrap.ts carries it out. Every path is absolute. */
 export interface SandboxPolicy {
   readonly cwd: string;
   /** Existing directories and files the agent may write besides cwd and its /tmp (--allow-write). */

@@ -11,7 +11,7 @@
  * there after `killAfterMs`, kills its process group.
  *
  * The agent's output reaches the terminal through a filter
- * (src/core/terminal-filter.ts): what a full-screen program needs to draw
+ * (src/terminal/filter.ts): what a full-screen program needs to draw
  * passes byte for byte; clipboard writes, titles, report requests, strings
  * and 8-bit controls do not (the agent's DA1 and DSR 5 are answered here,
  * with fixed text). When the child has gone, the terminal is asked
@@ -42,7 +42,7 @@ import {
   REPORTS_OFF,
   TerminalOutputFilter,
   type OutputFilterOptions,
-} from '../src/core/terminal-filter.js';
+} from '../src/terminal/filter.js';
 import type * as Mirror from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */

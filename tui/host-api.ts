@@ -2,7 +2,7 @@
  * The real DashboardApi: owner calls to the vault host over the client, the
  * audit feed over `follow`, unlocks through the hardware-key ceremony. The
  * calls go without the passphrase: the terminal's owner session stands for it
- * (src/host/owner-unlock.ts), so no call costs a key derivation. The
+ * (src/host/owner/unlock.ts), so no call costs a key derivation. The
  * passphrase, when the owner typed one, stays in this closure to open the
  * session again when it ran out; nothing here shows or logs it.
  */

@@ -1,5 +1,5 @@
 /** What a command receives from `main`: its parsed invocation, paths, streams and a host client. */
-import type { Invocation } from '../core/argv.js';
+import type { Invocation } from '../commands/argv.js';
 import type { Op, Ops } from '../core/protocol.js';
 import type { ClientOptions } from '../client/client.js';
 import type { Streams } from './io.js';

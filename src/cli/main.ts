@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { helpText, parseArgv } from '../core/argv.js';
+import { helpText, parseArgv } from '../commands/argv.js';
 import { formatTime } from '../core/audit.js';
 import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';

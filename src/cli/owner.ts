@@ -204,7 +204,7 @@ type HoldingOp = 'sweep.values' | 'sweep.mark';
  * The owner's proof for the many requests of one command (a sweep marks what
  * it finds every 200 ms): the terminal's session when it stands for the
  * passphrase; else the passphrase once, asking the host to hold the owner key
- * for this process alone (src/host/owner-unlock.ts), and nothing after while
+ * for this process alone (src/host/owner/unlock.ts), and nothing after while
  * it does. Each passphrase the host gets is a full Argon2id run, about a
  * second; sent with every mark, they were most of a sweep's cost to the host.
  * A hold that lapsed (the host restarted, or the vault was rekeyed) is asked

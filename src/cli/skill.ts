@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SKILL_AGENTS } from '../core/commands.js';
+import { SKILL_AGENTS } from '../commands/table.js';
 import type { AgentDirs } from './paths.js';
 
 export { SKILL_AGENTS };

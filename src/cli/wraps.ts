@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { VaultError } from '../core/errors.js';
-import type { Wrap } from '../core/shell-init.js';
+import type { Wrap } from '../commands/shell-init.js';
 
 /** @throws VaultError VLT-3007 when the file is not a list of wraps. */
 export function readWraps(file: string): Wrap[] {

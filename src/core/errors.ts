@@ -93,7 +93,7 @@ export const ERRORS = {
   /**
    * An owner request came without the passphrase, and the caller's terminal
    * holds no owner session (none opened, expired, locked, or the caller is
-   * not on that terminal and session: src/host/owner-unlock.ts).
+   * not on that terminal and session: src/host/owner/unlock.ts).
    */
   'VLT-2054': {
     exit: 77,

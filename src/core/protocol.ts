@@ -39,7 +39,7 @@ export const LOCK_NAME = 'host.lock';
 /**
  * Request fields that carry the owner's secret: the client checks the host
  * before it sends one, and the host lifts them out of the raw bytes as
- * wipeable Buffers before parsing (src/host/owner-secrets.ts).
+ * wipeable Buffers before parsing (src/host/owner/secrets.ts).
  */
 export const OWNER_SECRET_FIELDS = ['passphrase', 'newPassphrase', 'recoveryKey'] as const;
 export type OwnerSecretField = (typeof OWNER_SECRET_FIELDS)[number];
@@ -235,7 +235,7 @@ export interface Results {
   'audit.list': { records: AuditView[] };
   /** The caller's terminal's owner session, if it has one: asked before any prompt, with no passphrase. */
   'owner.session': { session: OwnerSessionView | null };
-  /** Opens an owner session for the caller's terminal (src/host/owner-unlock.ts). */
+  /** Opens an owner session for the caller's terminal (src/host/owner/unlock.ts). */
   'owner.unlock': OwnerSessionView & { terminal: string };
   /** Ends the caller's terminal's owner session. */
   'owner.lock': { ended: boolean };

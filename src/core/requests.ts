@@ -181,7 +181,7 @@ export const REQUESTS = {
   }),
   'session.hold': object({ ...agent }),
   'session.end': object({ ...agent }),
-  /** `render --watch`: the entry names its template uses (src/host/entry-watch.ts). */
+  /** `render --watch`: the entry names its template uses (src/host/entries/watch.ts). */
   watch: object({ ...agent, entries: strList }),
   // `recoveryKey`: stands in for an enrolled key's vouch (the passphrase is still asked).
   'key.begin': object({ ...owner, name: optional(str), origin: str, recoveryKey: optional(str) }),

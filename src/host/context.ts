@@ -12,8 +12,8 @@ import type { VaultStore } from '../store/store.js';
 import { PgStore } from '../store/pg.js';
 import { configuredStore, recordStore } from '../store/location.js';
 import { auditShape, damageCode } from './damage.js';
-import { CallerCache } from './caller-cache.js';
-import { StoreReserve } from './store-reserve.js';
+import { CallerCache } from './agent/caller-cache.js';
+import { StoreReserve } from './vault/reserve.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts

@@ -25,7 +25,7 @@ import type { KeyRange, Rows } from './engine.js';
  * 2: per-entry grants (an agent or session holds the data keys of its scope,
  * sealed to its key pair, and a name index of its scope only), data-key
  * generations, owner-MACed agent and session records. 1 is migrated on the
- * owner's next unlock (src/host/migrate.ts).
+ * owner's next unlock (src/host/keys/migrate.ts).
  */
 export const SCHEMA_VERSION = 2;
 

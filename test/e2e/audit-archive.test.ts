@@ -14,10 +14,10 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Secret } from '../../src/crypto/secret.js';
-import { authenticate, endSession, release } from '../../src/host/access.js';
-import { archiveAudit, verifyWithArchive } from '../../src/host/archive.js';
+import { authenticate, endSession, release } from '../../src/host/agent/access.js';
+import { archiveAudit, verifyWithArchive } from '../../src/host/vault/archive.js';
 import { HostContext } from '../../src/host/context.js';
-import { unlockOwner } from '../../src/host/owner.js';
+import { unlockOwner } from '../../src/host/owner/keys.js';
 import { assertRefused, disposeAll } from '../support/e2e-helpers.js';
 import { PASSPHRASE, Rig, ok } from '../support/rig.js';
 

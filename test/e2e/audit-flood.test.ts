@@ -1,6 +1,6 @@
 // A flood of refused requests from an agent's shell (issue 29, "exhausting
 // shared resources"): every refusal is accounted for in the audit log, in a
-// bounded number of records (src/host/refusal-audit.ts), the legitimate agent
+// bounded number of records (src/host/audit/refusals.ts), the legitimate agent
 // and the owner are served meanwhile, the chain verifies, and another caller's
 // refusals are still recorded in full. Real host, real vault-cli processes,
 // and one real process that floods the socket.
@@ -14,7 +14,7 @@ import {
   FULL_PER_WINDOW,
   REFUSAL_WINDOW_MS,
   SOURCES_PER_WINDOW,
-} from '../../src/host/refusal-audit.js';
+} from '../../src/host/audit/refusals.js';
 import { assertRefused, disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, fate, ok } from '../support/rig.js';
 

@@ -7,12 +7,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Secret } from '../../src/crypto/secret.js';
-import { verifyWithArchive } from '../../src/host/archive.js';
-import { restoreVault } from '../../src/host/backup.js';
-import { checkStore } from '../../src/host/check.js';
+import { verifyWithArchive } from '../../src/host/vault/archive.js';
+import { restoreVault } from '../../src/host/vault/backup.js';
+import { checkStore } from '../../src/host/vault/check.js';
 import { HostContext } from '../../src/host/context.js';
-import { listEntries } from '../../src/host/entries.js';
-import { unlockOwner } from '../../src/host/owner.js';
+import { listEntries } from '../../src/host/entries/entries.js';
+import { unlockOwner } from '../../src/host/owner/keys.js';
 import { assertRefused, disposeAll, waitGone } from '../support/e2e-helpers.js';
 import { PASSPHRASE, Rig, ok } from '../support/rig.js';
 

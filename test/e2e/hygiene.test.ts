@@ -6,7 +6,7 @@ import { randomInt } from 'node:crypto';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { COMMANDS } from '../../src/core/commands.js';
+import { COMMANDS } from '../../src/commands/table.js';
 import { parseToken } from '../../src/crypto/token.js';
 import { assertRefused, hex, hostPid } from '../support/e2e-helpers.js';
 import { Rig, ok, type Result } from '../support/rig.js';

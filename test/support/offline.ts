@@ -13,8 +13,8 @@ import { openSealed, type KeyPair } from '../../src/crypto/box.js';
 import { passphraseKey, tokenKeys, type KdfParams } from '../../src/crypto/kdf.js';
 import { parseToken } from '../../src/crypto/token.js';
 import { Store, type Tx, type VaultHeader } from '../../src/store/store.js';
-import { slots, slotsV1 } from '../../src/host/slots.js';
-import { fieldHash } from '../../src/host/grants.js';
+import { slots, slotsV1 } from '../../src/host/keys/slots.js';
+import { fieldHash } from '../../src/host/keys/grants.js';
 
 /** A copy of the vault's store file in a directory of its own (the attacker's copy). */
 export function copyStore(vaultDir: string, into: string = tmpdir()): string {

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { helpText, parseArgv, type Invocation } from '../../src/core/argv.js';
-import { COMMANDS } from '../../src/core/commands.js';
+import { helpText, parseArgv, type Invocation } from '../../src/commands/argv.js';
+import { COMMANDS } from '../../src/commands/table.js';
 import { VaultError } from '../../src/core/errors.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { newKeyPair, type KeyPair } from '../../src/crypto/box.js';
 import { newKdfParams } from '../../src/crypto/kdf.js';
-import { appendAudit, brokenLink, viewAudit } from '../../src/host/audit-log.js';
+import { appendAudit, brokenLink, viewAudit } from '../../src/host/audit/log.js';
 import {
   SCHEMA_VERSION,
   Store,

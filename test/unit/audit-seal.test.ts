@@ -18,13 +18,13 @@ import {
 } from '../../src/crypto/audit-seal.js';
 import { newKeyPair, openSealed, sealTo, type KeyPair } from '../../src/crypto/box.js';
 import { newKdfParams } from '../../src/crypto/kdf.js';
-import { appendAudit, brokenLink, recordHash, viewAudit } from '../../src/host/audit-log.js';
+import { appendAudit, brokenLink, recordHash, viewAudit } from '../../src/host/audit/log.js';
 import {
   EPOCH_MS,
   EPOCH_RECORDS,
   endAuditEpoch,
   unopenedNames,
-} from '../../src/host/audit-names.js';
+} from '../../src/host/audit/names.js';
 import { auditShape } from '../../src/host/damage.js';
 import {
   SCHEMA_VERSION,

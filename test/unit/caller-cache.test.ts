@@ -1,4 +1,4 @@
-// The host's cache of authenticated callers' keys (src/host/caller-cache.ts):
+// The host's cache of authenticated callers' keys (src/host/agent/caller-cache.ts):
 // a token finds its keys only while the records still say they are valid;
 // dropped keys are wiped, at once or when the last request using them ends;
 // clear, idleness and a re-granted key are each seen.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KeyArena, newKey } from '../../src/crypto/aead.js';
 import { newKeyPair, sealTo } from '../../src/crypto/box.js';
-import { CallerCache, IDLE_MS, type CallerKeys } from '../../src/host/caller-cache.js';
+import { CallerCache, IDLE_MS, type CallerKeys } from '../../src/host/agent/caller-cache.js';
 
 function caller(agentId = 'agent-1'): { keys: CallerKeys; arena: KeyArena } {
   const arena = new KeyArena();

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { COMPLETION_FILES, completionScript } from '../../src/core/completion.js';
+import { COMPLETION_FILES, completionScript } from '../../src/commands/completion.js';
 import { ROOT } from '../support/rig.js';
 
 const NAMES = ['Stripe Prod', 'GitHub', "Bob's key", 'a&b'];
@@ -20,7 +20,7 @@ writeFileSync(
   { mode: 0o755 },
 );
 
-test('completions/ is what src/core/commands.ts generates (npm run completions)', () => {
+test('completions/ is what src/commands/table.ts generates (npm run completions)', () => {
   for (const { shell, file } of COMPLETION_FILES) {
     assert.equal(
       readFileSync(join(ROOT, 'completions', file), 'utf8'),

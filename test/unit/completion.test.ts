@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { COMMON_FIELDS, topLevelWords } from '../../src/core/commands.js';
-import { COMPLETION_FILES, completionScript } from '../../src/core/completion.js';
+import { COMMON_FIELDS, topLevelWords } from '../../src/commands/table.js';
+import { COMPLETION_FILES, completionScript } from '../../src/commands/completion.js';
 import { CLI, ROOT } from '../support/rig.js';
 
 const dir = join(ROOT, 'completions');

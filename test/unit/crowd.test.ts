@@ -1,11 +1,11 @@
-// The main socket's budget (src/host/crowd.ts) under any order of connections
+// The main socket's budget (src/host/serve/crowd.ts) under any order of connections
 // and closes: never more held than the budget, and a connection past it is
 // always paid for by a process holding the most.
 import assert from 'node:assert/strict';
 import { Socket } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { Crowd } from '../../src/host/crowd.js';
+import { Crowd } from '../../src/host/serve/crowd.js';
 
 type Op = { add: number } | { close: number };
 

@@ -15,7 +15,7 @@ import { VaultError } from '../../src/core/errors.js';
 import type { Op } from '../../src/core/protocol.js';
 import { MAX_REFS, REQUESTS } from '../../src/core/requests.js';
 import { AREAS, OPS } from '../../src/host/ops/index.js';
-import { startHost, type RunningHost } from '../../src/host/server.js';
+import { startHost, type RunningHost } from '../../src/host/serve/server.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 300);
 const ops = Object.keys(REQUESTS) as Op[];

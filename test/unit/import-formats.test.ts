@@ -1,4 +1,4 @@
-// The import parsers (src/core/import-formats.ts, zip.ts): documented cases,
+// The import parsers (src/import/formats.ts, zip.ts): documented cases,
 // round-trips, and fuzzing. Whatever the input, a parser returns entries
 // whose names and fields the vault takes, or throws VaultError VLT-1011 whose
 // message names a line or item and never the file's text. FC_RUNS=5000 for a
@@ -18,9 +18,9 @@ import {
   parseDotenv,
   parsePassEntry,
   type Parsed,
-} from '../../src/core/import-formats.js';
+} from '../../src/import/formats.js';
 import { isFieldName, showable } from '../../src/core/names.js';
-import { zipMember } from '../../src/core/zip.js';
+import { zipMember } from '../../src/import/zip.js';
 import { makeZip } from '../support/zip.js';
 
 const runs = Number(process.env.FC_RUNS ?? 300);

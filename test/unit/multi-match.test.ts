@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { MultiMatcher, type MultiMatch } from '../../src/core/multi-match.js';
-import { base64Core, leakForms, MIN_SWEEP_BYTES } from '../../src/core/leak-forms.js';
+import { MultiMatcher, type MultiMatch } from '../../src/sweep/multi-match.js';
+import { base64Core, leakForms, MIN_SWEEP_BYTES } from '../../src/sweep/leak-forms.js';
 
 const runs = Number(process.env.FC_RUNS ?? 200);
 

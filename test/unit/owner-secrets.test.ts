@@ -1,12 +1,12 @@
 // The owner's secrets leave a request's bytes as Buffers before the body is
-// parsed (src/host/owner-secrets.ts): whatever the passphrase holds (quotes,
+// parsed (src/host/owner/secrets.ts): whatever the passphrase holds (quotes,
 // backslashes, control characters, any Unicode, lone surrogates), the Buffer is
 // the bytes Buffer.from(passphrase) would give, and the rest of the body parses
 // as it did, with the field left empty.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { OwnerSecrets, liftOwnerSecrets } from '../../src/host/owner-secrets.js';
+import { OwnerSecrets, liftOwnerSecrets } from '../../src/host/owner/secrets.js';
 
 test('a lifted secret is the bytes of the string; the body still parses, the field empty', () => {
   fc.assert(

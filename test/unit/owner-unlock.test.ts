@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { VaultError } from '../../src/core/errors.js';
 import { Secret } from '../../src/crypto/secret.js';
 import { HostContext } from '../../src/host/context.js';
-import { createVault, rekeyVault, unlockOwner } from '../../src/host/owner.js';
+import { createVault, rekeyVault, unlockOwner } from '../../src/host/owner/keys.js';
 import {
   bindingOf,
   OwnerSessions,
@@ -17,7 +17,7 @@ import {
   ttyName,
   type Binding,
   type ProcessBinding,
-} from '../../src/host/owner-unlock.js';
+} from '../../src/host/owner/unlock.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vault-owner-unlock-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -13,7 +13,7 @@ import {
   planState,
   type Kind,
 } from '../../shell/profiles.js';
-import { sandboxArgs } from '../../shell/sandbox.js';
+import { sandboxArgs } from '../../shell/linux/bubblewrap.js';
 import { policyProbes, sandboxPolicy, type PolicyFacts } from '../../shell/sandbox-policy.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);

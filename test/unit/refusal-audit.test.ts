@@ -1,4 +1,4 @@
-// The coalescing rules of src/host/refusal-audit.ts on a real store, with the
+// The coalescing rules of src/host/audit/refusals.ts on a real store, with the
 // host's clock injected: full records, the marker, counts written when the
 // next refusal of a kind comes after its window, and the group budget of a
 // shell loop. test/e2e/audit-flood.test.ts drives the same through processes.
@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { UNKNOWN_ACTOR, agentActor, type AuditView } from '../../src/core/audit.js';
 import { Secret } from '../../src/crypto/secret.js';
-import { accessEvent } from '../../src/host/audit-event.js';
-import { viewAudit } from '../../src/host/audit-log.js';
+import { accessEvent } from '../../src/host/audit/event.js';
+import { viewAudit } from '../../src/host/audit/log.js';
 import { HostContext } from '../../src/host/context.js';
-import { createVault, unlockOwner } from '../../src/host/owner.js';
+import { createVault, unlockOwner } from '../../src/host/owner/keys.js';
 import {
   FULL_PER_WINDOW,
   REFUSAL_WINDOW_MS,
@@ -20,7 +20,7 @@ import {
   auditRefusal,
   groupOf,
   refusalsOf,
-} from '../../src/host/refusal-audit.js';
+} from '../../src/host/audit/refusals.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vault-cli-refusals-'));
 let now = 1_800_000_000_000;

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { PROXY_PORT } from '../../src/core/commands.js';
+import { PROXY_PORT } from '../../src/commands/table.js';
 import { VaultError } from '../../src/core/errors.js';
-import { sandboxArgs } from '../../shell/sandbox.js';
+import { sandboxArgs } from '../../shell/linux/bubblewrap.js';
 import {
   CREDENTIAL_STORES,
   ESCAPE_SOCKETS,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { sanitizeTerminalText } from '../../src/core/sanitize.js';
+import { sanitizeTerminalText } from '../../src/terminal/sanitize.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 

@@ -10,7 +10,7 @@ import {
   MAX_CONFIG_IDLE_MS,
   MAX_TTL_MS,
   sessionTerms,
-} from '../../src/host/owner-unlock.js';
+} from '../../src/host/owner/unlock.js';
 
 const MIN = 60_000;
 

@@ -8,8 +8,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { MultiMatcher } from '../../src/core/multi-match.js';
-import { CHUNK_BYTES, ChunkBuffers, scanFd, type Hit } from '../../src/cli/sweep-files.js';
+import { MultiMatcher } from '../../src/sweep/multi-match.js';
+import { CHUNK_BYTES, ChunkBuffers, scanFd, type Hit } from '../../src/sweep/files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vault-sweep-files-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

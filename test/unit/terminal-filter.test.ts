@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { TerminalOutputFilter, type OutputFilterOptions } from '../../src/core/terminal-filter.js';
-import { CSI_CAP, OSC_CAP } from '../../src/core/terminal-parser.js';
+import { TerminalOutputFilter, type OutputFilterOptions } from '../../src/terminal/filter.js';
+import { CSI_CAP, OSC_CAP } from '../../src/terminal/parser.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 const bytes = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { VaultError } from '../../src/core/errors.js';
-import { parseSeed, totpCode, type TotpParams } from '../../src/host/totp.js';
+import { parseSeed, totpCode, type TotpParams } from '../../src/host/entries/totp.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 

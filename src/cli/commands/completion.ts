@@ -1,6 +1,6 @@
 /** `vault-cli completion bash|zsh|fish`: the completion script, generated from the command table. */
-import { SHELLS } from '../../core/commands.js';
-import { completionScript, type Shell } from '../../core/completion.js';
+import { SHELLS } from '../../commands/table.js';
+import { completionScript, type Shell } from '../../commands/completion.js';
 import { VaultError, quote } from '../../core/errors.js';
 import { arg, type Command } from '../context.js';
 

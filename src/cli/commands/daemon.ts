@@ -62,8 +62,8 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   process.on('SIGUSR1', () => {});
   process.umask(0o077);
   const { startHost, HostAlreadyRunning, isFailedCommitEcho } =
-    await import('../../host/server.js');
-  const { sessionTerms } = await import('../../host/owner-unlock.js');
+    await import('../../host/serve/server.js');
+  const { sessionTerms } = await import('../../host/owner/unlock.js');
   const ownerSessions = sessionTerms(
     ctx.env.VAULT_OWNER_SESSION_MINUTES,
     ctx.env.VAULT_OWNER_IDLE_MINUTES,

@@ -33,10 +33,10 @@ import {
   parsePassEntry,
   type ImportEntry,
   type Parsed,
-} from '../../core/import-formats.js';
+} from '../../import/formats.js';
 import { DEFAULT_FIELD, checkFieldName, showable } from '../../core/names.js';
 import { MAX_IMPORT_ENTRIES } from '../../core/requests.js';
-import { zipMember } from '../../core/zip.js';
+import { zipMember } from '../../import/zip.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 

@@ -6,7 +6,7 @@
  * instead (docs/decisions.md: Proxy).
  */
 import { existsSync } from 'node:fs';
-import { PROXY_PORT } from '../../core/commands.js';
+import { PROXY_PORT } from '../../commands/table.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
 import { flag, flagCount, flagList, type CliContext, type Command } from '../context.js';

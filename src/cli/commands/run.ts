@@ -54,7 +54,7 @@ export const run: Command = async (ctx) => {
   const profile = profileFor(ctx, file);
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
-  const sandbox = sandboxed ? await import('../../../shell/sandbox.js') : null;
+  const sandbox = sandboxed ? await import('../../../shell/linux/bubblewrap.js') : null;
   const programs = sandbox?.probeSandbox(process.platform, ctx.env.PATH) ?? null;
   if (!sandboxed && !flag(ctx, 'print-policy'))
     ctx.stderr.write(

@@ -1,8 +1,8 @@
 /** `vault-cli shell-init bash|zsh|fish`: completion and the agent wrappers, to eval. */
-import { SHELLS } from '../../core/commands.js';
-import type { Shell } from '../../core/completion.js';
+import { SHELLS } from '../../commands/table.js';
+import type { Shell } from '../../commands/completion.js';
 import { VaultError, quote } from '../../core/errors.js';
-import { shellInit } from '../../core/shell-init.js';
+import { shellInit } from '../../commands/shell-init.js';
 import { arg, type Command } from '../context.js';
 import { readWraps } from '../wraps.js';
 

@@ -11,8 +11,8 @@
 import { formatReference } from '../../core/reference.js';
 import { VaultError, oneLine, quote } from '../../core/errors.js';
 import { parseSince } from '../../core/audit.js';
-import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../core/leak-forms.js';
-import { MultiMatcher } from '../../core/multi-match.js';
+import { MIN_SWEEP_BYTES, leakForms, type LeakForm } from '../../sweep/leak-forms.js';
+import { MultiMatcher } from '../../sweep/multi-match.js';
 import { showableJson } from '../../core/names.js';
 import { MAX_SWEEP_MARKS } from '../../core/requests.js';
 import type { AuditView } from '../../core/audit.js';
@@ -30,7 +30,7 @@ import {
   type Command,
 } from '../context.js';
 import { OwnerProof, ownerPassphrase } from '../owner.js';
-import type { writeBackup as WriteBackup } from '../sweep-backup.js';
+import type { writeBackup as WriteBackup } from '../../sweep/backup.js';
 import {
   ChunkBuffers,
   disjoint,
@@ -41,7 +41,7 @@ import {
   type FileTarget,
   type Hit,
   type Root,
-} from '../sweep-files.js';
+} from '../../sweep/files.js';
 
 /** Files larger than this are skipped unless --max-file-size says otherwise (MiB). */
 const DEFAULT_MAX_FILE_MIB = 1024;
@@ -114,7 +114,7 @@ export const run: Command = async (ctx) => {
   if (backupDir !== undefined) {
     mkdirSync(resolve(backupDir), { recursive: true, mode: 0o700 });
     // Loaded only here: it brings sodium-native, 20-40 ms of every sweep's start.
-    const { writeBackup } = await import('../sweep-backup.js');
+    const { writeBackup } = await import('../../sweep/backup.js');
     backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64'), writeBackup };
   }
   const sweep = new Sweeper(ctx, patterns, { redact, maxFileBytes, backup });
@@ -239,7 +239,7 @@ function patternsOf(
 
 /** `--open-backup <file>`: the original, to stdout, once the host opens its key (audited). */
 async function openBackupFile(ctx: CliContext, path: string): Promise<number> {
-  const { backupHeader, openBackup } = await import('../sweep-backup.js');
+  const { backupHeader, openBackup } = await import('../../sweep/backup.js');
   const fd = openSync(path, 'r');
   try {
     const h = backupHeader(fd);

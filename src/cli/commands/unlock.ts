@@ -1,6 +1,6 @@
 /**
  * `vault-cli unlock`: the passphrase once, then an owner session in the host
- * for this terminal (src/host/owner-unlock.ts). The session is the host's
+ * for this terminal (src/host/owner/unlock.ts). The session is the host's
  * word for this terminal; nothing is written here that another process could
  * read and present.
  */

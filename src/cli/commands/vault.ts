@@ -13,7 +13,7 @@ export const run: Command = async (ctx) => {
   if (sub === 'create') {
     const testWeakKdf = ctx.paths.testWeakKdf;
     // The host's own rule, applied at the first prompt rather than after the second.
-    const { checkNewPassphrase } = await import('../../host/owner.js');
+    const { checkNewPassphrase } = await import('../../host/owner/keys.js');
     const typed = await askPassphrase(ctx, true, checkNewPassphrase);
     const store = flagString(ctx, 'store');
     const { recoveryKey } = await ctx.call('vault.create', {
@@ -52,7 +52,7 @@ export const run: Command = async (ctx) => {
     } else {
       auth = { passphrase: await askPassphrase(ctx) };
     }
-    const { checkNewPassphrase } = await import('../../host/owner.js');
+    const { checkNewPassphrase } = await import('../../host/owner/keys.js');
     const next = await passphrase(
       ctx.paths.newPassphraseFile,
       'New vault passphrase',

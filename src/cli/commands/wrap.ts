@@ -1,5 +1,5 @@
 /** `vault-cli agent wrap <name> [--command c] [--rm]`: what shell-init wraps. */
-import { checkCommandName } from '../../core/shell-init.js';
+import { checkCommandName } from '../../commands/shell-init.js';
 import { arg, flag, flagString, type Command } from '../context.js';
 import { readWraps, writeWraps } from '../wraps.js';
 

@@ -1,5 +1,5 @@
 // The agent's environment under `run`.
-import { PROXY_PORT } from '../../core/commands.js';
+import { PROXY_PORT } from '../../commands/table.js';
 import { NO_PROXY, proxyEnv } from '../../proxy/env.js';
 import type { ChildEnv } from '../../../shell/env.js';
 import { flagList, type CliContext } from '../context.js';

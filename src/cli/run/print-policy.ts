@@ -1,6 +1,6 @@
 // `run --print-policy`: what the agent would get, printed; nothing started.
 import { homedir } from 'node:os';
-import { PROXY_PORT } from '../../core/commands.js';
+import { PROXY_PORT } from '../../commands/table.js';
 import { proxyEnv } from '../../proxy/env.js';
 import type { SandboxPolicy } from '../../../shell/sandbox-policy.js';
 import type { Profile, StatePlan } from '../../../shell/profiles.js';

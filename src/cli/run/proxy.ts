@@ -1,7 +1,7 @@
 // The session's proxy, with a CA made for the session.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROXY_PORT } from '../../core/commands.js';
+import { PROXY_PORT } from '../../commands/table.js';
 import { VaultError } from '../../core/errors.js';
 import { upstreamRoots } from '../../proxy/env.js';
 import type { Signal } from '../../proxy/policy.js';

@@ -3,7 +3,7 @@
 import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { DEFAULT_MAX_PROCS } from '../../core/commands.js';
+import { DEFAULT_MAX_PROCS } from '../../commands/table.js';
 import { VaultError } from '../../core/errors.js';
 import {
   cwdControls,
@@ -15,7 +15,7 @@ import {
 import type { StatePlan } from '../../../shell/profiles.js';
 import { projectStart, type ProjectStart } from '../../../shell/project-check.js';
 import { gitAtStart, type GitAtStart } from '../../../shell/git-config.js';
-import type * as Sandbox from '../../../shell/sandbox.js';
+import type * as Sandbox from '../../../shell/linux/bubblewrap.js';
 import { flagList, flagString, type CliContext } from '../context.js';
 import { tokenFiles } from './token-files.js';
 
@@ -152,11 +152,11 @@ export function maxProcs(ctx: CliContext): number {
 
 /**
  * The process limit's second half: a pids cgroup where one can be made
- * (shell/sandbox-pids.ts). As root it is the only half that holds, so its
+ * (shell/linux/pids.ts). As root it is the only half that holds, so its
  * absence is said.
  */
 export async function processLimit(ctx: CliContext, max: number) {
-  const { pidsCgroup } = await import('../../../shell/sandbox-pids.js');
+  const { pidsCgroup } = await import('../../../shell/linux/pids.js');
   const cgroup = pidsCgroup(max);
   if (cgroup === null && process.getuid?.() === 0)
     ctx.stderr.write(

@@ -7,7 +7,7 @@ import {
   scopeAgent,
   setLimits,
   showAgent,
-} from '../agents.js';
+} from '../agent/agents.js';
 import { bad } from '../../core/decode.js';
 import { owner, type OpArea } from './op.js';
 

@@ -2,9 +2,9 @@
 import { matchesFilter, type AuditFilter } from '../../core/audit.js';
 import { wipe } from '../../crypto/aead.js';
 import type { KeyPair } from '../../crypto/box.js';
-import { archiveAudit, verifyWithArchive } from '../archive.js';
-import { viewAudit } from '../audit-log.js';
-import { refusalsOf } from '../refusal-audit.js';
+import { archiveAudit, verifyWithArchive } from '../vault/archive.js';
+import { viewAudit } from '../audit/log.js';
+import { refusalsOf } from '../audit/refusals.js';
 import { owner, type OpArea } from './op.js';
 
 /** How often a follower also polls, for records another host process committed. */

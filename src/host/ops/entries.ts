@@ -7,7 +7,7 @@ import {
   setEntry,
   setHosts,
   showEntry,
-} from '../entries.js';
+} from '../entries/entries.js';
 import { owner, type OpArea } from './op.js';
 
 type EntryOp =

@@ -10,11 +10,11 @@
  */
 import type { Decoded } from '../../core/protocol.js';
 import { VaultError, quote } from '../../core/errors.js';
-import { checkImportName } from '../../core/import-formats.js';
+import { checkImportName } from '../../import/formats.js';
 import { Secret } from '../../crypto/secret.js';
 import { RECORD_BYTES, type HostContext } from '../context.js';
-import { checkSet, entryExists, setEntryIn, type FieldToSet } from '../entries.js';
-import type { OwnerSession } from '../owner-session.js';
+import { checkSet, entryExists, setEntryIn, type FieldToSet } from '../entries/entries.js';
+import type { OwnerSession } from '../owner/session.js';
 import { owner, type OpArea } from './op.js';
 
 /** At most this many names in the refusal; the rest are counted. */

@@ -11,8 +11,8 @@ import {
   listKeys,
   removeKey,
   vouchEnrol,
-} from '../hardware-keys.js';
-import { unlockWithRecovery } from '../owner.js';
+} from '../owner/hardware-keys.js';
+import { unlockWithRecovery } from '../owner/keys.js';
 import { owner, type OpArea } from './op.js';
 
 type KeyOp =

@@ -9,15 +9,15 @@ import type { ServerResponse } from 'node:http';
 import type { AnchorRef, Decoded, HostStatus, Op, Results } from '../../core/protocol.js';
 import { bad } from '../../core/decode.js';
 import { Secret } from '../../crypto/secret.js';
-import { anchorAudit, anchoredHead, rememberedAnchorProblem } from '../audit-log.js';
+import { anchorAudit, anchoredHead, rememberedAnchorProblem } from '../audit/log.js';
 import { VaultError } from '../../core/errors.js';
-import { authenticate, endSession, type AgentSession } from '../access.js';
+import { authenticate, endSession, type AgentSession } from '../agent/access.js';
 import type { HostContext } from '../context.js';
-import { unlockOwner, unlockWithRecovery, type OwnerSession } from '../owner.js';
-import type { OwnerSecrets } from '../owner-secrets.js';
-import type { Binding, OwnerSessions, ProcessBinding } from '../owner-unlock.js';
-import { rotatePending } from '../sessions.js';
-import type { SessionSockets } from '../session-sockets.js';
+import { unlockOwner, unlockWithRecovery, type OwnerSession } from '../owner/keys.js';
+import type { OwnerSecrets } from '../owner/secrets.js';
+import type { Binding, OwnerSessions, ProcessBinding } from '../owner/unlock.js';
+import { rotatePending } from '../agent/sessions.js';
+import type { SessionSockets } from '../serve/session-sockets.js';
 
 /** What every handler may use of the running host. */
 export interface HostEnv {

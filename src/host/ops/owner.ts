@@ -5,9 +5,9 @@
  * the caller (owner-unlock.ts), never anything the request says.
  */
 import { VaultError } from '../../core/errors.js';
-import { appendAudit } from '../audit-log.js';
-import { ownerEvent } from '../owner.js';
-import { ttyName } from '../owner-unlock.js';
+import { appendAudit } from '../audit/log.js';
+import { ownerEvent } from '../owner/keys.js';
+import { ttyName } from '../owner/unlock.js';
 import { owner, type OpArea } from './op.js';
 
 type OwnerOp = 'owner.session' | 'owner.unlock' | 'owner.lock';

@@ -6,8 +6,8 @@
  * not serve it: the session's proxy runs outside the sandbox).
  */
 import { VaultError } from '../../core/errors.js';
-import { readField, release, reportSignal, whoami } from '../access.js';
-import { normalHost } from '../entries.js';
+import { readField, release, reportSignal, whoami } from '../agent/access.js';
+import { normalHost } from '../entries/entries.js';
 import { agentToken, asAgent, type OpArea } from './op.js';
 
 /** A destination as the proxy names one (a DNS name or an IP address): it is audited in clear. */

@@ -1,6 +1,6 @@
 /** `run`'s sessions: start one, hold it for as long as `run` lives, end it. */
 import { bad } from '../../core/decode.js';
-import { mintSession, revokeSession } from '../sessions.js';
+import { mintSession, revokeSession } from '../agent/sessions.js';
 import { asAgent, owner, type OpArea } from './op.js';
 
 const mint = owner<'session.start', Awaited<ReturnType<typeof mintSession>>>(

@@ -1,6 +1,6 @@
 /** The transcript sweep's operations: the values to look for, and the exposed marks of what was found. */
-import { markExposed, openBackupKey, sweepValues } from '../exposure.js';
-import type { OwnerSession } from '../owner-session.js';
+import { markExposed, openBackupKey, sweepValues } from '../entries/exposure.js';
+import type { OwnerSession } from '../owner/session.js';
 import { owner, type HostEnv, type OpArea, type Request } from './op.js';
 
 type SweepOp = 'sweep.values' | 'sweep.mark' | 'sweep.unseal';

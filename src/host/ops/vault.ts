@@ -2,11 +2,17 @@
 import { VaultError } from '../../core/errors.js';
 import { mkdirSync } from 'node:fs';
 import { checkArgvUrl } from '../../store/location.js';
-import { moveStore } from '../store-move.js';
-import { appendAudit } from '../audit-log.js';
-import { backupVault, restoreVault } from '../backup.js';
-import { checkStore } from '../check.js';
-import { checkNewPassphrase, createVault, ownerEvent, rekeyVault, unlockOwner } from '../owner.js';
+import { moveStore } from '../vault/store-move.js';
+import { appendAudit } from '../audit/log.js';
+import { backupVault, restoreVault } from '../vault/backup.js';
+import { checkStore } from '../vault/check.js';
+import {
+  checkNewPassphrase,
+  createVault,
+  ownerEvent,
+  rekeyVault,
+  unlockOwner,
+} from '../owner/keys.js';
 import { owner, ownerSecret, type OpArea } from './op.js';
 
 type VaultOp =

@@ -5,7 +5,7 @@
  * until the client goes away or the token can read nothing more. No value
  * travels here: the client renders again with an ordinary, audited `resolve`.
  */
-import { watchOf, watchedState } from '../entry-watch.js';
+import { watchOf, watchedState } from '../entries/watch.js';
 import { asAgent, type OpArea } from './op.js';
 
 /**

@@ -1,0 +1,332 @@
+/**
+ * The agent sandbox of `vault-cli run` (docs/sandbox.md): bubblewrap, run as
+ * the owner without root or a setuid helper of ours, in new user, mount, PID,
+ * network, IPC and UTS namespaces, with every capability dropped and no
+ * further user namespaces.
+ *
+ * What the agent gets, in mount order (a later mount covers an earlier one):
+ * the whole file system read-only; a private /tmp, /dev and /proc (its own
+ * processes only); its working directory and the owner's --allow-write
+ * directories and files writable, and the profile's private copies of state
+ * files bound at their places; then the project controls in them (git's config
+ * and hooks, .envrc, editor tasks: what the owner's tools would run later) kept
+ * read-only, or made as empty read-only placeholders where they do not exist
+ * yet; the installation of vault-cli and the shell's start-up files
+ * read-only again, and last the protected paths hidden (which
+ * ones: shell/sandbox-policy.ts). Its only network is its own loopback, where
+ * socat relays 127.0.0.1:PROXY_PORT to the session's proxy and each
+ * --allow-net destination to its relay in `run` (`openRelays`, the outside
+ * ends); the host is reached through the session's own socket, never the
+ * host's.
+ *
+ * `sandboxArgs` is pure: the policy has decided, checked and sorted the paths.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { PROXY_PORT } from '../../src/commands/table.js';
+import { VaultError } from '../../src/core/errors.js';
+import type { SandboxPolicy } from '../sandbox-policy.js';
+
+/**
+ * What bubblewrap starts: the policy's paths and routes, the programs, the
+ * session's own host socket (bound over the policy's placeholder), and the
+ * agent's command (its file looked up on the child's PATH, and arguments).
+ */
+export interface SandboxSpec {
+  readonly policy: SandboxPolicy;
+  readonly bwrap: string;
+  readonly socat: string;
+  readonly hostSocket: string;
+  readonly command: readonly string[];
+  /** RLIMIT_NPROC inside (shell/linux/pids.ts says where it holds). */
+  readonly maxProcs: number;
+}
+
+/** Single-quoted for sh. */
+function q(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The script the sandbox starts with: the loopback relays, a wait until they
+ * listen (so the agent's first request finds them), then the agent as a
+ * foreground job of its own. `set -m` gives the agent's process group the
+ * terminal, so Ctrl-C reaches the agent and not bubblewrap (which would die
+ * of it and take the agent with it).
+ */
+function innerScript(s: SandboxSpec): string {
+  const relays = [
+    { listen: `127.0.0.1`, port: PROXY_PORT, to: s.policy.proxySocket },
+    ...s.policy.routes.map((r) => ({ listen: r.address, port: r.port, to: r.socket })),
+  ];
+  // Set inside the user namespace, where the kernel counts the sandbox's tasks
+  // only; an owner's hard limit lower than this one stays.
+  const lines = [`ulimit -u ${s.maxProcs} 2>/dev/null`];
+  lines.push(
+    ...relays.map(
+      (r) =>
+        `${q(s.socat)} TCP-LISTEN:${r.port},bind=${r.listen},fork,reuseaddr UNIX-CONNECT:${q(r.to)} </dev/null >/dev/null 2>&1 &`,
+    ),
+  );
+  // /proc/net/tcp lists this namespace's sockets; state 0A is LISTEN.
+  lines.push(
+    `i=0; while [ "$(grep -c ' 0A ' /proc/net/tcp)" -lt ${relays.length} ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done`,
+    'set -m',
+    '"$@"',
+    'exit $?',
+  );
+  return lines.join('\n');
+}
+
+/** bubblewrap's arguments for `spec`: the command is `spec.bwrap` with these. */
+export function sandboxArgs(s: SandboxSpec): string[] {
+  const a: string[] = [
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+  ];
+  const p = s.policy;
+  for (const dir of [p.cwd, ...p.writable]) a.push('--bind', dir, dir);
+  for (const f of p.privateFiles) a.push('--bind', f.copy, f.path);
+  a.push('--ro-bind', p.sessionDir, p.sessionDir, '--bind', s.hostSocket, p.hostSocket);
+  if (p.hostsFile !== null) a.push('--ro-bind', p.hostsFile.path, '/etc/hosts');
+  // Pinned first: a mount point cannot be renamed, so the read-only ones inside stay where they are.
+  for (const d of p.controls.pinned) a.push('--bind', d, d);
+  for (const c of p.controls.kept) a.push('--ro-bind', c, c);
+  for (const c of p.controls.absent) {
+    if (c.dir) a.push('--tmpfs', c.path, '--remount-ro', c.path);
+    else a.push('--ro-bind', '/dev/null', c.path);
+  }
+  for (const r of p.readOnly) a.push('--ro-bind', r, r);
+  for (const h of p.hidden) {
+    if (h.dir) a.push('--tmpfs', h.path, '--remount-ro', h.path);
+    else a.push('--ro-bind', '/dev/null', h.path);
+  }
+  a.push('--chdir', p.cwd, '--', '/bin/bash', '-c', innerScript(s), 'vault-cli-sandbox');
+  a.push(...s.command);
+  return a;
+}
+
+/**
+ * What `run` starts: bubblewrap, or, with a pids cgroup, a shell that moves
+ * itself into the cgroup and then becomes bubblewrap, so that every process
+ * of the sandbox is counted from its first fork.
+ */
+export function sandboxLaunch(
+  s: SandboxSpec,
+  cgroupProcs: string | null,
+): { file: string; args: string[] } {
+  const args = sandboxArgs(s);
+  if (cgroupProcs === null) return { file: s.bwrap, args };
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      'echo $$ 2>/dev/null > "$0" || { echo "vault-cli: the sandbox could not join its pids cgroup $0" >&2; exit 126; }; exec "$@"',
+      cgroupProcs,
+      s.bwrap,
+      ...args,
+    ],
+  };
+}
+
+/** A Unix-socket server at `path` whose connections `onConnection` takes. */
+async function listenUnix(path: string, onConnection: (s: Socket) => void): Promise<Server> {
+  const server = createServer(onConnection);
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(path, () => res());
+  });
+  return server;
+}
+
+/**
+ * The outside ends of the sandbox's network, in the session directory: the
+ * proxy's socket (its connections go to `proxy`), a relay to each allowed
+ * route, the placeholder the host socket is bound over, and the hosts file.
+ * `close` stops the relays; the files go with the session directory.
+ */
+export async function openRelays(
+  policy: SandboxPolicy,
+  proxy: { accept(s: Socket): void },
+): Promise<{ close(): void }> {
+  const servers: Server[] = [];
+  const close = () => {
+    for (const s of servers) s.close();
+  };
+  try {
+    servers.push(await listenUnix(policy.proxySocket, (s) => proxy.accept(s)));
+    writeFileSync(policy.hostSocket, '');
+    for (const r of policy.routes)
+      servers.push(
+        await listenUnix(r.socket, (inner) => {
+          const outer = connect(r.port, r.host);
+          inner.on('error', () => outer.destroy());
+          outer.on('error', () => inner.destroy());
+          inner.pipe(outer).pipe(inner);
+        }),
+      );
+    if (policy.hostsFile !== null) {
+      const system = existsSync('/etc/hosts') ? readFileSync('/etc/hosts', 'utf8') : '';
+      writeFileSync(policy.hostsFile.path, [...policy.hostsFile.lines, system].join('\n'));
+    }
+  } catch (err) {
+    close();
+    throw err;
+  }
+  return { close };
+}
+
+/**
+ * Whether `p` looks like a placeholder bubblewrap made as a mount point: an
+ * empty file of mode 0444, or an empty directory. One found before a session
+ * starts was left by a `run` that was killed (SIGKILL leaves no time to clean
+ * up), or belongs to a session still running in the same directory.
+ */
+export function looksLikePlaceholder(p: string): boolean {
+  try {
+    const st = lstatSync(p);
+    if (st.isFile()) return st.size === 0 && (st.mode & 0o777) === 0o444;
+    return st.isDirectory() && readdirSync(p).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a bubblewrap process runs with `cwd` as its working directory: another session's sandbox. */
+function sandboxIn(cwd: string): boolean {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap' &&
+        readlinkSync(`/proc/${pid}/cwd`) === cwd
+      )
+        return true;
+    } catch {
+      // Gone, or not ours to look at.
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether no sandbox runs in `cwd` any more, waiting a second at most: this
+ * session's own takes a moment to go after its first process. False while
+ * another session's runs there.
+ */
+export async function sandboxGone(cwd: string): Promise<boolean> {
+  for (let i = 0; i < 20 && sandboxIn(cwd); i++) await new Promise((r) => setTimeout(r, 50));
+  return !sandboxIn(cwd);
+}
+
+/**
+ * Removes the mount points bubblewrap made in the owner's directory for the
+ * project controls that did not exist (`policy.controls.absent`), once the
+ * sandbox is gone: each only while it still looks as bubblewrap made it, so
+ * nothing the owner wrote there meanwhile goes, and none while another
+ * session's sandbox runs in the same directory (removing a file another
+ * mount namespace has a mount on detaches that mount: its agent could then
+ * create the path). That session removes them when it ends.
+ */
+export async function removePlaceholders(policy: SandboxPolicy): Promise<void> {
+  if (policy.controls.absent.length === 0) return;
+  if (!(await sandboxGone(policy.cwd))) return;
+  for (const c of policy.controls.absent) {
+    if (!looksLikePlaceholder(c.path)) continue;
+    try {
+      if (c.dir) rmdirSync(c.path);
+      else unlinkSync(c.path);
+    } catch {
+      // Gone already, or taken over: the owner's now.
+    }
+  }
+}
+
+/** Where a program is on PATH, or null. */
+export function which(name: string, path: string | undefined): string | null {
+  const r = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', name], {
+    env: { PATH: path ?? '/usr/bin:/bin' },
+    encoding: 'utf8',
+  });
+  const found = r.stdout.trim();
+  return r.status === 0 && found.startsWith('/') ? found : null;
+}
+
+/**
+ * Checks that the sandbox can start here, before any session is minted, and
+ * returns the programs it needs.
+ * @throws VaultError VLT-1005 naming what is missing and how to fix it.
+ */
+export function probeSandbox(
+  platform: NodeJS.Platform,
+  path: string | undefined,
+): { bwrap: string; socat: string } {
+  const missing = (what: string) =>
+    new VaultError(
+      'VLT-1005',
+      `The agent sandbox cannot start: ${what}. Or run without it: --no-sandbox (docs/sandbox.md).`,
+    );
+  if (platform !== 'linux') throw missing(`it needs Linux (bubblewrap), and this is ${platform}`);
+  const bwrap = which('bwrap', path);
+  if (bwrap === null)
+    throw missing('bubblewrap is not installed (Debian, Ubuntu: apt install bubblewrap)');
+  const socat = which('socat', path);
+  if (socat === null) throw missing('socat is not installed (Debian, Ubuntu: apt install socat)');
+  const r = spawnSync(
+    bwrap,
+    [
+      '--unshare-user',
+      '--disable-userns',
+      '--unshare-pid',
+      '--unshare-net',
+      '--ro-bind',
+      '/',
+      '/',
+      '--',
+      '/bin/true',
+    ],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
+  if (r.status !== 0) {
+    // bubblewrap's own words say which namespace or option failed; they hold no secret.
+    const said =
+      (r.stderr ?? '')
+        .trim()
+        .split('\n')[0]
+        ?.replace(/^bwrap: /, '') ?? '';
+    throw missing(
+      `bubblewrap could not make its namespaces (${said || `exit ${String(r.status ?? r.signal)}`}); ` +
+        'user namespaces may be off (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu ' +
+        'kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), ' +
+        'or this bubblewrap is older than 0.8 (--disable-userns)',
+    );
+  }
+  return { bwrap, socat };
+}

@@ -1,0 +1,263 @@
+/**
+ * The argv parser, driven by the command table. Pure: it takes the words after
+ * `vault-cli` and returns what to run, or throws VLT-1001 with a message that
+ * names the offending word.
+ */
+import {
+  COMMANDS,
+  HELP_FLAG,
+  SIDES,
+  VERSION_FLAG,
+  type ArgDef,
+  type CommandDef,
+  type FlagDef,
+} from './table.js';
+import { VaultError, quote } from '../core/errors.js';
+
+export type FlagValue = string | number | boolean | string[];
+
+export interface Invocation {
+  readonly command: CommandDef | null;
+  readonly args: Readonly<Record<string, string | string[]>>;
+  readonly flags: Readonly<Record<string, FlagValue>>;
+  /** `--help`, `help <command>`, or a group word alone (`vault-cli entry`). */
+  readonly help: boolean;
+  /** `vault-cli --version`. */
+  readonly version?: boolean;
+  /** The group named when help was asked for a group, e.g. ['entry']. */
+  readonly group: readonly string[];
+}
+
+function usage(message: string): VaultError {
+  return new VaultError('VLT-1001', `${message} (see vault-cli --help)`);
+}
+
+/** Longest command path that the leading non-flag words name. */
+function matchCommand(
+  words: readonly string[],
+  commands: readonly CommandDef[],
+): CommandDef | null {
+  let best: CommandDef | null = null;
+  for (const c of commands) {
+    if (c.path.length > words.length) continue;
+    if (!c.path.every((w, i) => words[i] === w)) continue;
+    if (best === null || c.path.length > best.path.length) best = c;
+  }
+  return best;
+}
+
+/**
+ * Parses `argv` (without node and the script path).
+ * @throws VaultError VLT-1001 for an unknown command or flag, a missing or extra argument.
+ */
+export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocation {
+  if (argv.length === 1 && argv[0] === `--${VERSION_FLAG.name}`) {
+    return { command: null, args: {}, flags: {}, help: false, version: true, group: [] };
+  }
+  // `help <command>` is `<command> --help`; `help` alone is the top-level help.
+  if (argv[0] === 'help') {
+    const words = argv.slice(1).filter((w) => w !== '--help' && w !== '-h');
+    if (words.length === 0) return { command: null, args: {}, flags: {}, help: true, group: [] };
+    const inv = parseArgv([...words, '--help'], commands);
+    if (inv.command !== null && inv.command.path.length < words.length) {
+      throw usage(`unknown command ${quote(words.join(' '))}`);
+    }
+    return inv;
+  }
+  const leading: string[] = [];
+  for (const w of argv) {
+    if (w.startsWith('-')) break;
+    leading.push(w);
+  }
+  const command = matchCommand(leading, commands);
+  // Words after `--` are arguments, even `--help` (an entry may be named so).
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  const wantsHelp = options.includes('--help') || options.includes('-h');
+
+  if (command === null) {
+    if (argv.length === 0 || (leading.length === 0 && wantsHelp)) {
+      return { command: null, args: {}, flags: {}, help: true, group: [] };
+    }
+    const group = leading.slice(0, 1);
+    const first = leading[0];
+    if (first !== undefined && commands.some((c) => c.path[0] === first)) {
+      if (leading.length === 1) return { command: null, args: {}, flags: {}, help: true, group };
+      throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}`);
+    }
+    throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}`);
+  }
+  if (wantsHelp) return { command, args: {}, flags: {}, help: true, group: command.path };
+
+  const flags: Record<string, FlagValue> = {};
+  const positionals: string[] = [];
+  const byName = new Map<string, FlagDef>(command.flags.map((f) => [f.name, f]));
+  const rest = argv.slice(command.path.length);
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (word === '--') {
+      positionals.push(...rest.slice(i + 1));
+      break;
+    }
+    if (!word.startsWith('--') || word === '--') {
+      if (word.startsWith('-') && word.length > 1) throw usage(`unknown option ${quote(word)}`);
+      positionals.push(word);
+      continue;
+    }
+    const eq = word.indexOf('=');
+    const name = word.slice(2, eq === -1 ? undefined : eq);
+    const def = byName.get(name);
+    if (def === undefined || name === HELP_FLAG.name) throw usage(`unknown option ${quote(word)}`);
+    if (def.value === undefined) {
+      if (eq !== -1) throw usage(`option --${name} takes no value`);
+      flags[name] = true;
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) {
+      value = word.slice(eq + 1);
+    } else {
+      const next = rest[i + 1];
+      if (next === undefined) throw usage(`option --${name} needs a value`);
+      value = next;
+      i++;
+    }
+    let parsed: string | number = value;
+    if (def.value === 'count') {
+      if (!/^[0-9]{1,9}$/.test(value) || Number(value) < 1) {
+        throw usage(`option --${name} needs a whole number of at least 1`);
+      }
+      parsed = Number(value);
+    }
+    if (def.repeat === true) {
+      const list = (flags[name] as string[] | undefined) ?? [];
+      list.push(String(parsed));
+      flags[name] = list;
+    } else {
+      if (name in flags) throw usage(`option --${name} given twice`);
+      flags[name] = parsed;
+    }
+  }
+
+  const args: Record<string, string | string[]> = {};
+  let p = 0;
+  for (const a of command.args) {
+    if (a.rest === true) {
+      args[a.name] = positionals.slice(p);
+      p = positionals.length;
+      break;
+    }
+    const v = positionals[p];
+    if (v === undefined) {
+      if (a.optional === true) continue;
+      throw usage(`missing <${a.name}> for ${command.path.join(' ')}`);
+    }
+    args[a.name] = v;
+    p++;
+  }
+  if (p < positionals.length) {
+    throw usage(`unexpected argument ${quote(positionals[p] ?? '')}`);
+  }
+  return { command, args, flags, help: false, group: command.path };
+}
+
+function metavar(f: FlagDef): string {
+  if (f.value === undefined) return '';
+  return ` ${f.metavar ?? (f.value === 'count' ? '<n>' : '<value>')}`;
+}
+
+/** Two columns, the first padded to the widest cell (at most `cap`), two spaces at least. */
+function columns(
+  rows: readonly (readonly [string, string])[],
+  width = Math.min(34, Math.max(0, ...rows.map(([a]) => a.length))),
+): string[] {
+  return rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`.trimEnd());
+}
+
+function flagRows(flags: readonly FlagDef[]): [string, string][] {
+  return flags.map((f) => [
+    `--${f.name}${metavar(f)}`,
+    f.summary + (f.repeat === true ? ' (repeatable)' : ''),
+  ]);
+}
+
+function argWord(a: ArgDef): string {
+  const word =
+    (a.optional === true ? `[${a.name}]` : `<${a.name}>`) + (a.rest === true ? '...' : '');
+  return a.afterDashes === true ? `-- ${word}` : word;
+}
+
+function synopsis(c: CommandDef): string {
+  const options = c.flags.length > 0 ? ['[options]'] : [];
+  return [...c.path, ...options, ...c.args.map(argWord)].join(' ');
+}
+
+function commandRows(commands: readonly CommandDef[]): [string, string][] {
+  return commands.map((c) => [
+    [...c.path, ...c.args.filter((a) => a.afterDashes !== true).map(argWord)].join(' '),
+    c.summary,
+  ]);
+}
+
+const SIDE_NOTE: Readonly<Record<CommandDef['side'], string>> = {
+  owner:
+    'An owner command: it asks for the vault passphrase (or reads VAULT_PASSPHRASE_FILE); refused inside `vault-cli run`.',
+  agent: 'An agent command: it acts with the token `vault-cli init` stored (or VAULT_TOKEN).',
+  local: '',
+};
+
+/** Help text for the whole tool, a group (`entry`) or one command. */
+export function helpText(group: readonly string[], commands = COMMANDS): string {
+  const exact = commands.find(
+    (c) => c.path.length === group.length && c.path.every((w, i) => group[i] === w),
+  );
+  if (exact !== undefined) {
+    const lines = [`usage: vault-cli ${synopsis(exact)}`, '', exact.summary];
+    if (exact.notes !== undefined && exact.notes.length > 0) lines.push('', ...exact.notes);
+    if (exact.args.length > 0) {
+      lines.push('', 'arguments:', ...columns(exact.args.map((a) => [argWord(a), a.summary])));
+    }
+    lines.push('', 'options:', ...columns(flagRows([...exact.flags, HELP_FLAG])));
+    const sub = commands.filter((c) => c !== exact && c.path[0] === exact.path[0]);
+    if (group.length === 1 && sub.length > 0) {
+      lines.push('', 'commands:', ...columns(commandRows(sub)));
+    }
+    lines.push('', 'examples:', ...exact.examples.map((e) => `  ${e}`));
+    const side = SIDE_NOTE[exact.side];
+    if (side !== '') lines.push('', side);
+    return lines.join('\n') + '\n';
+  }
+  if (group.length > 0) {
+    const listed = commands.filter((c) => c.path[0] === group[0]);
+    return (
+      [
+        `usage: vault-cli ${group[0]} <command> [options]`,
+        '',
+        'commands:',
+        ...columns(commandRows(listed)),
+        '',
+        `Run vault-cli help ${group[0]} <command> for its options and examples.`,
+      ].join('\n') + '\n'
+    );
+  }
+  const lines = [
+    'vault-cli: a credential vault for AI agents and developers',
+    '',
+    'usage: vault-cli <command> [options]',
+    '       vault-cli help <command>',
+  ];
+  // One width for every group, so the summaries line up down the page.
+  const width = Math.min(34, Math.max(...commandRows(commands).map(([a]) => a.length)));
+  for (const { side, title } of SIDES) {
+    const listed = commands.filter((c) => c.side === side);
+    if (listed.length > 0) lines.push('', `${title}:`, ...columns(commandRows(listed), width));
+  }
+  lines.push(
+    '',
+    'options:',
+    ...columns(flagRows([HELP_FLAG, VERSION_FLAG])),
+    '',
+    'Run vault-cli help <command> (or vault-cli <command> --help) for its options and examples.',
+  );
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,111 @@
+/**
+ * The shapes of the command table (table.ts) and the flags, arguments and
+ * constants its groups share.
+ */
+
+/** What a shell may complete for a value. `entry` is owner-only (no enumeration for agents). */
+export type Completion = 'entry' | 'agent' | 'field' | 'file' | 'none';
+
+export interface FlagDef {
+  readonly name: string;
+  readonly summary: string;
+  /** A flag without a value type is a boolean switch. */
+  readonly value?: 'string' | 'count';
+  /** What the value is, as help shows it (`--allow-write <dir>`); counts are `<n>`. */
+  readonly metavar?: string;
+  readonly repeat?: boolean;
+  readonly complete?: Completion;
+  /** The only values a shell completes for it. */
+  readonly choices?: readonly string[];
+}
+
+export interface ArgDef {
+  readonly name: string;
+  readonly summary: string;
+  readonly optional?: boolean;
+  /** Collects every remaining word. */
+  readonly rest?: boolean;
+  /** Given after `--` (help shows `-- <command>...`). */
+  readonly afterDashes?: boolean;
+  readonly complete?: Completion;
+  readonly choices?: readonly string[];
+}
+
+export type Side = 'owner' | 'agent' | 'local';
+
+/** The groups of the top-level `--help`, in order. */
+export const SIDES: readonly { readonly side: Side; readonly title: string }[] = [
+  { side: 'owner', title: 'for the owner (with the vault passphrase, never inside `run`)' },
+  { side: 'agent', title: 'for agents (with the agent’s token)' },
+  { side: 'local', title: 'host and set-up' },
+];
+
+export interface CommandDef {
+  /** Words that name the command, e.g. ['entry', 'set']. */
+  readonly path: readonly string[];
+  readonly summary: string;
+  /** Who runs it: an agent with a token, the owner with a passphrase, or anyone (host and set-up). */
+  readonly side: Side;
+  readonly args: readonly ArgDef[];
+  readonly flags: readonly FlagDef[];
+  /** More lines for `--help`, after the summary: what the summary cannot say in one line. */
+  readonly notes?: readonly string[];
+  /** Command lines `--help` shows, each a complete `vault-cli ...` line. */
+  readonly examples: readonly string[];
+  /** The module under src/cli/commands that runs it. */
+  readonly module: string;
+}
+
+export const json: FlagDef = { name: 'json', summary: 'machine-readable output' };
+export const field: FlagDef = {
+  name: 'field',
+  value: 'string',
+  metavar: '<name>',
+  summary: 'field name (default: password)',
+  complete: 'field',
+};
+export const noBrowser: FlagDef = {
+  name: 'no-browser',
+  summary: 'print the ceremony page’s URL only; do not open a browser',
+};
+/** The ceremony page on a fixed port, for an owner on another machine (docs/hardware-key.md). */
+export const ceremonyPort: FlagDef = {
+  name: 'port',
+  value: 'count',
+  summary: 'serve the ceremony page on this port of 127.0.0.1 (to forward it with ssh -L)',
+};
+/**
+ * The proxy's port on 127.0.0.1 (interface-spec), the default of `--port`: the
+ * product's contract, so the one definition sits with the command table that
+ * documents it; `proxy`, `run` and the sandbox's loopback all use it.
+ */
+export const PROXY_PORT = 1983;
+
+/** `run --max-procs`: tasks (processes and threads) the sandboxed agent may have at once; a build runs many. */
+export const DEFAULT_MAX_PROCS = 1024;
+export const proxyPort: FlagDef = {
+  name: 'port',
+  value: 'count',
+  summary: `port (default ${PROXY_PORT})`,
+};
+/** get, totp, render: the rule their help states (src/cli/pipe-only.ts). */
+export const PIPE_ONLY =
+  'stdout must be a pipe: on a terminal or into a file it is refused (VLT-2050) and nothing is read.';
+export const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
+export const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
+
+export const COMMON_FIELDS = ['password', 'key', 'private_key', 'secret_key', 'token', 'totp'];
+
+/** Coding agents `init` can leave the guardrail skill for (src/cli/skill.ts). */
+export const SKILL_AGENTS = ['claude', 'codex', 'cursor', 'gemini', 'agents'] as const;
+
+/** Shells `vault-cli completion` writes scripts for. */
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+
+export const HELP_FLAG: FlagDef = { name: 'help', summary: 'show this help' };
+
+/** `vault-cli --version`: the top level's one flag besides --help. */
+export const VERSION_FLAG: FlagDef = {
+  name: 'version',
+  summary: 'print the version and the Node it runs on',
+};

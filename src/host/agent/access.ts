@@ -1,0 +1,759 @@
+/**
+ * The agent access path, in the one order that holds everywhere (DESIGN
+ * section 4), each step a function of its own and release() their sequence:
+ * authenticate (authenticate.ts) -> look up -> check (token still good, lock,
+ * scope and grant, entry, field, seed, host binding) -> charge the rate
+ * windows -> audit -> decrypt -> release. Look up to audit are one write
+ * transaction, so the charge, any violation or lock, and the audit record
+ * commit together; nothing is released on any failure before the end. The
+ * charge writes the agent's rate record alone (Tx.putRate), not its record.
+ *
+ * No existence oracle: a name that matches no entry and an entry outside the
+ * scope take the same path, write the same kind of record and give the same
+ * error bytes; and the caller's name index holds its own scope only, so
+ * neither the host nor a copy of the store answers for any other name.
+ *
+ * Keys follow scope (schema 2): the caller's token opens its key pair, which
+ * opens the grants of its scope (one data key per entry) and nothing else.
+ */
+import { agentActor, type AuditAction } from '../../core/audit.js';
+import { VaultError, type ErrorCode } from '../../core/errors.js';
+import { TOTP_FIELD } from '../../core/names.js';
+import {
+  chargeRefused,
+  decideRead,
+  inScope,
+  newSlots,
+  recordViolation,
+} from '../../core/policy.js';
+import { KEY_BYTES, open, wipe } from '../../crypto/aead.js';
+import { keyedHash } from '../../crypto/hash.js';
+import { Secret } from '../../crypto/secret.js';
+import type {
+  AgentRecord,
+  EntryRecord,
+  FieldRecord,
+  Grant,
+  Grants,
+  Tx,
+  VaultHeader,
+} from '../../store/store.js';
+import { accessEvent } from '../audit/event.js';
+import { appendAudit } from '../audit/log.js';
+import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
+import { coalesceRefusal } from '../audit/refusals.js';
+import { normalHost } from '../entries/entries.js';
+import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
+import { RECORD_BYTES, type HostContext } from '../context.js';
+import { sessionLive } from './sessions.js';
+import { slots } from '../keys/slots.js';
+import { parseSeed, totpCode } from '../entries/totp.js';
+
+// Step 1 of the order has a module of its own; its callers import it from here.
+export { authenticate, endSession, type AgentSession };
+
+interface CallerView {
+  readonly agent: AgentRecord;
+  readonly scope: readonly string[];
+  readonly grants: Grants['grants'];
+  readonly index: Grants['index'];
+  /** The session token's session was revoked or has expired. */
+  readonly dead: boolean;
+}
+
+/**
+ * What the caller may see right now, read inside the transaction: the agent as
+ * stored (for its rate state and lock), and the scope, grants and name index
+ * of the token — the agent's own, or its session's (narrower, sealed to the
+ * session's key pair). A session that was revoked or has expired sees nothing.
+ */
+function view(tx: Tx, ctx: HostContext, s: AgentSession): CallerView {
+  const agent = tx.agent(s.agent.id) ?? s.agent;
+  if (s.sessionId === undefined) {
+    const { scope, grants, index } = agent;
+    return { agent, scope, grants: grants ?? {}, index: index ?? {}, dead: false };
+  }
+  const r = tx.session(s.sessionId);
+  if (r === null || !sessionLive(r, ctx.now()))
+    return { agent, scope: [], grants: {}, index: {}, dead: true };
+  return {
+    agent,
+    scope: r.scope.filter((id) => agent.scope.includes(id)),
+    grants: r.grants ?? {},
+    index: r.index ?? {},
+    dead: false,
+  };
+}
+
+/** A reference to one field of one entry, as the caller wrote it. */
+export interface FieldRef {
+  readonly entry: string;
+  readonly field: string;
+}
+
+/** What the released values are for: the audit action and, for a fill, where it goes. */
+export type Purpose =
+  | { readonly kind: 'get' }
+  | { readonly kind: 'totp' }
+  | { readonly kind: 'fill'; readonly host: string | null };
+
+interface Target {
+  /** The reference's key in the request, for putting values back in order. */
+  key: string;
+  entry: EntryRecord;
+  field: string;
+  record: FieldRecord;
+  /** The entry's data key, opened from the caller's grant (in the request's arena). */
+  dataKey: Buffer;
+}
+
+/** What check() found for one entry of a request, kept for its other fields. */
+type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta; fields: FieldKeys };
+
+/** Field names to their store keys under one data key (fieldHash), as far as asked. */
+type FieldKeys = Map<string, string>;
+/** Field keys kept per opened entry: a caller naming many fields that do not exist keeps none of them. */
+const FIELD_KEYS_KEPT = 16;
+
+/**
+ * What an entry record's sealed name and meta open to with one data key, kept
+ * against the record object the store handed out. The store hands out the
+ * same (frozen) object only while a transaction sees the same bytes
+ * (store.ts DecodedRecords): an entry renamed, re-bound to other hosts,
+ * rotated or re-granted is another object, opened afresh. And only with the
+ * very key buffer it was opened with, which the caller cache keeps for as long
+ * as the caller's grant is the same box (a new grant is a new buffer), in the
+ * same vault (header). So a hit is what opening again would give; every rule
+ * that uses it (name equality, versions, host binding) is still judged per
+ * request. What it holds (an entry's name and meta) the host opens on every
+ * read anyway; no key is kept that the caller cache does not hold already.
+ */
+interface OpenedEntry {
+  readonly dataKey: Buffer;
+  readonly header: VaultHeader;
+  readonly name: string | null;
+  readonly meta: EntryMeta | null;
+  readonly fields: FieldKeys;
+}
+const openedEntries = new WeakMap<EntryRecord, OpenedEntry>();
+
+function openEntry(header: VaultHeader, dataKey: Buffer, entry: EntryRecord): OpenedEntry {
+  const kept = openedEntries.get(entry);
+  if (kept !== undefined && kept.dataKey === dataKey && kept.header === header) return kept;
+  const name = openName(header, dataKey, entry);
+  const meta = name === null ? null : openMeta(header, dataKey, entry);
+  const opened = {
+    dataKey,
+    header,
+    name,
+    meta: meta === null ? null : frozenMeta(meta),
+    fields: new Map(),
+  };
+  openedEntries.set(entry, opened);
+  return opened;
+}
+
+function frozenMeta(m: EntryMeta): EntryMeta {
+  Object.freeze(m.fields);
+  Object.freeze(m.versions);
+  Object.freeze(m.hosts);
+  if (m.exposed !== undefined) Object.freeze(m.exposed);
+  return Object.freeze(m);
+}
+
+/**
+ * The entry half of check(): the grant opened, its generation, the sealed name
+ * equal to the name asked for, the meta opened. Once per entry and name in a
+ * request, however many of its fields are asked for.
+ */
+function checkEntry(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  grant: Grant,
+  name: string,
+): EntryCheck {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = session.unseal(grant.box);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const opened = openEntry(header, dataKey, entry);
+  if (opened.name === null) return { code: 'VLT-3003' };
+  if (opened.name !== name) return { code: 'VLT-3022' };
+  if (opened.meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta: opened.meta, fields: opened.fields };
+}
+
+/** The store key of `field` under the entry's data key, kept with the opened entry. */
+function fieldKey(
+  checked: { dataKey: Buffer; fields: FieldKeys },
+  entryId: string,
+  field: string,
+): string {
+  const kept = checked.fields.get(field);
+  if (kept !== undefined) return kept;
+  const key = fieldHash(checked.dataKey, entryId, field);
+  if (checked.fields.size < FIELD_KEYS_KEPT) checked.fields.set(field, key);
+  return key;
+}
+
+/**
+ * One reference checked against the caller's grant, inside the transaction:
+ * its data key opened from the grant, the entry's sealed name equal to the name
+ * asked for (a swapped index row leads elsewhere: VLT-3022), the generations
+ * and the field's version as the sealed meta says (an older record: VLT-3020),
+ * a totp seed refused (VLT-2052), and for a fill the host binding.
+ */
+function check(
+  tx: Tx,
+  entry: EntryRecord,
+  checked: EntryCheck,
+  ref: FieldRef,
+  purpose: Purpose,
+  host: string | null,
+): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
+  if ('code' in checked) return checked;
+  const { dataKey, meta } = checked;
+  const record = tx.field(entry.id, fieldKey(checked, entry.id, ref.field));
+  if (record === null) return { code: 'VLT-2044' };
+  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
+    return { code: 'VLT-3020' };
+  // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
+  if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
+  if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
+    return { code: 'VLT-2045' };
+  return { record, dataKey };
+}
+
+/** Refused references audited by name in one request; the rest share one record. */
+const AUDITED_REFUSALS = 16;
+
+function retryText(d: { retryAt: number | null; window: string }): string {
+  const when =
+    d.retryAt === null
+      ? 'this request alone exceeds the limit'
+      : `retry after ${new Date(d.retryAt).toISOString()}`;
+  return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
+}
+
+const keyOf = (r: FieldRef): string => JSON.stringify([r.entry, r.field]);
+
+/** A request's references: each distinct one once, and where it stands in the request. */
+interface Asked {
+  readonly refs: readonly FieldRef[];
+  readonly distinct: readonly FieldRef[];
+  readonly positions: ReadonlyMap<string, readonly number[]>;
+}
+
+/** Built once, so the cost of a request stays linear in its size (issue 16). */
+function asked(refs: readonly FieldRef[]): Asked {
+  const at = new Map<string, { ref: FieldRef; indices: number[] }>();
+  refs.forEach((r, index) => {
+    const k = keyOf(r);
+    const seen = at.get(k);
+    if (seen === undefined) at.set(k, { ref: r, indices: [index] });
+    else seen.indices.push(index);
+  });
+  const values = [...at.values()];
+  return {
+    refs,
+    distinct: values.map((v) => v.ref),
+    positions: new Map(values.map((v) => [keyOf(v.ref), v.indices])),
+  };
+}
+
+/** One access's write transaction: what each step reads, and where it writes. */
+interface Access {
+  readonly tx: Tx;
+  readonly ctx: HostContext;
+  readonly header: VaultHeader;
+  readonly session: AgentSession;
+  /** The caller as this transaction sees it. */
+  readonly view: CallerView;
+  readonly actor: string;
+  readonly source: string;
+  readonly purpose: Purpose;
+  /** The destination of a fill, for the host binding and the audit record; else null. */
+  readonly host: string | null;
+}
+
+/** A reference as the caller's own index resolves it. */
+interface Looked {
+  readonly ref: FieldRef;
+  readonly entryId: string | null;
+  readonly entry: EntryRecord | null;
+}
+
+interface Refused {
+  readonly l: Looked;
+  readonly code: ErrorCode;
+}
+
+/** The request refused: the transaction still commits what the refusal wrote (audit, charge). */
+type Refusal = { ok: false; err: VaultError };
+type Decided = { ok: true; targets: Target[]; header: VaultHeader } | Refusal;
+
+/**
+ * Look up: only in the caller's own index, so a name outside its scope is in
+ * no row it can read.
+ */
+function lookUp(a: Access, refs: readonly FieldRef[]): Looked[] {
+  return refs.map((ref) => {
+    const entryId = a.view.index[a.session.row(ref.entry)] ?? null;
+    return { ref, entryId, entry: entryId === null ? null : a.tx.entry(entryId) };
+  });
+}
+
+function audit(a: Access, action: AuditAction, code: 'ok' | ErrorCode, l: Looked): void {
+  const { entryId, ref } = l;
+  appendAudit(
+    a.tx,
+    a.header,
+    accessEvent(a.ctx, action, code, a.actor, a.source, {
+      entryId,
+      entry: ref.entry,
+      field: ref.field,
+      host: a.host,
+    }),
+  );
+}
+
+/**
+ * Audits refused references: each of the first AUDITED_REFUSALS by name, the
+ * rest in one record that counts them, so one request grows the store by a
+ * bounded amount however many names it guesses.
+ */
+function auditRefused(a: Access, action: AuditAction, refused: readonly Refused[]): void {
+  for (const { l, code } of refused.slice(0, AUDITED_REFUSALS)) audit(a, action, code, l);
+  const rest = refused.length - AUDITED_REFUSALS;
+  if (rest <= 0) return;
+  const code = refused[AUDITED_REFUSALS]?.code ?? 'VLT-2041';
+  const more = { entry: `(${rest} more references)`, host: a.host };
+  appendAudit(a.tx, a.header, accessEvent(a.ctx, action, code, a.actor, a.source, more));
+}
+
+/** Every reference refused for one reason, audited. */
+function refuseAll(
+  a: Access,
+  looked: readonly Looked[],
+  action: AuditAction,
+  code: ErrorCode,
+  message?: string,
+): Refusal {
+  auditRefused(
+    a,
+    action,
+    looked.map((l) => ({ l, code })),
+  );
+  return { ok: false, err: new VaultError(code, message) };
+}
+
+/**
+ * A refusal that repeats for as long as nothing changes (locked, revoked):
+ * recorded as refuseAll does, but coalesced per source (refusal-audit.ts).
+ */
+function refuseAgain(
+  a: Access,
+  looked: readonly Looked[],
+  action: AuditAction,
+  code: ErrorCode,
+  message?: string,
+): Refusal {
+  const e = accessEvent(a.ctx, action, code, a.actor, a.source);
+  coalesceRefusal(a.ctx, a.tx, a.header, e, () => refuseAll(a, looked, action, code));
+  return { ok: false, err: new VaultError(code, message) };
+}
+
+/** Check, the caller: its token still good and the agent not locked. */
+function barred(a: Access, looked: readonly Looked[]): Refusal | null {
+  const { agent, dead } = a.view;
+  if (agent.revoked !== null || dead)
+    return refuseAgain(a, looked, 'denied', 'VLT-2040', 'Token revoked.');
+  if (agent.rate.lock !== null) return refuseAgain(a, looked, 'locked', 'VLT-2043');
+  return null;
+}
+
+/**
+ * Check, one reference: in scope and granted (else VLT-2041, the same as no
+ * such name), then the entry (once per entry and name: `entries` keeps it)
+ * and the field, as checkEntry() and check() say.
+ */
+function checkRef(a: Access, l: Looked, entries: Map<string, EntryCheck>): Target | Refused {
+  const { entry, entryId, ref } = l;
+  const grant = entryId === null ? undefined : a.view.grants[entryId];
+  if (entry === null || !inScope(a.view.scope, entryId) || grant === undefined)
+    return { l, code: 'VLT-2041' };
+  const k = JSON.stringify([entry.id, ref.entry]);
+  let e = entries.get(k);
+  if (e === undefined) {
+    e = checkEntry(a.session, a.header, entry, grant, ref.entry);
+    entries.set(k, e);
+  }
+  const c = check(a.tx, entry, e, ref, a.purpose, a.host);
+  if ('code' in c) return { l, code: c.code };
+  return { key: keyOf(ref), entry, field: ref.field, record: c.record, dataKey: c.dataKey };
+}
+
+/** Check, every reference: the ones to release, and the ones refused. */
+function checkRefs(
+  a: Access,
+  looked: readonly Looked[],
+): { targets: Target[]; refused: Refused[] } {
+  const targets: Target[] = [];
+  const refused: Refused[] = [];
+  const entries = new Map<string, EntryCheck>();
+  for (const l of looked) {
+    const c = checkRef(a, l, entries);
+    if ('code' in c) refused.push(c);
+    else targets.push(c);
+  }
+  return { targets, refused };
+}
+
+/** The lock an exfiltration attempt caused, audited where the attempt went. */
+function auditLock(a: Access): void {
+  appendAudit(
+    a.tx,
+    a.header,
+    accessEvent(a.ctx, 'locked', 'VLT-2043', a.actor, a.source, { host: a.host }),
+  );
+}
+
+/**
+ * The refusal of a request whose exfiltration attempt was the agent's second
+ * violation: the attempt is audited (`exfil`), and so is the lock it caused.
+ */
+function lockedBy(a: Access, what: string): Refusal {
+  auditLock(a);
+  return {
+    ok: false,
+    err: new VaultError(
+      'VLT-2043',
+      `Second violation (${what}): agent locked; the owner must unlock it with the hardware key.`,
+    ),
+  };
+}
+
+const UNBOUND = 'a reference sent to a host its entry is not bound to';
+
+/**
+ * Any reference refused refuses the request, each bad one named in
+ * `problems`. A name refused as out of scope (or unknown: the same) takes a
+ * slot in the rate windows as a read would, once per name and window, so
+ * guessing names costs the agent its next reads (the guardrail skill says
+ * so). The refusal itself stays VLT-2041 (policy.ts chargeRefused).
+ *
+ * A reference to a host its entry is not bound to (VLT-2045) is an attempt
+ * to send the value where the owner said it may not go: the request records
+ * one violation however many such references it holds (policy.ts
+ * recordViolation), each audited as `exfil` with the destination host, and
+ * the second violation locks the agent.
+ */
+function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
+  const { agent } = a.view;
+  const now = a.ctx.now();
+  let rate = agent.rate;
+  const guessed = refused
+    .filter((r) => r.code === 'VLT-2041')
+    .map((r) => `?${keyedHash(a.session.indexKey, 'refused', r.l.ref.entry).toString('hex')}`);
+  const unique = [...new Set(guessed)];
+  const fresh = unique.length > 0 ? newSlots(rate, agent.limits, unique, now) : 0;
+  if (unique.length > 0) rate = chargeRefused(rate, agent.limits, unique, now);
+  const sent = refused.filter((r) => r.code === 'VLT-2045');
+  const counted = sent.length > 0 ? recordViolation(rate, now) : null;
+  if (counted !== null && counted.kind !== 'locked') rate = counted.state;
+  if (rate !== agent.rate) a.tx.putRate(agent.id, rate);
+  const denied = refused.filter((r) => r.code !== 'VLT-2045');
+  if (sent.length === 0 && fresh === 0) {
+    // Nothing new: names the hour already counts (or a full hour), a missing
+    // field. Asked again and again, such refusals would fill the disk one
+    // record each; they are coalesced per source like a locked agent's.
+    const first = denied[0]?.code ?? 'VLT-2041';
+    const e = accessEvent(a.ctx, 'denied', first, a.actor, a.source);
+    coalesceRefusal(a.ctx, a.tx, a.header, e, () => auditRefused(a, 'denied', denied));
+  } else auditRefused(a, 'denied', denied);
+  auditRefused(a, 'exfil', sent);
+  if (counted?.kind === 'lockdown') return lockedBy(a, UNBOUND);
+  const problems = refused
+    .flatMap(({ l, code }) =>
+      (q.positions.get(keyOf(l.ref)) ?? []).map((index) => ({ index, code })),
+    )
+    .sort((x, y) => x.index - y.index);
+  const first = problems[0]?.code ?? 'VLT-2041';
+  const counts =
+    counted === null
+      ? ''
+      : ` Violation recorded (${UNBOUND}); a second within two hours locks the agent.`;
+  const message =
+    q.refs.length === 1
+      ? first === 'VLT-2044'
+        ? `Field not found: ${JSON.stringify(q.refs[0]?.field)}.`
+        : counted === null
+          ? undefined
+          : `Destination host not allowed for this credential.${counts}`
+      : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.${counts}`;
+  return { ok: false, err: new VaultError(first, message, { problems }) };
+}
+
+/**
+ * Charge: the entries to release, against the rate windows (policy.ts
+ * decideRead). A violation is recorded and refuses the request; the second
+ * locks the agent.
+ */
+function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]): Refusal | null {
+  const { agent } = a.view;
+  const ids = [...new Set(targets.map((t) => t.entry.id))];
+  const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
+  if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
+  a.tx.putRate(agent.id, d.state);
+  if (d.kind === 'lockdown') {
+    return refuseAll(
+      a,
+      looked,
+      'locked',
+      'VLT-2043',
+      'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
+    );
+  }
+  if (d.kind === 'limited') {
+    // A retry while the violation's quiet time runs repeats it: coalesced like
+    // a locked agent's, or a loop of them would write a record each for up to
+    // an hour (the hour window's quiet time).
+    if (!d.counted) return refuseAgain(a, looked, 'limited', 'VLT-2042', retryText(d));
+    return refuseAll(a, looked, 'limited', 'VLT-2042', retryText(d));
+  }
+  return null;
+}
+
+/**
+ * Audit the release: one record per credential released (an entry: DESIGN
+ * section 6), naming its fields, as the limits charged it.
+ */
+function auditRelease(a: Access, looked: readonly Looked[]): void {
+  const action =
+    a.purpose.kind === 'fill' ? 'fill' : a.view.agent.kind === 'ai' ? 'ai_read' : 'read';
+  const byEntry = new Map<string, Looked[]>();
+  for (const l of looked) {
+    const group = byEntry.get(l.entryId ?? '');
+    if (group === undefined) byEntry.set(l.entryId ?? '', [l]);
+    else group.push(l);
+  }
+  for (const [first, ...more] of byEntry.values()) {
+    if (first === undefined) continue;
+    const fields = [first, ...more].map((l) => l.ref.field).join(', ');
+    audit(a, action, 'ok', { ...first, ref: { ...first.ref, field: fields } });
+  }
+}
+
+/**
+ * Look up, check, charge and audit, in the one write transaction: a refusal
+ * at any step is audited (and charged, where the limits say so) and commits
+ * with it; the request goes on to decrypt only when every step passed.
+ */
+function decide(a: Access, q: Asked): Decided {
+  const looked = lookUp(a, q.distinct);
+  const bar = barred(a, looked);
+  if (bar !== null) return bar;
+  const { targets, refused } = checkRefs(a, looked);
+  if (refused.length > 0) return refuseRefs(a, q, refused);
+  const limited = charge(a, looked, targets);
+  if (limited !== null) return limited;
+  auditRelease(a, looked);
+  return { ok: true, targets, header: a.header };
+}
+
+/**
+ * Decrypt, after the audit record is committed: every target's value (for
+ * `totp`, the current code), or none, the ones opened wiped, on any failure.
+ * @throws VaultError VLT-3003
+ */
+function decrypt(
+  ctx: HostContext,
+  header: VaultHeader,
+  targets: readonly Target[],
+  purpose: Purpose,
+): Map<string, Secret> {
+  const values = new Map<string, Secret>();
+  try {
+    for (const t of targets) {
+      const value = open(
+        t.dataKey,
+        t.record.value,
+        slots.field(header.vaultId, t.entry.id, t.field, t.record.version, t.record.gen),
+      );
+      if (!value) throw new VaultError('VLT-3003');
+      values.set(t.key, totpOr(purpose, value, ctx.now()));
+    }
+    return values;
+  } catch (err) {
+    for (const v of values.values()) v.wipe();
+    throw err;
+  }
+}
+
+/**
+ * Releases the fields `refs` name, all of them or none: for `get` and `totp`
+ * one reference, for a render or a proxy fill all distinct references of the
+ * request at once, charged to the limits together. Values come back in the
+ * order of `refs` (duplicates resolved once). The order of every access
+ * (DESIGN section 4): look up, check, charge, audit (one write transaction),
+ * then decrypt and release.
+ * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several
+ *   references, `problems` names each bad one), VLT-3003, VLT-3004.
+ */
+export async function release(
+  ctx: HostContext,
+  session: AgentSession,
+  refs: readonly FieldRef[],
+  purpose: Purpose,
+  source: string,
+): Promise<Secret[]> {
+  const q = asked(refs);
+  const actor = agentActor(session.agent.name);
+  const host = purpose.kind === 'fill' ? purpose.host : null;
+  // Grouped with the other requests of this moment: one durable flush for all.
+  const decided = await ctx.commitGrouped(
+    (tx) =>
+      decide(
+        {
+          tx,
+          ctx,
+          header: ctx.header(tx),
+          session,
+          view: view(tx, ctx, session),
+          actor,
+          source,
+          purpose,
+          host,
+        },
+        q,
+      ),
+    // At most one record per distinct reference (AUDITED_REFUSALS + 1 when refused), and a lock's.
+    (q.distinct.length + 1) * RECORD_BYTES,
+  );
+  if (!decided.ok) throw decided.err;
+  const values = decrypt(ctx, decided.header, decided.targets, purpose);
+  return refs.map((r) => values.get(keyOf(r)) as Secret);
+}
+
+/**
+ * What the proxy saw that the host cannot: a request carrying references
+ * whose Host is not where it goes (VLT-2048). The proxy refused it; this
+ * reports it for the caller it acted for.
+ */
+export interface Signal {
+  readonly kind: 'host_mismatch';
+  /** Where the request went: the CONNECT target, or the absolute-form URL's host. */
+  readonly host: string;
+  /** The references it carried, as written. */
+  readonly refs: readonly FieldRef[];
+}
+
+/** The code each signal is audited with: the refusal the proxy gave. */
+const SIGNAL_CODE: Record<Signal['kind'], ErrorCode> = { host_mismatch: 'VLT-2048' };
+
+/**
+ * Records a signal the proxy reported as a violation of the caller's own
+ * limits (policy.ts recordViolation), in one write transaction: its
+ * references audited as `exfil` with the destination host (at most
+ * AUDITED_REFUSALS + 1 records), and a `locked` record when it is the second.
+ *
+ * Who can report what: the token is the only name of the agent a signal is
+ * about, so a report can only ever count against the agent (or the session's
+ * agent) whose token it carries. A token the host refuses is VLT-2040 from
+ * authenticate and counts against nobody. A locked agent's report writes
+ * nothing (its lock is recorded already), so however many reports a caller
+ * sends, it adds a bounded number of records between two unlocks.
+ * @returns what it did: `recorded` a first violation, `lockdown` a second
+ *   (the agent is locked), or nothing (`locked`: the agent was locked already).
+ * @throws VaultError VLT-2040 (revoked, or the session ended), VLT-3004.
+ */
+export async function reportSignal(
+  ctx: HostContext,
+  session: AgentSession,
+  signal: Signal,
+  source: string,
+): Promise<{ outcome: 'recorded' | 'lockdown' | 'locked' }> {
+  const q = asked(signal.refs);
+  const actor = agentActor(session.agent.name);
+  const done = await ctx.commitGrouped(
+    (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
+      const a: Access = {
+        tx,
+        ctx,
+        header: ctx.header(tx),
+        session,
+        view: view(tx, ctx, session),
+        actor,
+        source,
+        purpose: { kind: 'fill', host: signal.host },
+        host: signal.host,
+      };
+      const { agent, dead } = a.view;
+      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', 'Token revoked.');
+      const counted = recordViolation(agent.rate, ctx.now());
+      if (counted.kind === 'locked') return { outcome: 'locked' };
+      tx.putRate(agent.id, counted.state);
+      const code = SIGNAL_CODE[signal.kind];
+      auditRefused(
+        a,
+        'exfil',
+        lookUp(a, q.distinct).map((l) => ({ l, code })),
+      );
+      if (counted.kind === 'lockdown') auditLock(a);
+      return { outcome: counted.kind };
+    },
+    (AUDITED_REFUSALS + 2) * RECORD_BYTES,
+  );
+  if (done instanceof VaultError) throw done;
+  return done;
+}
+
+function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {
+  if (purpose.kind !== 'totp') return new Secret(value);
+  try {
+    return Secret.fromString(totpCode(parseSeed(value.toString('utf8')), now));
+  } finally {
+    wipe(value);
+  }
+}
+
+/**
+ * Releases one field (mode `get`) or the current code of the `totp` field
+ * (mode `totp`) to an authenticated agent.
+ * @throws VaultError as release().
+ */
+export async function readField(
+  ctx: HostContext,
+  session: AgentSession,
+  req: { entry: string; field: string; mode: 'get' | 'totp' },
+  source: string,
+): Promise<Secret> {
+  const field = req.mode === 'totp' ? TOTP_FIELD : req.field;
+  const [value] = await release(
+    ctx,
+    session,
+    [{ entry: req.entry, field }],
+    { kind: req.mode },
+    source,
+  );
+  if (value === undefined) throw new VaultError('VLT-3007');
+  return value;
+}
+
+/** For `init`: the token is good. Writes nothing beyond an audit record on failure. */
+export function whoami(ctx: HostContext, token: Secret, source: string): { agent: string } {
+  const s = authenticate(ctx, token, source);
+  try {
+    if (s.agent.rate.lock !== null) {
+      refuse(
+        ctx,
+        ctx.store().read((tx: Tx) => ctx.header(tx)),
+        accessEvent(ctx, 'locked', 'VLT-2043', agentActor(s.agent.name), source),
+        new VaultError('VLT-2043'),
+      );
+    }
+    return { agent: s.agent.name };
+  } finally {
+    endSession(s);
+  }
+}

@@ -1,0 +1,371 @@
+/**
+ * The owner's agent operations. An agent's token is shown once and never
+ * stored: the store keeps a KDF verifier of its secret, and the agent's box
+ * secret key wrapped under a key derived from it. The data key of each entry
+ * in its scope, and its own index key, are sealed to the agent's public key
+ * (grants.ts), so the owner can widen a scope later without the token, and a
+ * token with a copy of the store opens its scope and nothing else. Every
+ * change checks the record's MAC first and renews it.
+ */
+import { VaultError, quote } from '../../core/errors.js';
+import { checkSimpleName } from '../../core/names.js';
+import {
+  FRESH_RATE_STATE,
+  lockByHand,
+  usage,
+  valuesAvailable,
+  type Limits,
+} from '../../core/policy.js';
+import type { AgentSummary } from '../../core/protocol.js';
+import { randomBytes, seal, wipe } from '../../crypto/aead.js';
+import { newKeyPair, sealTo } from '../../crypto/box.js';
+import {
+  addGrants,
+  agentMacHolds,
+  dropGrants,
+  openName,
+  recordIndexKey,
+  rotateEntry,
+  verifyAgent,
+  withAgentMac,
+} from '../keys/grants.js';
+import { tokenKeys } from '../../crypto/kdf.js';
+import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
+import type { AgentRecord, EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import { appendAudit } from '../audit/log.js';
+import type { HostContext } from '../context.js';
+import { entryIds } from '../entries/entries.js';
+import { ownerEvent } from '../audit/event.js';
+import type { OwnerSession } from '../owner/session.js';
+import { endedRecord, followScope } from './sessions.js';
+import { slots } from '../keys/slots.js';
+import { agentById, agentByName } from './names.js';
+import { rotateEach } from '../keys/rotation.js';
+
+/**
+ * Rotates each entry of `ids` that still exists, after the record losing it
+ * has dropped its grant: whatever that record saved opens nothing set later,
+ * and the entries' current keys are no longer the ones it held.
+ */
+function rotateLost(tx: Tx, s: OwnerSession, header: VaultHeader, ids: Iterable<string>): void {
+  for (const id of ids) {
+    const e = tx.entry(id);
+    if (e !== null) wipe(rotateEntry(tx, s, header, e).dataKey);
+  }
+}
+
+/**
+ * Creates an agent and returns its token (the only time it exists outside the caller).
+ * @throws VaultError VLT-4003 name taken, VLT-4001 unknown entry in scope, VLT-1002 bad name.
+ */
+export function addAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; kind: 'ai' | 'script'; scope: readonly string[]; limits: Limits },
+  source: string,
+): { token: string } {
+  const name = checkSimpleName('agent', req.name);
+  const agentId = randomBytes(AGENT_ID_BYTES);
+  const secret = randomBytes(SECRET_BYTES);
+  const { verifier, wrapKey } = tokenKeys(secret);
+  const pair = newKeyPair();
+  try {
+    ctx.commit((tx) => {
+      // The name is taken by a live record that carries it, whatever the rows say: a row
+      // is only a hint (agent-names.ts). A row of the name that leads elsewhere (one
+      // moved in the store, left behind by `agent revoke --id`) is overwritten below.
+      if (tx.agents().some((a) => a.revoked === null && a.name === name)) {
+        throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
+      }
+      const header = ctx.header(tx);
+      const id = agentId.toString('hex');
+      const entries = entryIds(tx, s, [...new Set(req.scope)]);
+      const indexKey = recordIndexKey(s, 'agent', id);
+      const granted = addGrants(
+        s,
+        header,
+        pair.publicKey,
+        indexKey,
+        { grants: {}, index: {} },
+        entries,
+      );
+      const record: AgentRecord = withAgentMac(s, {
+        id,
+        name,
+        kind: req.kind,
+        scope: entries.map((e) => e.id),
+        limits: req.limits,
+        rate: FRESH_RATE_STATE,
+        verifier,
+        publicKey: pair.publicKey,
+        secretKey: seal(wrapKey, pair.secretKey, slots.agentSecretKey(header.vaultId, id)),
+        ...granted,
+        indexKey: sealTo(pair.publicKey, indexKey),
+        created: ctx.now(),
+        revoked: null,
+        mac: Buffer.alloc(0),
+      });
+      tx.putAgent(record);
+      tx.putAgentName(name, id);
+      appendAudit(tx, header, ownerEvent(ctx, 'agent_add', source, { subject: name }));
+    });
+    return { token: formatToken(agentId, secret) };
+  } finally {
+    wipe(secret, wrapKey, pair.secretKey);
+  }
+}
+
+function entryName(s: OwnerSession, header: VaultHeader, e: EntryRecord): string {
+  const dataKey = s.dataKey(header, e);
+  try {
+    const name = openName(header, dataKey, e);
+    if (name === null) throw new VaultError('VLT-3003');
+    return name;
+  } finally {
+    wipe(dataKey);
+  }
+}
+
+function summarise(
+  tx: Tx,
+  s: OwnerSession,
+  header: VaultHeader,
+  a: AgentRecord,
+  now: number,
+): AgentSummary {
+  const scope = a.scope
+    .map((id) => tx.entry(id))
+    .filter((e): e is EntryRecord => e !== null)
+    .map((e) => entryName(s, header, e))
+    .sort((x, y) => x.localeCompare(y));
+  const recent = a.rate.violations.filter((t) => now - t < 2 * 3_600_000);
+  const state =
+    a.revoked !== null
+      ? 'revoked'
+      : !agentMacHolds(s, a)
+        ? 'altered'
+        : a.rate.lock !== null
+          ? 'locked'
+          : recent.length > 0
+            ? 'violation'
+            : 'active';
+  return {
+    id: a.id,
+    name: a.name,
+    kind: a.kind,
+    state,
+    scope,
+    limits: a.limits,
+    usage: usage(a.rate, now),
+    valuesLeft: valuesAvailable(a.rate, a.limits, now),
+    violations: recent,
+    lockedAt: a.rate.lock?.at ?? null,
+    created: a.created,
+  };
+}
+
+export function listAgents(ctx: HostContext, s: OwnerSession): AgentSummary[] {
+  const now = ctx.now();
+  return ctx.store().read((tx) => {
+    const header = ctx.header(tx);
+    return tx
+      .agents()
+      .filter((a) => a.revoked === null)
+      .map((a) => summarise(tx, s, header, a, now))
+      .sort((x, y) => x.name.localeCompare(y.name));
+  });
+}
+
+export function showAgent(ctx: HostContext, s: OwnerSession, name: string): AgentSummary {
+  return ctx
+    .store()
+    .read((tx) => summarise(tx, s, ctx.header(tx), agentByName(tx, name), ctx.now()));
+}
+
+/** One owner change to an agent, with its audit record, in one transaction. */
+function changeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  name: string,
+  source: string,
+  change: (
+    tx: Tx,
+    header: VaultHeader,
+    a: AgentRecord,
+  ) => {
+    next: AgentRecord;
+    events: Parameters<typeof appendAudit>[2][];
+  },
+): AgentSummary {
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const { next, events } = change(tx, header, verifyAgent(s, agentByName(tx, name)));
+    // Summarised as stored, with its new MAC: the record before it would read as `altered`.
+    const stored = withAgentMac(s, next);
+    tx.putAgent(stored);
+    for (const e of events) appendAudit(tx, header, e);
+    return summarise(tx, s, header, stored, ctx.now());
+  });
+}
+
+export function scopeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; add: readonly string[]; rm: readonly string[] },
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, req.name, source, (tx, header, a) => {
+    const added = entryIds(tx, s, req.add);
+    const removed = entryIds(tx, s, req.rm);
+    const gone = new Set(removed.map((e) => e.id).filter((id) => a.scope.includes(id)));
+    const scope = [...new Set([...a.scope, ...added.map((e) => e.id)])].filter(
+      (id) => !gone.has(id),
+    );
+    const indexKey = recordIndexKey(s, 'agent', a.id);
+    const kept = dropGrants(a, gone);
+    const fresh = added.filter((e) => !gone.has(e.id));
+    const granted = addGrants(s, header, a.publicKey, indexKey, kept, fresh);
+    // The agent's own record and its live sessions first, without the lost
+    // grants, so the rotation does not re-grant them; the sessions gain what
+    // the agent gains here, while the owner's key is at hand (issue 23).
+    const next = withAgentMac(s, { ...a, scope, ...granted });
+    tx.putAgent(next);
+    followScope(tx, s, header, next, { gained: fresh, lost: gone }, ctx.now());
+    rotateLost(tx, s, header, gone);
+    const current = tx.agent(a.id) ?? a;
+    const events = [
+      ...req.add.map((entry, i) =>
+        ownerEvent(ctx, 'agent_scope', source, {
+          subject: a.name,
+          entry,
+          field: '+',
+          entryId: added[i]?.id,
+        }),
+      ),
+      ...req.rm.map((entry, i) =>
+        ownerEvent(ctx, 'agent_scope', source, {
+          subject: a.name,
+          entry,
+          field: '-',
+          entryId: removed[i]?.id,
+        }),
+      ),
+    ];
+    return { next: current, events };
+  });
+}
+
+/** A values-a-minute limit as stored: absent (the default) until the owner sets one. */
+const values = (n: number | undefined) => (n === undefined ? {} : { valuesPerMinute: n });
+
+export function setLimits(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: {
+    name: string;
+    perMinute?: number | undefined;
+    perHour?: number | undefined;
+    valuesPerMinute?: number | undefined;
+  },
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, req.name, source, (_tx, _h, a) => ({
+    next: {
+      ...a,
+      limits: {
+        perMinute: req.perMinute ?? a.limits.perMinute,
+        perHour: req.perHour ?? a.limits.perHour,
+        ...values(req.valuesPerMinute ?? a.limits.valuesPerMinute),
+      },
+    },
+    events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],
+  }));
+}
+
+/** Locks by hand. Lifting a lock needs the hardware key; nothing here can. */
+export function lockAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  name: string,
+  source: string,
+): AgentSummary {
+  // No MAC check and no new MAC: a lock only tightens, so it must work on an
+  // altered record too, and must not vouch for what was altered (the rate
+  // state is outside the MAC).
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const a = agentByName(tx, name);
+    const next = { ...a, rate: lockByHand(a.rate, ctx.now()) };
+    tx.putRate(a.id, next.rate);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_lock', source, { subject: a.name }));
+    return summarise(tx, s, header, next, ctx.now());
+  });
+}
+
+/** Which agent a revocation names: its name, or its id when the name no longer finds it. */
+export type AgentTarget = { readonly name: string } | { readonly id: string };
+
+/**
+ * Revokes for good: the verifier and wrapped keys are erased, the record stays
+ * (so its token is told "revoked", not "unknown") and the name is free again;
+ * its rate record goes (Tx.putAgent of a revoked agent).
+ * The revocation is its own commit and comes first: an entry the agent held
+ * whose rotation fails (a field record it altered, VLT-3020) must not leave
+ * it able to read. Each entry it held is then rotated in a commit of its own;
+ * those that fail are returned (by name, or id when the name does not open)
+ * and stay queued for rotation at the owner's next command.
+ * @throws VaultError VLT-4002 no such agent, VLT-3021 its name row was altered.
+ */
+export function revokeAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  target: AgentTarget,
+  source: string,
+): { unrotated: { entry: string; code: string }[] } {
+  const lost = ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const a = 'id' in target ? agentById(tx, target.id) : agentByName(tx, target.name);
+    // No MAC check: a tampered agent is still revoked. Its sessions go with it.
+    tx.putAgent(
+      withAgentMac(s, {
+        ...a,
+        scope: [],
+        grants: {},
+        index: {},
+        verifier: Buffer.alloc(0),
+        secretKey: Buffer.alloc(0),
+        indexKey: Buffer.alloc(0),
+        revoked: ctx.now(),
+      }),
+    );
+    const held = new Set(Object.keys(a.grants ?? {}));
+    for (const r of tx.sessions()) {
+      if (r.agentId !== a.id || r.revoked !== null) continue;
+      for (const id of Object.keys(r.grants ?? {})) held.add(id);
+      tx.putSession(endedRecord(r, ctx.now()));
+    }
+    // Only the row that leads to this record: a row of its name moved elsewhere is not its own.
+    if (tx.agentIdByName(a.name) === a.id) tx.removeAgentName(a.name);
+    // Queued first, so an entry whose rotation below fails is tried again later.
+    tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
+    appendAudit(tx, header, ownerEvent(ctx, 'agent_revoke', source, { subject: a.name }));
+    return [...held];
+  });
+  const unrotated = rotateEach(ctx, s, lost).map(({ id, code }) => ({
+    entry: shownEntry(ctx, s, id),
+    code,
+  }));
+  return { unrotated };
+}
+
+/** An entry's name for a report, or its id when the name does not open. */
+function shownEntry(ctx: HostContext, s: OwnerSession, id: string): string {
+  try {
+    return ctx.store().read((tx) => {
+      const e = tx.entry(id);
+      return e === null ? id : entryName(s, ctx.header(tx), e);
+    });
+  } catch {
+    return id;
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * Session tokens for `run`: minted by the owner for one agent, they act as that
+ * agent (same limits, same rate state, same audit actor) within the agent's
+ * scope or a narrower one. A session has its own verifier and key pair; the
+ * owner checks the agent record's MAC (a scope widened in the store is
+ * refused, VLT-3021), then seals the data keys of the session's scope, and an
+ * index key of its own, to the new public key, so the agent's token is never
+ * needed and a session token with a copy of the store opens its scope only.
+ * A session dies when `run` ends it, and after `expires`.
+ *
+ * A live session follows the owner's later changes to its agent's scope
+ * (followScope): what the agent loses, every session loses at once; what the
+ * agent gains, a session minted without --scope gains in the same owner
+ * command, since only the owner's root key can seal a data key to it.
+ */
+import { agentActor } from '../../core/audit.js';
+import { VaultError } from '../../core/errors.js';
+import { randomBytes, seal, wipe } from '../../crypto/aead.js';
+import { newKeyPair, sealTo } from '../../crypto/box.js';
+import { tokenKeys } from '../../crypto/kdf.js';
+import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
+import type {
+  AgentRecord,
+  EntryRecord,
+  SessionRecord,
+  Tx,
+  VaultHeader,
+} from '../../store/store.js';
+import { appendAudit } from '../audit/log.js';
+import type { HostContext } from '../context.js';
+import { entryIds } from '../entries/entries.js';
+import {
+  addGrants,
+  dropGrants,
+  recordIndexKey,
+  sessionMacHolds,
+  verifyAgent,
+  withSessionMac,
+} from '../keys/grants.js';
+import { ownerEvent } from '../audit/event.js';
+import type { OwnerSession } from '../owner/session.js';
+import { slots } from '../keys/slots.js';
+import { agentByName } from './names.js';
+import { rotateEach, type Unrotated } from '../keys/rotation.js';
+
+/** The longest a session token lives, whatever the caller asks. */
+export const SESSION_MAX_MS = 12 * 3_600_000;
+/**
+ * How long an ended session's record is kept, so its token reads "revoked" or
+ * "expired" rather than "invalid"; after that it is removed when the next
+ * session is minted, and the store does not grow with every `run`.
+ */
+export const SESSION_KEEP_MS = 24 * 3_600_000;
+
+/** Removes the records of sessions that ended more than SESSION_KEEP_MS before `now`. */
+function pruneSessions(tx: Tx, now: number): void {
+  for (const r of tx.sessions()) {
+    const ended = r.revoked ?? r.expires;
+    if (ended + SESSION_KEEP_MS < now) tx.removeSession(r.id);
+  }
+}
+
+/**
+ * Mints a session token for agent `req.agent`, scoped to `req.scope` (entry
+ * names, each within the agent's scope) or, when empty, to the agent's scope.
+ * @throws VaultError VLT-4002 no such agent, VLT-3021 its name row or record altered, VLT-4001 unknown entry,
+ *   VLT-2041 an entry outside the agent's scope, VLT-2043 agent locked.
+ */
+export function mintSession(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: {
+    agent: string;
+    scope: readonly string[];
+    ttlMs?: number | undefined;
+    /** Whether `run` starts the agent in its sandbox; the audit record says which. */
+    sandboxed?: boolean;
+  },
+  source: string,
+): { token: string; expires: number; id: string } {
+  const sessionId = randomBytes(AGENT_ID_BYTES);
+  const secret = randomBytes(SECRET_BYTES);
+  const { verifier, wrapKey } = tokenKeys(secret);
+  const pair = newKeyPair();
+  const ttl = Math.min(req.ttlMs ?? SESSION_MAX_MS, SESSION_MAX_MS);
+  try {
+    const expires = ctx.commit((tx) => {
+      // The record must carry the name (a name row is under no MAC), and its MAC hold.
+      const agent = verifyAgent(s, agentByName(tx, req.agent));
+      if (agent.rate.lock !== null) throw new VaultError('VLT-2043');
+      const header = ctx.header(tx);
+      const asked = entryIds(tx, s, [...new Set(req.scope)]);
+      const outside = asked.find((e) => !agent.scope.includes(e.id));
+      if (outside !== undefined)
+        throw new VaultError('VLT-2041', 'A --scope entry is outside the agent’s scope.');
+      const scope = asked.length > 0 ? asked.map((e) => e.id) : [...agent.scope];
+      const id = sessionId.toString('hex');
+      const indexKey = recordIndexKey(s, 'session', id);
+      const entries = scope.flatMap((eid) => tx.entry(eid) ?? []);
+      const granted = addGrants(
+        s,
+        header,
+        pair.publicKey,
+        indexKey,
+        { grants: {}, index: {} },
+        entries,
+      );
+      const now = ctx.now();
+      pruneSessions(tx, now);
+      const record: SessionRecord = withSessionMac(s, {
+        id,
+        agentId: agent.id,
+        scope: entries.map((e) => e.id),
+        follows: asked.length === 0,
+        verifier,
+        publicKey: pair.publicKey,
+        secretKey: seal(wrapKey, pair.secretKey, slots.sessionSecretKey(header.vaultId, id)),
+        ...granted,
+        indexKey: sealTo(pair.publicKey, indexKey),
+        created: now,
+        expires: now + ttl,
+        revoked: null,
+        mac: Buffer.alloc(0),
+      });
+      tx.putSession(record);
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'session_start', source, {
+          subject: agent.name,
+          field: req.sandboxed === true ? 'sandbox' : 'no-sandbox',
+        }),
+      );
+      return record.expires;
+    });
+    return { token: formatToken(sessionId, secret), expires, id: sessionId.toString('hex') };
+  } finally {
+    wipe(secret, wrapKey, pair.secretKey);
+  }
+}
+
+/**
+ * Brings the live sessions of `agent` in line with an owner's change to its
+ * scope, inside the caller's transaction and before it rotates `lost`: every
+ * session drops its grants and index rows of `lost`, so the rotation gives it
+ * no new key (rotateEntry re-grants only to records still holding one); a
+ * session that follows the agent (minted without --scope) is granted each
+ * entry of `gained` it lacks, sealed to its own key pair. A session minted
+ * with --scope keeps its narrower scope: nothing is added to it. A session
+ * whose MAC fails is only narrowed, its MAC left failing: the owner must not
+ * vouch for what was altered, nor seal keys to it.
+ */
+export function followScope(
+  tx: Tx,
+  s: OwnerSession,
+  header: VaultHeader,
+  agent: AgentRecord,
+  change: { gained: readonly EntryRecord[]; lost: ReadonlySet<string> },
+  now: number,
+): void {
+  for (const r of tx.sessions()) {
+    if (r.agentId !== agent.id || !sessionLive(r, now)) continue;
+    const kept = dropGrants({ grants: r.grants ?? {}, index: r.index ?? {} }, change.lost);
+    const scope = r.scope.filter((id) => !change.lost.has(id));
+    if (!sessionMacHolds(s, r)) {
+      tx.putSession({ ...r, scope, ...kept });
+      continue;
+    }
+    const fresh =
+      r.follows === true
+        ? [...new Map(change.gained.map((e) => [e.id, e])).values()].filter(
+            (e) => !scope.includes(e.id),
+          )
+        : [];
+    const granted = addGrants(
+      s,
+      header,
+      r.publicKey,
+      recordIndexKey(s, 'session', r.id),
+      kept,
+      fresh,
+    );
+    tx.putSession(
+      withSessionMac(s, { ...r, scope: [...scope, ...fresh.map((e) => e.id)], ...granted }),
+    );
+  }
+}
+
+/** Ends a session for good: its keys are erased, the record stays so its token reads "revoked". */
+export function revokeSession(ctx: HostContext, id: string, source: string): void {
+  ctx.commit((tx) => {
+    const r = tx.session(id);
+    if (r === null || r.revoked !== null) return;
+    const header = ctx.header(tx);
+    // Its grants go; the entries it held are rotated at the owner's next
+    // command (rotatePending), since the host holds no owner key here.
+    const held = Object.keys(r.grants ?? {});
+    if (held.length > 0) tx.putPendingRotation([...new Set([...tx.pendingRotation(), ...held])]);
+    tx.putSession(endedRecord(r, ctx.now()));
+    const name = tx.agent(r.agentId)?.name ?? '?';
+    appendAudit(tx, header, {
+      ...ownerEvent(ctx, 'session_end', source, { subject: name }),
+      actor: agentActor(name),
+    });
+  });
+}
+
+/**
+ * Ends every live session: called when a host starts. A session lives only as
+ * long as the `run` that holds it, and no hold outlives the host it was made
+ * on, so a session still live in the store at start-up belongs to a `run` that
+ * is gone or can no longer be told apart from one that is.
+ */
+export function endOrphanedSessions(ctx: HostContext): number {
+  const now = ctx.now();
+  const live = ctx
+    .store()
+    .read((tx) => tx.sessions())
+    .filter((r) => sessionLive(r, now));
+  for (const r of live) revokeSession(ctx, r.id, 'host-start');
+  return live.length;
+}
+
+/** Whether a session is alive at `now`. */
+export function sessionLive(r: SessionRecord, now: number): boolean {
+  return r.revoked === null && now < r.expires;
+}
+
+/**
+ * Rotates the entries ended sessions held (see revokeSession), for the owner
+ * at the start of a command: keys a session saved open nothing after. Best
+ * effort, entry by entry (rotation.ts): one whose rotation fails (an altered
+ * record, VLT-3020) stays queued for the next command and is returned; the
+ * others are rotated, and the command goes on either way.
+ */
+export function rotatePending(ctx: HostContext, s: OwnerSession): Unrotated[] {
+  try {
+    return rotateEach(
+      ctx,
+      s,
+      ctx.store().read((tx) => tx.pendingRotation()),
+    );
+  } catch {
+    // Left pending, all that was not done: the store could not be read or written.
+    return [];
+  }
+}
+
+/**
+ * A session record once it has ended: no scope, grants, index or keys left in
+ * it, so nothing the store keeps of it opens anything.
+ */
+export function endedRecord(r: SessionRecord, now: number): SessionRecord {
+  return {
+    ...r,
+    scope: [],
+    grants: {},
+    index: {},
+    verifier: Buffer.alloc(0),
+    secretKey: Buffer.alloc(0),
+    indexKey: Buffer.alloc(0),
+    revoked: now,
+  };
+}

@@ -1,0 +1,387 @@
+/**
+ * The owner's entry operations: set (create or rotate a field), remove, show
+ * and list. Each change and its audit record are one write transaction.
+ */
+import { VaultError, quote } from '../../core/errors.js';
+import {
+  DEFAULT_TIER,
+  TOTP_FIELD,
+  checkEntryName,
+  checkFieldName,
+  checkSimpleName,
+} from '../../core/names.js';
+import type { EntrySummary } from '../../core/protocol.js';
+import { newKey, open, randomBytes, seal, wipe } from '../../crypto/aead.js';
+import type { Secret } from '../../crypto/secret.js';
+import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import { appendAudit } from '../audit/log.js';
+import { RECORD_BYTES, type HostContext } from '../context.js';
+import {
+  dropGrants,
+  fieldHash,
+  openMeta,
+  openName,
+  rotateEntry,
+  sealMeta,
+  agentMacHolds,
+  sessionMacHolds,
+  withAgentMac,
+  withSessionMac,
+  type EntryMeta,
+} from '../keys/grants.js';
+import { ownerEvent } from '../audit/event.js';
+import type { OwnerSession } from '../owner/session.js';
+import { slots } from '../keys/slots.js';
+import { parseSeed } from './totp.js';
+
+export const MAX_VALUE_BYTES = 1024 * 1024;
+
+/**
+ * The entry the owner's index gives for `name`, checked against its sealed
+ * name: a row swapped in the store leads to an entry of another name, VLT-3022.
+ */
+function findEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord | null {
+  const id = tx.entryIdByName(s.nameHash(name));
+  const e = id === null ? null : tx.entry(id);
+  if (e === null) return null;
+  const header = headerOf(tx, s);
+  const dataKey = s.dataKey(header, e);
+  try {
+    const sealed = openName(header, dataKey, e);
+    if (sealed === null) throw new VaultError('VLT-3003');
+    if (sealed !== name) throw new VaultError('VLT-3022');
+  } finally {
+    wipe(dataKey);
+  }
+  return e;
+}
+
+function headerOf(tx: Tx, s: OwnerSession): VaultHeader {
+  return tx.header() ?? s.header;
+}
+
+function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
+  const e = findEntry(tx, s, name);
+  if (e === null) throw new VaultError('VLT-4001', `No such entry: ${quote(name)}.`);
+  return e;
+}
+
+function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMeta {
+  const meta = openMeta(header, dataKey, e);
+  if (meta === null) throw new VaultError('VLT-3003');
+  return meta;
+}
+
+/**
+ * The hosts an entry may be sent to by the proxy (empty: any), for the access
+ * path: it has the data key only inside release(), unwrapped with the agent's
+ * tier key.
+ * @throws VaultError VLT-3003 when the meta does not open.
+ */
+export function boundHosts(header: VaultHeader, dataKey: Buffer, e: EntryRecord): string[] {
+  return readMeta(header, dataKey, e).hosts;
+}
+
+/** A host name as bindings compare them: lower case, no trailing dot. */
+export function normalHost(host: string): string {
+  return host.trim().toLowerCase().replace(/\.$/, '');
+}
+
+const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*)$/;
+
+/**
+ * Binds an entry to the hosts the proxy may send it to, or (`hosts` empty)
+ * lifts the binding. Names are compared exactly, lower case: `github.com` does
+ * not cover `api.github.com`.
+ * @throws VaultError VLT-4001 for an unknown entry, VLT-1002 for a bad host name.
+ */
+export function setHosts(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; hosts: readonly string[] },
+  source: string,
+): EntrySummary {
+  const hosts = [...new Set(req.hosts.map(normalHost))];
+  for (const h of hosts) {
+    if (!HOST_NAME.test(h) || h.length > 253) {
+      throw new VaultError('VLT-1002', `Not a host name: ${quote(h)}.`);
+    }
+  }
+  ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const entry = mustFindEntry(tx, s, req.entry);
+    const dataKey = s.dataKey(header, entry);
+    try {
+      const meta = { ...readMeta(header, dataKey, entry), hosts };
+      tx.putEntry({
+        ...entry,
+        meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+        updated: ctx.now(),
+      });
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'entry_hosts', source, { entryId: entry.id, entry: req.entry }),
+      );
+    } finally {
+      wipe(dataKey);
+    }
+  });
+  return showEntry(ctx, s, req.entry);
+}
+
+/** A field to set, its name, field, tier and value checked (checkSet). */
+export interface FieldToSet {
+  readonly entry: string;
+  readonly field: string;
+  readonly tier?: string | undefined;
+  readonly value: Secret;
+}
+
+/**
+ * `req` if setEntry would take it: checked before any transaction, so a
+ * batch (`import`) refuses before it writes anything.
+ * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
+ */
+export function checkSet(req: FieldToSet): FieldToSet {
+  const entry = checkEntryName(req.entry);
+  const field = checkFieldName(req.field);
+  const tier = req.tier === undefined ? undefined : checkSimpleName('tier', req.tier);
+  if (req.value.length === 0) throw new VaultError('VLT-1002', 'Empty value: nothing stored.');
+  if (req.value.length > MAX_VALUE_BYTES) {
+    throw new VaultError('VLT-1002', `Values are at most ${MAX_VALUE_BYTES} bytes.`);
+  }
+  if (field === TOTP_FIELD) parseSeed(req.value.expose().toString('utf8'));
+  return { entry, field, tier, value: req.value };
+}
+
+/** Whether the owner's index has an entry of this name (checked against its sealed name). */
+export function entryExists(tx: Tx, s: OwnerSession, name: string): boolean {
+  return findEntry(tx, s, name) !== null;
+}
+
+/**
+ * Creates the entry, or sets one field of it under a new data key: every
+ * value set gets a fresh key (the entry is rotated, its other fields
+ * re-sealed), re-granted to the agents and sessions that hold the entry, so
+ * keys saved before open nothing set after. A rotation is what every agent
+ * gets on its next read.
+ * @throws VaultError VLT-1002 for a bad name, field, tier, empty value or totp seed.
+ */
+export function setEntry(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: FieldToSet,
+  source: string,
+): { created: boolean; version: number } {
+  const checked = checkSet(req);
+  // The value itself, and a page each for the field, entry, name and audit
+  // records: the reserve must still hold after it (context.ts).
+  return ctx.commit(
+    (tx) => setEntryIn(tx, ctx, s, checked, source),
+    checked.value.length + 4 * RECORD_BYTES,
+  );
+}
+
+/**
+ * setEntry inside the caller's transaction, for a request checked by checkSet:
+ * the field and its audit record go in with whatever else the transaction does.
+ */
+export function setEntryIn(
+  tx: Tx,
+  ctx: HostContext,
+  s: OwnerSession,
+  req: FieldToSet,
+  source: string,
+): { created: boolean; version: number } {
+  const { entry: name, field, tier } = req;
+  const now = ctx.now();
+  const existing = findEntry(tx, s, name);
+  let header = ctx.header(tx);
+  let entry: EntryRecord;
+  let dataKey: Buffer;
+  let meta: EntryMeta;
+  if (existing === null) {
+    const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
+    header = t.header;
+    const id = randomBytes(16).toString('hex');
+    dataKey = newKey();
+    meta = { fields: [], versions: {}, hosts: [] };
+    const t2 = tier ?? DEFAULT_TIER;
+    entry = {
+      id,
+      tier: t2,
+      gen: 1,
+      dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
+      name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
+      meta: Buffer.alloc(0),
+      created: now,
+      updated: now,
+    };
+    tx.putName(s.nameHash(name), id);
+  } else {
+    // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
+    const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+    if (t !== undefined) header = t.header;
+    const r = rotateEntry(
+      tx,
+      s,
+      header,
+      existing,
+      t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
+    );
+    entry = r.entry;
+    dataKey = r.dataKey;
+    meta = r.meta;
+  }
+  try {
+    const fieldKey = fieldHash(dataKey, entry.id, field);
+    const previous = tx.field(entry.id, fieldKey);
+    const version = Math.max(previous?.version ?? 0, meta.versions[field] ?? 0) + 1;
+    const had = previous !== null || meta.versions[field] !== undefined;
+    tx.putField(entry.id, fieldKey, {
+      version,
+      gen: entry.gen,
+      value: seal(
+        dataKey,
+        req.value.expose(),
+        slots.field(header.vaultId, entry.id, field, version, entry.gen),
+      ),
+      updated: now,
+    });
+    if (!meta.fields.includes(field)) meta.fields.push(field);
+    meta.versions[field] = version;
+    // Set anew: off the rotation checklist (a sweep's exposed mark, exposure.ts).
+    if (meta.exposed?.[field] !== undefined) {
+      meta.exposed = Object.fromEntries(Object.entries(meta.exposed).filter(([f]) => f !== field));
+    }
+    tx.putEntry({
+      ...entry,
+      meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
+      updated: now,
+    });
+    const action = existing === null ? 'entry_add' : had ? 'rotate' : 'field_add';
+    appendAudit(
+      tx,
+      header,
+      ownerEvent(ctx, action, source, { entryId: entry.id, entry: name, field }),
+    );
+    return { created: existing === null, version };
+  } finally {
+    wipe(dataKey);
+  }
+}
+
+/** Removes an entry, its fields, its name and every agent's and session's grant of it. */
+export function removeEntry(ctx: HostContext, s: OwnerSession, name: string, source: string): void {
+  ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const e = mustFindEntry(tx, s, name);
+    tx.removeEntry(e.id);
+    tx.removeName(s.nameHash(name));
+    const gone = new Set([e.id]);
+    for (const a of tx.agents()) {
+      if (a.revoked !== null || !a.scope.includes(e.id)) continue;
+      const scope = a.scope.filter((id) => id !== e.id);
+      const next = { ...a, scope, ...dropGrants(a, gone) };
+      // An altered record loses the entry too, but is not vouched for.
+      tx.putAgent(agentMacHolds(s, a) ? withAgentMac(s, next) : next);
+    }
+    for (const r of tx.sessions()) {
+      if (r.revoked !== null || !r.scope.includes(e.id)) continue;
+      const scope = r.scope.filter((id) => id !== e.id);
+      const next = { ...r, scope, ...dropGrants(r, gone) };
+      tx.putSession(sessionMacHolds(s, r) ? withSessionMac(s, next) : next);
+    }
+    appendAudit(tx, header, ownerEvent(ctx, 'entry_rm', source, { entryId: e.id, entry: name }));
+  });
+}
+
+function summary(tx: Tx, s: OwnerSession, header: VaultHeader, e: EntryRecord): EntrySummary {
+  const dataKey = s.dataKey(header, e);
+  try {
+    const name = openName(header, dataKey, e);
+    if (name === null) throw new VaultError('VLT-3003');
+    const meta = readMeta(header, dataKey, e);
+    const fields = meta.fields.map((f) => {
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, f));
+      const exposed = meta.exposed?.[f];
+      return {
+        name: f,
+        version: rec?.version ?? 0,
+        updated: rec?.updated ?? 0,
+        ...(exposed === undefined ? {} : { exposed }),
+      };
+    });
+    return { name, tier: e.tier, fields, hosts: meta.hosts, created: e.created };
+  } finally {
+    wipe(dataKey);
+  }
+}
+
+export function showEntry(ctx: HostContext, s: OwnerSession, name: string): EntrySummary {
+  return ctx.store().read((tx) => summary(tx, s, ctx.header(tx), mustFindEntry(tx, s, name)));
+}
+
+/**
+ * The owner's own look at one value: the `reveal` audit record is committed
+ * before the value leaves the host, as an agent's read is.
+ * @throws VaultError VLT-4001 for an unknown entry, VLT-2044 for a field it does not have.
+ */
+export function revealField(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { entry: string; field: string },
+  source: string,
+): { value: string; version: number } {
+  const field = checkFieldName(req.field);
+  return ctx.commit((tx) => {
+    const header = ctx.header(tx);
+    const e = mustFindEntry(tx, s, req.entry);
+    const dataKey = s.dataKey(header, e);
+    try {
+      const meta = readMeta(header, dataKey, e);
+      const rec = tx.field(e.id, fieldHash(dataKey, e.id, field));
+      if (rec === null || !meta.fields.includes(field)) {
+        throw new VaultError('VLT-2044', `${quote(req.entry)} has no field ${quote(field)}.`);
+      }
+      // As an agent's read: a field put back from before a rotation is refused.
+      if (rec.gen !== e.gen || rec.version < (meta.versions[field] ?? 0)) {
+        throw new VaultError('VLT-3020');
+      }
+      const value = open(
+        dataKey,
+        rec.value,
+        slots.field(header.vaultId, e.id, field, rec.version, rec.gen),
+      );
+      if (value === null) throw new VaultError('VLT-3003');
+      appendAudit(
+        tx,
+        header,
+        ownerEvent(ctx, 'reveal', source, { entryId: e.id, entry: req.entry, field }),
+      );
+      try {
+        return { value: value.toString('base64'), version: rec.version };
+      } finally {
+        wipe(value);
+      }
+    } finally {
+      wipe(dataKey);
+    }
+  });
+}
+
+export function listEntries(ctx: HostContext, s: OwnerSession): EntrySummary[] {
+  return ctx
+    .store()
+    .read((tx) => {
+      const header = ctx.header(tx);
+      return tx.entries().map((e) => summary(tx, s, header, e));
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Entry ids for names, for scopes. @throws VaultError VLT-4001 naming the first unknown entry. */
+export function entryIds(tx: Tx, s: OwnerSession, names: readonly string[]): EntryRecord[] {
+  return names.map((n) => mustFindEntry(tx, s, n));
+}

@@ -1,0 +1,149 @@
+/**
+ * The owner's keys for one request, opened from the root key: the index key
+ * (names), tier keys, the data keys under them, the MAC key (agent and session
+ * records) and the audit key pair. Wiped at the request's end.
+ */
+import { VaultError } from '../../core/errors.js';
+import { newKey, seal, unwrapKey, wipe, type KeyArena } from '../../crypto/aead.js';
+import type { KeyPair } from '../../crypto/box.js';
+import { keyedHash } from '../../crypto/hash.js';
+import { newKdfParams, passphraseKey } from '../../crypto/kdf.js';
+import type { Secret } from '../../crypto/secret.js';
+import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import { slots } from '../keys/slots.js';
+
+export class OwnerSession {
+  private readonly tierCache = new Map<string, Buffer>();
+  private audit: KeyPair | null = null;
+  private mac: Buffer | null = null;
+
+  constructor(
+    private current: VaultHeader,
+    private readonly root: Buffer,
+    readonly indexKey: Buffer,
+  ) {}
+
+  /** The header as this session last saw or wrote it. */
+  get header(): VaultHeader {
+    return this.current;
+  }
+
+  /** Takes the header a migration wrote (same root key). */
+  adopt(header: VaultHeader): void {
+    this.current = header;
+  }
+
+  get vaultId(): Buffer {
+    return this.header.vaultId;
+  }
+
+  /** The keyed hash that stands for an entry name in the store. */
+  nameHash(name: string): string {
+    return keyedHash(this.indexKey, 'entry', name).toString('hex');
+  }
+
+  /**
+   * The key that MACs agent and session records (schema 2).
+   * @throws VaultError VLT-3003 when it does not open.
+   */
+  macKey(): Buffer {
+    if (this.mac === null) {
+      const wrapped = this.header.macKey;
+      const key =
+        wrapped === undefined ? null : unwrapKey(this.root, wrapped, slots.macKey(this.vaultId));
+      if (key === null) throw new VaultError('VLT-3003');
+      this.mac = key;
+    }
+    return this.mac;
+  }
+
+  /** The key of the audit anchor: derived from the MAC key, so only the root key reaches it. */
+  anchorKey(): Buffer {
+    return keyedHash(this.macKey(), 'audit-anchor-key');
+  }
+
+  /** The root key, for the schema migration only. */
+  rootKey(): Buffer {
+    return this.root;
+  }
+
+  /** A tier's key; VLT-3003 when the stored wrap does not open. Null for an unknown tier. */
+  tierKey(header: VaultHeader, tier: string): Buffer | null {
+    const cached = this.tierCache.get(tier);
+    if (cached !== undefined) return cached;
+    const wrapped = header.tiers[tier];
+    if (wrapped === undefined) return null;
+    const key = unwrapKey(this.root, wrapped, slots.tierKey(header.vaultId, tier));
+    if (key === null) throw new VaultError('VLT-3003');
+    this.tierCache.set(tier, key);
+    return key;
+  }
+
+  /** Adds a tier to the header (inside the caller's transaction) and returns its key. */
+  ensureTier(tx: Tx, tier: string): { header: VaultHeader; key: Buffer } {
+    const header = tx.header() ?? this.header;
+    const existing = this.tierKey(header, tier);
+    if (existing !== null) return { header, key: existing };
+    const key = newKey();
+    const next = {
+      ...header,
+      tiers: { ...header.tiers, [tier]: seal(this.root, key, slots.tierKey(header.vaultId, tier)) },
+    };
+    tx.putHeader(next);
+    this.tierCache.set(tier, key);
+    return { header: next, key };
+  }
+
+  /** The entry's data key; from `arena` when given (a request opening many), else guarded memory of its own. */
+  dataKey(header: VaultHeader, e: EntryRecord, arena?: KeyArena): Buffer {
+    const tierKey = this.tierKey(header, e.tier);
+    const key =
+      tierKey &&
+      unwrapKey(tierKey, e.dataKey, slots.dataKey(header.vaultId, e.id, e.tier, e.gen), arena);
+    if (!key) throw new VaultError('VLT-3003');
+    return key;
+  }
+
+  auditKeys(): KeyPair {
+    if (this.audit === null) {
+      const secretKey = unwrapKey(
+        this.root,
+        this.header.auditSecretKey,
+        slots.auditSecretKey(this.vaultId),
+      );
+      if (secretKey === null) throw new VaultError('VLT-3003');
+      this.audit = { publicKey: this.header.auditPublicKey, secretKey };
+    }
+    return this.audit;
+  }
+
+  /**
+   * Keeps the audit key pair alone and wipes everything else (root, index and
+   * tier keys): for `audit --follow`, which reads the audit log for as long as
+   * the owner watches and needs nothing more. The caller wipes the returned
+   * secret key when it is done; `wipe()` no longer reaches it.
+   */
+  keepAuditKeysOnly(): KeyPair {
+    const keys = this.auditKeys();
+    this.audit = null;
+    this.wipe();
+    return keys;
+  }
+
+  /** The root key re-wrapped by a new passphrase. */
+  async rewrapRoot(passphrase: Secret): Promise<Pick<VaultHeader, 'kdf' | 'rootByOwner'>> {
+    const kdf = newKdfParams();
+    const ownerKey = await passphraseKey(passphrase.expose(), kdf);
+    try {
+      return { kdf, rootByOwner: seal(ownerKey, this.root, slots.rootByOwner(this.vaultId)) };
+    } finally {
+      wipe(ownerKey);
+    }
+  }
+
+  wipe(): void {
+    wipe(this.root, this.indexKey, this.audit?.secretKey, this.mac);
+    for (const k of this.tierCache.values()) wipe(k);
+    this.tierCache.clear();
+  }
+}

@@ -1,0 +1,473 @@
+/**
+ * `vault backup` and `vault restore`.
+ *
+ * A backup is LMDB's own consistent, compacted copy of the store (one read
+ * snapshot, taken while the host serves), written to a private temp directory
+ * beside the target, flushed, and renamed into place: a reader of the target
+ * sees the old file or the whole new one. It is the store itself, so it is
+ * exactly as encrypted as the store, audit log included.
+ *
+ * A restore copies the backup into a staging directory in the vault directory,
+ * checks it whole (the passphrase must open it), shows what it would roll back
+ * against the current vault, and only when confirmed swaps it in: the current
+ * store is renamed aside, the staged one renamed into place and checked
+ * again; if that fails, the current store is put back.
+ */
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  chmodSync,
+  existsSync,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import { VaultError } from '../../core/errors.js';
+import type { BackupSummary, CheckReport, RestorePreview } from '../../core/protocol.js';
+import { STORE_FILE } from '../../core/protocol.js';
+import { wipe } from '../../crypto/aead.js';
+import { Secret } from '../../crypto/secret.js';
+import { Store, type Tx } from '../../store/store.js';
+import type { VaultStore } from '../../store/store.js';
+import { appendAudit } from '../audit/log.js';
+import { checkStore, scanInChild } from './check.js';
+import { HostContext } from '../context.js';
+import { openName } from '../keys/grants.js';
+import { ownerEvent, unlockOwner, type OwnerSession } from '../owner/keys.js';
+import { endOrphanedSessions } from '../agent/sessions.js';
+
+/** Flushes a file or directory to disk. */
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a store holds, for the summary a backup prints. */
+function summarize(tx: Tx, path: string, bytes: number): BackupSummary {
+  const head = tx.auditHead();
+  return {
+    path,
+    bytes,
+    entries: tx.entries().length,
+    agents: tx.agents().filter((a) => a.revoked === null).length,
+    // From the chain's ends, not by decoding every record: a backup every few
+    // seconds of a store with 100,000 records churned the host's heap by the
+    // size of its audit log each time (bench/soak.ts mixed).
+    auditRecords: head === null ? 0 : head.seq - (tx.auditBase()?.seq ?? 0),
+    head: head === null ? null : { seq: head.seq, hash: head.hash.toString('hex') },
+  };
+}
+
+/** Reads a store file that no host serves, and removes the lock file opening it leaves. */
+async function withStoreFile<T>(path: string, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = Store.openFile(path);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+    rmSync(`${path}-lock`, { force: true });
+  }
+}
+
+function absolute(path: string): string {
+  if (!isAbsolute(path)) throw new VaultError('VLT-1002', 'The backup path must be absolute.');
+  return path;
+}
+
+/** What the owner is told of a file-system error when writing `path`. */
+const OUTPUT_ERRORS: Readonly<Record<string, string>> = {
+  EISDIR: 'it is a directory; name a file in it',
+  ENOENT: 'its directory does not exist',
+  ENOTDIR: 'a part of it is not a directory',
+  EACCES: 'its directory may not be written',
+  EPERM: 'its directory may not be written',
+  EROFS: 'its file system is read-only',
+  ENOSPC: 'its file system is full',
+  EDQUOT: 'the disk quota is used up',
+  EXDEV: 'it crosses file systems',
+};
+
+/**
+ * Checks that a backup or archive can be written at `path` (an absolute file
+ * path in an existing directory; nothing is created on the way), and names
+ * the path and the reason when not.
+ * @throws VaultError VLT-1002 naming the path and why.
+ */
+export function checkOutputPath(path: string, what: string): void {
+  let target;
+  try {
+    target = statSync(path);
+  } catch {
+    target = null;
+  }
+  const dir = dirname(path);
+  let parent;
+  try {
+    parent = statSync(dir);
+  } catch {
+    parent = null;
+  }
+  const refuse = (why: string) => {
+    throw new VaultError('VLT-1002', `Cannot write the ${what} to ${path}: ${why}.`);
+  };
+  if (target?.isDirectory() === true) refuse(OUTPUT_ERRORS.EISDIR as string);
+  if (parent === null) refuse(`its directory ${dir} does not exist`);
+  if (parent?.isDirectory() !== true) refuse(`${dir} is not a directory`);
+}
+
+/**
+ * A file-system error met writing `path`, as the refusal that names the path
+ * and why; anything else as it is.
+ */
+export function outputFailure(err: unknown, path: string, what: string): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (err instanceof VaultError || typeof code !== 'string') return err;
+  const why = OUTPUT_ERRORS[code];
+  if (why === undefined) return err;
+  return new VaultError('VLT-1002', `Cannot write the ${what} to ${path}: ${why} (${code}).`, {
+    cause: err,
+  });
+}
+
+/**
+ * Writes a consistent backup of the vault to `target`, atomically, and says
+ * what it holds. The owner's session has been checked by the caller.
+ */
+export async function backupVault(
+  ctx: HostContext,
+  target: string,
+  source: string,
+): Promise<BackupSummary> {
+  absolute(target);
+  checkOutputPath(target, 'backup');
+  const dir = dirname(target);
+  // A private directory: the copy is never readable by others, even for a moment.
+  let staging: string;
+  try {
+    staging = mkdtempSync(join(dir, `.${basename(target)}.tmp-`));
+  } catch (err) {
+    throw outputFailure(err, target, 'backup');
+  }
+  const tmp = join(staging, STORE_FILE);
+  try {
+    try {
+      await ctx.store().backup(tmp);
+      chmodSync(tmp, 0o600);
+      fsyncPath(tmp);
+    } catch (err) {
+      throw outputFailure(err, target, 'backup');
+    }
+    const damage = await scanInChild(tmp);
+    if (damage !== null)
+      throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
+    const bytes = statSync(tmp).size;
+    const summary = await withStoreFile(tmp, (s) => s.read((tx) => summarize(tx, target, bytes)));
+    try {
+      renameSync(tmp, target);
+      fsyncPath(dir);
+    } catch (err) {
+      throw outputFailure(err, target, 'backup');
+    }
+    ctx.commit((tx) =>
+      appendAudit(
+        tx,
+        ctx.header(tx),
+        ownerEvent(ctx, 'vault_backup', source, {
+          subject: `${summary.auditRecords} records to seq ${summary.head?.seq ?? 0}`,
+        }),
+      ),
+    );
+    return summary;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** The entry name the owner's session opens, or its id. */
+function entryLabel(s: OwnerSession | null, tx: Tx, id: string): string {
+  if (s === null) return id;
+  const e = tx.entry(id);
+  if (e === null) return id;
+  try {
+    const dk = s.dataKey(tx.header() ?? s.header, e);
+    try {
+      return openName(tx.header() ?? s.header, dk, e) ?? id;
+    } finally {
+      wipe(dk);
+    }
+  } catch {
+    return id;
+  }
+}
+
+/** What replacing `current` by `backup` would roll back. */
+function compare(
+  current: VaultStore | null,
+  currentSession: OwnerSession | null,
+  backup: VaultStore,
+  summary: BackupSummary,
+): RestorePreview {
+  const b = backup.read((tx) => ({
+    agents: new Map(tx.agents().map((a) => [a.id, a])),
+    entries: new Map(tx.entries().map((e) => [e.id, e])),
+    audit: new Map(tx.audit().map((r) => [r.seq, r.hash.toString('hex')])),
+  }));
+  const revivedAgents: string[] = [];
+  const liftedLocks: string[] = [];
+  const undoneRotations: string[] = [];
+  const lostEntries: string[] = [];
+  let lostAuditRecords = 0;
+  let currentAuditRecords = 0;
+  let currentReadable = current !== null;
+  if (current !== null) {
+    try {
+      current.read((tx) => {
+        const now = new Map(tx.agents().map((a) => [a.id, a]));
+        for (const [id, a] of b.agents) {
+          const c = now.get(id);
+          if (a.revoked === null && (c === undefined || c.revoked !== null)) {
+            revivedAgents.push(a.name);
+          }
+          if (
+            c !== undefined &&
+            c.revoked === null &&
+            c.rate.lock !== null &&
+            a.rate.lock === null
+          ) {
+            liftedLocks.push(a.name);
+          }
+        }
+        for (const e of tx.entries()) {
+          const old = b.entries.get(e.id);
+          if (old === undefined) lostEntries.push(entryLabel(currentSession, tx, e.id));
+          else if (old.gen < e.gen) undoneRotations.push(entryLabel(currentSession, tx, e.id));
+        }
+        // A record is lost unless the backup holds the same record (same seq, same hash).
+        let diverged = false;
+        for (const r of tx.audit()) {
+          currentAuditRecords++;
+          if (diverged || b.audit.get(r.seq) !== r.hash.toString('hex')) {
+            diverged = true;
+            lostAuditRecords++;
+          }
+        }
+      });
+    } catch {
+      // A current vault too damaged to read: nothing of it can be compared.
+      currentReadable = false;
+    }
+  }
+  return {
+    backup: summary,
+    revivedAgents,
+    liftedLocks,
+    undoneRotations,
+    lostEntries,
+    lostAuditRecords,
+    currentAuditRecords,
+    currentReadable,
+  };
+}
+
+function problemsText(report: CheckReport): string {
+  return report.problems
+    .slice(0, 5)
+    .map((p) => `${p.code} ${p.where}`)
+    .join('; ');
+}
+
+/**
+ * Previews, and when `confirm` restores, the backup at `path`. The passphrase
+ * must open the backup; it must also open the current vault when that one
+ * still opens (a vault too damaged to open can be restored with the backup's).
+ */
+export async function restoreVault(
+  ctx: HostContext,
+  req: { path: string; passphrase: Secret; confirm: boolean },
+  source: string,
+): Promise<{ preview: RestorePreview; restored: boolean; keptAside: string | null }> {
+  const from = absolute(req.path);
+  if (!existsSync(from) || !statSync(from).isFile()) {
+    throw new VaultError('VLT-3037', 'No backup file at that path.');
+  }
+  // The current vault, if it opens: the passphrase must be the owner's.
+  let current: OwnerSession | null = null;
+  if (ctx.storeExists()) {
+    try {
+      current = await unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source);
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') throw err;
+      current = null;
+    }
+  }
+  mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
+  const staging = mkdtempSync(join(ctx.dir, 'restore-'));
+  const staged = join(staging, STORE_FILE);
+  const stagedCtx = new HostContext(staging, ctx.now);
+  let swapped = false;
+  try {
+    copyFileSync(from, staged);
+    chmodSync(staged, 0o600);
+    // Read it whole in a child first: a file that is not a store, or a damaged
+    // one, can crash the process that opens it, and that must not be the host.
+    const unreadable = await scanInChild(staged);
+    if (unreadable !== null) {
+      throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
+    }
+    let report: CheckReport;
+    try {
+      report = await checkStore(
+        staged,
+        () => stagedCtx.store(),
+        () => unlockOwner(stagedCtx, new Secret(Buffer.from(req.passphrase.expose())), source),
+        ctx.now(),
+      );
+    } catch (err) {
+      if (err instanceof VaultError && err.code === 'VLT-3002') {
+        throw new VaultError('VLT-3002', 'The passphrase does not open the backup.');
+      }
+      throw new VaultError('VLT-3037', undefined, { cause: err });
+    }
+    if (report.problems.length > 0) {
+      throw new VaultError('VLT-3037', `The backup does not verify: ${problemsText(report)}.`);
+    }
+    const backupStore = stagedCtx.store();
+    const bytes = statSync(staged).size;
+    const summary = backupStore.read((tx) => summarize(tx, from, bytes));
+    // The backup's names need no key of its own: what it rolls back is named
+    // from the current vault (checkStore above already proved the passphrase
+    // opens the backup).
+    const preview = compare(
+      ctx.storeExists() ? safeStore(ctx) : null,
+      current,
+      backupStore,
+      summary,
+    );
+    if (!req.confirm) return { preview, restored: false, keptAside: null };
+
+    if (ctx.pgUrl() !== null) {
+      const records = backupStore.read((tx) => tx.allRecords());
+      await stagedCtx.close();
+      await restoreRecords(ctx, records, req.passphrase, source);
+      ctx.commit((tx) =>
+        appendAudit(
+          tx,
+          ctx.header(tx),
+          ownerEvent(ctx, 'vault_restore', source, {
+            subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
+          }),
+        ),
+      );
+      endOrphanedSessions(ctx);
+      return { preview, restored: true, keptAside: null };
+    }
+    // The swap: no request reaches the store meanwhile.
+    await stagedCtx.close();
+    const live = join(ctx.dir, STORE_FILE);
+    const aside = join(
+      ctx.dir,
+      `${STORE_FILE}.before-restore-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}`,
+    );
+    const had = existsSync(live);
+    await ctx.swapStore(() => {
+      if (had) renameSync(live, aside);
+      rmSync(`${live}-lock`, { force: true });
+      renameSync(staged, live);
+      fsyncPath(ctx.dir);
+      // Read whole in a child already (staged): a damage found at start is gone with the old file.
+      ctx.damaged = null;
+    });
+    swapped = true;
+    let failure: unknown = null;
+    try {
+      const again = await checkStore(
+        live,
+        () => ctx.store(),
+        () => unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source),
+        ctx.now(),
+      );
+      if (again.problems.length > 0) failure = new VaultError('VLT-3038');
+    } catch (err) {
+      failure = err;
+    }
+    if (failure !== null) {
+      // Put the vault back as it was.
+      await ctx.swapStore(() => {
+        rmSync(live, { force: true });
+        rmSync(`${live}-lock`, { force: true });
+        if (had) renameSync(aside, live);
+        fsyncPath(ctx.dir);
+      });
+      if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
+      throw new VaultError('VLT-3038', undefined, { cause: failure });
+    }
+    ctx.commit((tx) =>
+      appendAudit(
+        tx,
+        ctx.header(tx),
+        ownerEvent(ctx, 'vault_restore', source, {
+          subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
+        }),
+      ),
+    );
+    endOrphanedSessions(ctx);
+    return { preview, restored: true, keptAside: existsSync(aside) ? aside : null };
+  } finally {
+    current?.wipe();
+    await stagedCtx.close();
+    if (swapped || existsSync(staging)) rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A team vault's restore: the backup's records replace the database's in one
+ * transaction (every host sees them at its next request), checked as a
+ * restored file is; on any problem the records as they were are put back.
+ * @throws VaultError VLT-3038
+ */
+async function restoreRecords(
+  ctx: HostContext,
+  records: readonly { key: string; value: unknown }[],
+  passphrase: Secret,
+  source: string,
+): Promise<void> {
+  const before = ctx.commit((tx) => {
+    const was = tx.allRecords();
+    tx.replaceAll(records);
+    return was;
+  });
+  let failure: unknown = null;
+  try {
+    const again = await checkStore(
+      null,
+      () => ctx.store(),
+      () => unlockOwner(ctx, new Secret(Buffer.from(passphrase.expose())), source),
+      ctx.now(),
+    );
+    if (again.problems.length > 0) failure = new VaultError('VLT-3038');
+  } catch (err) {
+    failure = err;
+  }
+  if (failure === null) return;
+  ctx.commit((tx) => tx.replaceAll(before));
+  if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
+  throw new VaultError('VLT-3038', undefined, { cause: failure });
+}
+
+/** The current store, or null when it does not open. */
+function safeStore(ctx: HostContext): VaultStore | null {
+  try {
+    return ctx.store();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The child process of `vault check` that reads the whole store first: LMDB
+ * keeps no page checksums, and a damaged page can crash or hang its reader,
+ * so that reader is this process, never the host. Then, on a copy of the
+ * store beside it, it writes into every leaf page (a damaged page that
+ * reads survive can crash an insert), takes every page the free-page list
+ * names (a damaged list is met only by writers, and only by the one that
+ * happens to be handed the damaged part) and commits a run of write
+ * transactions: any of these would crash or fail the host's writes. Prints `read <records>` once read,
+ * then `ok <records>`. Its one argument is the store file's path.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Store, type RawRecord } from '../../store/store.js';
+
+const WRITES = 64;
+
+/** How many records the store holds, and how many of them cannot be read. */
+function shape(all: readonly RawRecord[]): { records: number; unreadable: number } {
+  const records = all.filter((r) => !r.key.startsWith('scratch/'));
+  return {
+    records: records.length,
+    unreadable: records.filter((r) => r.error !== undefined).length,
+  };
+}
+
+async function main(path: string, writes: boolean): Promise<number> {
+  const store = Store.openFile(path, true);
+  try {
+    const n = store.read((tx) => tx.rawRecords().length);
+    // Every page up to the last one was written, so the file holds them all. A
+    // damaged last-page number past the end sends the next write gigabytes out.
+    if (store.claimedBytes() > store.bytes()) {
+      throw new Error('its last page lies past the end of the file');
+    }
+    if (!writes) return n;
+    // Read whole: what follows is the write probe (the parent names which one failed).
+    process.stdout.write(`read ${n}\n`);
+    const scratch = join(dirname(path), `.check-${process.pid}`);
+    const copy = join(scratch, 'vault.mdb');
+    // The parent holds our stdin open: its end means the parent died (a host
+    // killed mid-scan). The copy is then nobody's: remove it and stop.
+    const orphaned = () => {
+      rmSync(scratch, { recursive: true, force: true });
+      process.exit(1);
+    };
+    process.stdin.on('end', orphaned);
+    process.stdin.resume();
+    try {
+      mkdirSync(scratch, { mode: 0o700 });
+      // LMDB's own copy of one snapshot, page for page (not compacted: the
+      // damage is in the pages): a host may be writing while check runs.
+      await store.copyPages(copy);
+    } catch (err) {
+      // No room for the copy (or no right to make it) says nothing about the store: no probe.
+      rmSync(scratch, { recursive: true, force: true });
+      process.stdin.off('end', orphaned);
+      process.stdin.destroy();
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message.split(':')[0];
+      process.stdout.write(`no probe: ${code ?? 'copy failed'}\n`);
+      return n;
+    }
+    try {
+      const writable = Store.openScratch(copy);
+      const before = writable.read((tx) => shape(tx.rawRecords()));
+      writable.probeWrites();
+      writable.drainFreePages();
+      for (let i = 0; i < WRITES; i++) writable.scratchWrite(i);
+      // A damaged list can hand out a page past the end or one in use without an
+      // error at the time: the copy must still read as it did.
+      const after = writable.read((tx) => shape(tx.rawRecords()));
+      if (after.records !== before.records || after.unreadable !== before.unreadable) {
+        throw new Error('the records read differently after writes');
+      }
+      await writable.close();
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+      // Done with the copy: stdin no longer keeps this process alive.
+      process.stdin.off('end', orphaned);
+      process.stdin.destroy();
+    }
+    return n;
+  } finally {
+    await store.close();
+  }
+}
+
+const path = process.argv[2];
+if (path === undefined) {
+  process.stdout.write('no path\n');
+  process.exitCode = 2;
+} else {
+  try {
+    process.stdout.write(`ok ${await main(path, process.argv[3] !== '--read-only')}\n`);
+  } catch (err) {
+    // LMDB's code (MDB_PAGE_NOTFOUND: ...) or what the check found; no record's content.
+    const what = err instanceof Error ? err.message.split(':')[0]?.slice(0, 60) : 'error';
+    process.stdout.write(`${what ?? 'error'}\n`);
+    // An environment left mid-transaction by a failed write can hang its close.
+    process.exit(1);
+  }
+}

@@ -1,0 +1,554 @@
+/**
+ * `vault check`: reads every record and verifies every checksum, seal, MAC,
+ * index binding and the audit chain, and reports each problem with the code of
+ * its kind of damage and the record it affects.
+ *
+ * LMDB keeps no checksums of its pages: a damaged page can make a reader
+ * crash (SIGSEGV, SIGBUS) or loop, and a page that reads survive can still
+ * crash a write into it. So the store is first read whole, and a copy of it
+ * written into page by page, by a child process (check-worker.js); only when
+ * that survives does the host read it.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { VaultStore } from '../../store/store.js';
+import { VaultError, type ErrorCode } from '../../core/errors.js';
+import type { AnchorRef, CheckProblem, CheckReport } from '../../core/protocol.js';
+import { KEY_BYTES, open, unwrapKey, wipe } from '../../crypto/aead.js';
+import { equal } from '../../crypto/hash.js';
+import type {
+  AgentRecord,
+  AuditRecord,
+  EntryRecord,
+  RawRecord,
+  SessionRecord,
+  VaultHeader,
+} from '../../store/store.js';
+import {
+  anchorVerdict,
+  brokenLink,
+  rememberedAnchorProblem,
+  type ChainStart,
+} from '../audit/log.js';
+import { unopenedNames } from '../audit/names.js';
+import { auditShape, damageCode } from '../damage.js';
+import { agentMac, fieldHash, openMeta, openName, sessionMac } from '../keys/grants.js';
+import type { OwnerSession } from '../owner/keys.js';
+import { slots } from '../keys/slots.js';
+
+/** The store key prefix of the agent name rows (store.ts). */
+const AGENT_NAME_ROW = 'agent-name/';
+
+/** How long the whole-store read may take before it counts as a hang on a damaged page. */
+const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
+
+/**
+ * Removes the scratch copies (`.check-<pid>`, check-worker.ts) of workers
+ * that no longer run: a worker killed with its host leaves a whole copy of
+ * the store behind, and nothing else would ever remove it.
+ */
+function removeDeadScratch(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^\.check-([0-9]+)$/.exec(name)?.[1];
+    if (pid === undefined || running(Number(pid))) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Reads the whole store file in a child process: null when it survives, else what went wrong. */
+export function scanInChild(storePath: string, writes = true): Promise<string | null> {
+  // Built, the worker is check-worker.js beside this file; run from source (tests), the .ts through tsx.
+  // (From source, the built worker when there is one: tsx costs the child half a second.)
+  const here = fileURLToPath(import.meta.url);
+  const built = here.replace(
+    /\/src\/host\/vault\/check\.ts$/,
+    '/dist/src/host/vault/check-worker.js',
+  );
+  const args = !here.endsWith('.ts')
+    ? [here.replace(/check\.js$/, 'check-worker.js'), storePath]
+    : existsSync(built)
+      ? [built, storePath]
+      : ['--import', 'tsx', here.replace(/check\.ts$/, 'check-worker.ts'), storePath];
+  if (!writes) args.push('--read-only');
+  removeDeadScratch(dirname(storePath));
+  return new Promise((resolve) => {
+    // stdin stays open, unused: the worker learns from its end that this process died.
+    const child = spawn(process.execPath, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.resume();
+    const timer = setTimeout(() => child.kill('SIGKILL'), SCAN_TIMEOUT_MS);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      // A probe that crashed left its scratch copy (check-worker.ts names it by its pid).
+      if (child.pid !== undefined) {
+        rmSync(join(dirname(storePath), `.check-${child.pid}`), { recursive: true, force: true });
+      }
+      const doing = /^read [0-9]+/.test(out) ? 'writing into it' : 'reading it';
+      if (code === 0 && /(^|\n)ok [0-9]+\n$/.test(out)) resolve(null);
+      else if (signal === 'SIGKILL') resolve(`${doing} did not finish (a damaged page loops)`);
+      else if (signal !== null) resolve(`${doing} crashed (${signal})`);
+      else {
+        const said = out
+          .replace(/^read [0-9]+\n/, '')
+          .trim()
+          .slice(0, 80);
+        resolve(`${doing} failed (${said || `exit ${code}`})`);
+      }
+    });
+  });
+}
+
+export class Problems {
+  readonly list: CheckProblem[] = [];
+  add(code: ErrorCode, where: string, message: string): void {
+    this.list.push({ code, where, message });
+  }
+}
+
+const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const buf = (v: unknown): v is Buffer => Buffer.isBuffer(v);
+const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** The single records that issue 15 added, each of its own shape. */
+const SHAPES: Readonly<Record<string, (v: unknown) => boolean>> = {
+  // Failed owner passphrases: how many in a row, and the last one's time.
+  'owner-failures': (v) => obj(v) && int(v.count) && v.count >= 0 && typeof v.last === 'number',
+  // Entries an ended session held, queued for rotation at the owner's next command.
+  'rotate-pending': (v) => Array.isArray(v) && v.every((id) => typeof id === 'string'),
+  // The owner's MAC of the chain head (its MAC is checked with the owner's keys, below).
+  'audit-anchor': (v) =>
+    obj(v) && int(v.seq) && v.seq > 0 && buf(v.hash) && typeof v.at === 'number' && buf(v.mac),
+};
+
+/** The store key prefix of the agents' rate records (store.ts). */
+const RATE_RECORD = 'rate/';
+
+/** An agent's rate state: its reads, violations and lock (core/policy.ts RateState). */
+function rateShape(v: unknown): boolean {
+  return (
+    obj(v) &&
+    obj(v.reads) &&
+    Array.isArray(v.violations) &&
+    (v.lock === null || (obj(v.lock) && typeof v.lock.at === 'number'))
+  );
+}
+
+function headerShape(h: unknown): h is VaultHeader {
+  return (
+    obj(h) &&
+    int(h.schema) &&
+    buf(h.vaultId) &&
+    obj(h.kdf) &&
+    buf(h.rootByOwner) &&
+    buf(h.rootByRecovery) &&
+    buf(h.indexKey) &&
+    buf(h.auditPublicKey) &&
+    buf(h.auditSecretKey) &&
+    obj(h.tiers)
+  );
+}
+
+function entryShape(e: unknown): e is EntryRecord {
+  return (
+    obj(e) &&
+    typeof e.id === 'string' &&
+    typeof e.tier === 'string' &&
+    int(e.gen) &&
+    buf(e.dataKey) &&
+    buf(e.name) &&
+    buf(e.meta)
+  );
+}
+
+/** Where a store key is, in words a report can show. */
+function whereOf(key: string): string {
+  const [kind, ...rest] = key.split('/');
+  return rest.length === 0 ? key : `${kind} ${rest.join('/')}`;
+}
+
+/**
+ * The structural part, without keys: every record decodes, every checksum
+ * holds, the header is there, the audit chain links. Returns the records read.
+ */
+export function checkRecords(
+  records: readonly RawRecord[],
+  problems: Problems,
+): { header: VaultHeader | null; headerSound: boolean } {
+  let header: VaultHeader | null = null;
+  let headerSound = false;
+  const audit: AuditRecord[] = [];
+  let head: unknown = null;
+  let base: unknown = null;
+  for (const r of records) {
+    if (r.error === 'orphan') {
+      problems.add(
+        'VLT-3036',
+        whereOf(r.key.slice('sum/'.length)),
+        'The record is missing; its checksum remains.',
+      );
+      continue;
+    }
+    if (r.error === 'out of order') {
+      problems.add(
+        'VLT-3034',
+        whereOf(r.key),
+        'The record is out of order in its page (damaged): lookups can miss records.',
+      );
+      continue;
+    }
+    if (r.error !== undefined) {
+      problems.add('VLT-3034', whereOf(r.key), 'The record cannot be read.');
+      continue;
+    }
+    if (r.sumOk === false) {
+      problems.add(
+        r.key === 'header' ? 'VLT-3030' : 'VLT-3035',
+        whereOf(r.key),
+        'The record does not match its checksum (damaged).',
+      );
+    }
+    if (r.key === 'header') {
+      if (headerShape(r.value)) {
+        header = r.value;
+        headerSound = r.sumOk !== false;
+      } else problems.add('VLT-3030', 'header', 'The header is not a vault header.');
+    } else if (r.key === 'audit-head') head = r.value;
+    else if (r.key === 'audit-base') base = r.value;
+    else if (r.key.startsWith('audit/')) audit.push(r.value as AuditRecord);
+    else if (r.key.startsWith(RATE_RECORD) && !rateShape(r.value)) {
+      problems.add(
+        'VLT-3035',
+        whereOf(r.key),
+        'The record is not the kind of record its key says.',
+      );
+    } else {
+      const shaped = SHAPES[r.key];
+      if (shaped !== undefined && !shaped(r.value)) {
+        problems.add('VLT-3035', r.key, 'The record is not the kind of record its key says.');
+      }
+    }
+  }
+  if (header === null && !problems.list.some((p) => p.where === 'header')) {
+    problems.add('VLT-3030', 'header', 'The vault has no header.');
+  }
+  const headHash = obj(head) && buf(head.hash) ? head.hash : null;
+  const shaped = audit.every(auditShape);
+  const chainStart: ChainStart | null =
+    obj(base) && int(base.seq) && buf(base.hash) ? { seq: base.seq, hash: base.hash } : null;
+  const broken = shaped ? brokenLink(audit, headHash, chainStart) : (chainStart?.seq ?? 0) + 1;
+  if (broken !== null) {
+    problems.add(
+      'VLT-3033',
+      `audit ${broken}`,
+      `The audit chain breaks at record ${broken} of ${audit.length}: a record was changed, removed or reordered.`,
+    );
+  }
+  return { header, headerSound };
+}
+
+/**
+ * The part that needs the owner's keys: every seal opens, every field the meta
+ * names is there at its version and generation, every index row leads to the
+ * entry of its name and every entry has its row, every agent and live session
+ * record holds its MAC and grants of the entries' current generations.
+ */
+export function checkSealed(
+  store: VaultStore,
+  s: OwnerSession,
+  problems: Problems,
+  now: number,
+): { entries: number; agents: number } {
+  return store.read((tx) => {
+    const header = tx.header() ?? s.header;
+    const v = header.vaultId;
+    const entries = new Map<string, EntryRecord>();
+    const named = new Map<string, string>();
+    for (const e of tx.entries()) {
+      if (!entryShape(e)) {
+        problems.add('VLT-3035', 'entry', 'An entry record is not an entry.');
+        continue;
+      }
+      entries.set(e.id, e);
+      const where = `entry ${e.id}`;
+      let tierKey: Buffer | null;
+      try {
+        tierKey = s.tierKey(header, e.tier);
+      } catch {
+        tierKey = null;
+      }
+      const dk = tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(v, e.id, e.tier, e.gen));
+      if (dk === null || dk.length !== KEY_BYTES) {
+        problems.add('VLT-3031', where, 'Its data key does not open.');
+        continue;
+      }
+      try {
+        const name = openName(header, dk, e);
+        if (name === null) problems.add('VLT-3031', where, 'Its name does not open.');
+        else named.set(e.id, name);
+        const meta = openMeta(header, dk, e);
+        if (meta === null) {
+          problems.add('VLT-3031', where, 'Its field list does not open.');
+          continue;
+        }
+        const label = name === null ? where : `entry ${JSON.stringify(name)}`;
+        const expected = new Set<string>();
+        for (const field of meta.fields) {
+          const key = fieldHash(dk, e.id, field);
+          expected.add(key);
+          const f = tx.field(e.id, key);
+          if (f === null || !obj(f)) {
+            problems.add('VLT-3036', `${label} field ${field}`, 'The field is missing.');
+            continue;
+          }
+          if (f.gen !== e.gen || f.version !== (meta.versions[field] ?? f.version)) {
+            problems.add(
+              'VLT-3020',
+              `${label} field ${field}`,
+              'The field is older than its entry says.',
+            );
+            continue;
+          }
+          const value = buf(f.value)
+            ? open(dk, f.value, slots.field(v, e.id, field, f.version, e.gen))
+            : null;
+          if (value === null)
+            problems.add('VLT-3031', `${label} field ${field}`, 'Its value does not open.');
+          else wipe(value);
+        }
+        for (const { key } of tx.fieldRecords(e.id)) {
+          if (!expected.has(key)) {
+            problems.add(
+              'VLT-3036',
+              `${label}`,
+              'A field record belongs to no field of the entry.',
+            );
+          }
+        }
+      } finally {
+        wipe(dk);
+      }
+    }
+    // The owner's name index, both ways.
+    const rows = new Set<string>();
+    for (const row of tx.nameRows()) {
+      const e = entries.get(row.entryId);
+      if (e === undefined) {
+        problems.add(
+          'VLT-3032',
+          `name ${row.hash.slice(0, 16)}`,
+          'The index row leads to no entry.',
+        );
+        continue;
+      }
+      const name = named.get(e.id);
+      if (name === undefined) continue;
+      if (s.nameHash(name) !== row.hash) {
+        problems.add(
+          'VLT-3022',
+          `entry ${JSON.stringify(name)}`,
+          'An index row of another name leads to this entry.',
+        );
+        continue;
+      }
+      rows.add(e.id);
+    }
+    for (const [id, name] of named) {
+      if (!rows.has(id)) {
+        problems.add(
+          'VLT-3032',
+          `entry ${JSON.stringify(name)}`,
+          'No index row leads to the entry.',
+        );
+      }
+    }
+    // Agents and sessions: MACs, scopes, grants.
+    const mac = s.macKey();
+    const agents = tx.agents();
+    for (const a of agents) {
+      if (!obj(a) || typeof a.name !== 'string') {
+        problems.add('VLT-3035', 'agent', 'An agent record is not an agent.');
+        continue;
+      }
+      const where = `agent ${JSON.stringify(a.name)}`;
+      if (!buf(a.mac) || !equal(a.mac, agentMac(mac, a))) {
+        problems.add('VLT-3021', where, 'The record failed its owner MAC.');
+        continue;
+      }
+      // Its rate record gone (the agent reads as locked until the owner unlocks it).
+      if (a.revoked === null && a.rate.lock?.reason === 'lost') {
+        problems.add('VLT-3036', where, 'Its rate state (limits, lock) is missing.');
+      }
+      if (a.revoked === null && tx.agentIdByName(a.name) !== a.id) {
+        problems.add('VLT-3032', where, 'The agent name index does not lead to this agent.');
+      }
+      if (a.revoked === null) grantsOf(a, where, entries, problems);
+    }
+    agentNameRows(tx, agents, problems);
+    for (const r of tx.sessions()) {
+      if (!obj(r) || typeof r.id !== 'string') {
+        problems.add('VLT-3035', 'session', 'A session record is not a session.');
+        continue;
+      }
+      if (r.revoked !== null || r.expires <= now) continue;
+      const where = `session ${r.id}`;
+      if (!buf(r.mac) || !equal(r.mac, sessionMac(mac, r))) {
+        problems.add('VLT-3021', where, 'The record failed its owner MAC.');
+        continue;
+      }
+      grantsOf(r, where, entries, problems);
+    }
+    // Every audit record's sealed names open with the owner's audit key.
+    const audit = tx.audit();
+    for (const seq of unopenedNames(audit, s.auditKeys())) {
+      problems.add('VLT-3031', `audit ${seq}`, 'Its sealed entry name does not open.');
+    }
+    // The owner's anchor: its MAC holds and the record it names is the one in
+    // the chain. A vault with no anchor yet (migrated, no owner command since)
+    // is not damaged; `audit --verify` says it is unanchored. A removed
+    // anchor leaves its checksum behind, reported above.
+    const anchor = tx.auditAnchor();
+    if (anchor !== null && SHAPES['audit-anchor']?.(anchor) === true && audit.every(auditShape)) {
+      const base = tx.auditBase();
+      const key = s.anchorKey();
+      try {
+        const verdict = anchorVerdict(audit, anchor, key, v, base);
+        if (verdict.anchorProblem !== null) {
+          problems.add(
+            'VLT-3033',
+            'audit-anchor',
+            `The owner's anchor does not hold: ${verdict.anchorProblem}.`,
+          );
+        }
+      } finally {
+        wipe(key);
+      }
+    }
+    return { entries: entries.size, agents: agents.length };
+  });
+}
+
+/**
+ * The agent name rows, the other way: each leads to a live agent of its own
+ * name. A row is under no MAC, so a same-user agent can point `claude` at
+ * `admin`'s record; lookups refuse that (agent-names.ts), and this says where.
+ */
+function agentNameRows(
+  tx: { rawRecords(): readonly RawRecord[] },
+  agents: readonly AgentRecord[],
+  problems: Problems,
+): void {
+  const byId = new Map(agents.filter(obj).map((a) => [a.id, a]));
+  for (const r of tx.rawRecords()) {
+    if (!r.key.startsWith(AGENT_NAME_ROW) || r.error !== undefined) continue;
+    const name = r.key.slice(AGENT_NAME_ROW.length);
+    const where = `agent-name ${JSON.stringify(name)}`;
+    const a = typeof r.value === 'string' ? byId.get(r.value) : undefined;
+    if (a === undefined || a.revoked !== null) {
+      problems.add('VLT-3032', where, 'The agent name row leads to no live agent.');
+    } else if (a.name !== name) {
+      problems.add(
+        'VLT-3022',
+        where,
+        `The agent name row leads to the record of agent ${JSON.stringify(a.name)}.`,
+      );
+    }
+  }
+}
+
+function grantsOf(
+  r: AgentRecord | SessionRecord,
+  where: string,
+  entries: ReadonlyMap<string, EntryRecord>,
+  problems: Problems,
+): void {
+  for (const id of r.scope) {
+    const e = entries.get(id);
+    const g = r.grants[id];
+    if (e === undefined)
+      problems.add('VLT-3036', where, `An entry of its scope (${id}) is missing.`);
+    else if (g === undefined) problems.add('VLT-3036', where, `It holds no key for entry ${id}.`);
+    else if (g.gen !== e.gen)
+      problems.add('VLT-3020', where, `Its key for entry ${id} is older than the entry.`);
+  }
+  for (const [hash, id] of Object.entries(r.index)) {
+    if (!r.scope.includes(id)) {
+      problems.add(
+        'VLT-3022',
+        where,
+        `Its index row ${hash.slice(0, 16)} leads outside its scope.`,
+      );
+    }
+  }
+}
+
+/**
+ * The whole check of `store`, with the owner's session when the header allowed
+ * an unlock; `seen` is the audit anchor the owner's client remembers.
+ */
+export async function checkStore(
+  /** The LMDB store file, read whole in a child first; null for a PostgreSQL store. */
+  path: string | null,
+  openStore: () => VaultStore,
+  unlock: () => Promise<OwnerSession>,
+  now: number,
+  seen?: AnchorRef,
+): Promise<CheckReport> {
+  const problems = new Problems();
+  // Before this process opens it: opening a store with a damaged meta page crashes.
+  const scan = path === null ? null : await scanInChild(path);
+  if (scan !== null) {
+    problems.add('VLT-3034', 'store', `The store file cannot be read whole: ${scan}.`);
+    return { records: 0, entries: 0, agents: 0, auditRecords: 0, problems: problems.list };
+  }
+  const store = openStore();
+  const records = store.read((tx) => tx.rawRecords());
+  const { header, headerSound } = checkRecords(records, problems);
+  const auditRecords = records.filter((r) => r.key.startsWith('audit/')).length;
+  let counts = { entries: 0, agents: 0 };
+  if (header !== null && headerSound) {
+    const s = await unlock();
+    try {
+      counts = checkSealed(store, s, problems, now);
+      // The anchor the owner's client remembers: an older one put back is a cut log.
+      const cut =
+        seen === undefined
+          ? null
+          : store.read((tx) => rememberedAnchorProblem(tx, s.vaultId, seen));
+      if (cut !== null)
+        problems.add('VLT-3033', 'audit-anchor', `The audit log was cut back: ${cut}.`);
+    } catch (err) {
+      const code = err instanceof VaultError ? err.code : damageCode(err);
+      if (code === null) throw err;
+      problems.add(code, 'vault', err instanceof Error ? err.message : 'damaged');
+    } finally {
+      s.wipe();
+    }
+  }
+  return {
+    records: records.length,
+    ...counts,
+    auditRecords,
+    problems: problems.list,
+  };
+}
