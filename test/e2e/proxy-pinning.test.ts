@@ -4,7 +4,7 @@
 // Plain HTTP carries a value only to this machine, judged by what the name
 // resolves to (the proxy runs under bwrap with an /etc/hosts of the test's).
 // `Upgrade: h2c` is not relayed as a WebSocket upgrade. Each refused Host
-// counts as a violation of its agent's limits (test/e2e/exfiltration.test.ts),
+// counts as a violation of its agent's limits (test/attack/exfiltration.test.ts),
 // so each is sent by an agent of its own: the second would lock.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

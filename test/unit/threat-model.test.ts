@@ -21,300 +21,309 @@ const HEADER = ['attack', '`run`', 'same-user host', 'hardened host'];
 type Proof = readonly [file: string, name: string];
 type Entry = Partial<Record<Mode, readonly Proof[]>>;
 
-const e2e = (file: string, name: string): Proof => [`test/e2e/${file}.test.ts`, name];
+/** The test tiers that run real processes, in the order a file is looked for. */
+const TIERS = ['e2e', 'attack', 'host'] as const;
+/** A test file by its base name, in whichever tier holds it (test/e2e if none does: reported missing). */
+const tested = (file: string, name: string): Proof => {
+  const tier = TIERS.find((t) => existsSync(join(ROOT, `test/${t}/${file}.test.ts`))) ?? 'e2e';
+  return [`test/${tier}/${file}.test.ts`, name];
+};
 
 // Proofs cited by several rows.
-const DISK_RESERVE = e2e(
+const DISK_RESERVE = tested(
   'faults',
   'a file system another process filled: the store keeps room of its own, so reads go on, each audited, and the owner too',
 );
-const STORE_HIDDEN = e2e(
+const STORE_HIDDEN = tested(
   'sandbox',
   'the store, the config directory and the passphrase file cannot be read, copied or changed',
 );
-const SANDBOX_PROCESSES = e2e(
+const SANDBOX_PROCESSES = tested(
   'sandbox',
   'neither run, nor the host, nor another agent can be seen, signalled or read',
 );
-const OWNER_POWER_INSIDE = e2e(
+const OWNER_POWER_INSIDE = tested(
   'sandbox',
   'daemon stop, owner operations and another token are refused inside',
 );
-const STORE_UNREADABLE = e2e(
+const STORE_UNREADABLE = tested(
   'hardened-host',
   'as the user: the store, its directory and the host’s /proc are unreadable',
 );
-const HARDENED_READS = e2e(
+const HARDENED_READS = tested(
   'hardened-host',
   'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
 );
 /** The main socket's connections are capped per process (issue 29's intake) and in all (crowd.ts). */
 const MAIN_SOCKET_CAPPED = [
-  e2e(
+  tested(
     'host-intake',
     '100 held bodies stay within the pool, a process past 128 connections is refused, and the owner is served',
   ),
-  e2e(
+  tested(
     'host-intake',
     'many processes holding half-sent requests: the host keeps its descriptors, the largest holders pay, the owner and another agent go on',
   ),
 ];
 /** Names an agent asked for, shown in the owner's audit. */
-const NAMES_ESCAPED = e2e(
+const NAMES_ESCAPED = tested(
   'audit',
   'names an agent asks for with terminal controls or bidi overrides reach the owner’s audit escaped, and read back exactly',
 );
 /** A file an agent wrote for the owner's `vault-cli import` (test/e2e/import.test.ts). */
 const IMPORT_FILE = [
-  e2e(
+  tested(
     'import',
     'a name that exists is refused, naming it, and nothing of the file lands; --skip-existing and --overwrite decide',
   ),
-  e2e(
+  tested(
     'import',
     'terminal escapes in names never reach the terminal: refused, shown as code points',
   ),
-  e2e(
+  tested(
     'import',
     'a symlink to the owner’s SSH key is refused before it is read; a pasted key is refused naming a line only',
   ),
-  e2e(
+  tested(
     'import',
     'gigantic or endless sources are refused without reading them: a 17 MiB file, /dev/zero, a FIFO',
   ),
 ];
-const AUDIT_EPOCH_WIPED = e2e(
+const AUDIT_EPOCH_WIPED = tested(
   'audit-seal-memory',
   'a dump of the host’s memory holds the current audit epoch’s key only: no ended epoch’s',
 );
-const GUESS_QUEUE = e2e(
+const GUESS_QUEUE = tested(
   'guess-throttle',
   '8 queued wrong guesses from one process: the owner’s command is answered while they still wait',
 );
-const HELD_BODIES = e2e(
+const HELD_BODIES = tested(
   'host-intake',
   '100 held bodies stay within the pool, a process past 128 connections is refused, and the owner is served',
 );
 /** The framed host channel's attacks (issue 28), each refused with the host serving on. */
 const CHANNEL_ATTACKS = [
-  e2e(
+  tested(
     'host-channel',
     'frames in one write are each judged and answered by id; the audit names the connection’s peer, not what a frame claims',
   ),
-  e2e(
+  tested(
     'host-channel',
     'an oversize frame is refused (VLT-1002) before it is read, and its connection closed',
   ),
-  e2e(
+  tested(
     'host-channel',
     'garbage after the upgrade, an owner command and an unknown operation are refused; the host serves on',
   ),
-  e2e(
+  tested(
     'host-channel',
     'half frames then silence: beyond the pool refused (VLT-3012), small frames and the owner served, the silent ones closed',
   ),
-  e2e('host-channel', 'a process that holds 128 connections is refused the channel (VLT-3012)'),
+  tested('host-channel', 'a process that holds 128 connections is refused the channel (VLT-3012)'),
 ];
-const SAME_BYTES = e2e(
+const SAME_BYTES = tested(
   'errors',
   'an entry outside the scope and a missing entry give the same bytes',
 );
-const BURST = e2e(
+const BURST = tested(
   'concurrency',
   'twenty reads sent at once by one process: three released, one violation, chain intact',
 );
-const LOCKS = e2e(
+const LOCKS = tested(
   'errors',
   'a second distinct entry within the minute is refused; a second violation locks',
 );
 const SWEEP_FINDS = [
-  e2e('sweep', 'every released value is found where it was planted, in each form; no decoy is'),
-  e2e('sweep', '--redact: valid JSONL with references in place, and nothing left to find'),
-  e2e('sweep', 'the fields found are exposed until set anew'),
+  tested('sweep', 'every released value is found where it was planted, in each form; no decoy is'),
+  tested('sweep', '--redact: valid JSONL with references in place, and nothing left to find'),
+  tested('sweep', 'the fields found are exposed until set anew'),
 ];
 const SWEEP_TRAPS = [
-  e2e('sweep', 'an agent’s traps: a link out of the store, a FIFO, a huge file, a long line'),
+  tested('sweep', 'an agent’s traps: a link out of the store, a FIFO, a huge file, a long line'),
 ];
 const NO_AUDIT_NO_VALUE = [
-  e2e(
+  tested(
     'faults',
     'a full file system: reads stop with VLT-3004, and every released value was audited',
   ),
-  e2e('faults', 'a read-only store file: every mode refuses with VLT-3004'),
+  tested('faults', 'a read-only store file: every mode refuses with VLT-3004'),
 ];
 const NOT_ON_TERMINAL = [
-  e2e(
+  tested(
     'pipe-only',
     '${c.name}: a terminal (a real pty) is refused with VLT-2050, before the host is asked',
   ),
-  e2e('pipe-only', '${c.name}: a regular file is refused with VLT-2050 and stays empty'),
+  tested('pipe-only', '${c.name}: a regular file is refused with VLT-2050 and stays empty'),
 ];
-const BOUND_HOSTS = e2e(
+const BOUND_HOSTS = tested(
   'proxy-attacks',
   'an entry bound to other hosts: 403 VLT-2045, audited exfil (a violation); bound to this host it goes',
 );
-const FRONTING = e2e(
+const FRONTING = tested(
   'proxy-pinning',
   'curl: a reference with a Host other than the CONNECT target is 400 VLT-2048, nothing upstream',
 );
 // Exfiltration attempts counted as violations (issue 27).
 const EXFIL_STRIKES = [
-  e2e(
+  tested(
     'exfiltration',
     'a reference to a host its entry is not bound to is one violation; the second locks the agent',
   ),
-  e2e(
+  tested(
     'exfiltration',
     'a reference with a Host that is not the tunnel’s destination is one violation, reported by the proxy; the second locks',
   ),
-  e2e('exfiltration', 'the two kinds add up: an unbound host, then a Host mismatch, locks'),
+  tested('exfiltration', 'the two kinds add up: an unbound host, then a Host mismatch, locks'),
 ];
-const EXFIL_RUN = e2e(
+const EXFIL_RUN = tested(
   'exfiltration',
   'run: a Host mismatch, then a reference to an unbound host, lock the agent; its next read inside is VLT-2043',
 );
 const FORGED_REPORTS = [
-  e2e(
+  tested(
     'exfiltration',
     'a forged report cannot lock another agent: garbage, another agent’s id with a wrong secret, a field naming it',
   ),
-  e2e(
+  tested(
     'exfiltration',
     'a flood of reports adds a bounded number of audit records, none after the lock',
   ),
 ];
 const PLAIN_HTTP = [
-  e2e('proxy-pinning', 'plain HTTP: judged by what the name resolves to, sent to that address'),
-  e2e('proxy-attacks', 'plain HTTP in absolute form: filled to this machine, refused to any other'),
+  tested('proxy-pinning', 'plain HTTP: judged by what the name resolves to, sent to that address'),
+  tested(
+    'proxy-attacks',
+    'plain HTTP in absolute form: filled to this machine, refused to any other',
+  ),
 ];
-const H2C = e2e(
+const H2C = tested(
   'proxy-pinning',
   'Upgrade: h2c is not relayed as an upgrade: the upstream gets an ordinary request',
 );
 const STALE_UPSTREAM = [
-  e2e(
+  tested(
     'proxy-keepalive',
     'a POST with a body on a connection the upstream closes mid-request is not sent again: 502 VLT-3008',
   ),
-  e2e(
+  tested(
     'proxy-keepalive',
     'an upstream that closes every connection it reuses, and the retry too: one retry at most, then 502, one fill',
   ),
-  e2e(
+  tested(
     'proxy-keepalive',
     'absolute-form https:// without a tunnel: a GET on a pooled connection closed under it goes once more, filled once; a PUT with a body never twice; a retry closed too is 502',
   ),
-  e2e(
+  tested(
     'proxy-keepalive',
     'in a tunnel: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill',
   ),
-  e2e(
+  tested(
     'proxy-keepalive',
     'absolute-form https:// and http://: a reply begun (1xx, part of a head) then closed is never followed by another copy: 502, one fill',
   ),
-  e2e(
+  tested(
     'proxy-retry-address',
     'in a tunnel: the retry goes to the address the kept connection reached, or is 502; never to the name’s other address',
   ),
-  e2e(
+  tested(
     'proxy-retry-address',
     'absolute-form https:// without a tunnel: the retry goes to the address the pooled connection reached, or is 502; never to the name’s other address',
   ),
-  e2e(
+  tested(
     'proxy-retry-address',
     'absolute-form plain HTTP: the retry goes to the address the name was judged by, or is 502; never to the name’s other address',
   ),
 ];
 const POOLED = [
-  e2e(
+  tested(
     'proxy-isolation',
     'trailers are dropped and never reach the next response on the same connection',
   ),
-  e2e(
+  tested(
     'proxy-isolation',
     'caller B, after caller A on the same upstream: never sees A’s value, gets no record of it',
   ),
 ];
 const WARM_TUNNEL = [
-  e2e('proxy-rules', 'an agent revoked mid-tunnel: the next request is 403 VLT-2040'),
-  e2e('proxy-rules', 'an agent locked mid-tunnel: the next request is 423 VLT-2043'),
-  e2e('proxy-rules', 'an entry taken out of scope mid-tunnel: the next request is 403 VLT-2041'),
-  e2e('proxy-rules', 'a session ended mid-tunnel: the next request is 403 VLT-2040'),
+  tested('proxy-rules', 'an agent revoked mid-tunnel: the next request is 403 VLT-2040'),
+  tested('proxy-rules', 'an agent locked mid-tunnel: the next request is 423 VLT-2043'),
+  tested('proxy-rules', 'an entry taken out of scope mid-tunnel: the next request is 403 VLT-2041'),
+  tested('proxy-rules', 'a session ended mid-tunnel: the next request is 403 VLT-2040'),
 ];
 const BOUNDED = [
-  e2e(
+  tested(
     'bounded-requests',
     'a render naming more than 1,000 references is refused whole (VLT-1006), nothing audited',
   ),
-  e2e(
+  tested(
     'bounded-requests',
     '1,000 unknown names: refused, audited in 17 records, the store grows by a bounded amount',
   ),
 ];
 const SEED_STAYS = [
-  e2e('otp-seed', 'get --field totp is refused with VLT-2052 and audited; totp gives a code'),
-  e2e('otp-seed', 'render refuses a template naming the seed, releasing nothing'),
-  e2e('otp-seed', 'a proxy fill naming the seed: 403 VLT-2052, nothing upstream'),
+  tested('otp-seed', 'get --field totp is refused with VLT-2052 and audited; totp gives a code'),
+  tested('otp-seed', 'render refuses a template naming the seed, releasing nothing'),
+  tested('otp-seed', 'a proxy fill naming the seed: 403 VLT-2052, nothing upstream'),
 ];
-const GUESSES = e2e(
+const GUESSES = tested(
   'owner-guess',
   'wrong passphrases are audited and counted across a host restart; an unlock resets the count',
 );
 
-const OWN_UNLOCK = e2e(
+const OWN_UNLOCK = tested(
   'unlock-owner',
   'the locked agent cannot start its own unlock: no page, refused on the socket, still locked',
 );
 const CHALLENGE_NAMES_AGENT = [
-  e2e('unlock-owner', 'the page and the signed challenge name the agent it unlocks'),
-  e2e('hardware-key', 'a challenge issued for another agent is refused'),
+  tested('unlock-owner', 'the page and the signed challenge name the agent it unlocks'),
+  tested('hardware-key', 'a challenge issued for another agent is refused'),
 ];
 const KEY_VOUCHES = [
-  e2e(
+  tested(
     'unlock-owner',
     'the passphrase alone does not enrol a second key: an enrolled key must vouch',
   ),
-  e2e(
+  tested(
     'unlock-owner',
     'a lost key: the recovery key vouches for a new one instead, audited as such',
   ),
 ];
 
-const REFERENCE_RECIPE = e2e(
+const REFERENCE_RECIPE = tested(
   'agents-real',
   'completes one prompt; the stand-in gets the key, the agent holds only the reference',
 );
 
-const SESSION_NOT_INSIDE_RUN = e2e(
+const SESSION_NOT_INSIDE_RUN = tested(
   'owner-session',
   'a process inside `vault-cli run --no-sandbox` on the unlocked terminal never gets the session',
 );
-const SESSION_SANDBOXED_RUN = e2e(
+const SESSION_SANDBOXED_RUN = tested(
   'owner-session',
   'a process inside a sandboxed `vault-cli run` on the unlocked terminal is refused before any prompt, and the session is not used',
 );
-const SESSION_NO_TERMINAL = e2e(
+const SESSION_NO_TERMINAL = tested(
   'owner-session',
   'with no terminal, an agent holding the passphrase file opens no session by itself',
 );
-const SESSION_NOT_FROM_FILE = e2e(
+const SESSION_NOT_FROM_FILE = tested(
   'owner-session',
   'a passphrase from VAULT_PASSPHRASE_FILE opens no session',
 );
 const SESSION_OTHER_TERMINAL = [
-  e2e('owner-session', 'a command from another terminal is asked for the passphrase'),
+  tested('owner-session', 'a command from another terminal is asked for the passphrase'),
   [
-    'test/unit/owner-unlock.test.ts',
+    'test/host/owner-unlock.test.ts',
     'bindingOf reads tty, session and leader start; refuses what may hold no session',
   ] as const,
 ];
 const PROCESS_HOLD = [
-  e2e(
+  tested(
     'sweep-owner',
     '--watch: one derivation for the sweep, the audit follow and a mark per leak; the held key serves no other process',
   ),
   [
-    'test/unit/owner-unlock.test.ts',
+    'test/host/owner-unlock.test.ts',
     'a process hold serves its one process, not its terminal, and ends with it',
   ] as const,
 ];
@@ -324,7 +333,7 @@ const PROCESS_HOLD = [
 // rules, the same-user test shows the other columns too, beside a test of
 // that mode's own path (a session under `run`, an agent of another user
 // through the hardened host).
-const TEAM_DUMP = e2e(
+const TEAM_DUMP = tested(
   'team',
   'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
 );
@@ -334,7 +343,7 @@ const LEDGER: Record<string, Entry> = {
   'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
     {
       sameUser: [
-        e2e(
+        tested(
           'team',
           'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
         ),
@@ -347,7 +356,7 @@ const LEDGER: Record<string, Entry> = {
   },
   'read an entry outside the scope; guess names to learn which exist': {
     run: [
-      e2e('run', '--scope narrows the session: an entry of the agent outside it is refused'),
+      tested('run', '--scope narrows the session: an entry of the agent outside it is refused'),
       SAME_BYTES,
     ],
     sameUser: [SAME_BYTES],
@@ -355,7 +364,7 @@ const LEDGER: Record<string, Entry> = {
   },
   'read more than the limits allow, or in a burst of 20 parallel readers': {
     run: [
-      e2e(
+      tested(
         'run',
         'a session shares the agent’s rate state: its read counts against the agent’s token',
       ),
@@ -363,7 +372,7 @@ const LEDGER: Record<string, Entry> = {
     ],
     sameUser: [
       BURST,
-      e2e(
+      tested(
         'concurrency',
         '${TRIALS} trials on a vault made before: at most 3 of ${PROCESSES} released',
       ),
@@ -394,7 +403,7 @@ const LEDGER: Record<string, Entry> = {
     },
   'echo a value into the transcript by accident (`get X` on the terminal, `> file`)': {
     run: [
-      e2e(
+      tested(
         'run',
         'the child gets a session token, reads in scope into a pipe (not onto its pty), and its exit status comes back',
       ),
@@ -423,7 +432,7 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [
         EXFIL_RUN,
-        e2e(
+        tested(
           'proxy-session',
           'run --scope GitHub: the long-lived token through the session proxy fills nothing (VLT-2051); the session token still works',
         ),
@@ -467,15 +476,18 @@ const LEDGER: Record<string, Entry> = {
   'read anything from `vault.mdb` without a token or passphrase': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e('hygiene', 'the store file shows no entry name, value, seed, token or passphrase'),
+      tested('hygiene', 'the store file shows no entry name, value, seed, token or passphrase'),
     ],
     hardened: [STORE_UNREADABLE],
   },
   'move or alter a ciphertext into another slot': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e('crash', 'get of the doctored entry fails with VLT-3003; the source entry still reads'),
-      e2e(
+      tested(
+        'crash',
+        'get of the doctored entry fails with VLT-3003; the source entry still reads',
+      ),
+      tested(
         'byte-flip',
         '${FLIPS} flips across the file, and 128 on the meta pages: each harmless or reported with a damage code; never a wrong value',
       ),
@@ -486,11 +498,11 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN],
       sameUser: [
-        e2e(
+        tested(
           'crypto-scope',
           'an agent scoped to one entry decrypts that entry only from a store copy with its token',
         ),
-        e2e(
+        tested(
           'crypto-scope',
           'a run --scope session token decrypts its narrowed scope only from a store copy, and nothing once it ended',
         ),
@@ -501,11 +513,11 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN],
       sameUser: [
-        e2e(
+        tested(
           'crypto-scope',
           'keys saved before agent revoke open nothing rotated after, nor entries added later',
         ),
-        e2e(
+        tested(
           'crypto-scope',
           'narrowing a scope rotates the entry lost: saved keys open nothing after',
         ),
@@ -515,7 +527,7 @@ const LEDGER: Record<string, Entry> = {
   'ask the store or the host whether an entry exists': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e(
+      tested(
         'crypto-scope',
         'an agent scoped to one entry decrypts that entry only from a store copy with its token',
       ),
@@ -526,7 +538,7 @@ const LEDGER: Record<string, Entry> = {
   'widen its scope in the store': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e(
+      tested(
         'records',
         'a scope widened in the store: reads stay refused, and the owner’s run and agent changes refuse the record',
       ),
@@ -545,15 +557,15 @@ const LEDGER: Record<string, Entry> = {
   "swap name-index rows so `get A` prints B's value; roll a rotated field back": {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e(
+      tested(
         'records',
         'swapped rows of the agent’s name index: get C7 is refused with VLT-3022, not C11’s value',
       ),
-      e2e(
+      tested(
         'records',
         'swapped rows of the owner’s name index: entry show and set are refused with VLT-3022',
       ),
-      e2e(
+      tested(
         'records',
         'a rolled-back field record is refused with VLT-3020; so is a whole entry put back',
       ),
@@ -563,14 +575,14 @@ const LEDGER: Record<string, Entry> = {
   'delete or rewrite audit records and re-chain them so `audit --verify` passes': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e('audit', 'a record deleted before the anchor and the rest re-chained is caught'),
-      e2e(
+      tested('audit', 'a record deleted before the anchor and the rest re-chained is caught'),
+      tested(
         'audit',
         'a re-chained rewrite before the anchor stays caught after more owner commands, verify included',
       ),
-      e2e('audit', 'a log cut before the anchor, its head moved back, is caught'),
-      e2e('audit', 'a re-chained log with the anchor removed is caught'),
-      e2e('audit', 'agent records after the last owner command are reported unanchored'),
+      tested('audit', 'a log cut before the anchor, its head moved back, is caught'),
+      tested('audit', 'a re-chained log with the anchor removed is caught'),
+      tested('audit', 'agent records after the last owner command are reported unanchored'),
     ],
     hardened: [STORE_UNREADABLE],
   },
@@ -578,12 +590,12 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [SANDBOX_PROCESSES, OWNER_POWER_INSIDE],
       sameUser: [
-        e2e('host-identity', 'a python squatter that even holds the host lock gets nothing'),
-        e2e('host-identity', 'a node squatter without the lock gets nothing'),
+        tested('host-identity', 'a python squatter that even holds the host lock gets nothing'),
+        tested('host-identity', 'a node squatter without the lock gets nothing'),
       ],
       hardened: [
-        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
-        e2e(
+        tested('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+        tested(
           'hardened-host',
           'as the user: daemon stop is refused without the passphrase, and with a wrong one',
         ),
@@ -594,14 +606,17 @@ const LEDGER: Record<string, Entry> = {
       run: [STORE_HIDDEN, SANDBOX_PROCESSES],
       hardened: [
         STORE_UNREADABLE,
-        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+        tested('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
       ],
     },
   'start the host itself under `faketime` or `NODE_OPTIONS=--inspect`': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e('host-identity', 'the real host started with NODE_OPTIONS=--inspect gets no passphrase'),
-      e2e(
+      tested(
+        'host-identity',
+        'the real host started with NODE_OPTIONS=--inspect gets no passphrase',
+      ),
+      tested(
         'host-identity',
         'the real host under faketime gets no passphrase (unless the owner says so)',
       ),
@@ -620,28 +635,34 @@ const LEDGER: Record<string, Entry> = {
     },
   'claim another pid as the audit source': {
     run: [
-      e2e(
+      tested(
         'threat-run-audit-source',
         'inside run, a request that claims pid 1 is audited with the kernel’s pid and uid',
       ),
     ],
     sameUser: [
-      e2e('host-identity', 'a client that claims pid 1 is audited with its real pid and uid'),
+      tested('host-identity', 'a client that claims pid 1 is audited with its real pid and uid'),
     ],
     hardened: [HARDENED_READS],
   },
   'race two host starts so an orphan host unlinks the live socket': {
     run: [STORE_HIDDEN],
     sameUser: [
-      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
-      e2e(
+      tested(
+        'host-identity',
+        '100 hosts started at once: exactly one serves, and its socket works',
+      ),
+      tested(
         'host-identity',
         'a host that loses the race, or stops after the winner started, never unlinks its socket',
       ),
     ],
     hardened: [
       STORE_UNREADABLE,
-      e2e('host-identity', '100 hosts started at once: exactly one serves, and its socket works'),
+      tested(
+        'host-identity',
+        '100 hosts started at once: exactly one serves, and its socket works',
+      ),
     ],
   },
   'stall every client with one `resolve` of 10,000 unknown references, or grow the store with it': {
@@ -663,7 +684,7 @@ const LEDGER: Record<string, Entry> = {
   "hold many large request bodies or connections open to grow the host's memory until it dies, or to crowd out the owner":
     {
       run: [
-        e2e(
+        tested(
           'threat-run-resources',
           'inside run, 64 half-sent bodies of 2 MiB on the session socket: the host stays bounded, the owner and another agent are served',
         ),
@@ -674,7 +695,7 @@ const LEDGER: Record<string, Entry> = {
   "on the proxy's framed host channel: claim another caller, send an oversize or half frame, garbage, an owner command, or more than the pool holds":
     {
       run: [
-        e2e(
+        tested(
           'threat-run-resources',
           'inside run, the session socket offers no framed channel: the upgrade is answered as an ordinary refused request',
         ),
@@ -692,7 +713,7 @@ const LEDGER: Record<string, Entry> = {
     },
   '`setsid` a child, SIGKILL `run`: the session token keeps working up to 12 hours': {
     run: [
-      e2e(
+      tested(
         'sandbox',
         'run killed by SIGKILL: a setsid grandchild dies and the session token is refused',
       ),
@@ -701,28 +722,28 @@ const LEDGER: Record<string, Entry> = {
   "rewrite the installed CLI, `wraps.json` or shell start-up files to hijack the owner's next command":
     {
       run: [
-        e2e(
+        tested(
           'sandbox',
           'the installed CLI and the shell start-up files are read-only; cwd, /tmp and --allow-write are writable',
         ),
       ],
     },
   'reach the network directly, around the proxy': {
-    run: [e2e('sandbox', 'no direct egress; --allow-net opens one destination')],
+    run: [tested('sandbox', 'no direct egress; --allow-net opens one destination')],
   },
   "reach a service on the owner's loopback through the session's proxy": {
     run: [
-      e2e(
+      tested(
         'sandbox',
         'loopback, unspecified and interface addresses are refused (VLT-2053) unless --allow-net names them',
       ),
-      e2e('run', 'the proxy’s refusals of the session are shown on run’s stderr, one line each'),
+      tested('run', 'the proxy’s refusals of the session are shown on run’s stderr, one line each'),
     ],
   },
   "read the owner's other credentials (`~/.ssh`, `~/.aws`, `~/.kube`, `~/.netrc`, browser profiles, ...)":
     {
       run: [
-        e2e(
+        tested(
           'sandbox',
           "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
         ),
@@ -731,7 +752,7 @@ const LEDGER: Record<string, Entry> = {
   'start a process outside through a socket (`systemd-run --user` via `XDG_RUNTIME_DIR`, the Docker socket)':
     {
       run: [
-        e2e(
+        tested(
           'sandbox',
           "the owner's other credentials and the sockets that lead outside are hidden; --allow-read shows one",
         ),
@@ -757,23 +778,23 @@ const LEDGER: Record<string, Entry> = {
   'run a command outside later through the project (`git config core.fsmonitor`, `.git/hooks`, `.envrc`, `.vscode/`)':
     {
       run: [
-        e2e(
+        tested(
           'sandbox-wall',
           "git config, hooks, .envrc and editor tasks cannot be changed or made inside; the owner's git status runs nothing",
         ),
-        e2e(
+        tested(
           'threat-nested-project',
           'inside run, an existing nested repository’s config and hooks, and nested agent settings, cannot be changed',
         ),
-        e2e(
+        tested(
           'threat-nested-project',
           'after run, what the agent planted in new nested repositories is held: the owner’s git status, commit and log run nothing; a plain git init and commit survive',
         ),
-        e2e(
+        tested(
           'threat-nested-project',
           'inside run, a git planted in a project directory on the owner’s PATH is never what run’s own check runs',
         ),
-        e2e(
+        tested(
           'threat-nested-project',
           'an agent that floods the project past the walk’s bound: run says the check stopped there',
         ),
@@ -782,15 +803,17 @@ const LEDGER: Record<string, Entry> = {
   "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":
     {
       run: [
-        e2e('sandbox-wall', "a descriptor the owner's shell left open does not reach the agent"),
+        tested('sandbox-wall', "a descriptor the owner's shell left open does not reach the agent"),
       ],
     },
   "exhaust the machine's processes (a fork bomb; 1,500 `sleep`s)": {
-    run: [e2e('sandbox-wall', '--max-procs bounds what the agent can start, on the machine too')],
+    run: [
+      tested('sandbox-wall', '--max-procs bounds what the agent can start, on the machine too'),
+    ],
   },
   "exhaust the host's descriptors with 10,000 half-sent requests": {
     run: [
-      e2e(
+      tested(
         'sandbox-wall',
         "10,000 half-sent requests from inside hold few of the host's descriptors; the owner and another agent go on",
       ),
@@ -801,22 +824,25 @@ const LEDGER: Record<string, Entry> = {
   'fill the disk with refused requests (a loop of bad tokens, a locked agent asking again, a name out of scope asked again, an agent over its limit asking again) until the host refuses the owner too':
     {
       run: [
-        e2e(
+        tested(
           'threat-run-resources',
           'inside run, an agent asking 2,000 times for an entry out of scope, then 2,000 times with a garbage token: its refusals coalesced, the store bounded, others served',
         ),
       ],
       sameUser: [
-        e2e(
+        tested(
           'audit-flood',
           'a flood of garbage tokens is coalesced: bounded records, every refusal counted, others still served and recorded',
         ),
-        e2e('audit-flood', 'a locked agent asking again and again: its refusals coalesced as well'),
-        e2e(
+        tested(
+          'audit-flood',
+          'a locked agent asking again and again: its refusals coalesced as well',
+        ),
+        tested(
           'audit-flood',
           'an agent asking again and again for a name out of its scope: the first in full, the repeats coalesced',
         ),
-        e2e(
+        tested(
           'audit-flood',
           'an agent over its limit asking again and again while its violation is quiet: the violation in full, the repeats coalesced',
         ),
@@ -825,13 +851,13 @@ const LEDGER: Record<string, Entry> = {
   'fill the disk with reads it is allowed (re-reading its own entry in a loop: each release is audited) until the host refuses the owner too':
     {
       run: [
-        e2e(
+        tested(
           'threat-run-resources',
           'inside run, an agent re-reading its own entry 5,000 times: locked past its values a minute, the store bounded, the owner and another agent served',
         ),
       ],
       sameUser: [
-        e2e(
+        tested(
           'audit-flood',
           'an agent re-reading an entry it may read, again and again: locked past its values a minute, its records bounded',
         ),
@@ -844,20 +870,20 @@ const LEDGER: Record<string, Entry> = {
       hardened: [DISK_RESERVE],
     },
   'use a long-lived token from a token file (`VAULT_TOKEN_FILE`, a config directory not in use)': {
-    run: [e2e('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
+    run: [tested('sandbox-wall', 'VAULT_TOKEN_FILE, wherever it is, is hidden'), STORE_HIDDEN],
   },
   "plant a hook, MCP server, `notify` or custom command in its own state (`~/.claude/settings.json`, `~/.claude.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`) for the owner's next unsandboxed start":
     {
       run: [
-        e2e(
+        tested(
           'run-profiles',
           "Claude Code: hooks, commands and MCP servers never reach the owner's files; its state does",
         ),
-        e2e(
+        tested(
           'run-profiles',
           'Codex: its state directory is made and writable, config.toml (notify, MCP servers) is not',
         ),
-        e2e(
+        tested(
           'run-profiles',
           "Gemini CLI: settings.json's MCP servers and custom commands stay the owner's",
         ),
@@ -872,19 +898,19 @@ const LEDGER: Record<string, Entry> = {
   'plant one in the project (`.mcp.json`, `.claude/settings.json`, `.gemini/settings.json`, `AGENTS.md` in the working directory)':
     {
       run: [
-        e2e(
+        tested(
           'threat-project-agent-config',
           'inside run, the project’s .mcp.json and .claude/ cannot be made: no placeholder is left',
         ),
-        e2e(
+        tested(
           'threat-project-agent-config',
           'inside run, the owner’s own .mcp.json and .claude/settings.json stay as they were',
         ),
-        e2e(
+        tested(
           'threat-project-agent-config',
           'inside run, Gemini CLI’s, Codex’s and Aider’s project settings and Claude’s hooks and skills cannot be made: no placeholder is left',
         ),
-        e2e(
+        tested(
           'threat-project-agent-config',
           'inside run, the owner’s own .gemini/settings.json, .codex/config.toml and .aider.conf.yml stay as they were',
         ),
@@ -892,11 +918,11 @@ const LEDGER: Record<string, Entry> = {
     },
   'read the model key from its environment, state or transcript': {
     run: [
-      e2e(
+      tested(
         'run-profiles',
         "the agent holds vault://Anthropic/key; the profile's host gets the key in x-api-key",
       ),
-      e2e(
+      tested(
         'agents-real-run',
         'starts in the sandbox, writes its state, completes one prompt; the key reaches only the stand-in',
       ),
@@ -919,7 +945,7 @@ const LEDGER: Record<string, Entry> = {
   "start the host with a configuration that makes the owner's sessions last for days": {
     run: [OWNER_POWER_INSIDE],
     sameUser: [
-      e2e(
+      tested(
         'owner-session-config',
         'asks for 999999999 minutes: the session lasts 12 h at most, 1 h idle',
       ),
@@ -932,13 +958,13 @@ const LEDGER: Record<string, Entry> = {
   "watch an entry outside its scope through `render --watch`'s change feed, to learn when (or whether) it changes":
     {
       run: [
-        e2e(
+        tested(
           'render-watch-run',
           'inside run, a name outside the session’s scope is never reported changed',
         ),
       ],
       sameUser: [
-        e2e(
+        tested(
           'render-watch-values',
           'a name outside the agent’s scope is never reported changed: watching it learns nothing',
         ),
@@ -947,13 +973,13 @@ const LEDGER: Record<string, Entry> = {
   "learn through `render --watch`'s change feed of another agent's activity (its reads, its revocation, the end of its `run` session re-keying a shared entry)":
     {
       run: [
-        e2e(
+        tested(
           'threat-run-watch',
           'inside run, another agent’s reads, the end of its run session, its narrowing and its revocation are never reported; the owner’s change is',
         ),
       ],
       sameUser: [
-        e2e(
+        tested(
           'render-watch-values',
           'a value the template uses is rotated: a new whole document; unrelated changes render nothing',
         ),
@@ -962,13 +988,13 @@ const LEDGER: Record<string, Entry> = {
   'rotate a watched value in a storm (with the owner’s powers) to make a watching render flap, or spend its agent’s limits until it locks':
     {
       run: [
-        e2e(
+        tested(
           'threat-run-watch',
           'inside run, a storm of owner writes is refused (VLT-2051): the value, the watching render and the limits stay',
         ),
       ],
       sameUser: [
-        e2e(
+        tested(
           'render-watch-values',
           'a rotation storm ends on the last value, with whole documents, and costs the agent nothing of its limits',
         ),
@@ -977,15 +1003,15 @@ const LEDGER: Record<string, Entry> = {
   'a same-user process that puts itself on the terminal (`TIOCSTI`, ptrace, `setsid` + open the tty)':
     {
       run: [
-        e2e(
+        tested(
           'threat-run-terminal',
           'inside run, TIOCSTI, the owner’s tty by path, setsid and ptrace reach nothing of the owner’s terminal or shell',
         ),
-        e2e(
+        tested(
           'threat-run-terminal',
           'report requests an agent sends as it exits: nothing of the terminal’s answers is typed into the owner’s shell',
         ),
-        e2e(
+        tested(
           'threat-run-terminal',
           'modes an agent leaves set, which make the terminal type on its own (mouse, focus, paste), are off when run returns',
         ),
@@ -1010,7 +1036,7 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN],
       sameUser: [
-        e2e(
+        tested(
           'name-rows',
           'a name row pointed at another agent: run, show, scope, limits, lock and revoke refuse with VLT-3021; check names the row',
         ),
@@ -1021,11 +1047,11 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN],
       sameUser: [
-        e2e(
+        tested(
           'name-rows',
           'an agent that deletes its own name row is still found: revoke by name says VLT-3021, by id revokes',
         ),
-        e2e(
+        tested(
           'name-rows',
           'a field generation bumped in its scope: revoke still revokes, then names the entry it could not rotate',
         ),
@@ -1036,11 +1062,11 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN],
       sameUser: [
-        e2e(
+        tested(
           'anchor-replay',
           'an old anchor put back with the log cut to it: the next owner command and audit --verify refuse with VLT-3003',
         ),
-        e2e(
+        tested(
           'anchor-replay',
           'a log cut back and written again past the remembered record is refused as well',
         ),
@@ -1051,14 +1077,14 @@ const LEDGER: Record<string, Entry> = {
     {
       run: [STORE_HIDDEN, SANDBOX_PROCESSES],
       sameUser: [
-        e2e(
+        tested(
           'host-namespace',
           'a stand-in bind-mounted over main.js in its own namespaces gets VLT-3010 and never the passphrase',
         ),
       ],
       hardened: [
         STORE_UNREADABLE,
-        e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+        tested('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
       ],
     },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {

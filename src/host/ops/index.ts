@@ -1,7 +1,7 @@
 /**
  * The host's operation table: each operation's handler, from its area's
  * module. Every key of `Ops` must be here (the type says so), and each is
- * defined in exactly one area (test/unit/host-ops.test.ts), so no operation
+ * defined in exactly one area (test/host/host-ops.test.ts), so no operation
  * reaches a handler without its body decoded by its entry in REQUESTS.
  */
 import type { Op } from '../../core/protocol.js';

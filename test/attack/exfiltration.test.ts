@@ -574,7 +574,7 @@ type Fate<T> = { ok: true; value: T } | { ok: false; err: unknown };
 /**
  * Runs one ceremony through its page to the host: `start` is enrolKey or
  * unlockWithKey; once the page is up, `body` (given the page's challenge and
- * origin) is posted to it as the browser's result (test/e2e/webauthn-fuzz.test.ts).
+ * origin) is posted to it as the browser's result (test/attack/webauthn-fuzz.test.ts).
  */
 async function throughPage<T>(
   client: ClientOptions,

@@ -1,7 +1,7 @@
 // The coalescing rules of src/host/audit/refusals.ts on a real store, with the
 // host's clock injected: full records, the marker, counts written when the
 // next refusal of a kind comes after its window, and the group budget of a
-// shell loop. test/e2e/audit-flood.test.ts drives the same through processes.
+// shell loop. test/attack/audit-flood.test.ts drives the same through processes.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
