@@ -1,5 +1,5 @@
-// Lint rules that carry the architecture of DESIGN.md section 3: imports point
-// inward, and each dangerous dependency has exactly one importer.
+// Lint rules that carry the architecture of docs/development.md (Layout):
+// imports point inward, and each dangerous dependency has exactly one importer.
 import tseslint from 'typescript-eslint';
 
 const ours = (dirs) => dirs.map((d) => `**/${d}/**`);

@@ -1,6 +1,6 @@
 /**
- * The supervised child's environment, built by one pure function (STYLE rule
- * 9, DESIGN §9): ordinary variables pass through; variables that look like
+ * The supervised child's environment, built by one pure function
+ * (docs/run.md): ordinary variables pass through; variables that look like
  * secrets, by name or by value, are stripped unless the owner keeps them by
  * name; a variable that holds a `vault://` reference and nothing else passes
  * (the proxy fills it where it goes; the agent never holds the value); the

@@ -1,5 +1,5 @@
 /**
- * The agent's screen, mirrored in a headless terminal (DESIGN §9): the
+ * The agent's screen, mirrored in a headless terminal (docs/run.md): the
  * supervisor feeds it every byte the agent writes, from spawn on, whether the
  * user sees the agent or the dashboard at that moment. On return from the
  * dashboard `repaint()` gives the bytes that put the agent's screen back on a

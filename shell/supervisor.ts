@@ -20,7 +20,7 @@
  * agent and answers to anything the terminal was asked never reach the
  * owner's shell.
  *
- * Hand-over (DESIGN §9): with `handOver`, the hand-over key (Ctrl-]) gives the
+ * Hand-over (docs/run.md): with `handOver`, the hand-over key (Ctrl-]) gives the
  * terminal to the dashboard. From that key on, nothing typed reaches the agent
  * and nothing it writes reaches the screen; its output goes on feeding a
  * mirror of its screen, which repaints the screen when the dashboard is left.

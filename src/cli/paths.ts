@@ -1,6 +1,6 @@
 /**
  * The one module that reads the home directory, the XDG variables and the
- * VAULT_* overrides (DESIGN.md section 12). Everything else receives paths.
+ * VAULT_* overrides (docs/files.md). Everything else receives paths.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -77,15 +77,6 @@ export function oneOf<const T extends string>(values: readonly T[]): Decoder<T> 
   };
 }
 
-/** `d`, then `check` on its result (a refinement with its own error). */
-export function refine<O, W>(d: Decoder<O, W>, check: (value: O) => void): Decoder<O, W> {
-  return (v, key) => {
-    const out = d(v, key);
-    check(out);
-    return out;
-  };
-}
-
 export type Fields = Readonly<Record<string, Decoder<unknown, unknown>>>;
 
 /** Keys a client may leave out: those whose wire type admits undefined. */

@@ -4,7 +4,7 @@
  * a reference split across reads is found, and every byte that is not part of
  * a reference comes out untouched (invalid UTF-8, a BOM, CRLF included).
  *
- * Grammar (DESIGN.md section 7):
+ * Grammar (docs/render.md):
  * - `vault://` + entry + `/` + field. Entry: one or more bytes other than `/`,
  *   control characters (U+0000-U+001F, U+007F) and newline; spaces allowed;
  *   `%2F` and `%25` (either case) stand for `/` and `%`. Field: `[A-Za-z0-9_-]+`.

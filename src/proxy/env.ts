@@ -35,7 +35,7 @@ export const CA_BUNDLE_VARS = [
 export const NO_PROXY = ['localhost', '127.0.0.1', '::1'] as const;
 
 /**
- * The proxy and CA block of a tool's environment (DESIGN §8): `proxy env`
+ * The proxy and CA block of a tool's environment (docs/proxy.md): `proxy env`
  * prints it, `run` puts it into the child's environment. `proxyCaDir`: a
  * directory holding only the CA, for SSL_CERT_DIR (OpenSSL and Go read it
  * beside SSL_CERT_FILE; a user's own directory is replaced by it).

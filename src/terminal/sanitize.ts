@@ -1,5 +1,5 @@
 /**
- * Agent output made safe to show inside the dashboard (DESIGN §9, issue 7):
+ * Agent output made safe to show inside the dashboard (docs/dashboard.md, issue 7):
  * the glimpse of the agent's screen.
  *
  * An agent writes whatever bytes it likes; shown verbatim inside the dashboard

@@ -1,4 +1,4 @@
-// The audit log through real processes (DESIGN.md section 11, issue 3): a
+// The audit log through real processes (docs/how-it-works.md, issue 3): a
 // record for every owner action and every agent attempt, allowed or not; the
 // TIME ACTION ENTRY ACTOR listing and its JSON form; --agent and --since
 // filters; --follow streaming; --verify catching a changed, removed,

@@ -1,5 +1,5 @@
 // Every error code as a user meets it, through real `vault-cli` processes:
-// the exit status of DESIGN.md section 6, nothing on stdout, one stderr line.
+// the exit status of docs/errors.md, nothing on stdout, one stderr line.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -144,7 +144,7 @@ test('fill audit records: one per distinct credential, however often referenced'
     .split('\n')
     .map((l) => JSON.parse(l) as { action: string; entry: string; field: string });
   const fills = records.filter((x) => x.action === 'fill');
-  // An entry is one credential (DESIGN section 6): one record names its fields.
+  // An entry is one credential (docs/how-it-works.md): one record names its fields.
   assert.deepEqual(fills.map((x) => `${x.entry}/${x.field}`).sort(), [
     'Stripe Prod/password, key',
     'db/main/password',

@@ -1,4 +1,4 @@
-// The direction of imports (DESIGN section 3), read from the source itself:
+// The direction of imports (docs/development.md, Layout), read from the source itself:
 // every import and export-from statement and every dynamic import() of
 // src/**, tui/** and shell/**, type-only ones included (a type import still
 // ties two files' concepts together). eslint.config.js forbids the single
@@ -270,7 +270,7 @@ test('no import cycle in src, tui or shell (src/host first among them)', () => {
   assert.deepEqual(found, [], 'cycles');
 });
 
-test('no upward import (DESIGN section 3): each room imports only the rooms below it', () => {
+test('no upward import (docs/development.md, Layout): each room imports only the rooms below it', () => {
   assert.deepEqual(forbidden(graph()), []);
 });
 

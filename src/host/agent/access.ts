@@ -1,6 +1,7 @@
 /**
- * The agent access path, in the one order that holds everywhere (DESIGN
- * section 4), each step a function of its own and release() their sequence:
+ * The agent access path, in the one order that holds everywhere
+ * (docs/how-it-works.md), each step a function of its own and release() their
+ * sequence:
  * authenticate (authenticate.ts) -> look up -> check (token still good, lock,
  * scope and grant, entry, field, seed, host binding) -> charge the rate
  * windows -> audit -> decrypt -> release. Look up to audit are one write
@@ -525,8 +526,8 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
 }
 
 /**
- * Audit the release: one record per credential released (an entry: DESIGN
- * section 6), naming its fields, as the limits charged it.
+ * Audit the release: one record per credential released (an entry, as
+ * docs/how-it-works.md says), naming its fields, as the limits charged it.
  */
 function auditRelease(a: Access, looked: readonly Looked[]): void {
   const action =
@@ -595,7 +596,7 @@ function decrypt(
  * one reference, for a render or a proxy fill all distinct references of the
  * request at once, charged to the limits together. Values come back in the
  * order of `refs` (duplicates resolved once). The order of every access
- * (DESIGN section 4): look up, check, charge, audit (one write transaction),
+ * (docs/how-it-works.md): look up, check, charge, audit (one write transaction),
  * then decrypt and release.
  * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several
  *   references, `problems` names each bad one), VLT-3003, VLT-3004.

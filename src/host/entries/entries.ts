@@ -72,16 +72,6 @@ function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMe
   return meta;
 }
 
-/**
- * The hosts an entry may be sent to by the proxy (empty: any), for the access
- * path: it has the data key only inside release(), unwrapped with the agent's
- * tier key.
- * @throws VaultError VLT-3003 when the meta does not open.
- */
-export function boundHosts(header: VaultHeader, dataKey: Buffer, e: EntryRecord): string[] {
-  return readMeta(header, dataKey, e).hosts;
-}
-
 /** A host name as bindings compare them: lower case, no trailing dot. */
 export function normalHost(host: string): string {
   return host.trim().toLowerCase().replace(/\.$/, '');

@@ -123,14 +123,6 @@ export function verifyAgent(s: OwnerSession, a: AgentRecord): AgentRecord {
   return a;
 }
 
-/** @throws VaultError VLT-3021 */
-export function verifySession(s: OwnerSession, r: SessionRecord): SessionRecord {
-  if (!sessionMacHolds(s, r)) {
-    throw new VaultError('VLT-3021');
-  }
-  return r;
-}
-
 /** The index key of an agent or session record, derived from the MAC key (the owner needs no other copy). */
 export function recordIndexKey(s: OwnerSession, kind: 'agent' | 'session', id: string): Buffer {
   return keyedHash(s.macKey(), 'index-key', kind, id);

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { VaultError } from '../../core/errors.js';
 import { DEFAULT_TIER } from '../../core/names.js';
-import { newKey, open, randomBytes, seal, unwrapKey, wipe } from '../../crypto/aead.js';
+import { newKey, randomBytes, seal, unwrapKey, wipe } from '../../crypto/aead.js';
 import { newKeyPair, sealTo } from '../../crypto/box.js';
 import { keyedHash } from '../../crypto/hash.js';
 import { kdfParamsSane, newKdfParams, passphraseKey } from '../../crypto/kdf.js';
@@ -268,13 +268,6 @@ export function unlockWithRecovery(
     if (root === null) throw new VaultError('VLT-3002', 'Wrong recovery key.');
     return sessionFromRoot(header, root);
   });
-}
-
-/** Opens a sealed blob of the owner's, or VLT-3003. */
-export function openOrFail(key: Buffer, blob: Buffer, ad: Buffer): Buffer {
-  const out = open(key, blob, ad);
-  if (out === null) throw new VaultError('VLT-3003');
-  return out;
 }
 
 /**
