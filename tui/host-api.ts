@@ -24,6 +24,7 @@ export interface DashboardHooks {
 const RECONNECT_MS = 1000;
 
 const noSession = (err: unknown) => err instanceof VaultError && err.code === 'VLT-2054';
+const notProved = (err: unknown) => err instanceof VaultError && err.code === 'VLT-2055';
 
 /**
  * The dashboard's api over a vault host. Every call is an owner call on the
@@ -46,6 +47,8 @@ export function hostDashboardApi(
     try {
       return await call(client, op, body);
     } catch (err) {
+      // What the session alone does not prove (VLT-2055) goes with the passphrase `run` kept.
+      if (notProved(err)) return call(client, op, { ...body, passphrase });
       if (!noSession(err)) throw err;
     }
     try {

@@ -14,7 +14,7 @@ import { helpText, parseArgv } from '../commands/argv.js';
 import { formatTime } from '../core/audit.js';
 import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';
-import { anchorMemory, refuseInsideRun } from './owner.js';
+import { anchorMemory, proveAgain, refuseInsideRun, sentWithoutPassphrase } from './owner.js';
 import { hostEnv, resolvePaths, type Paths } from './paths.js';
 
 /** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
@@ -112,7 +112,15 @@ async function main(argv: readonly string[]): Promise<number> {
     client,
     call: async (op, body, opts) => {
       const { call } = await import('../client/client.js');
-      return call({ ...client, autoStart: opts?.autoStart ?? client.system === null }, op, body);
+      const to = { ...client, autoStart: opts?.autoStart ?? client.system === null };
+      try {
+        return await call(to, op, body);
+      } catch (err) {
+        // An owner session only tightens: what it does not prove is asked again, once.
+        if (!(err instanceof VaultError && err.code === 'VLT-2055')) throw err;
+        if (!sentWithoutPassphrase(body)) throw err;
+        return call(to, op, { ...body, passphrase: await proveAgain(ctx, err) });
+      }
     },
   };
   try {

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AnchorMemory } from '../client/client.js';
 import { formatTime } from '../core/audit.js';
-import { VaultError } from '../core/errors.js';
+import { VaultError, needsPassphraseItself } from '../core/errors.js';
 import { SOCKET_NAME, type AnchorRef, type Ops, type Results } from '../core/protocol.js';
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
@@ -125,9 +125,64 @@ export async function ownerPassphrase(
   }
   const typed = await askPassphrase(ctx, confirm, check);
   if (session && ctx.paths.passphraseFile === null && opensSession(ctx)) {
-    if (await openSession(ctx, typed)) return undefined;
+    if (await openSession(ctx, typed)) {
+      typedForSession = typed;
+      return undefined;
+    }
   }
   return typed;
+}
+
+/**
+ * The passphrase this command's owner typed to open the terminal's session:
+ * a request of the same command that the session alone does not prove
+ * (VLT-2055) sends it instead of asking twice. It lives as long as the
+ * command, as the typed passphrase always did.
+ */
+let typedForSession: string | undefined;
+
+/**
+ * The passphrase once more, for a request the host refused on the terminal's
+ * owner session alone (VLT-2055: it releases a value or loosens a rule). The
+ * owner is told which command asks, so a prompt that a script, a hook or a
+ * `.envrc` raised is seen for what it is; from VAULT_PASSPHRASE_FILE when set.
+ * @throws VaultError VLT-2055 when no one can answer here: no passphrase file,
+ * and stdin is not a terminal (a git hook runs with it closed, a daemon or a
+ * pipe has none). Nothing was done.
+ */
+export async function proveAgain(ctx: CliContext, refusal: VaultError): Promise<string> {
+  if (typedForSession !== undefined) return typedForSession;
+  const file = ctx.paths.passphraseFile;
+  if (file === null && (ctx.stdin as { isTTY?: boolean }).isTTY !== true) {
+    throw new VaultError(
+      'VLT-2055',
+      `${commandName(ctx)}: ${refusal.message.replace(/\.$/, '')}; there is no terminal on stdin to ask on, so nothing was done. Run it yourself at a terminal.`,
+      { cause: refusal },
+    );
+  }
+  if (file === null) ctx.stderr.write(`vault-cli: ${commandName(ctx)}: ${refusal.message}\n`);
+  typedForSession = await askPassphrase(ctx);
+  return typedForSession;
+}
+
+/**
+ * The passphrase itself, for a command whose requests the terminal's owner
+ * session does not stand for (`run`: its session token acts for the agent):
+ * asked as proveAgain asks when the terminal is unlocked (refused with no
+ * terminal on stdin), else as any owner command without a session is.
+ * @param what what the command releases, as the refusal names it.
+ */
+export async function passphraseItself(ctx: CliContext, what: string): Promise<string> {
+  if (ctx.paths.passphraseFile === null && (await terminalUnlocked(ctx))) {
+    return proveAgain(ctx, needsPassphraseItself(what));
+  }
+  return (await ownerPassphrase(ctx, false, undefined, false)) ?? '';
+}
+
+/** Whether `body` left the passphrase out, for the terminal's owner session to stand for it. */
+export function sentWithoutPassphrase(body: object): boolean {
+  const sent = (body as { passphrase?: unknown }).passphrase;
+  return sent === undefined;
 }
 
 /**

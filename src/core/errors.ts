@@ -99,6 +99,18 @@ export const ERRORS = {
     exit: 77,
     message: 'No owner session for this terminal; the passphrase is needed (vault-cli unlock).',
   },
+  /**
+   * An owner session only tightens: a request that releases a value (a reveal,
+   * a new token, the sweep's values) or loosens a rule (a wider scope, higher
+   * limits, more hosts, a new hardware key) came on the terminal's session
+   * alone. The passphrase is asked again; a process that cannot answer (no
+   * terminal, stdin closed: a hook) is refused (src/host/owner/session.ts).
+   */
+  'VLT-2055': {
+    exit: 77,
+    message:
+      'This releases a value or loosens a rule: it needs the passphrase itself; an owner session only narrows and observes.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
@@ -278,4 +290,15 @@ export function oneLine(text: string): string {
 /** Human-readable quoting of a user-typed name inside a message. */
 export function quote(name: string): string {
   return JSON.stringify(name);
+}
+
+/**
+ * The refusal of what an owner session does not stand for (VLT-2055): `what`
+ * releases a value or loosens a rule ("Revealing a value").
+ */
+export function needsPassphraseItself(what: string): VaultError {
+  return new VaultError(
+    'VLT-2055',
+    `${what} needs the passphrase itself: an owner session only narrows and observes.`,
+  );
 }

@@ -123,6 +123,15 @@ export function valuesLimit(limits: Limits): number {
   return Math.max(1, given, Math.floor(limits.perMinute));
 }
 
+/** Whether `next` allows more than `old` in any window: a limit raised, or the values bucket. */
+export function raisesLimits(old: Limits, next: Limits): boolean {
+  return (
+    next.perMinute > old.perMinute ||
+    next.perHour > old.perHour ||
+    valuesLimit(next) > valuesLimit(old)
+  );
+}
+
 /**
  * What the values bucket holds at `now`: what was left, refilled at the
  * limit's rate since, never above the limit (a clock set back refills

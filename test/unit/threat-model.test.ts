@@ -310,6 +310,16 @@ const SESSION_NOT_FROM_FILE = tested(
   'owner-session',
   'a passphrase from VAULT_PASSPHRASE_FILE opens no session',
 );
+const OWNER_SESSION_TIGHTENS = [
+  tested(
+    'threat-owner-session',
+    'a hook on the unlocked terminal gets no value, no token and no wider rule; narrowing still runs',
+  ),
+  tested(
+    'threat-owner-session',
+    'the owner at the terminal is asked once more, and the command runs',
+  ),
+];
 const SESSION_OTHER_TERMINAL = [
   tested('owner-session', 'a command from another terminal is asked for the passphrase'),
   [
@@ -1016,6 +1026,11 @@ const LEDGER: Record<string, Entry> = {
           'modes an agent leaves set, which make the terminal type on its own (mouse, focus, paste), are off when run returns',
         ),
       ],
+    },
+  'a process the owner starts in the unlocked terminal (a git hook, a package script, an `.envrc` the agent wrote)':
+    {
+      sameUser: OWNER_SESSION_TIGHTENS,
+      hardened: OWNER_SESSION_TIGHTENS,
     },
   'use it from another terminal, or a process with no terminal (cron, a daemon)': {
     run: SESSION_OTHER_TERMINAL,

@@ -3,7 +3,7 @@
 import { VaultError } from '../../core/errors.js';
 import type { Profile, StatePlan } from '../../../shell/profiles.js';
 import { flagList, type CliContext } from '../context.js';
-import { ownerPassphrase } from '../owner.js';
+import { passphraseItself } from '../owner.js';
 import { profileVars, sessionModelKey } from './profile.js';
 import { refusalReport } from './refusals.js';
 import type { Box } from './sandbox.js';
@@ -31,7 +31,10 @@ export async function agentSession(
 ): Promise<number> {
   const { agent, box } = s;
   // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
-  const passphrase = await ownerPassphrase(ctx);
+  // Always the passphrase itself: a session token acts for the agent in its
+  // whole scope, which the terminal's owner session alone never releases
+  // (VLT-2055); the dashboard keeps it for what it asks of the host.
+  const passphrase = await passphraseItself(ctx, 'A run session token');
   // The session's records are at or after this (the summary counts them).
   const asked = Date.now();
   const started = await ctx.call('session.start', {

@@ -12,6 +12,7 @@ import { checkSimpleName } from '../../core/names.js';
 import {
   FRESH_RATE_STATE,
   lockByHand,
+  raisesLimits,
   usage,
   valuesAvailable,
   type Limits,
@@ -224,6 +225,8 @@ export function scopeAgent(
     const indexKey = recordIndexKey(s, 'agent', a.id);
     const kept = dropGrants(a, gone);
     const fresh = added.filter((e) => !gone.has(e.id));
+    // Taking entries out only tightens; putting one in needs the passphrase itself.
+    if (fresh.some((e) => !a.scope.includes(e.id))) s.requireProof('Widening a scope');
     const granted = addGrants(s, header, a.publicKey, indexKey, kept, fresh);
     // The agent's own record and its live sessions first, without the lost
     // grants, so the rotation does not re-grant them; the sessions gain what
@@ -269,17 +272,19 @@ export function setLimits(
   },
   source: string,
 ): AgentSummary {
-  return changeAgent(ctx, s, req.name, source, (_tx, _h, a) => ({
-    next: {
-      ...a,
-      limits: {
-        perMinute: req.perMinute ?? a.limits.perMinute,
-        perHour: req.perHour ?? a.limits.perHour,
-        ...values(req.valuesPerMinute ?? a.limits.valuesPerMinute),
-      },
-    },
-    events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],
-  }));
+  return changeAgent(ctx, s, req.name, source, (_tx, _h, a) => {
+    const limits = {
+      perMinute: req.perMinute ?? a.limits.perMinute,
+      perHour: req.perHour ?? a.limits.perHour,
+      ...values(req.valuesPerMinute ?? a.limits.valuesPerMinute),
+    };
+    // Lowering a limit only tightens; raising one needs the passphrase itself.
+    if (raisesLimits(a.limits, limits)) s.requireProof('Raising an agent limit');
+    return {
+      next: { ...a, limits },
+      events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],
+    };
+  });
 }
 
 /** Locks by hand. Lifting a lock needs the hardware key; nothing here can. */

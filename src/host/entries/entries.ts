@@ -102,7 +102,14 @@ export function setHosts(
     const entry = mustFindEntry(tx, s, req.entry);
     const dataKey = s.dataKey(header, entry);
     try {
-      const meta = { ...readMeta(header, dataKey, entry), hosts };
+      const before = readMeta(header, dataKey, entry);
+      // No hosts is any host: binding an unbound entry, or dropping hosts, only
+      // tightens; adding a host to a binding, or clearing it, needs the passphrase.
+      const had = before.hosts ?? [];
+      if (had.length > 0 && (hosts.length === 0 || hosts.some((h) => !had.includes(h)))) {
+        s.requireProof('Widening the hosts an entry may go to');
+      }
+      const meta = { ...before, hosts };
       tx.putEntry({
         ...entry,
         meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),

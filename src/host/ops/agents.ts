@@ -21,10 +21,13 @@ type AgentOp =
   | 'agent.revoke';
 
 export const agentOps: OpArea<AgentOp> = {
-  'agent.add': owner(async ({ ctx }, { body, source }, s) => {
-    const { name, kind, scope, limits } = body;
-    return addAgent(ctx, s, { name, kind, scope, limits }, source);
-  }),
+  'agent.add': owner(
+    async ({ ctx }, { body, source }, s) => {
+      const { name, kind, scope, limits } = body;
+      return addAgent(ctx, s, { name, kind, scope, limits }, source);
+    },
+    { releases: 'A new agent token' },
+  ),
   'agent.ls': owner(async ({ ctx }, _req, s) => ({ agents: listAgents(ctx, s) })),
   'agent.show': owner(async ({ ctx }, { body }, s) => showAgent(ctx, s, body.name)),
   'agent.scope': owner(async ({ ctx }, { body, source }, s) => {

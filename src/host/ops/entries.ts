@@ -28,8 +28,10 @@ export const entryOps: OpArea<EntryOp> = {
     return {};
   }),
   'entry.show': owner(async ({ ctx }, { body }, s) => showEntry(ctx, s, body.entry)),
-  'entry.reveal': owner(async ({ ctx }, { body, source }, s) =>
-    revealField(ctx, s, { entry: body.entry, field: body.field }, source),
+  'entry.reveal': owner(
+    async ({ ctx }, { body, source }, s) =>
+      revealField(ctx, s, { entry: body.entry, field: body.field }, source),
+    { releases: 'Revealing a value' },
   ),
   'entry.ls': owner(async ({ ctx }, _req, s) => ({ entries: listEntries(ctx, s) })),
   'entry.hosts': owner(async ({ ctx }, { body, source }, s) =>

@@ -21,9 +21,11 @@ import { owner, type OpArea } from './op.js';
 const NAMED = 20;
 
 export const importOps: OpArea<'entry.import'> = {
-  'entry.import': owner(async ({ ctx }, { body, source }, s) =>
-    importEntries(ctx, s, body, source),
-  ),
+  'entry.import': owner(async ({ ctx }, { body, source }, s) => {
+    // Replacing the owner's values from a file an agent may have written: asked again.
+    if (body.existing === 'overwrite') s.requireProof('Replacing values by an import');
+    return importEntries(ctx, s, body, source);
+  }),
 };
 
 function importEntries(

@@ -19,9 +19,15 @@ type KeyOp =
   'key.begin' | 'key.vouch' | 'key.finish' | 'key.ls' | 'key.rm' | 'unlock.begin' | 'unlock.finish';
 
 const ownerProves = owner<'key.finish' | 'key.vouch' | 'unlock.finish', null>(() => null);
+/** A new key lifts locks from now on: its enrolment is proved by the passphrase itself. */
+const ownerEnrols = owner<'key.begin' | 'key.finish', null>(() => null, {
+  releases: 'Enrolling a hardware key',
+});
 
 export const keyOps: OpArea<KeyOp> = {
-  'key.begin': owner(async ({ ctx }, req) => {
+  'key.begin': async (env, req) => {
+    const { ctx } = env;
+    await ownerEnrols(env, req);
     const { body } = req;
     const recoveryKey = req.secrets.get('recoveryKey', body.recoveryKey);
     if (recoveryKey !== undefined) {
@@ -35,7 +41,7 @@ export const keyOps: OpArea<KeyOp> = {
       origin: body.origin,
       recovery: recoveryKey !== undefined,
     });
-  }),
+  },
   // The owner's proof first; the assertion or enrolment is checked and recorded after it.
   'key.vouch': async (env, req) => {
     await ownerProves(env, req);
@@ -43,15 +49,19 @@ export const keyOps: OpArea<KeyOp> = {
     return vouchEnrol(env.ctx, { challengeId, result }, req.source);
   },
   'key.finish': async (env, req) => {
-    await ownerProves(env, req);
+    await ownerEnrols(env, req);
     const { challengeId, result } = req.body;
     return finishEnrol(env.ctx, { challengeId, result }, req.source);
   },
   'key.ls': owner(async ({ ctx }) => ({ keys: listKeys(ctx) })),
-  'key.rm': owner(async ({ ctx }, { body, source }) => {
-    removeKey(ctx, body.name, source);
-    return {};
-  }),
+  // One key fewer to lift a lock with (the last one: none): asked again.
+  'key.rm': owner(
+    async ({ ctx }, { body, source }) => {
+      removeKey(ctx, body.name, source);
+      return {};
+    },
+    { releases: 'Removing a hardware key' },
+  ),
   'unlock.begin': owner(async ({ ctx }, { body }) =>
     beginUnlock(ctx, { name: body.name, origin: body.origin }),
   ),

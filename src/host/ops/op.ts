@@ -98,6 +98,13 @@ export interface OwnerTerms<O extends Op> {
    * passphrase and opening a session ask for the passphrase itself.
    */
   readonly session?: boolean;
+  /**
+   * What the operation releases or loosens, as the refusal names it: the
+   * terminal's owner session alone does not stand for it (VLT-2055, the
+   * client asks for the passphrase again). Operations that loosen only
+   * sometimes (a scope, limits, hosts) call OwnerSession.requireProof themselves.
+   */
+  readonly releases?: string;
 }
 
 /**
@@ -148,6 +155,7 @@ export function owner<O extends Op, T = Results[O]>(
       }
     }
     try {
+      if (terms.releases !== undefined) s.requireProof(terms.releases);
       refuseCutLog(ctx, s, req);
       if (terms.rotate !== false) rotatePending(ctx, s);
       // Awaited: the anchor goes on the head the command leaves (a backup's record included).

@@ -11,6 +11,8 @@ const mint = owner<'session.start', Awaited<ReturnType<typeof mintSession>>>(
       { agent: body.agent, scope: body.scope, ttlMs: body.ttlMs, sandboxed: body.sandbox },
       source,
     ),
+  // A session token acts for the agent, in its whole scope: a new token, as agent add is.
+  { releases: 'A run session token' },
 );
 
 export const sessionOps: OpArea<'session.start' | 'session.end' | 'session.hold'> = {

@@ -16,22 +16,29 @@ function held(env: HostEnv, req: Request<'sweep.values' | 'sweep.mark'>, s: Owne
 }
 
 export const sweepOps: OpArea<SweepOp> = {
-  'sweep.values': owner(async (env, req, s) => {
-    const values = sweepValues(
-      env.ctx,
-      s,
-      { since: req.body.since, stored: req.body.stored },
-      req.source,
-    );
-    return {
-      values,
-      backupKey: s.header.auditPublicKey.toString('base64'),
-      held: held(env, req, s),
-    };
-  }),
-  'sweep.unseal': owner(async ({ ctx }, { body, source }, s) => ({
-    key: openBackupKey(ctx, s, body.sealedKey, source),
-  })),
+  // The values come to the sweep's process: the passphrase, or that process's own hold.
+  'sweep.values': owner(
+    async (env, req, s) => {
+      const values = sweepValues(
+        env.ctx,
+        s,
+        { since: req.body.since, stored: req.body.stored },
+        req.source,
+      );
+      return {
+        values,
+        backupKey: s.header.auditPublicKey.toString('base64'),
+        held: held(env, req, s),
+      };
+    },
+    { releases: 'The values a sweep looks for' },
+  ),
+  'sweep.unseal': owner(
+    async ({ ctx }, { body, source }, s) => ({
+      key: openBackupKey(ctx, s, body.sealedKey, source),
+    }),
+    { releases: 'Opening a sweep backup' },
+  ),
   'sweep.mark': owner(async (env, req, s) => ({
     ...markExposed(env.ctx, s, req.body.found, req.source),
     held: held(env, req, s),

@@ -37,11 +37,15 @@ export const vaultOps: OpArea<VaultOp> = {
   },
 
   // Over owner(): the copy carries the anchor the command leaves on the new store.
-  'vault.migrate': owner(async ({ ctx }, req) => {
-    const to = req.body.to === 'lmdb' ? null : req.body.to;
-    if (to !== null) checkArgvUrl(to);
-    return moveStore(ctx, to, req.source);
-  }),
+  'vault.migrate': owner(
+    async ({ ctx }, req) => {
+      const to = req.body.to === 'lmdb' ? null : req.body.to;
+      if (to !== null) checkArgvUrl(to);
+      return moveStore(ctx, to, req.source);
+    },
+    // The vault moves to a database the request names: where every rule then lives.
+    { releases: 'Moving the vault' },
+  ),
 
   'vault.passwd': owner(
     async ({ ctx }, req, s) => {

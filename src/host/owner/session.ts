@@ -3,7 +3,7 @@
  * (names), tier keys, the data keys under them, the MAC key (agent and session
  * records) and the audit key pair. Wiped at the request's end.
  */
-import { VaultError } from '../../core/errors.js';
+import { VaultError, needsPassphraseItself } from '../../core/errors.js';
 import { newKey, seal, unwrapKey, wipe, type KeyArena } from '../../crypto/aead.js';
 import type { KeyPair } from '../../crypto/box.js';
 import { keyedHash } from '../../crypto/hash.js';
@@ -12,8 +12,17 @@ import type { Secret } from '../../crypto/secret.js';
 import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
 import { slots } from '../keys/slots.js';
 
+/**
+ * How the owner proved this request: the passphrase (or recovery key) sent
+ * with it, a process hold (the one process that sent the passphrase, see
+ * unlock.ts), or the terminal's owner session alone.
+ */
+export type OwnerProofKind = 'passphrase' | 'process' | 'terminal';
+
 export class OwnerSession {
   private readonly tierCache = new Map<string, Buffer>();
+  /** Set by OwnerSessions.use when a hold or the terminal's session stands for the passphrase. */
+  provedBy: OwnerProofKind = 'passphrase';
   private audit: KeyPair | null = null;
   private mac: Buffer | null = null;
 
@@ -22,6 +31,20 @@ export class OwnerSession {
     private readonly root: Buffer,
     readonly indexKey: Buffer,
   ) {}
+
+  /**
+   * An owner session only tightens: what releases a value or loosens a rule
+   * needs the passphrase with the request (or the hold of the process that
+   * sent it). A terminal's session alone could be any process on that
+   * terminal: a git hook, a package script or a direnv `.envrc` the agent
+   * wrote, run by the owner's next command.
+   * @param what what is released or loosened, as the refusal names it ("Revealing a value").
+   * @throws VaultError VLT-2055 naming `what`, when the terminal's session alone proved it.
+   */
+  requireProof(what: string): void {
+    if (this.provedBy !== 'terminal') return;
+    throw needsPassphraseItself(what);
+  }
 
   /** The header as this session last saw or wrote it. */
   get header(): VaultHeader {

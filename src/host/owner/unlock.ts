@@ -289,7 +289,9 @@ export class OwnerSessions {
     held.lastUsed = this.now();
     const root = allocate(KEY_BYTES, true);
     held.root.copy(root);
-    return sessionFromRoot(header, root);
+    const s = sessionFromRoot(header, root);
+    s.provedBy = byProcess !== undefined ? 'process' : 'terminal';
+    return s;
   }
 
   /** Ends `binding`'s session; whether there was one. */
