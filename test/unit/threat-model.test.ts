@@ -310,6 +310,16 @@ const SESSION_NOT_FROM_FILE = tested(
   'owner-session',
   'a passphrase from VAULT_PASSPHRASE_FILE opens no session',
 );
+const HANDED_CONNECTION = [
+  tested(
+    'threat-handed-connection',
+    'a handed-over connection whose pid now names a command on the unlocked terminal gets no owner session',
+  ),
+  tested(
+    'threat-handed-connection',
+    'a handed-over connection whose pid now names a sweep holding the owner key gets no values',
+  ),
+];
 const OWNER_SESSION_TIGHTENS = [
   tested(
     'threat-owner-session',
@@ -1037,6 +1047,11 @@ const LEDGER: Record<string, Entry> = {
     sameUser: SESSION_OTHER_TERMINAL,
     hardened: SESSION_OTHER_TERMINAL,
   },
+  "hand a connected socket to another process (SCM_RIGHTS), exit, and wait until the pid names the owner's next command or a holding `sweep`":
+    {
+      sameUser: HANDED_CONNECTION,
+      hardened: HANDED_CONNECTION,
+    },
   'use the owner key the host holds for a sweep, from another process (of the same terminal, or a reused pid)':
     {
       sameUser: PROCESS_HOLD,

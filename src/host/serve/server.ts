@@ -13,7 +13,8 @@ import { ERRORS, VaultError, isErrorCode } from '../../core/errors.js';
 import { CHANNEL_PATH, CHANNEL_UPGRADE } from '../../core/frames.js';
 import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op } from '../../core/protocol.js';
 import { REQUESTS } from '../../core/requests.js';
-import { peerCred, tryLock, type PeerCred } from '../../kernel/unix.js';
+import { tryLock } from '../../kernel/unix.js';
+import { callerAt, stillConnected, type Caller } from './caller.js';
 import { parseToken } from '../../crypto/token.js';
 import { Store } from '../../store/store.js';
 
@@ -179,21 +180,17 @@ function readBody(
   });
 }
 
-const peers = new WeakMap<Socket, PeerCred | null>();
+const callers = new WeakMap<Socket, Caller | null>();
 
-/** The connecting process as the kernel recorded it (SO_PEERCRED), or null off Linux. */
-function peerOf(req: IncomingMessage): PeerCred | null {
+/** The connecting process as the kernel recorded it when the host accepted it (caller.ts), or null off Linux. */
+function callerOf(req: IncomingMessage): Caller | null {
   const socket = req.socket;
-  let peer = peers.get(socket);
-  if (peer === undefined) {
-    try {
-      peer = peerCred(socket);
-    } catch {
-      peer = null;
-    }
-    peers.set(socket, peer);
+  let caller = callers.get(socket);
+  if (caller === undefined) {
+    caller = callerAt(socket);
+    callers.set(socket, caller);
   }
-  return peer;
+  return caller;
 }
 
 /**
@@ -202,20 +199,24 @@ function peerOf(req: IncomingMessage): PeerCred | null {
  * socket can change it; a pid the client states about itself is not read.
  */
 function sourceOf(req: IncomingMessage): string {
-  const peer = peerOf(req);
-  return peer === null ? 'local' : `pid:${peer.pid} uid:${peer.uid}`;
+  const peer = callerOf(req)?.peer;
+  return peer === undefined ? 'local' : `pid:${peer.pid} uid:${peer.uid}`;
 }
 
-/** The caller's terminal and session, for an owner session (owner-unlock.ts); read per request. */
+/**
+ * The caller's terminal and session, for an owner session (owner-unlock.ts);
+ * read per request, and only while the pid still names the process that
+ * connected (caller.ts).
+ */
 function bindingFor(req: IncomingMessage): Binding | null {
-  const peer = peerOf(req);
-  return peer === null ? null : bindingOf(peer);
+  const caller = callerOf(req);
+  return caller === null || !stillConnected(caller) ? null : bindingOf(caller.peer);
 }
 
-/** The calling process, for a process hold (owner-unlock.ts); read per request. */
+/** The calling process, for a process hold (owner-unlock.ts): the one that connected, while it runs. */
 function processFor(req: IncomingMessage): ProcessBinding | null {
-  const peer = peerOf(req);
-  return peer === null ? null : processOf(peer);
+  const caller = callerOf(req);
+  return caller === null || !stillConnected(caller) ? null : processOf(caller.peer);
 }
 
 async function listenOnce(server: Server, path: string): Promise<void> {
@@ -585,13 +586,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     touch();
-    let peer: PeerCred | null = null;
-    try {
-      peer = peerCred(socket);
-    } catch {
-      // off Linux: no per-process count
-    }
-    peers.set(socket, peer);
+    // Who connected, taken now: the pid may name another process by a later request.
+    const caller = callerAt(socket);
+    callers.set(socket, caller);
+    const peer = caller?.peer ?? null;
     const key = peer === null ? null : `${peer.uid}:${peer.pid}`;
     crowd.add(key ?? 'unknown', socket);
     if (key !== null && !intake.connect(key)) {
