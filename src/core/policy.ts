@@ -77,7 +77,19 @@ export const LOST_RATE_STATE: RateState = {
 export type Decision =
   /** Release; `state` has the charge recorded. */
   | { readonly kind: 'allow'; readonly state: RateState }
-  /** Refused, violation recorded. `retryAt` is null when the request alone exceeds a limit. */
+  /**
+   * Refused before anything is charged, and no violation: the request alone
+   * names more distinct credentials than a window allows (a template with
+   * more references than the agent's limit), so no wait would let it through.
+   * Only the owner can, by raising the limit.
+   */
+  | {
+      readonly kind: 'too-many';
+      readonly window: 'minute' | 'hour';
+      readonly limit: number;
+      readonly wanted: number;
+    }
+  /** Refused, violation recorded. */
   | {
       readonly kind: 'limited';
       readonly state: RateState;
@@ -196,6 +208,11 @@ export function decideRead(
     { window: 'minute' as const, limit: limits.perMinute, span: MINUTE_MS },
     { window: 'hour' as const, limit: limits.perHour, span: HOUR_MS },
   ];
+  // Not over-reading but a request too big for the limits: told, never counted.
+  const alone = windows.find((w) => wanted.size > w.limit);
+  if (alone !== undefined) {
+    return { kind: 'too-many', window: alone.window, limit: alone.limit, wanted: wanted.size };
+  }
   const over = windows.filter((w) => distinctInWindow(s.reads, wanted, w.span, now) > w.limit);
   if (over.length > 0) {
     const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));

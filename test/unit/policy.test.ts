@@ -207,9 +207,11 @@ test('once locked, every request is refused as locked: new, counted, empty, any 
 test('render: all entries of one request are charged at once, or none', () => {
   const one = readAll(FRESH_RATE_STATE, [['a', T0]]);
   // a + three new ones is four: refused, and none of b, c, d is charged.
-  const over = decideRead(one, DEFAULT_LIMITS, ['a', 'b', 'c', 'd'], T0 + 1000);
-  assert.ok(over.kind === 'limited');
-  assert.deepEqual(Object.keys(over.state.reads), ['a']);
+  const over = decideRead(one, DEFAULT_LIMITS, ['a', 'b', 'c'], T0 + 1000 - 1);
+  assert.ok(over.kind === 'allow');
+  const full = decideRead(over.state, DEFAULT_LIMITS, ['d'], T0 + 1000);
+  assert.ok(full.kind === 'limited');
+  assert.deepEqual(Object.keys(full.state.reads).sort(), ['a', 'b', 'c']);
   // a + two new ones fit: all charged at the same time.
   const fit = allowed(decideRead(one, DEFAULT_LIMITS, ['b', 'a', 'c'], T0 + 1000));
   assert.deepEqual(fit.reads, { a: T0 + 1000, b: T0 + 1000, c: T0 + 1000 });
@@ -217,19 +219,23 @@ test('render: all entries of one request are charged at once, or none', () => {
   allowed(decideRead(FRESH_RATE_STATE, DEFAULT_LIMITS, ['a', 'a', 'b', 'b', 'c'], T0));
 });
 
-test('a request that alone exceeds a limit has no retry time', () => {
+test('a request that alone exceeds a limit is refused as too many: nothing charged, no violation', () => {
   const d = decideRead(FRESH_RATE_STATE, DEFAULT_LIMITS, ['a', 'b', 'c', 'd'], T0);
-  assert.ok(d.kind === 'limited');
-  assert.equal(d.retryAt, null);
+  assert.deepEqual(d, { kind: 'too-many', window: 'minute', limit: 3, wanted: 4 });
   const wide = decideRead(
     FRESH_RATE_STATE,
     { perMinute: 20, perHour: 10 },
     ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11'],
     T0,
   );
-  assert.ok(wide.kind === 'limited');
-  assert.equal(wide.window, 'hour');
-  assert.equal(wide.retryAt, null);
+  assert.deepEqual(wide, { kind: 'too-many', window: 'hour', limit: 10, wanted: 11 });
+  // However often it is asked, the agent stays as it was: no violation, no lock.
+  let s = allowed(decideRead(FRESH_RATE_STATE, DEFAULT_LIMITS, ['x'], T0));
+  for (let i = 0; i < 5; i++) {
+    assert.equal(decideRead(s, DEFAULT_LIMITS, ['a', 'b', 'c', 'd'], T0 + i).kind, 'too-many');
+  }
+  s = allowed(decideRead(s, DEFAULT_LIMITS, ['a', 'b'], T0 + 10));
+  assert.deepEqual(s.violations, []);
 });
 
 test('limits are per agent: custom limits are honoured', () => {
@@ -312,6 +318,9 @@ function simulate(limits: Limits, steps: readonly Step[]): { at: number; id: str
         assert.ok(d.retryAt > now, 'retryAt lies in the future');
         assert.equal(decideRead(state, limits, s.ids, d.retryAt).kind, 'allow');
       }
+    } else if (d.kind === 'too-many') {
+      // Only a request larger than a window's limit is refused so, and it changes nothing.
+      assert.ok(new Set(s.ids).size > Math.min(limits.perMinute, limits.perHour));
     } else if (d.kind === 'lockdown') {
       // The owner unlocks (what the hardware key does), so the run goes on.
       state = { ...d.state, lock: null, violations: [] };
@@ -476,6 +485,7 @@ test('values a minute: no 60 s ever releases more than twice the limit, and a st
           now += r.later;
           const d = decideRead(s, limits, r.ids, now);
           if (d.kind === 'locked') break;
+          if (d.kind === 'too-many') continue;
           // Lift locks and violations: the bound must hold whatever the agent's history.
           s = { ...d.state, lock: null, violations: [], quietUntil: null };
           if (d.kind === 'allow') for (let i = 0; i < r.ids.length; i++) released.push(now);

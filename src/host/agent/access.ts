@@ -236,6 +236,19 @@ function retryText(d: { retryAt: number | null; window: string }): string {
   return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
 }
 
+/** What an agent whose request alone is over its limit is told: nothing counted, and who can change it. */
+function tooManyText(
+  a: Access,
+  d: { window: 'minute' | 'hour'; limit: number; wanted: number },
+): string {
+  const flag = d.window === 'minute' ? '--per-minute' : '--per-hour';
+  return (
+    `This request names ${d.wanted} distinct credentials and the agent may read ${d.limit} a ${d.window}: ` +
+    `nothing was released and no violation recorded. Ask the owner to raise the limit ` +
+    `(vault-cli agent limits ${a.view.agent.name} ${flag} ${d.wanted}), or ask for fewer at once.`
+  );
+}
+
 const keyOf = (r: FieldRef): string => JSON.stringify([r.entry, r.field]);
 
 /** A request's references: each distinct one once, and where it stands in the request. */
@@ -505,6 +518,8 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
   const ids = [...new Set(targets.map((t) => t.entry.id))];
   const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
   if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
+  if (d.kind === 'too-many')
+    return refuseAgain(a, looked, 'limited', 'VLT-2042', tooManyText(a, d));
   a.tx.putRate(agent.id, d.state);
   if (d.kind === 'lockdown') {
     return refuseAll(
