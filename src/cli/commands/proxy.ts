@@ -57,7 +57,7 @@ export const run: Command = async (ctx) => {
   await ctx.call('whoami', { token });
   const [{ startProxy }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
-    import('../../client/client.js'),
+    import('../../client/channel.js'),
   ]);
   // Kept-alive connections to the host, not ctx.call (a new connection per call,
   // and a module-loader lookup per call): the proxy calls on every fill.

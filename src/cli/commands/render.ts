@@ -262,7 +262,7 @@ function valueFeed(ctx: CliContext, changed: () => void) {
         }
         if ((said as { changed?: unknown } | null)?.changed === true) changed();
       };
-      void import('../../client/client.js')
+      void import('../../client/follow.js')
         .then(({ follow }) =>
           follow(
             ctx.client,

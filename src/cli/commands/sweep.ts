@@ -459,7 +459,7 @@ class Sweeper {
     },
   ): Promise<void> {
     const { watch } = await import('chokidar');
-    const { follow } = await import('../../client/client.js');
+    const { follow } = await import('../../client/follow.js');
     const paths = roots.map((r) => r.path);
     const agentOf = (p: string) =>
       roots.find((r) => p === r.path || p.startsWith(r.path + '/'))?.agent ?? 'path';

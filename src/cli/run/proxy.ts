@@ -23,7 +23,7 @@ export async function sessionProxy(
   const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
-    import('../../client/client.js'),
+    import('../../client/channel.js'),
   ]);
   // Kept-alive connections to the host: the proxy calls it on every fill.
   const host = new HostChannel(ctx.client);
