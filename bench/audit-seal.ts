@@ -25,7 +25,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '../src/core/audit.js';
-import { HostChannel } from '../src/client/client.js';
+import { HostChannel } from '../src/client/channel.js';
 import { slot } from '../src/crypto/aead.js';
 import { EpochOpener, SealEpoch } from '../src/crypto/audit-seal.js';
 import { newKeyPair, openSealed, sealTo, type KeyPair } from '../src/crypto/box.js';

@@ -15,7 +15,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { request, type Agent } from 'node:https';
 import { join, resolve as resolvePath } from 'node:path';
-import { HostChannel } from '../src/client/client.js';
+import { HostChannel } from '../src/client/channel.js';
 import { TunnelAgent } from './tunnel.js';
 import { makeTestCa, startProxy } from '../test/support/proxy.js';
 import { CLI, Rig, liftValuesArgs, ok, predatesValuesLimit } from '../test/support/rig.js';

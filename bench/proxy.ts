@@ -40,7 +40,7 @@ import {
 import { loadavg } from 'node:os';
 import { join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HostChannel } from '../src/client/client.js';
+import { HostChannel } from '../src/client/channel.js';
 import { TunnelAgent } from './tunnel.js';
 import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
 import { CLI, ROOT, Rig, ok } from '../test/support/rig.js';

@@ -10,7 +10,8 @@
  *
  *   node --import tsx bench/team-standby.ts [fills before the kill]   (after npm run build)
  */
-import { call, type ClientOptions } from '../src/client/client.js';
+import { call } from '../src/client/client.js';
+import type { ClientOptions } from '../src/client/options.js';
 import { auditRecords } from '../test/support/e2e-helpers.js';
 import { Postgres } from '../test/support/postgres.js';
 import { CLI, ok, Rig } from '../test/support/rig.js';

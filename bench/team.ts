@@ -9,7 +9,8 @@
  *
  *   node --import tsx bench/team.ts [requests]      (after npm run build)
  */
-import { call, type ClientOptions } from '../src/client/client.js';
+import { call } from '../src/client/client.js';
+import type { ClientOptions } from '../src/client/options.js';
 import { Postgres } from '../test/support/postgres.js';
 import { CLI, ok, Rig } from '../test/support/rig.js';
 

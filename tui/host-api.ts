@@ -6,7 +6,9 @@
  * passphrase, when the owner typed one, stays in this closure to open the
  * session again when it ran out; nothing here shows or logs it.
  */
-import { call, follow, type ClientOptions } from '../src/client/client.js';
+import { call } from '../src/client/client.js';
+import { follow } from '../src/client/follow.js';
+import type { ClientOptions } from '../src/client/options.js';
 import type { Op, Ops } from '../src/core/protocol.js';
 import type { AuditView } from '../src/core/audit.js';
 import { VaultError } from '../src/core/errors.js';

@@ -1,7 +1,7 @@
 /** What a command receives from `main`: its parsed invocation, paths, streams and a host client. */
 import type { Invocation } from '../commands/argv.js';
 import type { Op, Ops } from '../core/protocol.js';
-import type { ClientOptions } from '../client/client.js';
+import type { ClientOptions } from '../client/options.js';
 import type { Streams } from './io.js';
 import type { Paths } from './paths.js';
 

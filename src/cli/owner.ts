@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { AnchorMemory } from '../client/client.js';
+import type { AnchorMemory } from '../client/options.js';
 import { formatTime } from '../core/audit.js';
 import { VaultError, needsPassphraseItself } from '../core/errors.js';
 import { SOCKET_NAME, type AnchorRef, type Ops, type Results } from '../core/protocol.js';
@@ -93,7 +93,7 @@ export async function terminalUnlocked(ctx: CliContext): Promise<boolean> {
   // The host keeps sessions for terminals only: for a process with none (a
   // script, CI, cron) the answer is no, and asking would cost a round trip
   // and a check of the host's process. Not asking is safe: the request that
-  // then carries the passphrase is checked before it is sent (client.ts).
+  // then carries the passphrase is checked before it is sent (client/request.ts).
   if (!hasTerminal()) return false;
   try {
     return (await ctx.call('owner.session', {})).session !== null;
@@ -264,7 +264,7 @@ type HoldingOp = 'sweep.values' | 'sweep.mark';
  * second; sent with every mark, they were most of a sweep's cost to the host.
  * A hold that lapsed (the host restarted, or the vault was rekeyed) is asked
  * again with the passphrase. Every request still names the passphrase field,
- * so the client checks the host before each (client.ts ownerRequest).
+ * so the client checks the host before each (client/request.ts ownerRequest).
  */
 export class OwnerProof {
   #held = false;

@@ -14,6 +14,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { LOCK_NAME } from '../core/protocol.js';
+import type { PeerCred } from '../kernel/unix.js';
 
 /** Whom the owner's client expects at the other end: this installation's host. */
 export interface ExpectedHost {
@@ -200,6 +201,24 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
   } catch {
     return refuse('its identity cannot be read from the kernel');
   }
+  if (checkOwners(peer, expected) === 'system') return;
+  if (peer.pid === 0) {
+    // The kernel names no pid for a peer outside this PID namespace: inside a
+    // `run` sandbox, whose socket the owner never needs.
+    refuse('it runs outside this PID namespace, as from inside a `run` sandbox');
+  }
+  if (!holdsLock(peer.pid, join(expected.socketDir, LOCK_NAME))) {
+    refuseUnlessStopped(peer.pid, `pid ${peer.pid} does not hold the vault's host lock`);
+  }
+  checkNamespaces(peer.pid);
+  checkProcess(peer.pid, expected);
+}
+
+/**
+ * The socket's directory, the socket and the listener belong to the expected
+ * user: this user, or the hardened host's ('system': nothing more to check).
+ */
+function checkOwners(peer: PeerCred, expected: ExpectedHost): 'system' | 'mine' {
   const me = process.getuid?.() ?? -1;
   const dir = lstatSync(expected.socketDir);
   const sock = lstatSync(expected.socketPath);
@@ -216,38 +235,40 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
         `the socket's directory belongs to uid ${dir.uid}, the socket to ${sock.uid}, the listener runs as ${peer.uid}; the host's user is ${uid}`,
       );
     }
-    return;
+    return 'system';
   }
   if (dir.uid !== me || sock.uid !== me || peer.uid !== me) {
     refuse(`it runs as uid ${peer.uid}, the socket's directory belongs to uid ${dir.uid}`);
   }
-  if (peer.pid === 0) {
-    // The kernel names no pid for a peer outside this PID namespace: inside a
-    // `run` sandbox, whose socket the owner never needs.
-    refuse('it runs outside this PID namespace, as from inside a `run` sandbox');
-  }
-  if (!holdsLock(peer.pid, join(expected.socketDir, LOCK_NAME))) {
-    refuseUnlessStopped(peer.pid, `pid ${peer.pid} does not hold the vault's host lock`);
-  }
-  const proc = `/proc/${peer.pid}`;
-  // Before anything else is read from /proc: a listener in a mount namespace
-  // of its own (`unshare -Urm`, no privilege needed) can have bind-mounted any
-  // script over main.js, and then its cmdline, exe, environ and maps all look
-  // like the host's; a user namespace of its own could give it capabilities
-  // that a check by uid does not see.
+  return 'mine';
+}
+
+/**
+ * Before anything else is read from /proc: a listener in a mount namespace
+ * of its own (`unshare -Urm`, no privilege needed) can have bind-mounted any
+ * script over main.js, and then its cmdline, exe, environ and maps all look
+ * like the host's; a user namespace of its own could give it capabilities
+ * that a check by uid does not see.
+ */
+function checkNamespaces(pid: number): void {
   for (const ns of NAMESPACES) {
     let theirs: string;
     let ours: string;
     try {
-      theirs = readlinkSync(`${proc}/ns/${ns}`);
+      theirs = readlinkSync(`/proc/${pid}/ns/${ns}`);
       ours = readlinkSync(`/proc/self/ns/${ns}`);
     } catch {
-      return refuseUnlessStopped(peer.pid, `pid ${peer.pid}'s ${ns} namespace cannot be read`);
+      return refuseUnlessStopped(pid, `pid ${pid}'s ${ns} namespace cannot be read`);
     }
     if (theirs !== ours) {
-      refuse(`pid ${peer.pid} runs in a ${ns} namespace of its own (${theirs}, this is ${ours})`);
+      refuse(`pid ${pid} runs in a ${ns} namespace of its own (${theirs}, this is ${ours})`);
     }
   }
+}
+
+/** The process is this installation's `vault-cli daemon`, untraced, unsteered, with no inspector. */
+function checkProcess(pid: number, expected: ExpectedHost): void {
+  const proc = `/proc/${pid}`;
   let exe: string;
   let argv: string[];
   let env: string[];
@@ -258,11 +279,11 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     env = readFileSync(`${proc}/environ`, 'utf8').split('\0');
     tracer = /^TracerPid:\s*([0-9]+)$/m.exec(readFileSync(`${proc}/status`, 'utf8'))?.[1];
   } catch {
-    return refuseUnlessStopped(peer.pid, `pid ${peer.pid} cannot be inspected`);
+    return refuseUnlessStopped(pid, `pid ${pid} cannot be inspected`);
   }
-  if (exe !== real(expected.node)) refuse(`pid ${peer.pid} runs ${exe}, not ${expected.node}`);
+  if (exe !== real(expected.node)) refuse(`pid ${pid} runs ${exe}, not ${expected.node}`);
   if (argv.length !== 3 || real(argv[1] ?? '') !== real(expected.script) || argv[2] !== 'daemon') {
-    refuse(`pid ${peer.pid} was not started as this installation's \`vault-cli daemon\``);
+    refuse(`pid ${pid} was not started as this installation's \`vault-cli daemon\``);
   }
   const faked = (kv: string) =>
     expected.acceptFaketime === true &&
@@ -271,8 +292,8 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
     .filter((kv) => !faked(kv))
     .map((kv) => kv.split('=')[0] ?? '')
     .filter((k) => STEERING.test(k));
-  if (steering.length > 0) refuse(`pid ${peer.pid} runs with ${steering.join(', ')} set`);
-  if (tracer !== '0') refuse(`pid ${peer.pid} is being traced (TracerPid ${tracer})`);
+  if (steering.length > 0) refuse(`pid ${pid} runs with ${steering.join(', ')} set`);
+  if (tracer !== '0') refuse(`pid ${pid} is being traced (TracerPid ${tracer})`);
   // An inspector listens on a port (and talks over connections accepted there).
   // A team host also listens for remote agents on the port its own
   // VAULT_LISTEN_TLS names, and connects out to its database (docs/team.md):
@@ -281,17 +302,17 @@ export async function checkHost(socket: Socket, expected: ExpectedHost): Promise
   const remotePort = Number(
     /:(\d+)$/.exec(env.find((kv) => kv.startsWith('VAULT_LISTEN_TLS=')) ?? '')?.[1] ?? -1,
   );
-  const sockets = networkSockets(peer.pid);
+  const sockets = networkSockets(pid);
   const listening = new Set(
     sockets.filter((s) => s.state === '0A' && s.table.startsWith('tcp')).map((s) => s.localPort),
   );
   const open = sockets.filter(
     (s) => s.table.startsWith('udp') || (listening.has(s.localPort) && s.localPort !== remotePort),
   );
-  if (open.length > 0) refuse(`pid ${peer.pid} has a network socket open (an inspector?)`);
+  if (open.length > 0) refuse(`pid ${pid} has a network socket open (an inspector?)`);
   // The libraries a preload or an injected debugger leaves in the map.
   const maps = readFileSync(`${proc}/maps`, 'utf8');
   const preloaded =
     expected.acceptFaketime === true ? /libinject|frida/i : /faketime|libinject|frida/i;
-  if (preloaded.test(maps)) refuse(`pid ${peer.pid} has a preloaded library`);
+  if (preloaded.test(maps)) refuse(`pid ${pid} has a preloaded library`);
 }

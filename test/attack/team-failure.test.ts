@@ -5,7 +5,8 @@
 // that lost its database refuses (VLT-3040), then serves again by itself.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { call, type ClientOptions } from '../../src/client/client.js';
+import { call } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { auditRecords, disposeAll, hex, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Postgres } from '../support/postgres.js';
 import { CLI, ok, Rig } from '../support/rig.js';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { after, test } from 'node:test';
-import { HostChannel } from '../../src/client/client.js';
+import { HostChannel } from '../../src/client/channel.js';
 import { unwrapKey } from '../../src/crypto/aead.js';
 import { deriveEpochKey } from '../../src/crypto/audit-seal.js';
 import { EPOCH_RECORDS } from '../../src/host/audit/names.js';

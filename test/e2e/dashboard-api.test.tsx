@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, afterEach, before, test } from 'node:test';
 import { cleanup, render } from 'ink-testing-library';
-import type { ClientOptions } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { VaultError } from '../../src/core/errors.js';
 import type { AuditView, DashboardApi } from '../../tui/api.js';
 import { Dashboard } from '../../tui/app.js';

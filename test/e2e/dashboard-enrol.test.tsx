@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { cleanup, render } from 'ink-testing-library';
-import type { ClientOptions } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { Dashboard } from '../../tui/app.js';
 import { hostDashboardApi } from '../../tui/host-api.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../support/rig.js';

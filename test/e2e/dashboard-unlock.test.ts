@@ -4,7 +4,7 @@
 // reads again through a real `vault-cli get`. Nothing stubbed.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { ClientOptions } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { VaultError } from '../../src/core/errors.js';
 import { hostDashboardApi } from '../../tui/host-api.js';
 import { assertRefused } from '../support/e2e-helpers.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { HostChannel } from '../../src/client/client.js';
+import { HostChannel } from '../../src/client/channel.js';
 import { VaultError } from '../../src/core/errors.js';
 import { alive, hostPid } from '../support/e2e-helpers.js';
 import { CLI, Rig, ok } from '../support/rig.js';

@@ -5,7 +5,7 @@
 // and cleared, an entry taken out of scope, a lock, a revocation.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HostChannel } from '../../src/client/client.js';
+import { HostChannel } from '../../src/client/channel.js';
 import { VaultError } from '../../src/core/errors.js';
 import { hostPid } from '../support/e2e-helpers.js';
 import { CLI, Rig, ok } from '../support/rig.js';

@@ -66,7 +66,7 @@ export const run: Command = async (ctx) => {
   const f = filters(ctx);
   const json = flag(ctx, 'json');
   if (flag(ctx, 'follow')) {
-    const { follow } = await import('../../client/client.js');
+    const { follow } = await import('../../client/follow.js');
     if (!json) ctx.stdout.write(formatAuditTable([], FOLLOW_WIDTHS));
     await follow(ctx.client, 'audit.follow', { passphrase, ...f }, (line) => {
       const r = JSON.parse(line) as AuditView;

@@ -19,11 +19,11 @@
  */
 import { spawn } from 'node:child_process';
 import { constants as os } from 'node:os';
-import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
+import { VaultError, quote } from '../../core/errors.js';
 import { Collector, Renderer, type Collected } from '../../render/render.js';
 import { findCommand } from '../find-command.js';
-import { flagList, type CliContext, type Command } from '../context.js';
-import { loadToken } from '../token.js';
+import { flagList, type Command } from '../context.js';
+import { malformed, report, resolveAll, type Refusal, type Wanted } from '../references.js';
 
 /** A variable name a shell could export. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -35,24 +35,19 @@ interface Assignment {
   readonly collected: Collected;
 }
 
-/** A reference (or value) that stops the command from starting. */
-interface Bad {
-  readonly code: ErrorCode;
-  readonly name: string;
-  readonly written: string;
-  readonly reason: string;
-}
+/** Where a variable's references were written, in its refusals. */
+const where = (name: string) => `--env ${name}`;
 
 /**
- * The `--env` options, each scanned; VLT-2046 lines for malformed references
- * (or a value with none: `--env` is for vault values) come back as `Bad`.
+ * The `--env` options, each scanned; VLT-2046 refusals for malformed
+ * references (or a value with none: `--env` is for vault values) come back in `bad`.
  * @throws VaultError VLT-1001 for an option that is not NAME=TEXT.
  */
-function assignments(specs: readonly string[]): { list: Assignment[]; bad: Bad[] } {
+function assignments(specs: readonly string[]): { list: Assignment[]; bad: Refusal[] } {
   if (specs.length === 0)
     throw new VaultError('VLT-1001', 'Give at least one --env NAME=vault://entry/field.');
   const list: Assignment[] = [];
-  const bad: Bad[] = [];
+  const bad: Refusal[] = [];
   const seen = new Set<string>();
   for (const spec of specs) {
     const eq = spec.indexOf('=');
@@ -68,17 +63,11 @@ function assignments(specs: readonly string[]): { list: Assignment[]; bad: Bad[]
     const collector = new Collector('raw');
     collector.write(text);
     const collected = collector.end();
-    for (const m of collected.malformed)
-      bad.push({
-        code: 'VLT-2046',
-        name,
-        written: m.written,
-        reason: `malformed reference: ${m.reason}`,
-      });
+    bad.push(...malformed(collected.malformed, where(name)));
     if (collected.malformed.length === 0 && collected.refs.size === 0)
       bad.push({
         code: 'VLT-2046',
-        name,
+        where: where(name),
         written: spec.slice(eq + 1),
         reason: 'no vault:// reference in it',
       });
@@ -87,49 +76,16 @@ function assignments(specs: readonly string[]): { list: Assignment[]; bad: Bad[]
   return { list, bad };
 }
 
-/** One stderr line per bad reference, each once; the exit status is the first one's. */
-function report(ctx: CliContext, bad: readonly Bad[]): number {
-  const seen = new Set<string>();
-  for (const b of bad) {
-    const line = `vault-cli: ${b.code}: --env ${b.name}: ${oneLine(b.written)}: ${oneLine(b.reason)}`;
-    if (seen.has(line)) continue;
-    seen.add(line);
-    ctx.stderr.write(line + '\n');
-  }
-  return ERRORS[(bad[0] as Bad).code].exit;
-}
-
 /**
- * Every distinct reference of every assignment in one `resolve`: the values
- * by reference key, or the refused ones (each refusal names the variables
- * that use it; the values are never in a message).
+ * Every distinct reference of every assignment, once: a refusal names the
+ * first variable that uses it.
  */
-async function resolveAll(
-  ctx: CliContext,
-  list: readonly Assignment[],
-): Promise<Map<string, Buffer> | Bad[]> {
-  const wanted = new Map<string, { entry: string; field: string; written: string; name: string }>();
+function wanted(list: readonly Assignment[]): Map<string, Wanted> {
+  const out = new Map<string, Wanted>();
   for (const a of list)
     for (const [key, w] of a.collected.refs)
-      if (!wanted.has(key)) wanted.set(key, { ...w, name: a.name });
-  const keys = [...wanted.keys()];
-  const refs = [...wanted.values()];
-  try {
-    const { values } = await ctx.call('resolve', {
-      token: loadToken(ctx),
-      refs: refs.map((r) => ({ entry: r.entry, field: r.field })),
-    });
-    return new Map(keys.map((k, i) => [k, Buffer.from(values[i] ?? '', 'base64')]));
-  } catch (err) {
-    // A refusal of the whole request (token, lock, limit, host) is one ordinary error line.
-    if (!(err instanceof VaultError) || err.problems.length === 0) throw err;
-    return err.problems.map((p) => ({
-      code: p.code,
-      name: refs[p.index]?.name ?? '?',
-      written: refs[p.index]?.written ?? '',
-      reason: ERRORS[p.code].message,
-    }));
-  }
+      if (!out.has(key)) out.set(key, { ...w, where: where(a.name) });
+  return out;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -142,9 +98,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 function fill(
   list: readonly Assignment[],
   values: ReadonlyMap<string, Buffer>,
-): Record<string, string> | Bad[] {
+): Record<string, string> | Refusal[] {
   const out: Record<string, string> = {};
-  const bad: Bad[] = [];
+  const bad: Refusal[] = [];
   for (const a of list) {
     const r = new Renderer('raw', values);
     const bytes = Buffer.concat([r.write(a.text), r.end()]);
@@ -152,7 +108,7 @@ function fill(
     if (bytes.includes(0)) {
       bad.push({
         code: 'VLT-1002',
-        name: a.name,
+        where: where(a.name),
         written,
         reason: 'the value holds a NUL byte, which no environment variable can',
       });
@@ -162,7 +118,7 @@ function fill(
       } catch {
         bad.push({
           code: 'VLT-1002',
-          name: a.name,
+          where: where(a.name),
           written,
           reason: 'the value is not UTF-8 text',
         });
@@ -219,9 +175,9 @@ export const run: Command = async (ctx) => {
   // Before anything is read: a typo costs no read, no rate slot.
   const path = findCommand(file, ctx.env.PATH);
   if (path === null) throw new VaultError('VLT-1004', `Command not found: ${quote(file)}.`);
-  const values = await resolveAll(ctx, list);
+  const values = await resolveAll(ctx, wanted(list));
   if (Array.isArray(values)) return report(ctx, values);
-  let filled: Record<string, string> | Bad[];
+  let filled: Record<string, string> | Refusal[];
   try {
     filled = fill(list, values);
   } finally {

@@ -55,33 +55,17 @@ export const run: Command = async (ctx) => {
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.
   await ctx.call('whoami', { token });
-  const [{ startProxy }, { HostChannel }] = await Promise.all([
+  const [{ startProxy }, { proxyHost }] = await Promise.all([
     import('../../proxy/server.js'),
-    import('../../client/client.js'),
+    import('../proxy-host.js'),
   ]);
-  // Kept-alive connections to the host, not ctx.call (a new connection per call,
-  // and a module-loader lookup per call): the proxy calls on every fill.
-  const channel = new HostChannel({ ...ctx.client, autoStart: true });
+  // A request acts for the caller token its proxy URL carries, else for the init agent.
+  const { channel, hooks } = proxyHost({ ...ctx.client, autoStart: true }, { fallback: token });
   const proxy = await startProxy({
     port: port(ctx),
     authority: await authority(ctx, token),
     upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
-    // A caller's own token, when its proxy URL carries one, else the init agent's.
-    // A caller token the host refuses is refused: never retried as the init agent.
-    resolve: async (refs, host, caller) => {
-      const { values } = await channel.call('resolve', {
-        token: caller ?? token,
-        refs: [...refs],
-        host,
-      });
-      return values.map((v) => Buffer.from(v, 'base64'));
-    },
-    admit: async (caller) => {
-      await channel.call('whoami', { token: caller });
-    },
-    // An attempt it refused that counts against the caller: the host decides and records.
-    report: (signal, caller) =>
-      channel.call('report', { token: caller ?? token, ...signal, refs: [...signal.refs] }),
+    ...hooks,
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') {
       throw new VaultError('VLT-1002', `Port ${port(ctx)} is in use: is a proxy already running?`);

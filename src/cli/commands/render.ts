@@ -15,12 +15,13 @@
 import { once } from 'node:events';
 import { fstatSync, read } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { ERRORS, VaultError, oneLine, quote, type ErrorCode } from '../../core/errors.js';
-import { Collector, Renderer, check, type Collected } from '../../render/render.js';
+import { VaultError, quote } from '../../core/errors.js';
+import { Collector, Renderer, check } from '../../render/render.js';
 import { chooseFormat, type Format } from '../../render/format.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
 import { readAll } from '../io.js';
 import { requirePipe } from '../pipe-only.js';
+import { malformed, report, resolveAll } from '../references.js';
 import { loadToken } from '../token.js';
 
 const CHUNK = 64 * 1024;
@@ -93,49 +94,6 @@ function fromMemory(all: Buffer): Source {
   };
 }
 
-interface Bad {
-  readonly code: ErrorCode;
-  readonly written: string;
-  readonly reason: string;
-}
-
-/** One stderr line per bad reference; the exit status is the first one's. */
-function report(ctx: CliContext, bad: readonly Bad[]): number {
-  const seen = new Set<string>();
-  for (const b of bad) {
-    const line = `vault-cli: ${b.code}: ${oneLine(b.written)}: ${oneLine(b.reason)}`;
-    if (seen.has(line)) continue;
-    seen.add(line);
-    ctx.stderr.write(line + '\n');
-  }
-  return ERRORS[(bad[0] as Bad).code].exit;
-}
-
-/** Resolves every distinct reference in one request; the values by reference key. */
-async function resolveAll(
-  ctx: CliContext,
-  collected: Collected,
-): Promise<Map<string, Buffer> | Bad[]> {
-  const keys = [...collected.refs.keys()];
-  const wanted = [...collected.refs.values()];
-  if (keys.length === 0) return new Map();
-  try {
-    const { values } = await ctx.call('resolve', {
-      token: loadToken(ctx),
-      refs: wanted.map((w) => ({ entry: w.entry, field: w.field })),
-    });
-    return new Map(keys.map((k, i) => [k, Buffer.from(values[i] ?? '', 'base64')]));
-  } catch (err) {
-    // A refusal of the whole request (token, lock, limit, host) is one ordinary error line.
-    if (!(err instanceof VaultError) || err.problems.length === 0) throw err;
-    return err.problems.map((p) => ({
-      code: p.code,
-      written: wanted[p.index]?.written ?? '',
-      reason: ERRORS[p.code].message,
-    }));
-  }
-}
-
 /** One render's outcome: its exit status, and the entry names its template uses (null when it could not say). */
 interface Rendered {
   readonly code: number;
@@ -148,18 +106,10 @@ async function renderOnce(ctx: CliContext, format: Format, source: Source): Prom
   await source((c) => collector.write(c));
   const collected = collector.end();
   if (collected.malformed.length > 0) {
-    const code = report(
-      ctx,
-      collected.malformed.map((m) => ({
-        code: 'VLT-2046',
-        written: m.written,
-        reason: `malformed reference: ${m.reason}`,
-      })),
-    );
-    return { code, entries: null };
+    return { code: report(ctx, malformed(collected.malformed)), entries: null };
   }
   const entries = [...new Set([...collected.refs.values()].map((w) => w.entry))];
-  const values = await resolveAll(ctx, collected);
+  const values = await resolveAll(ctx, collected.refs);
   if (Array.isArray(values)) return { code: report(ctx, values), entries };
   try {
     const unwritable = check(collected, values);
@@ -262,7 +212,7 @@ function valueFeed(ctx: CliContext, changed: () => void) {
         }
         if ((said as { changed?: unknown } | null)?.changed === true) changed();
       };
-      void import('../../client/client.js')
+      void import('../../client/follow.js')
         .then(({ follow }) =>
           follow(
             ctx.client,

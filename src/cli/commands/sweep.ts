@@ -40,7 +40,7 @@ function portOf(ctx: CliContext, proof: OwnerProof): SweepPort {
     json: flag(ctx, 'json'),
     mark: async (found) => (await proof.call('sweep.mark', { found: [...found] })).marked,
     followAudit: async (since, onRecord, signal) => {
-      const { follow } = await import('../../client/client.js');
+      const { follow } = await import('../../client/follow.js');
       await follow(
         ctx.client,
         'audit.follow',

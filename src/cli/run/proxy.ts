@@ -2,9 +2,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROXY_PORT } from '../../commands/table.js';
-import { VaultError } from '../../core/errors.js';
 import { upstreamRoots } from '../../proxy/env.js';
-import type { Signal } from '../../proxy/policy.js';
 import type { RefusalHook } from '../../proxy/refusal.js';
 import { flagList, type CliContext } from '../context.js';
 
@@ -20,13 +18,13 @@ export async function sessionProxy(
   confine: ReadonlySet<string> | undefined,
   onRefusal: RefusalHook,
 ) {
-  const [{ startProxy, proxyUrl }, { Authority }, { HostChannel }] = await Promise.all([
+  const [{ startProxy, proxyUrl }, { Authority }, { proxyHost }] = await Promise.all([
     import('../../proxy/server.js'),
     import('../../proxy/ca.js'),
-    import('../../client/client.js'),
+    import('../proxy-host.js'),
   ]);
-  // Kept-alive connections to the host: the proxy calls it on every fill.
-  const host = new HostChannel(ctx.client);
+  // Every request acts for the session's token, and only for it.
+  const { channel: host, hooks } = proxyHost(ctx.client, { session: sessionToken });
   const files = {
     cert: join(dir, 'ca.pem'),
     bundle: join(dir, 'ca-bundle.pem'),
@@ -41,28 +39,9 @@ export async function sessionProxy(
   const options = {
     authority,
     upstreamCa: upstreamRoots(ctx.paths.systemRoots, flagList(ctx, 'upstream-ca')),
-    requireCaller: true,
-    sessionToken,
     ...(confine === undefined ? {} : { confine }),
     onRefusal,
-    resolve: async (
-      refs: readonly { entry: string; field: string }[],
-      to: string,
-      caller: string | null,
-    ) => {
-      if (caller === null) throw new VaultError('VLT-2040');
-      const { values } = await host.call('resolve', { token: caller, refs: [...refs], host: to });
-      return values.map((v) => Buffer.from(v, 'base64'));
-    },
-    // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
-    admit: async (caller: string) => {
-      await host.call('whoami', { token: caller });
-    },
-    // An attempt it refused that counts against the session's agent: the host decides and records.
-    report: async (signal: Signal, caller: string | null) => {
-      if (caller === null) throw new VaultError('VLT-2040');
-      return host.call('report', { token: caller, ...signal, refs: [...signal.refs] });
-    },
+    ...hooks,
   };
   const proxy = await startProxy({ ...options, port: PROXY_PORT }).catch(
     (err: NodeJS.ErrnoException) => {

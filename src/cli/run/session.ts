@@ -44,7 +44,7 @@ export async function agentSession(
     sandbox: box !== null,
   });
   const { token } = started;
-  const { hold } = await import('../../client/client.js');
+  const { hold } = await import('../../client/follow.js');
   // From here the session ends when this process does, however it ends.
   const held = await hold(ctx.client, token);
   const pty = wantsPty(ctx);

@@ -1,0 +1,63 @@
+/**
+ * The proxy's hooks into the vault host (`vault-cli proxy` and `run`'s
+ * session proxy): fills resolved, callers admitted and refused attempts
+ * reported, all on one kept-alive channel, since the proxy calls the host on
+ * every fill (not ctx.call: a new connection per call). The two proxies
+ * differ only in whom a request acts for, which each states as its `Callers`.
+ */
+import { VaultError } from '../core/errors.js';
+import type { ProxyOptions } from '../proxy/server.js';
+import { HostChannel } from '../client/channel.js';
+import type { ClientOptions } from '../client/options.js';
+
+/**
+ * Whom a request acts for.
+ * - `fallback` (`vault-cli proxy`): the caller token its proxy URL carries,
+ *   else the agent's that ran `init`. A caller token the host refuses is
+ *   refused: never retried as the init agent.
+ * - `session` (`run`): only the session's token. The proxy refuses a request
+ *   without one (407, VLT-2040) or with another (403, VLT-2051) before the
+ *   host hears of it.
+ */
+export type Callers = { readonly fallback: string } | { readonly session: string };
+
+/** The proxy options that reach the host, and the channel they use (closed by the caller). */
+export interface ProxyHost {
+  readonly channel: HostChannel;
+  readonly hooks: Pick<
+    ProxyOptions,
+    'resolve' | 'admit' | 'report' | 'requireCaller' | 'sessionToken'
+  >;
+}
+
+/** The hooks of a proxy whose requests act for `callers`, through the host `client` reaches. */
+export function proxyHost(client: ClientOptions, callers: Callers): ProxyHost {
+  const channel = new HostChannel(client);
+  const token = (caller: string | null): string => {
+    if (caller != null) return caller;
+    if ('fallback' in callers) return callers.fallback;
+    throw new VaultError('VLT-2040');
+  };
+  const rules = 'session' in callers ? { requireCaller: true, sessionToken: callers.session } : {};
+  return {
+    channel,
+    hooks: {
+      ...rules,
+      resolve: async (refs, host, caller) => {
+        const { values } = await channel.call('resolve', {
+          token: token(caller),
+          refs: [...refs],
+          host,
+        });
+        return values.map((v) => Buffer.from(v, 'base64'));
+      },
+      // A tunnel opens only for a token the host knows: an ended session's gets 403 at CONNECT.
+      admit: async (caller) => {
+        await channel.call('whoami', { token: caller });
+      },
+      // An attempt it refused that counts against the caller: the host decides and records.
+      report: async (signal, caller) =>
+        channel.call('report', { token: token(caller), ...signal, refs: [...signal.refs] }),
+    },
+  };
+}
