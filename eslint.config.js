@@ -281,7 +281,14 @@ export default tseslint.config(
   {
     files: ['src/cli/**/*.ts'],
     rules: restrict(
-      [{ group: ours(['store']), message: 'cli reaches the store only through the host' }],
+      [
+        { group: ours(['store']), message: 'cli reaches the store only through the host' },
+        {
+          group: ours(['shell/linux']),
+          message:
+            'cli reaches a sandbox engine only through shell/engine.ts and shell/sandbox-engine.ts',
+        },
+      ],
       [
         native('sodium-native', 'src/crypto'),
         native('koffi', 'src/kernel'),

@@ -2,8 +2,10 @@
  * What the agent sandbox of `vault-cli run` hides, keeps read-only and opens
  * (docs/sandbox.md), decided by one pure function over plain facts: the paths
  * in play, what exists at each, the owner's flags. `run` gathers the facts
- * (`policyProbes` names the paths to look at); shell/linux/bubblewrap.ts carries the
- * decision out (bubblewrap's arguments, the relays).
+ * (`policyProbes` names the paths to look at). The decision is in no
+ * engine's terms: an engine (shell/engine.ts, chosen by
+ * shell/sandbox-engine.ts) carries it out, bubblewrap's on Linux
+ * (shell/linux/).
  *
  * The invariant it guards: a protected path (the vault's own directories and
  * passphrase files, a credential store that --allow-read does not name, a
@@ -150,8 +152,8 @@ export interface PolicyInput extends PolicyFacts {
   readonly links?: ReadonlySet<string>;
   /**
    * Directories the owner cannot write (a hardened or shared checkout): an
-   * absent control in one needs no placeholder, since the agent cannot make it
-   * either, and bubblewrap could not make its mount point there.
+   * absent control in one needs no guard, since the agent cannot make it
+   * either (and an engine could make nothing there to guard it with).
    */
   readonly unwritable?: ReadonlySet<string>;
   /**
@@ -161,14 +163,10 @@ export interface PolicyInput extends PolicyFacts {
   readonly found: ReadonlyMap<string, PathKind | null>;
 }
 
-/** A direct TCP route the owner allowed (--allow-net host:port): an address inside, a relay outside. */
-export interface NetRoute {
+/** A direct TCP route the owner allowed (--allow-net host:port); the engine says how it is reached. */
+export interface Route {
   readonly host: string;
   readonly port: number;
-  /** The loopback address the host name resolves to inside (127.0.0.x). */
-  readonly address: string;
-  /** The Unix socket of `run`'s relay to host:port. */
-  readonly socket: string;
 }
 
 export interface HiddenPath {
@@ -176,7 +174,11 @@ export interface HiddenPath {
   readonly dir: boolean;
 }
 
-/** The decision, as shell/linux/bubblewrap.ts carries it out. Every path is absolute. */
+/**
+ * The decision, in no engine's terms: what the agent may read, write and
+ * reach. An engine's plan (shell/engine.ts) is this with its own means added.
+ * Every path is absolute.
+ */
 export interface SandboxPolicy {
   readonly cwd: string;
   /** Existing directories and files the agent may write besides cwd and its /tmp (--allow-write). */
@@ -188,10 +190,10 @@ export interface SandboxPolicy {
   /**
    * The project controls (PROJECT_CONTROLS): `pinned` directories are bound
    * writable onto themselves so that they cannot be renamed away with the
-   * read-only mounts inside them; `kept` existing paths are bound read-only;
-   * `absent` ones get an empty read-only placeholder, which bubblewrap
-   * creates as a mount point in the owner's directory and `run` removes
-   * after the session (`removePlaceholders`).
+   * read-only paths inside them (writable inside, but never renamed or
+   * moved away); `kept` existing paths are read-only; `absent` ones must not
+   * come to exist while the agent runs (bubblewrap makes an empty read-only
+   * placeholder in the owner's directory, and removes it after the session).
    */
   readonly controls: {
     readonly pinned: readonly string[];
@@ -202,15 +204,10 @@ export interface SandboxPolicy {
   readonly openedControls: readonly string[];
   /** Existing paths the agent may neither read nor write, none inside another hidden directory. */
   readonly hidden: readonly HiddenPath[];
-  /** Bound read-only at the same path inside. */
+  /** Read-only at the same path inside: the session's files, and where the engine puts its own. */
   readonly sessionDir: string;
-  /** The placeholder in sessionDir that the session's host socket is bound over. */
-  readonly hostSocket: string;
-  /** Where `run` serves the proxy, relayed to 127.0.0.1:PROXY_PORT inside. */
-  readonly proxySocket: string;
-  readonly routes: readonly NetRoute[];
-  /** The hosts file bound over /etc/hosts, naming each route's address, when there are routes. */
-  readonly hostsFile: { readonly path: string; readonly lines: readonly string[] } | null;
+  /** Reached directly, outside the proxy (the agent reaches the proxy always). */
+  readonly routes: readonly Route[];
   /** The destinations the session's proxy may reach on this machine: `host:port`. */
   readonly confine: ReadonlySet<string>;
 }
@@ -244,38 +241,16 @@ export function parseRoute(text: string): { host: string; port: number } {
 }
 
 /**
- * The --allow-net routes: a relay socket each in the session directory, a
- * loopback address per host name inside (named in the hosts file), and the
- * destinations the session's proxy may reach on this machine.
+ * The --allow-net routes, each once, and the destinations the session's proxy
+ * may reach on this machine.
  * @throws VaultError VLT-1002 for a route `parseRoute` refuses.
  */
-function planRoutes(
-  allowNet: readonly string[],
-  sessionDir: string,
-): Pick<SandboxPolicy, 'routes' | 'hostsFile' | 'confine'> {
-  // A route named twice is one relay (two would contend for one address and port).
+function allowedRoutes(allowNet: readonly string[]): Pick<SandboxPolicy, 'routes' | 'confine'> {
+  // A route named twice is one route (an engine would relay it once).
   const routes = [
     ...new Map(allowNet.map(parseRoute).map((r) => [`${r.host}:${r.port}`, r])).values(),
   ];
-  // One address per host name, whatever its ports: the hosts file can name only one.
-  const addresses = new Map<string, string>();
-  const planned = routes.map((r, i) => {
-    // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
-    const address =
-      r.host === 'localhost'
-        ? '127.0.0.1'
-        : (addresses.get(r.host) ?? `127.0.0.${addresses.size + 2}`);
-    if (r.host !== 'localhost') addresses.set(r.host, address);
-    return { ...r, address, socket: join(sessionDir, `net-${i}.sock`) };
-  });
-  return {
-    routes: planned,
-    hostsFile:
-      planned.length === 0
-        ? null
-        : { path: join(sessionDir, 'hosts'), lines: [...addresses].map(([h, a]) => `${a}\t${h}`) },
-    confine: new Set(routes.map((r) => `${r.host}:${r.port}`)),
-  };
+  return { routes, confine: new Set(routes.map((r) => `${r.host}:${r.port}`)) };
 }
 
 /** The runtime directory, unless the session's own files or the agent's work are in it. */
@@ -314,9 +289,9 @@ function controlsUnder(root: string): { path: string; dir: boolean }[] {
 }
 
 /**
- * The project controls of the working directory: where a placeholder of an
- * earlier session may be found, which `run` then takes for absent (it makes
- * it again, and removes it after).
+ * The project controls of the working directory: where what an engine left
+ * in an earlier session (bubblewrap's placeholder) may be found, which `run`
+ * then takes for absent (the engine makes it again, and removes it after).
  */
 export function cwdControls(cwd: string): string[] {
   return controlsUnder(cwd).map((c) => c.path);
@@ -337,8 +312,8 @@ function controlsOpened(cwd: string, allowWrite: readonly string[]): string[] {
 
 /**
  * The project controls for the writable roots (the working directory first):
- * what is pinned, kept read-only, and made in the working directory as a
- * placeholder because it does not exist yet. A control under a path that
+ * what is pinned, kept read-only, and guarded in the working directory
+ * because it does not exist yet. A control under a path that
  * exists as a file cannot come to exist and needs nothing; one the owner
  * opened with --allow-write is left writable. The `nested` directories' controls
  * are kept the same way, but a link there is left to the check at the end of
@@ -380,7 +355,7 @@ function planControls(
       else if (k !== null) kept.add(c.path);
       else if (root === cwd) {
         // The first missing component: under a file nothing can be made, and a
-        // placeholder there would stop the agent from making its parent.
+        // guard deeper down (a placeholder) would stop the agent from making its parent.
         const parent = dirname(c.path);
         if ((parent === root || kind(parent) === 'dir') && !unwritable.has(parent))
           absent.set(c.path, c.dir || holds);
@@ -394,24 +369,21 @@ function planControls(
   };
 }
 
-/**
- * The sandbox for these facts.
- * @throws VaultError VLT-1001 when the working directory is inside a path the
- * sandbox hides; VLT-1002 for an --allow-net, --allow-read or --allow-write it
- * cannot honour. Nothing is started before it returns.
- */
-export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
-  const { cwd, sessionDir } = input;
-  const at = (p: string) => resolve(cwd, p);
-  const kind = (p: string): PathKind | null => {
-    const k = input.found.get(p);
-    if (k === undefined) throw new Error(`sandbox policy: nothing is known about ${p}`);
-    return k;
-  };
-  const net = planRoutes(input.allowNet, sessionDir);
+type KindOf = (p: string) => PathKind | null;
 
+/**
+ * What the agent may neither read nor write: the vault's own paths, the
+ * credential stores --allow-read does not name, the sockets that lead
+ * outside; only those that exist, and one entry per hidden tree (an engine
+ * may make nothing inside a hidden one: bubblewrap cannot make a mount point
+ * inside a read-only tmpfs).
+ * @throws VaultError VLT-1001 when the working directory is inside one;
+ * VLT-1002 for an --allow-read that names no credential store.
+ */
+function hiddenPaths(input: PolicyInput, kind: KindOf): HiddenPath[] {
+  const { cwd } = input;
+  const at = (p: string) => resolve(cwd, p);
   let hidden: HiddenPath[] = [];
-  // One mount per hidden tree: bubblewrap cannot make a mount point inside a read-only tmpfs.
   const hide = (path: string) => {
     const k = kind(path);
     if (k === null || hidden.some((h) => within(path, h.path) && (h.dir || h.path === path)))
@@ -453,13 +425,30 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
       );
     hide(path);
   }
+  return hidden;
+}
 
+/**
+ * What the agent may write besides its working directory: the --allow-write
+ * paths and the profile's private files, and the project controls
+ * --allow-write opened (warned) instead of making them writable roots.
+ * @throws VaultError VLT-1002 for a path that does not exist or that a
+ * hidden path holds, or a private file that is a directory.
+ */
+function openedPaths(
+  input: PolicyInput,
+  kind: KindOf,
+  hidden: readonly HiddenPath[],
+): Pick<SandboxPolicy, 'writable' | 'privateFiles' | 'openedControls'> {
+  const { cwd } = input;
+  const at = (p: string) => resolve(cwd, p);
   // --allow-write naming a project control opens that control (warned), and makes no writable root.
   const openedControls = controlsOpened(cwd, input.allowWrite.map(at));
   const allowWrite = input.allowWrite.filter((d) => !openedControls.includes(at(d)));
   const opened = (d: string, what: string) => {
     const full = at(d);
-    // Binding over nothing would make bubblewrap create the mount point in the real directory.
+    // Opening nothing would let the agent create it in the owner's directory
+    // (bubblewrap makes a mount point there).
     if (kind(full) === null)
       throw new VaultError(
         'VLT-1002',
@@ -483,6 +472,26 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
   const writable = [...new Set(allowWrite.map((d) => opened(d, '--allow-write')))].filter(
     (w) => !privateFiles.some((f) => f.path === w),
   );
+  return { writable, privateFiles, openedControls };
+}
+
+/**
+ * The sandbox for these facts.
+ * @throws VaultError VLT-1001 when the working directory is inside a path the
+ * sandbox hides; VLT-1002 for an --allow-net, --allow-read or --allow-write it
+ * cannot honour. Nothing is started before it returns.
+ */
+export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
+  const { cwd, sessionDir } = input;
+  const at = (p: string) => resolve(cwd, p);
+  const kind = (p: string): PathKind | null => {
+    const k = input.found.get(p);
+    if (k === undefined) throw new Error(`sandbox policy: nothing is known about ${p}`);
+    return k;
+  };
+  const net = allowedRoutes(input.allowNet);
+  const hidden = hiddenPaths(input, kind);
+  const { writable, privateFiles, openedControls } = openedPaths(input, kind, hidden);
   const readOnly = [...new Set(input.readOnly.map(at))].filter((p) => kind(p) !== null);
   const roots = [cwd, ...writable];
   const controls = planControls(
@@ -505,8 +514,6 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     openedControls,
     hidden,
     sessionDir,
-    hostSocket: join(sessionDir, 'host.sock'),
-    proxySocket: join(sessionDir, 'proxy.sock'),
     ...net,
   };
 }

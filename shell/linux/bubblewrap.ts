@@ -19,7 +19,10 @@
  * ends); the host is reached through the session's own socket, never the
  * host's.
  *
- * `sandboxArgs` is pure: the policy has decided, checked and sorted the paths.
+ * `bubblewrapPlan` and `sandboxArgs` are pure: the policy has decided,
+ * checked and sorted the paths; the plan adds bubblewrap's means (the relay
+ * sockets, loopback addresses and hosts file, the socket placeholder).
+ * shell/linux/engine.ts offers them to `run` as a SandboxEngine.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -33,9 +36,60 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { PROXY_PORT } from '../../src/commands/table.js';
-import { VaultError } from '../../src/core/errors.js';
-import type { SandboxPolicy } from '../sandbox-policy.js';
+import type { EngineProbe } from '../engine.js';
+import type { Route, SandboxPolicy } from '../sandbox-policy.js';
+import { which } from '../which.js';
+
+/** A direct route as bubblewrap carries it: an address inside, a relay outside. */
+export interface NetRoute extends Route {
+  /** The loopback address the host name resolves to inside (127.0.0.x). */
+  readonly address: string;
+  /** The Unix socket of `run`'s relay to host:port. */
+  readonly socket: string;
+}
+
+/** The policy with bubblewrap's means added. Every path is absolute. */
+export interface BubblewrapPlan extends SandboxPolicy {
+  /** The placeholder in sessionDir that the session's host socket is bound over. */
+  readonly hostSocket: string;
+  /** Where `run` serves the proxy, relayed to 127.0.0.1:PROXY_PORT inside. */
+  readonly proxySocket: string;
+  readonly routes: readonly NetRoute[];
+  /** The hosts file bound over /etc/hosts, naming each route's address, when there are routes. */
+  readonly hostsFile: { readonly path: string; readonly lines: readonly string[] } | null;
+}
+
+/**
+ * The policy in bubblewrap's terms: a relay socket per route in the session
+ * directory, a loopback address per host name inside (named in the hosts
+ * file), and the sockets for the proxy and the session's host.
+ */
+export function bubblewrapPlan(policy: SandboxPolicy): BubblewrapPlan {
+  const { sessionDir } = policy;
+  // One address per host name, whatever its ports: the hosts file can name only one.
+  const addresses = new Map<string, string>();
+  const routes = policy.routes.map((r, i) => {
+    // Clients resolve localhost themselves (RFC 6761), never through the hosts file.
+    const address =
+      r.host === 'localhost'
+        ? '127.0.0.1'
+        : (addresses.get(r.host) ?? `127.0.0.${addresses.size + 2}`);
+    if (r.host !== 'localhost') addresses.set(r.host, address);
+    return { host: r.host, port: r.port, address, socket: join(sessionDir, `net-${i}.sock`) };
+  });
+  return {
+    ...policy,
+    hostSocket: join(sessionDir, 'host.sock'),
+    proxySocket: join(sessionDir, 'proxy.sock'),
+    routes,
+    hostsFile:
+      routes.length === 0
+        ? null
+        : { path: join(sessionDir, 'hosts'), lines: [...addresses].map(([h, a]) => `${a}\t${h}`) },
+  };
+}
 
 /**
  * What bubblewrap starts: the policy's paths and routes, the programs, the
@@ -43,7 +97,7 @@ import type { SandboxPolicy } from '../sandbox-policy.js';
  * agent's command (its file looked up on the child's PATH, and arguments).
  */
 export interface SandboxSpec {
-  readonly policy: SandboxPolicy;
+  readonly policy: BubblewrapPlan;
   readonly bwrap: string;
   readonly socat: string;
   readonly hostSocket: string;
@@ -173,7 +227,7 @@ async function listenUnix(path: string, onConnection: (s: Socket) => void): Prom
  * `close` stops the relays; the files go with the session directory.
  */
 export async function openRelays(
-  policy: SandboxPolicy,
+  policy: BubblewrapPlan,
   proxy: { accept(s: Socket): void },
 ): Promise<{ close(): void }> {
   const servers: Server[] = [];
@@ -269,36 +323,17 @@ export async function removePlaceholders(policy: SandboxPolicy): Promise<void> {
   }
 }
 
-/** Where a program is on PATH, or null. */
-export function which(name: string, path: string | undefined): string | null {
-  const r = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', name], {
-    env: { PATH: path ?? '/usr/bin:/bin' },
-    encoding: 'utf8',
-  });
-  const found = r.stdout.trim();
-  return r.status === 0 && found.startsWith('/') ? found : null;
-}
-
 /**
- * Checks that the sandbox can start here, before any session is minted, and
- * returns the programs it needs.
- * @throws VaultError VLT-1005 naming what is missing and how to fix it.
+ * Whether bubblewrap can start here, checked before any session is minted:
+ * the programs it needs, or what is missing and how to fix it.
  */
-export function probeSandbox(
-  platform: NodeJS.Platform,
-  path: string | undefined,
-): { bwrap: string; socat: string } {
-  const missing = (what: string) =>
-    new VaultError(
-      'VLT-1005',
-      `The agent sandbox cannot start: ${what}. Or run without it: --no-sandbox (docs/sandbox.md).`,
-    );
-  if (platform !== 'linux') throw missing(`it needs Linux (bubblewrap), and this is ${platform}`);
+export function probeBubblewrap(path: string | undefined): EngineProbe {
+  const missing = (why: string) => ({ ok: false, why }) as const;
   const bwrap = which('bwrap', path);
   if (bwrap === null)
-    throw missing('bubblewrap is not installed (Debian, Ubuntu: apt install bubblewrap)');
+    return missing('bubblewrap is not installed (Debian, Ubuntu: apt install bubblewrap)');
   const socat = which('socat', path);
-  if (socat === null) throw missing('socat is not installed (Debian, Ubuntu: apt install socat)');
+  if (socat === null) return missing('socat is not installed (Debian, Ubuntu: apt install socat)');
   const r = spawnSync(
     bwrap,
     [
@@ -321,12 +356,12 @@ export function probeSandbox(
         .trim()
         .split('\n')[0]
         ?.replace(/^bwrap: /, '') ?? '';
-    throw missing(
+    return missing(
       `bubblewrap could not make its namespaces (${said || `exit ${String(r.status ?? r.signal)}`}); ` +
         'user namespaces may be off (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu ' +
         'kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap), ' +
         'or this bubblewrap is older than 0.8 (--disable-userns)',
     );
   }
-  return { bwrap, socat };
+  return { ok: true, tools: { bwrap, socat } };
 }

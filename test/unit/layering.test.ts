@@ -170,6 +170,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     'src/proxy',
     'src/commands',
     'src/terminal',
+    // Only shell/sandbox-engine.ts, which chooses the engine.
+    'shell/linux',
   ],
   // The bubblewrap engine: what the sandbox policy decided, carried out on Linux.
   'shell/linux': ['shell', 'src/core', 'src/commands', 'src/kernel'],
@@ -200,8 +202,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     'src/proxy',
     'src/webauthn',
     'tui',
+    // The sandbox only through shell/engine.ts and the chooser, never an engine itself.
     'shell',
-    'shell/linux',
   ],
 };
 
@@ -291,4 +293,20 @@ test('a planted arrow between rooms that must not touch is found', () => {
     'src/host/agent/access.ts -> src/host/ops/op.ts',
     'src/host/audit/log.ts -> src/host/agent/access.ts',
   ]);
+});
+
+test('one module chooses the sandbox engine: the CLI reaches shell/linux only through shell/', () => {
+  const g = graph();
+  const importers = [...g]
+    .filter(
+      ([file, deps]) => room(file) !== 'shell/linux' && deps.some((d) => room(d) === 'shell/linux'),
+    )
+    .map(([file]) => file);
+  assert.deepEqual(importers, ['shell/sandbox-engine.ts']);
+  const planted = new Map(g);
+  planted.set('src/cli/run/sandbox.ts', [
+    ...(g.get('src/cli/run/sandbox.ts') ?? []),
+    'shell/linux/bubblewrap.ts',
+  ]);
+  assert.deepEqual(forbidden(planted), ['src/cli/run/sandbox.ts -> shell/linux/bubblewrap.ts']);
 });

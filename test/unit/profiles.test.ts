@@ -13,7 +13,7 @@ import {
   planState,
   type Kind,
 } from '../../shell/profiles.js';
-import { sandboxArgs } from '../../shell/linux/bubblewrap.js';
+import { bubblewrapPlan, sandboxArgs } from '../../shell/linux/bubblewrap.js';
 import { policyProbes, sandboxPolicy, type PolicyFacts } from '../../shell/sandbox-policy.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
@@ -107,7 +107,7 @@ function sandboxFor(name: string, fs: (p: string) => Kind | null) {
   const found = new Map(policyProbes(f).map((p) => [p, fs(p) ?? planned.get(p) ?? null]));
   const policy = sandboxPolicy({ ...f, found });
   const args = sandboxArgs({
-    policy,
+    policy: bubblewrapPlan(policy),
     bwrap: 'bwrap',
     socat: 'socat',
     maxProcs: 1024,

@@ -1,4 +1,5 @@
-// The sandbox policy of `run` as a pure function: facts in, a decision out.
+// The sandbox policy of `run` as a pure function: facts in, a decision out,
+// with bubblewrap's plan of it (shell/linux/bubblewrap.ts: relays, addresses).
 // The properties read the decision the way bubblewrap does, through
 // sandboxArgs (a later mount covers an earlier one), so they hold for what
 // the agent actually gets, not only for the lists.
@@ -7,7 +8,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { PROXY_PORT } from '../../src/commands/table.js';
 import { VaultError } from '../../src/core/errors.js';
-import { sandboxArgs } from '../../shell/linux/bubblewrap.js';
+import { bubblewrapPlan, sandboxArgs, type BubblewrapPlan } from '../../shell/linux/bubblewrap.js';
 import {
   CREDENTIAL_STORES,
   ESCAPE_SOCKETS,
@@ -53,10 +54,10 @@ const baseFacts: PolicyFacts = {
   allowNet: [],
 };
 
-/** The policy for `facts` on `fs`, the way `run` asks for it. */
-function decide(facts: PolicyFacts, fs: ReadonlyMap<string, PathKind>): SandboxPolicy {
+/** The policy for `facts` on `fs`, the way `run` asks for it, as bubblewrap plans it. */
+function decide(facts: PolicyFacts, fs: ReadonlyMap<string, PathKind>): BubblewrapPlan {
   const found = new Map(policyProbes(facts).map((p) => [p, fs.get(p) ?? null]));
-  return sandboxPolicy({ ...facts, found });
+  return bubblewrapPlan(sandboxPolicy({ ...facts, found }));
 }
 
 const usual = fileSystem({
@@ -304,7 +305,7 @@ test('a path nobody looked at is a defect, never taken as absent', () => {
 type Access = 'rw' | 'ro' | 'hidden' | 'fresh';
 function mounts(policy: SandboxPolicy): { dest: string; access: Access }[] {
   const a = sandboxArgs({
-    policy,
+    policy: bubblewrapPlan(policy),
     bwrap: 'bwrap',
     socat: 'socat',
     hostSocket: '/h.sock',

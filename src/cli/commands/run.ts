@@ -3,8 +3,9 @@
  * [--allow-write DIR]... [--allow-read PATH]... [--allow-net HOST:PORT]...
  * [--no-sandbox] -- <command> [args...]`.
  * An owner command: it decides the agent's sandbox (shell/sandbox-policy.ts,
- * docs/sandbox.md) before anything is asked; with the owner's passphrase it
- * asks the host for a session token for the agent and holds the session on a
+ * carried out by the engine shell/sandbox-engine.ts chooses; docs/sandbox.md)
+ * before anything is asked; with the owner's passphrase it asks the host for
+ * a session token for the agent and holds the session on a
  * connection of its own (the host ends the session when that connection
  * ends, even if `run` is killed); serves a proxy that knows the session by
  * the URL's user-info (with a CA that lives in memory only); runs the command
@@ -27,7 +28,7 @@ import { flag, flagString, type Command } from '../context.js';
 import { findCommand } from '../find-command.js';
 import { policyReport } from '../run/print-policy.js';
 import { profileFor } from '../run/profile.js';
-import { kind, maxProcs, policyFor, warnOpened } from '../run/sandbox.js';
+import { boxFor, kind, warnOpened } from '../run/sandbox.js';
 import { agentSession } from '../run/session.js';
 
 /**
@@ -54,8 +55,8 @@ export const run: Command = async (ctx) => {
   const profile = profileFor(ctx, file);
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
-  const sandbox = sandboxed ? await import('../../../shell/linux/bubblewrap.js') : null;
-  const programs = sandbox?.probeSandbox(process.platform, ctx.env.PATH) ?? null;
+  const engines = sandboxed ? await import('../../../shell/sandbox-engine.js') : null;
+  const sandbox = (await engines?.sandboxEngine(process.platform, ctx.env.PATH)) ?? null;
   if (!sandboxed && !flag(ctx, 'print-policy'))
     ctx.stderr.write(
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
@@ -65,15 +66,7 @@ export const run: Command = async (ctx) => {
     // Decided before the passphrase is asked: a path the sandbox cannot honour costs no session.
     // Without the sandbox the agent writes your files directly: nothing to bind, copy or merge.
     const plan = planState(sandboxed ? profile : null, homedir(), dir, kind);
-    const box =
-      sandbox === null || programs === null
-        ? null
-        : {
-            ...policyFor(ctx, dir, sandbox, plan),
-            programs,
-            sandbox,
-            maxProcs: maxProcs(ctx),
-          };
+    const box = sandbox === null ? null : boxFor(ctx, dir, sandbox, plan);
     if (flag(ctx, 'print-policy')) return await policyReport(ctx, profile, plan, box);
     if (box !== null) warnOpened(ctx, box.policy);
     return await agentSession(ctx, { command, dir, agent, profile, plan, box });

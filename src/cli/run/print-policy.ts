@@ -1,7 +1,7 @@
 // `run --print-policy`: what the agent would get, printed; nothing started.
 import { homedir } from 'node:os';
-import { PROXY_PORT } from '../../commands/table.js';
 import { proxyEnv } from '../../proxy/env.js';
+import type { SandboxDescription } from '../../../shell/engine.js';
 import type { SandboxPolicy } from '../../../shell/sandbox-policy.js';
 import type { Profile, StatePlan } from '../../../shell/profiles.js';
 import { flagList, flagString, type CliContext } from '../context.js';
@@ -14,7 +14,8 @@ function printPolicy(
   p: {
     profile: Profile | null;
     plan: StatePlan;
-    policy: SandboxPolicy | null;
+    /** The policy, and the engine's own part of what the agent gets. */
+    box: { policy: SandboxPolicy; engine: SandboxDescription } | null;
     key: ModelKey | null;
     env: { pass: readonly string[]; stripped: readonly string[]; set: readonly string[] };
   },
@@ -25,13 +26,13 @@ function printPolicy(
   const out: string[] = [];
   const line = (what: string, text: string) => out.push(`${what.padEnd(10)}${text}`);
   line('profile', p.profile === null ? 'none' : `${p.profile.name}: ${p.profile.summary}`);
-  if (p.policy === null) {
+  if (p.box === null) {
     line('sandbox', 'none (--no-sandbox): the agent reads, writes and reaches all you can');
   } else {
-    const pol = p.policy;
-    line('read', '/ (everything not hidden below), read-only');
+    const { policy: pol, engine } = p.box;
+    line('read', engine.reads);
     line('write', `${show(pol.cwd)} (working directory)`);
-    line('write', '/tmp (private to the sandbox)');
+    for (const s of engine.scratch) line('write', s);
     for (const w of pol.writable) {
       const made = p.plan.write.find((x) => x.path === w)?.create === true;
       line('write', `${show(w)}${made ? ' (created)' : ''}`);
@@ -48,8 +49,7 @@ function printPolicy(
       line('read-only', `${show(r)}${made ? ' (an empty placeholder while it runs)' : ''}`);
     }
     for (const h of pol.hidden) line('hidden', show(h.path));
-    line('net', `through the proxy (127.0.0.1:${PROXY_PORT}): any host but this machine's`);
-    for (const r of pol.routes) line('net', `direct: ${r.host}:${r.port}`);
+    for (const n of engine.net) line('net', n);
   }
   if (p.profile?.model != null) {
     const m = p.profile.model;
@@ -102,7 +102,7 @@ export async function policyReport(
   return printPolicy(ctx, {
     profile,
     plan,
-    policy: box?.policy ?? null,
+    box: box === null ? null : { policy: box.policy, engine: box.engine.describe(box.policy) },
     key,
     env: {
       pass: Object.keys(built.env)

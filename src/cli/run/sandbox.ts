@@ -1,5 +1,6 @@
 // The facts `run` gathers for the sandbox policy (shell/sandbox-policy.ts),
-// the box the agent starts in, and the process limit around it.
+// and the box the agent starts in: the policy as the chosen engine
+// (shell/sandbox-engine.ts) carries it out.
 import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -15,7 +16,8 @@ import {
 import type { StatePlan } from '../../../shell/profiles.js';
 import { projectStart, type ProjectStart } from '../../../shell/project-check.js';
 import { gitAtStart, type GitAtStart } from '../../../shell/git-config.js';
-import type * as Sandbox from '../../../shell/linux/bubblewrap.js';
+import type { EngineTools, SandboxEngine } from '../../../shell/engine.js';
+import { which } from '../../../shell/which.js';
 import { flagList, flagString, type CliContext } from '../context.js';
 import { tokenFiles } from './token-files.js';
 
@@ -37,10 +39,9 @@ export function kind(p: string): PathKind | null {
 export function policyFor(
   ctx: CliContext,
   sessionDir: string,
-  sandbox: Pick<typeof Sandbox, 'which' | 'looksLikePlaceholder'>,
+  engine: Pick<SandboxEngine, 'leftover'>,
   plan: StatePlan,
 ): { policy: SandboxPolicy; project: ProjectStart; git: GitAtStart | null } {
-  const { which } = sandbox;
   const p = ctx.paths;
   const onPath = which('vault-cli', ctx.env.PATH);
   const facts = {
@@ -75,9 +76,9 @@ export function policyFor(
     Date.now(),
   );
   const probes = policyProbes({ ...facts, nested: project.nested });
-  // A placeholder an earlier session left is made again and removed after, like an absent path.
+  // What an earlier session's engine left is made again and removed after, like an absent path.
   const controls = new Set(cwdControls(facts.cwd));
-  const left = (f: string) => controls.has(f) && sandbox.looksLikePlaceholder(f);
+  const left = (f: string) => controls.has(f) && engine.leftover(f);
   // What `run` creates before the agent starts counts as there already.
   const planned = new Map<string, PathKind>([
     ...plan.write.map((w) => [w.path, 'dir'] as const),
@@ -121,15 +122,17 @@ export function warnOpened(ctx: CliContext, policy: SandboxPolicy): void {
     );
 }
 
-/** The sandbox `run` starts the agent in: what the policy decided, and what carries it out. */
+/** The sandbox `run` starts the agent in: what the policy decided, and the engine that carries it out. */
 export interface Box {
+  /** The policy as the engine's plan: read as the policy, handed back only to `engine`. */
   readonly policy: SandboxPolicy;
   /** The project controls there were at the start, for the check at the end. */
   readonly project: ProjectStart;
   /** The owner's git the check at the end may run, as the start found it. */
   readonly git: GitAtStart | null;
-  readonly programs: { readonly bwrap: string; readonly socat: string };
-  readonly sandbox: typeof Sandbox;
+  readonly engine: SandboxEngine;
+  /** What the engine's probe found, for its launch. */
+  readonly tools: EngineTools;
   readonly maxProcs: number;
 }
 
@@ -151,16 +154,23 @@ export function maxProcs(ctx: CliContext): number {
 }
 
 /**
- * The process limit's second half: a pids cgroup where one can be made
- * (shell/linux/pids.ts). As root it is the only half that holds, so its
- * absence is said.
+ * The box for this invocation: the policy (`policyFor`) in the engine's
+ * terms, with what its probe found and the process limit.
+ * @throws VaultError as `policyFor` and `maxProcs` do.
  */
-export async function processLimit(ctx: CliContext, max: number) {
-  const { pidsCgroup } = await import('../../../shell/linux/pids.js');
-  const cgroup = pidsCgroup(max);
-  if (cgroup === null && process.getuid?.() === 0)
-    ctx.stderr.write(
-      'vault-cli: warning: no process limit for the sandbox: RLIMIT_NPROC does not bind root, and no pids cgroup could be made here (docs/sandbox.md)\n',
-    );
-  return cgroup;
+export function boxFor(
+  ctx: CliContext,
+  sessionDir: string,
+  sandbox: { engine: SandboxEngine; tools: EngineTools },
+  plan: StatePlan,
+): Box {
+  const { policy, project, git } = policyFor(ctx, sessionDir, sandbox.engine, plan);
+  return {
+    policy: sandbox.engine.plan(policy),
+    project,
+    git,
+    engine: sandbox.engine,
+    tools: sandbox.tools,
+    maxProcs: maxProcs(ctx),
+  };
 }

@@ -1,12 +1,13 @@
 // A held session's command under the supervisor, with the proxy (and sandbox) around it.
 import { VaultError, oneLine } from '../../core/errors.js';
+import type { Launch } from '../../../shell/engine.js';
 import { flag, type CliContext } from '../context.js';
 import { agentEnv } from './agent-env.js';
 import { dashboardHandOver } from './handover.js';
 import type { ProfileVars } from './profile.js';
 import { sessionProxy, type SessionProxy } from './proxy.js';
 import type { Refusals } from './refusals.js';
-import { processLimit, type Box } from './sandbox.js';
+import type { Box } from './sandbox.js';
 import { startLine } from './summary.js';
 
 /** The sandbox with the session's own host socket, the one way from inside to the host. */
@@ -31,14 +32,14 @@ export async function supervised(
   const { box, token } = s;
   let proxy: SessionProxy | undefined;
   let relays: { close(): void } | undefined;
-  let cgroup: { procs: string; remove(): Promise<void> } | null = null;
+  let launched: Launch | undefined;
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
     proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail) =>
       s.report.refused(new VaultError(code, detail)),
     );
-    relays = box === null ? undefined : await box.sandbox.openRelays(box.policy, proxy.proxy);
+    relays = box === null ? undefined : await box.engine.open(box.policy, proxy.proxy);
     const { env, stripped } = await agentEnv(ctx, {
       token,
       dir: s.dir,
@@ -55,13 +56,14 @@ export async function supervised(
       import('../commands/dashboard.js'),
     ]);
     const api = s.pty ? await dashboardApi(ctx, s.passphrase) : null;
-    if (box !== null) cgroup = await processLimit(ctx, box.maxProcs);
+    launched = await launchOf(ctx, s.command, box);
     const result = await supervise({
       pty: s.pty,
-      ...launchOf(s.command, box, cgroup?.procs ?? null),
+      file: launched.file,
+      args: launched.args,
       env,
       cwd: process.cwd(),
-      signalForeground: box !== null,
+      signalForeground: launched.signalForeground,
       output: { allowTitle: flag(ctx, 'allow-title') },
       io: { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, signals: process },
       ...(api === null ? {} : { handOver: dashboardHandOver(ctx, api, s.report) }),
@@ -69,10 +71,10 @@ export async function supervised(
     return result.status;
   } finally {
     if (box !== null) {
-      await box.sandbox.removePlaceholders(box.policy);
+      await box.engine.cleanup(box.policy);
       await heldControls(ctx, box);
     }
-    await cgroup?.remove();
+    await launched?.release();
     relays?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
@@ -81,13 +83,13 @@ export async function supervised(
 
 /**
  * The project controls the agent made or changed, made harmless once its
- * sandbox is gone, one line each (shell/project-check.ts). The sandbox's PID
- * namespace ends with its first process, so nothing of the agent's is left
- * to race the check; another session's sandbox in the same directory may
- * be, and its own end checks after it.
+ * sandbox is gone (the engine's cleanup waits for that), one line each
+ * (shell/project-check.ts). The sandbox's PID namespace ends with its first
+ * process, so nothing of the agent's is left to race the check; another
+ * session's sandbox in the same directory may be, and its own end checks
+ * after it.
  */
 async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
-  await box.sandbox.sandboxGone(box.policy.cwd);
   const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
   const { gitStill } = await import('../../../shell/git-config.js');
   try {
@@ -108,23 +110,26 @@ async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
   }
 }
 
-/** What the supervisor starts: the command itself, or the sandbox's start script around it. */
-function launchOf(
+/** What the supervisor starts: the command itself, or the engine's sandbox around it. */
+async function launchOf(
+  ctx: CliContext,
   command: readonly string[],
   box: SandboxedBox | null,
-  cgroupProcs: string | null,
-): { file: string; args: string[] } {
-  if (box === null) return { file: command[0] as string, args: command.slice(1) };
-  return box.sandbox.sandboxLaunch(
-    {
-      ...box.programs,
-      policy: box.policy,
-      hostSocket: box.hostSocket,
-      command,
-      maxProcs: box.maxProcs,
-    },
-    cgroupProcs,
-  );
+): Promise<Launch> {
+  if (box === null)
+    return {
+      file: command[0] as string,
+      args: command.slice(1),
+      signalForeground: false,
+      release: async () => {},
+    };
+  return box.engine.launch(box.policy, {
+    tools: box.tools,
+    command,
+    hostSocket: box.hostSocket,
+    maxProcs: box.maxProcs,
+    warn: (line) => ctx.stderr.write(line + '\n'),
+  });
 }
 
 /**
