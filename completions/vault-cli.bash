@@ -79,6 +79,7 @@ __vault_cli_command() {
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
+    'doctor') echo 'doctor' ;;
     'daemon') echo 'daemon' ;;
     'help') echo 'help' ;;
   esac
@@ -97,7 +98,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -231,6 +232,7 @@ _vault_cli() {
       'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
       'completion') __vault_cli_words '--help' ;;
+      'doctor') __vault_cli_words '--help' ;;
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
       'daemon status') __vault_cli_words '--json --help' ;;
@@ -288,6 +290,7 @@ _vault_cli() {
     'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;
     'completion') valued='  ' ;;
+    'doctor') valued='  ' ;;
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
     'daemon status') valued='  ' ;;

@@ -25,6 +25,16 @@ export const LOCAL: readonly CommandDef[] = [
     module: 'completion',
   },
   {
+    path: ['doctor'],
+    summary: 'check what vault-cli and `run`’s sandbox need here, one line each with its fix',
+    side: 'local',
+    args: [],
+    flags: [],
+    notes: ['Exit status 0 only when `run` can start its sandbox here.'],
+    examples: ['vault-cli doctor'],
+    module: 'doctor',
+  },
+  {
     path: ['daemon'],
     summary: 'run the vault host in the foreground',
     side: 'local',

@@ -40,6 +40,22 @@ async function dropInheritedFds(): Promise<void> {
   closeOnExecAbove2();
 }
 
+/** The sandbox's programs; a sandbox that cannot start also names `doctor`, which checks the rest. */
+function probe(
+  probeSandbox: (
+    platform: NodeJS.Platform,
+    path: string | undefined,
+  ) => { bwrap: string; socat: string },
+  path: string | undefined,
+): { bwrap: string; socat: string } {
+  try {
+    return probeSandbox(process.platform, path);
+  } catch (err) {
+    if (!(err instanceof VaultError && err.code === 'VLT-1005')) throw err;
+    throw new VaultError('VLT-1005', `${err.message} vault-cli doctor checks all that run needs.`);
+  }
+}
+
 export const run: Command = async (ctx) => {
   const words = ctx.inv.args.command;
   const command = Array.isArray(words) ? words : [];
@@ -55,7 +71,7 @@ export const run: Command = async (ctx) => {
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
   const sandbox = sandboxed ? await import('../../../shell/linux/bubblewrap.js') : null;
-  const programs = sandbox?.probeSandbox(process.platform, ctx.env.PATH) ?? null;
+  const programs = sandbox === null ? null : probe(sandbox.probeSandbox, ctx.env.PATH);
   if (!sandboxed && !flag(ctx, 'print-policy'))
     ctx.stderr.write(
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
