@@ -56,6 +56,7 @@ __vault_cli_command() {
     'key ls') echo 'key ls'; return ;;
     'key rm') echo 'key rm'; return ;;
     'audit archive') echo 'audit archive'; return ;;
+    'completion install') echo 'completion install'; return ;;
     'daemon stop') echo 'daemon stop'; return ;;
     'daemon status') echo 'daemon status'; return ;;
     'host install') echo 'host install'; return ;;
@@ -107,6 +108,7 @@ _vault_cli() {
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
+          'completion') __vault_cli_words 'install bash zsh fish'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
           'host') __vault_cli_words 'install uninstall status'; return 0 ;;
         esac ;;
@@ -232,6 +234,7 @@ _vault_cli() {
       'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
       'completion') __vault_cli_words '--help' ;;
+      'completion install') __vault_cli_words '--rc --help' ;;
       'doctor') __vault_cli_words '--help' ;;
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
@@ -290,6 +293,7 @@ _vault_cli() {
     'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;
     'completion') valued='  ' ;;
+    'completion install') valued='  ' ;;
     'doctor') valued='  ' ;;
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
@@ -331,6 +335,7 @@ _vault_cli() {
     'audit archive 0') __vault_cli_files ;;
     'shell-init 0') __vault_cli_words 'bash zsh fish' ;;
     'completion 0') __vault_cli_words 'bash zsh fish' ;;
+    'completion install 0') __vault_cli_words 'bash zsh fish' ;;
   esac
   return 0
 }
