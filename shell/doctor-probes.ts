@@ -88,8 +88,9 @@ function userNamespaceFix(): string {
   if (sysctl('kernel.apparmor_restrict_unprivileged_userns') === '1')
     return (
       'AppArmor refuses them (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later): ' +
-      'give bwrap an AppArmor profile that allows userns (Ubuntu: /etc/apparmor.d/bwrap-userns-restrict ' +
-      'from the apparmor package, then systemctl reload apparmor), or ' +
+      'give bwrap a profile that allows them, as Ubuntu documents (/etc/apparmor.d/bwrap: ' +
+      '"abi <abi/4.0>, include <tunables/global> profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }", ' +
+      'then sudo apparmor_parser -r /etc/apparmor.d/bwrap), or lift it for every program: ' +
       'sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0'
     );
   if (sysctl('kernel.unprivileged_userns_clone') === '0')
