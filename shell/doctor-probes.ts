@@ -152,7 +152,7 @@ export async function probePty(): Promise<Finding> {
       name: 'node-pty',
       verdict: 'warn',
       said: `does not load (${String((err as Error).message).split('\n')[0] ?? ''})`,
-      fix: 'run from a terminal needs it (run with pipes does not): install a C++ toolchain and python3, then npm rebuild -g vault-cli',
+      fix: 'run from a terminal needs it (run with pipes does not): install a C++ toolchain (make, g++) and python3, then install vault-cli again (npm drops an optional dependency whose build failed)',
     };
   }
 }
