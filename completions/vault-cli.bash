@@ -56,6 +56,7 @@ __vault_cli_command() {
     'key ls') echo 'key ls'; return ;;
     'key rm') echo 'key rm'; return ;;
     'audit archive') echo 'audit archive'; return ;;
+    'completion install') echo 'completion install'; return ;;
     'daemon stop') echo 'daemon stop'; return ;;
     'daemon status') echo 'daemon status'; return ;;
     'host install') echo 'host install'; return ;;
@@ -79,6 +80,7 @@ __vault_cli_command() {
     'audit') echo 'audit' ;;
     'shell-init') echo 'shell-init' ;;
     'completion') echo 'completion' ;;
+    'doctor') echo 'doctor' ;;
     'daemon') echo 'daemon' ;;
     'help') echo 'help' ;;
   esac
@@ -97,7 +99,7 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
@@ -106,6 +108,7 @@ _vault_cli() {
           'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
+          'completion') __vault_cli_words 'install bash zsh fish'; return 0 ;;
           'daemon') __vault_cli_words 'stop status'; return 0 ;;
           'host') __vault_cli_words 'install uninstall status'; return 0 ;;
         esac ;;
@@ -231,6 +234,8 @@ _vault_cli() {
       'audit archive') __vault_cli_words '--before --help' ;;
       'shell-init') __vault_cli_words '--help' ;;
       'completion') __vault_cli_words '--help' ;;
+      'completion install') __vault_cli_words '--rc --help' ;;
+      'doctor') __vault_cli_words '--help' ;;
       'daemon') __vault_cli_words '--help' ;;
       'daemon stop') __vault_cli_words '--help' ;;
       'daemon status') __vault_cli_words '--json --help' ;;
@@ -288,6 +293,8 @@ _vault_cli() {
     'audit archive') valued=' --before ' ;;
     'shell-init') valued='  ' ;;
     'completion') valued='  ' ;;
+    'completion install') valued='  ' ;;
+    'doctor') valued='  ' ;;
     'daemon') valued='  ' ;;
     'daemon stop') valued='  ' ;;
     'daemon status') valued='  ' ;;
@@ -328,6 +335,7 @@ _vault_cli() {
     'audit archive 0') __vault_cli_files ;;
     'shell-init 0') __vault_cli_words 'bash zsh fish' ;;
     'completion 0') __vault_cli_words 'bash zsh fish' ;;
+    'completion install 0') __vault_cli_words 'bash zsh fish' ;;
   esac
   return 0
 }

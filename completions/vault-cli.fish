@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -85,6 +85,11 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'audit' -d 'print the audit log
 complete -c vault-cli -n '__vault_cli_lead 1 audit' -a 'archive' -d 'move the records older than a date into a sealed archive file'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'shell-init' -d 'print the lines to eval in a shell: completion and the agent wrappers'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
+complete -c vault-cli -n '__vault_cli_lead 1 completion' -a 'install' -d 'install the completion script where the shell loads it (default: $SHELL)'
+complete -c vault-cli -n '__vault_cli_lead 1 completion' -a 'bash' -d 'completion commands'
+complete -c vault-cli -n '__vault_cli_lead 1 completion' -a 'zsh' -d 'completion commands'
+complete -c vault-cli -n '__vault_cli_lead 1 completion' -a 'fish' -d 'completion commands'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'doctor' -d 'check what vault-cli and `run`’s sandbox need here, one line each with its fix'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'daemon' -d 'run the vault host in the foreground'
 complete -c vault-cli -n '__vault_cli_lead 1 daemon' -a 'stop' -d 'stop the running vault host'
 complete -c vault-cli -n '__vault_cli_lead 1 daemon' -a 'status' -d 'say whether a vault host is running (exit 3 when none)'
@@ -253,6 +258,10 @@ complete -c vault-cli -n '__vault_cli_is shell-init' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is shell-init' -a 'bash zsh fish'
 complete -c vault-cli -n '__vault_cli_is completion' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is completion' -a 'bash zsh fish'
+complete -c vault-cli -n '__vault_cli_is completion install' -l rc -d 'also add the line that loads it to ~/.bashrc or ~/.zshrc'
+complete -c vault-cli -n '__vault_cli_is completion install' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is completion install' -a 'bash zsh fish'
+complete -c vault-cli -n '__vault_cli_is doctor' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is daemon' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is daemon stop' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is daemon status' -l json -d 'machine-readable output'

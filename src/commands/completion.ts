@@ -55,8 +55,14 @@ function kindOf(def: FlagDef | ArgDef): Kind {
   }
 }
 
+/** The words after `group`: its subcommands, and the choices of the group command's own first argument. */
 function subcommands(group: string, commands: readonly CommandDef[]): string[] {
-  return commands.filter((c) => c.path.length > 1 && c.path[0] === group).map((c) => c.path[1]!);
+  const subs = commands
+    .filter((c) => c.path.length > 1 && c.path[0] === group)
+    .map((c) => c.path[1]!);
+  if (subs.length === 0) return subs;
+  const own = commands.find((c) => c.path.length === 1 && c.path[0] === group);
+  return [...subs, ...(own?.args[0]?.choices ?? [])];
 }
 
 function bashKind(k: Kind): string {

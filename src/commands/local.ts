@@ -25,6 +25,28 @@ export const LOCAL: readonly CommandDef[] = [
     module: 'completion',
   },
   {
+    path: ['completion', 'install'],
+    summary: 'install the completion script where the shell loads it (default: $SHELL)',
+    side: 'local',
+    args: [{ name: 'shell', summary: 'bash, zsh or fish', optional: true, choices: SHELLS }],
+    flags: [{ name: 'rc', summary: 'also add the line that loads it to ~/.bashrc or ~/.zshrc' }],
+    notes: [
+      'bash: $XDG_DATA_HOME/bash-completion/completions/vault-cli (bash-completion loads it); zsh: ~/.zfunc/_vault-cli (on $fpath: --rc adds it to ~/.zshrc); fish: ~/.config/fish/completions/vault-cli.fish. Run again after an upgrade: it rewrites only a changed script.',
+    ],
+    examples: ['vault-cli completion install', 'vault-cli completion install zsh --rc'],
+    module: 'completion',
+  },
+  {
+    path: ['doctor'],
+    summary: 'check what vault-cli and `run`’s sandbox need here, one line each with its fix',
+    side: 'local',
+    args: [],
+    flags: [],
+    notes: ['Exit status 0 only when `run` can start its sandbox here.'],
+    examples: ['vault-cli doctor'],
+    module: 'doctor',
+  },
+  {
     path: ['daemon'],
     summary: 'run the vault host in the foreground',
     side: 'local',

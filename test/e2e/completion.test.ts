@@ -77,7 +77,7 @@ test('bash: subcommands, flags, --field values and files for render', () => {
   assert.deepEqual(bash(['vault-cli', 'get', 'X', '--field', 'pa']), ['password']);
   assert.deepEqual(bash(['vault-cli', 'render', '']), ['app.env', 'app.yaml']);
   assert.deepEqual(bash(['vault-cli', 'entry', 's']), ['set', 'show']);
-  assert.deepEqual(bash(['vault-cli', 'completion', '']), ['bash', 'fish', 'zsh']);
+  assert.deepEqual(bash(['vault-cli', 'completion', '']), ['bash', 'fish', 'install', 'zsh']);
   assert.deepEqual(bash(['vault-cli', 'init', '--skill', 'c']), ['claude', 'codex', 'cursor']);
 });
 

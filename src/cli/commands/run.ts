@@ -41,6 +41,16 @@ async function dropInheritedFds(): Promise<void> {
   closeOnExecAbove2();
 }
 
+/** The sandbox's engine; a sandbox that cannot start also names `doctor`, which checks the rest. */
+async function withDoctor<T>(start: () => T | Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    if (!(err instanceof VaultError && err.code === 'VLT-1005')) throw err;
+    throw new VaultError('VLT-1005', `${err.message} vault-cli doctor checks all that run needs.`);
+  }
+}
+
 export const run: Command = async (ctx) => {
   const words = ctx.inv.args.command;
   const command = Array.isArray(words) ? words : [];
@@ -56,7 +66,10 @@ export const run: Command = async (ctx) => {
   const sandboxed = !flag(ctx, 'no-sandbox');
   // No silent fallback: a sandbox that cannot start is an error before anything is asked.
   const engines = sandboxed ? await import('../../../shell/sandbox-engine.js') : null;
-  const sandbox = (await engines?.sandboxEngine(process.platform, ctx.env.PATH)) ?? null;
+  const sandbox =
+    engines === null
+      ? null
+      : await withDoctor(() => engines.sandboxEngine(process.platform, ctx.env.PATH));
   if (!sandboxed && !flag(ctx, 'print-policy'))
     ctx.stderr.write(
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
