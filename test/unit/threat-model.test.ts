@@ -329,6 +329,12 @@ const TEAM_DUMP = e2e(
   'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
 );
 
+/** exec's command gets no VAULT_* variable (issue 35); the same code in every mode. */
+const EXEC_ENV = e2e(
+  'threat-exec-env',
+  'the command exec starts gets its value and no VAULT_* variable: no token, no token file',
+);
+
 const LEDGER: Record<string, Entry> = {
   // Team mode (docs/team.md): two hosts on one real PostgreSQL.
   'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
@@ -1061,6 +1067,8 @@ const LEDGER: Record<string, Entry> = {
         e2e('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
       ],
     },
+  "take the caller's token from the environment of the command `exec` starts (`-- env`, a tool it poisoned): the whole scope instead of one value":
+    { run: [EXEC_ENV], sameUser: [EXEC_ENV], hardened: [EXEC_ENV] },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,
