@@ -335,6 +335,18 @@ const EXEC_ENV = e2e(
   'the command exec starts gets its value and no VAULT_* variable: no token, no token file',
 );
 
+/** run and sweep mark themselves not dumpable (issue 35). */
+const NOT_DUMPABLE = [
+  e2e(
+    'threat-dumpable',
+    'run: a same-user process cannot open its /proc/<pid>/mem or environ; the agent it started can be',
+  ),
+  e2e(
+    'threat-dumpable',
+    'sweep --watch: a same-user process cannot open its /proc/<pid>/mem or environ',
+  ),
+];
+
 const LEDGER: Record<string, Entry> = {
   // Team mode (docs/team.md): two hosts on one real PostgreSQL.
   'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
@@ -1069,6 +1081,8 @@ const LEDGER: Record<string, Entry> = {
     },
   "take the caller's token from the environment of the command `exec` starts (`-- env`, a tool it poisoned): the whole scope instead of one value":
     { run: [EXEC_ENV], sameUser: [EXEC_ENV], hardened: [EXEC_ENV] },
+  'read the memory of `run` (the passphrase it keeps for the dashboard) or of a sweep (the values it fetched), by ptrace or `/proc/<pid>/mem`, where Yama is absent':
+    { run: NOT_DUMPABLE, sameUser: NOT_DUMPABLE },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,

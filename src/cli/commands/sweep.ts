@@ -76,6 +76,9 @@ export interface Finding {
 }
 
 export const run: Command = async (ctx) => {
+  // Before the passphrase or any value is in memory: no same-user process
+  // may ptrace the sweep or read its memory (src/kernel/dumpable.ts).
+  (await import('../../kernel/dumpable.js')).markNotDumpable();
   const sealed = flagString(ctx, 'open-backup');
   if (sealed !== undefined) return openBackupFile(ctx, sealed);
   const since = sinceOf(ctx);
