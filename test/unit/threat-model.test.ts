@@ -1083,6 +1083,15 @@ const LEDGER: Record<string, Entry> = {
     { run: [EXEC_ENV], sameUser: [EXEC_ENV], hardened: [EXEC_ENV] },
   'read the memory of `run` (the passphrase it keeps for the dashboard) or of a sweep (the values it fetched), by ptrace or `/proc/<pid>/mem`, where Yama is absent':
     { run: NOT_DUMPABLE, sameUser: NOT_DUMPABLE },
+  "hide `run`'s last lines (what it held) by ending with a scroll region, the alternate screen, another charset, concealed text or a keyboard protocol left set":
+    {
+      run: [
+        e2e(
+          'threat-run-terminal-restore',
+          'an agent that ends with a two-line scroll region, another charset and hidden text: the held line is on the owner’s screen when run returns',
+        ),
+      ],
+    },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,

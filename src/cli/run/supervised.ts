@@ -26,6 +26,8 @@ export async function supervised(
     report: Refusals;
     box: SandboxedBox | null;
     profile: ProfileVars;
+    /** Filled with the lines about what was held, for `run` to repeat as its very last. */
+    heldLines: string[];
   },
 ): Promise<number> {
   const { box, token } = s;
@@ -70,7 +72,7 @@ export async function supervised(
   } finally {
     if (box !== null) {
       await box.sandbox.removePlaceholders(box.policy);
-      await heldControls(ctx, box);
+      s.heldLines.push(...(await heldControls(ctx, box)));
     }
     await cgroup?.remove();
     relays?.close();
@@ -84,9 +86,11 @@ export async function supervised(
  * sandbox is gone, one line each (shell/project-check.ts). The sandbox's PID
  * namespace ends with its first process, so nothing of the agent's is left
  * to race the check; another session's sandbox in the same directory may
- * be, and its own end checks after it.
+ * be, and its own end checks after it. The supervisor has put the owner's
+ * terminal back by then (src/terminal/filter.ts, TERMINAL_RESTORE), so no
+ * mode the agent left set hides these lines.
  */
-async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
+async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<string[]> {
   await box.sandbox.sandboxGone(box.policy.cwd);
   const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
   const { gitStill } = await import('../../../shell/git-config.js');
@@ -99,12 +103,15 @@ async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
       git: gitStill(box.git),
       now: new Date(),
     });
-    for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
+    const lines = heldLines(checked);
+    for (const line of lines) ctx.stderr.write(line + '\n');
+    return lines;
   } catch (err) {
     // The session's own outcome still stands; the owner is told the check did not finish.
     ctx.stderr.write(
       `vault-cli: warning: the check of project controls did not finish (${oneLine(err instanceof Error ? err.message : String(err))}): look at what the agent made before you run your tools there (docs/sandbox.md)\n`,
     );
+    return [];
   }
 }
 
