@@ -197,7 +197,7 @@ _vault_cli() {
       'proxy env') __vault_cli_words '--port --no-local-bypass --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
-      'exec') __vault_cli_words '--env --help' ;;
+      'exec') __vault_cli_words '--env --keep-vault-env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;

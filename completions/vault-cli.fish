@@ -117,6 +117,7 @@ complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to st
 complete -c vault-cli -n '__vault_cli_is render' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -F
 complete -c vault-cli -n '__vault_cli_is exec' -l env -x -d 'put the value in the command’s variable NAME (references in a longer text are replaced)'
+complete -c vault-cli -n '__vault_cli_is exec' -l keep-vault-env -d 'pass VAULT_TOKEN, VAULT_TOKEN_FILE and the other VAULT_* variables on to the command (warned)'
 complete -c vault-cli -n '__vault_cli_is exec' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is git-credential' -l entry -x -d 'the entry whose field is the password (required)'
 complete -c vault-cli -n '__vault_cli_is git-credential' -l field -x -a 'password key private_key secret_key token totp' -d 'the field that is the password (default: password)'

@@ -39,7 +39,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import {
-  REPORTS_OFF,
+  TERMINAL_RESTORE,
   TerminalOutputFilter,
   type OutputFilterOptions,
 } from '../src/terminal/filter.js';
@@ -393,7 +393,7 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     onOutput.dispose();
     emit(filter.end());
     // Before the drain, so a report already on its way is read and dropped with the rest.
-    if (stdout.isTTY === true) stdout.write(REPORTS_OFF);
+    if (stdout.isTTY === true) stdout.write(TERMINAL_RESTORE);
     stdout.off('resize', onResize);
     stdin.off('data', onInput);
     if (raw && stdout.isTTY === true && !stopping.signal.aborted)
@@ -538,7 +538,7 @@ async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
     // Then all it wrote is read (what it left running may still be writing, as in any pipeline).
     await closed;
     // As with a pty: what it set on a terminal it wrote to must not report into the owner's shell.
-    for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(REPORTS_OFF);
+    for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(TERMINAL_RESTORE);
     const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
     return {
       command: [o.file, ...o.args].join(' '),

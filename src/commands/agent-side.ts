@@ -152,9 +152,15 @@ export const AGENT_SIDE: readonly CommandDef[] = [
           'put the value in the command’s variable NAME (references in a longer text are replaced)',
         complete: 'none',
       },
+      {
+        name: 'keep-vault-env',
+        summary:
+          'pass VAULT_TOKEN, VAULT_TOKEN_FILE and the other VAULT_* variables on to the command (warned)',
+      },
     ],
     notes: [
       'For tools that read a credential only from their environment (DATABASE_URL, AWS and model SDKs).',
+      'The command gets no VAULT_* variable (the token above all: it would hold the whole scope), unless --keep-vault-env.',
       'One request resolves every reference, audited and charged like render; when one is refused, the command is not started.',
       'The command replaces vault-cli: its exit status and signals are its own. Its environment holds the values (docs/threat-model.md).',
     ],

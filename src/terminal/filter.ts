@@ -69,6 +69,32 @@ const DEC_MODES = new Set([
  * default, and it only acts on the alternate screen.
  */
 export const REPORTS_OFF = '\x1b[?9;1000;1002;1003;1004;1005;1006;1015;1016;2004l';
+/**
+ * The owner's terminal put back before `run` prints its last lines (issue 35):
+ * an agent can leave set every mode the filter passes, and one that ends with
+ * a scroll region of two lines, the DEC graphics charset or concealed text
+ * hides the lines that tell the owner what was held. In order: the alternate
+ * screen left (by 1047 and 47, not 1049, whose reset also moves the cursor
+ * to where a 1049 set long before saved it, even off the alternate screen),
+ * the reporting modes off, then each mode a soft reset (DECSTR) covers,
+ * undone on its own: the whole screen as the scroll region, G0 and G1 ASCII
+ * and G0 shifted in, attributes, origin and insert mode off, autowrap on,
+ * cursor keys and keypad normal, the cursor shown in its default style; and
+ * synchronized output and reverse video off, xterm's modifyOtherKeys off, the
+ * kitty keyboard flags zeroed and their stack popped empty. Not DECSTR
+ * itself: tmux takes it as a full reset and clears the screen, and the
+ * owner would lose the agent's last screen. Resetting the scroll region and
+ * origin mode moves the cursor home, and the lines after would overwrite
+ * the top of the screen: the cursor is saved before and put back after them
+ * (DECRC may set origin mode again, which with the whole screen as the
+ * region positions as it would off).
+ */
+export const TERMINAL_RESTORE =
+  '\x1b[?1047l\x1b[?47l' +
+  REPORTS_OFF +
+  '\x1b7\x1b[?6l\x1b[r\x1b8' +
+  '\x1b(B\x1b)B\x0f\x1b[0m\x1b[4l\x1b[?7h\x1b[?1l\x1b>\x1b[?25h\x1b[0 q' +
+  '\x1b[?2026l\x1b[?5l\x1b[>4;0m\x1b[=0;1u\x1b[<999u';
 /** ANSI modes: insert only (KAM locks the keyboard, SRM echoes what the owner types). */
 const ANSI_MODES = new Set([4]);
 

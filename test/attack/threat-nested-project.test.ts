@@ -56,12 +56,18 @@ async function ran(cwd: string, script: string): Promise<PtyFate> {
   return r;
 }
 
-/** `run`'s lines for what it held (a terminal's answer to the agent's shell may precede the first). */
-const heldLines = (output: string) =>
-  output
-    .split(/\r?\n/)
-    .filter((l) => l.includes('vault-cli: held '))
-    .map((l) => l.slice(l.indexOf('vault-cli: held ')));
+/**
+ * `run`'s lines for what it held (a terminal's answer to the agent's shell may
+ * precede the first), each once: run says them again as its very last lines.
+ */
+const heldLines = (output: string) => [
+  ...new Set(
+    output
+      .split(/\r?\n/)
+      .filter((l) => l.includes('vault-cli: held '))
+      .map((l) => l.slice(l.indexOf('vault-cli: held '))),
+  ),
+];
 
 /** Git inside, as an agent would: its own identity, no config of the owner's. */
 const G = 'git -c user.name=a -c user.email=a@example.org';

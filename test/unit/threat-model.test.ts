@@ -358,6 +358,24 @@ const TEAM_DUMP = tested(
   'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
 );
 
+/** exec's command gets no VAULT_* variable (issue 35); the same code in every mode. */
+const EXEC_ENV = tested(
+  'threat-exec-env',
+  'the command exec starts gets its value and no VAULT_* variable: no token, no token file',
+);
+
+/** run and sweep mark themselves not dumpable (issue 35). */
+const NOT_DUMPABLE = [
+  tested(
+    'threat-dumpable',
+    'run: a same-user process cannot open its /proc/<pid>/mem or environ; the agent it started can be',
+  ),
+  tested(
+    'threat-dumpable',
+    'sweep --watch: a same-user process cannot open its /proc/<pid>/mem or environ',
+  ),
+];
+
 const LEDGER: Record<string, Entry> = {
   // Team mode (docs/team.md): two hosts on one real PostgreSQL.
   'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
@@ -1115,6 +1133,19 @@ const LEDGER: Record<string, Entry> = {
       hardened: [
         STORE_UNREADABLE,
         tested('hardened-host', 'as the user: the socket cannot be removed, renamed or shadowed'),
+      ],
+    },
+  "take the caller's token from the environment of the command `exec` starts (`-- env`, a tool it poisoned): the whole scope instead of one value":
+    { run: [EXEC_ENV], sameUser: [EXEC_ENV], hardened: [EXEC_ENV] },
+  'read the memory of `run` (the passphrase it keeps for the dashboard) or of a sweep (the values it fetched), by ptrace or `/proc/<pid>/mem`, where Yama is absent':
+    { run: NOT_DUMPABLE, sameUser: NOT_DUMPABLE },
+  "hide `run`'s last lines (what it held) by ending with a scroll region, the alternate screen, another charset, concealed text or a keyboard protocol left set":
+    {
+      run: [
+        tested(
+          'threat-run-terminal-restore',
+          'an agent that ends with a two-line scroll region, another charset and hidden text: the held line is on the owner’s screen when run returns',
+        ),
       ],
     },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {

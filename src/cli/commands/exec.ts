@@ -15,14 +15,15 @@
  * number when a signal killed it, as a shell reports it).
  *
  * What the values are exposed to then (the child's /proc/<pid>/environ, its
- * own children) is in docs/threat-model.md.
+ * own children) is in docs/threat-model.md. The caller's VAULT_* variables
+ * (its token) are not passed on unless --keep-vault-env says so.
  */
 import { spawn } from 'node:child_process';
 import { constants as os } from 'node:os';
 import { VaultError, quote } from '../../core/errors.js';
 import { Collector, Renderer, type Collected } from '../../render/render.js';
 import { findCommand } from '../find-command.js';
-import { flagList, type Command } from '../context.js';
+import { flag, flagList, type CliContext, type Command } from '../context.js';
 import { malformed, report, resolveAll, type Refusal, type Wanted } from '../references.js';
 
 /** A variable name a shell could export. */
@@ -164,6 +165,22 @@ function runChild(
   });
 }
 
+/**
+ * The environment the command starts with: the caller's, without any VAULT_*
+ * variable unless --keep-vault-env. The command is meant to get the values
+ * its --env names; VAULT_TOKEN or VAULT_TOKEN_FILE would hand it the whole
+ * scope, and a prompt-injected tool would spend it.
+ */
+function commandEnv(ctx: CliContext): NodeJS.ProcessEnv {
+  if (flag(ctx, 'keep-vault-env')) {
+    ctx.stderr.write(
+      'vault-cli: warning: --keep-vault-env: the command gets this token and every VAULT_* variable\n',
+    );
+    return { ...ctx.env };
+  }
+  return Object.fromEntries(Object.entries(ctx.env).filter(([name]) => !name.startsWith('VAULT_')));
+}
+
 export const run: Command = async (ctx) => {
   const words = ctx.inv.args.command;
   const command = Array.isArray(words) ? words : [];
@@ -184,7 +201,7 @@ export const run: Command = async (ctx) => {
     for (const v of values.values()) v.fill(0);
   }
   if (Array.isArray(filled)) return report(ctx, filled);
-  const env = { ...ctx.env, ...filled };
+  const env = { ...commandEnv(ctx), ...filled };
   if (typeof process.execve === 'function') {
     // Replaces this process; returns only by throwing (the file went away since findCommand).
     try {

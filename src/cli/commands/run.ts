@@ -61,6 +61,9 @@ export const run: Command = async (ctx) => {
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);
   await dropInheritedFds();
+  // Before the passphrase is asked and the agent started: no same-user
+  // process may ptrace run or read its memory (src/kernel/dumpable.ts).
+  (await import('../../kernel/dumpable.js')).markNotDumpable();
   const agent = flagString(ctx, 'agent') ?? basename(file);
   const profile = profileFor(ctx, file);
   const sandboxed = !flag(ctx, 'no-sandbox');

@@ -62,6 +62,9 @@ function signalled(): Promise<void> {
 }
 
 export const run: Command = async (ctx) => {
+  // Before the passphrase or any value is in memory: no same-user process
+  // may ptrace the sweep or read its memory (src/kernel/dumpable.ts).
+  (await import('../../kernel/dumpable.js')).markNotDumpable();
   const sealed = flagString(ctx, 'open-backup');
   if (sealed !== undefined) return openBackupFile(ctx, sealed);
   const since = sinceOf(ctx);

@@ -50,6 +50,7 @@ export async function agentSession(
   const pty = wantsPty(ctx);
   const report = refusalReport((line) => ctx.stderr.write(line + (pty ? '\r\n' : '\n')));
   let status: number | null = null;
+  const heldLines: string[] = [];
   try {
     const hostSocket = started.socket;
     if (box !== null && hostSocket === undefined)
@@ -71,6 +72,7 @@ export async function agentSession(
         report,
         box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
         profile: profileVars(s.profile, key),
+        heldLines,
       });
     } finally {
       for (const said of finishState(s.plan)) ctx.stderr.write(`vault-cli: ${said}\n`);
@@ -83,6 +85,8 @@ export async function agentSession(
       ctx.stderr.write(
         (await summaryLine(ctx, { passphrase, agent, since: asked, revoked, status })) + '\n',
       );
+    // Lines followed the held ones: they are said again as the very last, where the owner looks.
+    if (status !== null) for (const line of heldLines) ctx.stderr.write(line + '\n');
   }
 }
 

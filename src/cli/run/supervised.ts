@@ -27,6 +27,8 @@ export async function supervised(
     report: Refusals;
     box: SandboxedBox | null;
     profile: ProfileVars;
+    /** Filled with the lines about what was held, for `run` to repeat as its very last. */
+    heldLines: string[];
   },
 ): Promise<number> {
   const { box, token } = s;
@@ -72,7 +74,7 @@ export async function supervised(
   } finally {
     if (box !== null) {
       await box.engine.cleanup(box.policy);
-      await heldControls(ctx, box);
+      s.heldLines.push(...(await heldControls(ctx, box)));
     }
     await launched?.release();
     relays?.close();
@@ -87,9 +89,11 @@ export async function supervised(
  * (shell/project-check.ts). The sandbox's PID namespace ends with its first
  * process, so nothing of the agent's is left to race the check; another
  * session's sandbox in the same directory may be, and its own end checks
- * after it.
+ * after it. The supervisor has put the owner's terminal back by then
+ * (src/terminal/filter.ts, TERMINAL_RESTORE), so no mode the agent left set
+ * hides these lines.
  */
-async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
+async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<string[]> {
   const { heldLines, projectCheck } = await import('../../../shell/project-check.js');
   const { gitStill } = await import('../../../shell/git-config.js');
   try {
@@ -101,12 +105,15 @@ async function heldControls(ctx: CliContext, box: SandboxedBox): Promise<void> {
       git: gitStill(box.git),
       now: new Date(),
     });
-    for (const line of heldLines(checked)) ctx.stderr.write(line + '\n');
+    const lines = heldLines(checked);
+    for (const line of lines) ctx.stderr.write(line + '\n');
+    return lines;
   } catch (err) {
     // The session's own outcome still stands; the owner is told the check did not finish.
     ctx.stderr.write(
       `vault-cli: warning: the check of project controls did not finish (${oneLine(err instanceof Error ? err.message : String(err))}): look at what the agent made before you run your tools there (docs/sandbox.md)\n`,
     );
+    return [];
   }
 }
 
