@@ -7,13 +7,15 @@ import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
-import { Store, type Tx, type VaultHeader } from '../store/store.js';
-import type { VaultStore } from '../store/store.js';
-import { PgStore } from '../store/pg.js';
+import { Store } from '../store/lmdb/store.js';
+import type { Tx } from '../store/tx.js';
+import type { VaultHeader } from '../store/schema.js';
+import type { VaultStore } from '../store/engine.js';
+import { PgStore } from '../store/pg/pg.js';
 import { configuredStore, recordStore } from '../store/location.js';
 import { auditShape, damageCode } from './damage.js';
 import { CallerCache } from './agent/caller-cache.js';
-import { StoreReserve } from './vault/reserve.js';
+import { StoreReserve } from '../store/lmdb/reserve.js';
 
 /**
  * Writes stop while the file system has less than this free. lmdb-js aborts

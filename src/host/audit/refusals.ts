@@ -25,7 +25,8 @@
  * it says that refusals were counted and the count was lost with the host.
  */
 import type { AuditEvent } from '../../core/audit.js';
-import type { Tx, VaultHeader } from '../../store/store.js';
+import type { Tx } from '../../store/tx.js';
+import type { VaultHeader } from '../../store/schema.js';
 import { appendAudit } from './log.js';
 import { RECORD_BYTES, type HostContext } from '../context.js';
 

@@ -13,7 +13,8 @@ import {
 import type { EntrySummary } from '../../core/protocol.js';
 import { newKey, open, randomBytes, seal, wipe } from '../../crypto/aead.js';
 import type { Secret } from '../../crypto/secret.js';
-import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import type { EntryRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
 import { RECORD_BYTES, type HostContext } from '../context.js';
 import {

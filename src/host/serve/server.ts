@@ -15,11 +15,11 @@ import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op } from '../../core/pr
 import { REQUESTS } from '../../core/requests.js';
 import { peerCred, tryLock, type PeerCred } from '../../kernel/unix.js';
 import { parseToken } from '../../crypto/token.js';
-import { Store } from '../../store/store.js';
+import { Store } from '../../store/lmdb/store.js';
 
-export { isFailedCommitEcho } from '../../store/store.js';
+export { isFailedCommitEcho } from '../../store/lmdb/failures.js';
 import { HostContext } from '../context.js';
-import { scanInChild } from '../vault/check.js';
+import { scanInChild } from '../../store/lmdb/scan.js';
 import { liftOwnerSecrets, OwnerSecrets } from '../owner/secrets.js';
 import {
   bindingOf,

@@ -32,10 +32,12 @@ import type { BackupSummary, CheckReport, RestorePreview } from '../../core/prot
 import { STORE_FILE } from '../../core/protocol.js';
 import { wipe } from '../../crypto/aead.js';
 import { Secret } from '../../crypto/secret.js';
-import { Store, type Tx } from '../../store/store.js';
-import type { VaultStore } from '../../store/store.js';
+import { Store } from '../../store/lmdb/store.js';
+import type { Tx } from '../../store/tx.js';
+import type { VaultStore } from '../../store/engine.js';
 import { appendAudit } from '../audit/log.js';
-import { checkStore, scanInChild } from './check.js';
+import { scanInChild } from '../../store/lmdb/scan.js';
+import { checkStore } from './check.js';
 import { HostContext } from '../context.js';
 import { openName } from '../keys/grants.js';
 import { ownerEvent, unlockOwner, type OwnerSession } from '../owner/keys.js';

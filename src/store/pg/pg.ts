@@ -21,11 +21,12 @@ import {
   Worker,
   type MessagePort,
 } from 'node:worker_threads';
-import { VaultError } from '../core/errors.js';
-import type { VaultStore } from './store.js';
+import { VaultError } from '../../core/errors.js';
+import type { VaultStore } from '../engine.js';
 import { Mirror } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
-import { Store, Tx } from './store.js';
+import { Store } from '../lmdb/store.js';
+import { Tx } from '../tx.js';
 
 /** How long the host waits for one answer: past the worker's own connect and lock timeouts. */
 const ANSWER_MS = 30_000;
