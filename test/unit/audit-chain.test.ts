@@ -10,7 +10,12 @@ import type { AuditEvent } from '../../src/core/audit.js';
 import { newKeyPair, type KeyPair } from '../../src/crypto/box.js';
 import { newKdfParams } from '../../src/crypto/kdf.js';
 import { appendAudit, brokenLink, viewAudit } from '../../src/host/audit/log.js';
-import { SCHEMA_VERSION, type AuditHead, type AuditRecord, type VaultHeader } from '../../src/store/schema.js';
+import {
+  SCHEMA_VERSION,
+  type AuditHead,
+  type AuditRecord,
+  type VaultHeader,
+} from '../../src/store/schema.js';
 import { Store } from '../../src/store/lmdb/store.js';
 
 const T0 = Date.UTC(2025, 0, 1, 9, 0, 0);
