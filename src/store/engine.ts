@@ -5,14 +5,39 @@
  * asks for a capability (`store.room?.check(...)`, `store.settle?.(at)`),
  * never for the engine by name: an engine without it has no such work.
  */
+import type { VaultError } from '../core/errors.js';
 import type { Tx } from './tx.js';
+
+/**
+ * What one audit record may take in a transaction, at most: a page of its
+ * own. Callers state what a transaction may add in these (StoreRoom.check).
+ */
+export const RECORD_BYTES = 4096;
+
+/**
+ * The file system's room for a store the host grows on its own disk (LMDB,
+ * with its reserve: lmdb/room.ts). A PostgreSQL database watches its own
+ * disk, and refuses a commit it has no room for (VLT-3040).
+ */
+export interface StoreRoom {
+  /**
+   * Whether a transaction that adds `writes` bytes may run: `own`, an owner's
+   * write, asks the file system afresh; a grouped one may use the answer the
+   * others of its group had.
+   * @throws VaultError VLT-3004 (disk full) or VLT-3013 (an owner's write larger than the room left)
+   */
+  check(writes: number, own: boolean): void;
+  /** A grouped commit settled: the next one asks the file system afresh. */
+  settled(): void;
+  /** A refused commit as the owner can act on it: an EIO on a full disk is said as a full disk. */
+  explain(err: VaultError): VaultError;
+}
 
 /** The store as the host uses it, on either engine. */
 export interface VaultStore {
-  readonly engine: 'lmdb' | 'postgresql';
   /** Where it is, for messages: the LMDB file, or the database URL without secrets. */
   readonly path: string;
-  /** One consistent view, current as of the call (pg.ts: checked against the database's version). */
+  /** One consistent view, current as of the call (pg/pg.ts: checked against the database's version). */
   read<T>(fn: (tx: Tx) => T): T;
   /**
    * One write transaction, durable before it returns; `fn` throwing aborts it.
@@ -29,4 +54,12 @@ export interface VaultStore {
    */
   onForeignCommit(wake: () => void): void;
   close(): Promise<void>;
+  /** Where the host must keep room on the disk itself (LMDB); absent where the engine does. */
+  readonly room?: StoreRoom;
+  /**
+   * Records a clean close at `at`, where the engine gains by it (LMDB: both
+   * meta pages then point at the same data, Tx.settle); absent elsewhere.
+   * @throws what the write meets (a read-only or full disk): the store is closed as it is.
+   */
+  settle?(at: number): void;
 }

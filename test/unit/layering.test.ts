@@ -140,8 +140,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'src/proxy': ['src/core', 'src/crypto', 'src/kernel', 'src/render'],
   'src/webauthn': ['src/core', 'src/crypto'],
   'src/client': ['src/core', 'src/crypto', 'src/kernel'],
-  // The root: the context every request carries (it owns the caller cache and the reserve).
-  'src/host': ['src/core', 'src/crypto', 'src/store', 'src/host/agent', 'src/host/vault'],
+  // The root: the context every request carries (it owns the caller cache; the store its reserve).
+  'src/host': ['src/core', 'src/crypto', 'src/store', 'src/host/agent'],
   'src/host/audit': HOST_BASE,
   'src/host/keys': [...HOST_BASE, 'src/host/audit', 'src/host/owner'],
   'src/host/owner': [...HOST_BASE, ...HOST_FEATURES, 'src/webauthn'],

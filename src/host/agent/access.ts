@@ -44,7 +44,8 @@ import { authenticate, endSession, refuse, type AgentSession } from './authentic
 import { coalesceRefusal } from '../audit/refusals.js';
 import { normalHost } from '../entries/entries.js';
 import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 import { sessionLive } from './sessions.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';

@@ -28,7 +28,8 @@ import type { AuditEvent } from '../../core/audit.js';
 import type { Tx } from '../../store/tx.js';
 import type { VaultHeader } from '../../store/schema.js';
 import { appendAudit } from './log.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 
 /** How long a window counts: a count reaches the log within a minute, and a kill loses at most one. */
 export const REFUSAL_WINDOW_MS = 60_000;

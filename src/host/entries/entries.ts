@@ -16,7 +16,8 @@ import type { Secret } from '../../crypto/secret.js';
 import type { EntryRecord, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 import {
   dropGrants,
   fieldHash,

@@ -15,11 +15,9 @@ import { LOCK_NAME, PROTOCOL_VERSION, SOCKET_NAME, type Op } from '../../core/pr
 import { REQUESTS } from '../../core/requests.js';
 import { peerCred, tryLock, type PeerCred } from '../../kernel/unix.js';
 import { parseToken } from '../../crypto/token.js';
-import { Store } from '../../store/lmdb/store.js';
 
-export { isFailedCommitEcho } from '../../store/lmdb/failures.js';
+export { isFailedCommitEcho } from '../../store/open.js';
 import { HostContext } from '../context.js';
-import { scanInChild } from '../../store/lmdb/scan.js';
 import { liftOwnerSecrets, OwnerSecrets } from '../owner/secrets.js';
 import {
   bindingOf,
@@ -647,10 +645,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     // instead of reading too; the child never takes host.lock. It costs the
     // start about 0.1 s on a 100 KB store, most of it the child's Node start,
     // and about 1.1 s on a 30 MB one (docs/how-it-works.md).
-    if (Store.exists(opts.dir)) {
-      ctx.damaged = await scanInChild(ctx.storePath);
-      if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
-    }
+    ctx.damaged = (await ctx.place().scan?.()) ?? null;
+    if (ctx.damaged !== null) log(`the store cannot be read whole: ${ctx.damaged}`);
     // Before the socket listens, so that a start that fails ends here, with
     // nothing served: a start that threw after listening left a host serving
     // half-started, with no idle stop and no signal handlers.

@@ -9,7 +9,7 @@
  * written into page by page, by a child process (src/store/lmdb/scan.ts); only when
  * that survives does the host read it.
  */
-import { scanInChild } from '../../store/lmdb/scan.js';
+import { scanStoreFile } from '../../store/open.js';
 import type { VaultStore } from '../../store/engine.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
 import type { AnchorRef, CheckProblem, CheckReport } from '../../core/protocol.js';
@@ -435,7 +435,7 @@ export async function checkStore(
 ): Promise<CheckReport> {
   const problems = new Problems();
   // Before this process opens it: opening a store with a damaged meta page crashes.
-  const scan = path === null ? null : await scanInChild(path);
+  const scan = path === null ? null : await scanStoreFile(path);
   if (scan !== null) {
     problems.add('VLT-3034', 'store', `The store file cannot be read whole: ${scan}.`);
     return { records: 0, entries: 0, agents: 0, auditRecords: 0, problems: problems.list };

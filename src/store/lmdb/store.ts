@@ -9,12 +9,13 @@
  * state.
  */
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { STORE_FILE } from '../../core/protocol.js';
 import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
 import { commitCause, commitFailure } from './failures.js';
+import { DiskRoom } from './room.js';
 import { LmdbRows, quiet } from './rows.js';
 
 /**
@@ -34,7 +35,9 @@ interface Queued {
 }
 
 export class Store implements VaultStore {
-  readonly engine = 'lmdb' as const;
+  /** The room the host keeps for this file's growth (room.ts), once it serves it (keepRoom). */
+  room: DiskRoom | undefined;
+
   private constructor(
     private readonly db: RootDatabase,
     readonly path: string,
@@ -274,6 +277,19 @@ export class Store implements VaultStore {
       throw commitFailure(err, await commitCause(err)) ?? err;
     } finally {
       this.#batched--;
+    }
+  }
+
+  /** From now on, keep room on the disk for the store's growth: the host's own store only. */
+  keepRoom(): void {
+    this.room = new DiskRoom(dirname(this.path), this.path);
+  }
+
+  settle(at: number): void {
+    if (this.read((tx) => tx.header() !== null)) {
+      // Twice: see Tx.settle().
+      this.write((tx) => tx.settle(at));
+      this.write((tx) => tx.settle(at));
     }
   }
 

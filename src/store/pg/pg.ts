@@ -70,7 +70,6 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  readonly engine = 'postgresql' as const;
   private readonly mirror = new Mirror();
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
