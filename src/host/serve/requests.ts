@@ -230,6 +230,19 @@ function refusal(env: HostEnv, log: (line: string) => void, op: Op, err: unknown
   return { ok: false, code: 'VLT-3007', message: 'Internal error in the vault host.' };
 }
 
+/** How one socket serves: its guard, how it names and binds its callers, and the host's hooks. */
+export interface Serving {
+  readonly guard: Guard | null;
+  readonly source: (req: IncomingMessage) => string;
+  /** Null for every caller on a session socket: no owner session inside a sandbox. */
+  readonly binding: (req: IncomingMessage) => Binding | null;
+  /** Absent on a session socket: no process hold inside a sandbox either. */
+  readonly process?: (req: IncomingMessage) => ProcessBinding | null;
+  readonly touch: () => void;
+  readonly log: (line: string) => void;
+  readonly intake: Intake;
+}
+
 /**
  * One socket's request listener: `POST /v1/<op>` with a JSON body, read
  * whole (at most MAX_BODY), decoded by the operation's entry in REQUESTS,
@@ -239,17 +252,7 @@ function refusal(env: HostEnv, log: (line: string) => void, op: Op, err: unknown
  */
 export function serve(
   env: HostEnv,
-  how: {
-    readonly guard: Guard | null;
-    readonly source: (req: IncomingMessage) => string;
-    /** Null for every caller on a session socket: no owner session inside a sandbox. */
-    readonly binding: (req: IncomingMessage) => Binding | null;
-    /** Absent on a session socket: no process hold inside a sandbox either. */
-    readonly process?: (req: IncomingMessage) => ProcessBinding | null;
-    readonly touch: () => void;
-    readonly log: (line: string) => void;
-    readonly intake: Intake;
-  },
+  how: Serving,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { ctx } = env;
   return (req, res) => {
