@@ -358,7 +358,7 @@ async function startDaemon(opts: ClientOptions): Promise<Spawned> {
  * it and each wait for its socket, instead of each starting a daemon of its
  * own, all but one of which would find the host's lock taken and exit (36
  * processes were seen for 20 fills). Across processes the host's own lock
- * keeps one host (HostAlreadyRunning in host/server.ts).
+ * keeps one host (HostAlreadyRunning in host/serve/server.ts).
  */
 const spawnedFor = new Map<string, Promise<Spawned>>();
 

@@ -1,9 +1,16 @@
 /**
- * Which engine holds a vault, chosen here alone: a PostgreSQL store when the
- * host was started with a URL or the vault directory's config names one
- * (location.ts), else the LMDB store file in the vault directory. Everything
- * outside src/store asks a StorePlace for the store and for what only its
- * engine does, and never names the engine.
+ * The vault's store, on either engine; this file alone chooses which. The
+ * folder: schema.ts (records and keys), tx.ts (a transaction over plain
+ * rows), engine.ts (the store as the host uses it, and the capabilities only
+ * one engine offers), lmdb/ (the embedded store file of one host, the only
+ * importer of lmdb) and pg/ (a PostgreSQL database several hosts share, the
+ * only importer of pg). It holds ciphertext and metadata only: entry names
+ * and values are sealed before they arrive here, names are keyed hashes.
+ *
+ * A PostgreSQL store when the host was started with a URL or the vault
+ * directory's config names one (location.ts), else the LMDB store file in
+ * the vault directory. Everything outside src/store asks a StorePlace for
+ * the store and for what only its engine does, and never names the engine.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

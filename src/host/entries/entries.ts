@@ -178,7 +178,7 @@ export function setEntry(
 ): { created: boolean; version: number } {
   const checked = checkSet(req);
   // The value itself, and a page each for the field, entry, name and audit
-  // records: the reserve must still hold after it (context.ts).
+  // records: the reserve must still hold after it (src/store/lmdb/room.ts).
   return ctx.commit(
     (tx) => setEntryIn(tx, ctx, s, checked, source),
     checked.value.length + 4 * RECORD_BYTES,
