@@ -32,13 +32,9 @@ import { newKeyPair, openSealed, sealTo, type KeyPair } from '../src/crypto/box.
 import { newKdfParams } from '../src/crypto/kdf.js';
 import { appendAudit, recordHash, viewAudit } from '../src/host/audit/log.js';
 import { EPOCH_RECORDS, endAuditEpoch } from '../src/host/audit/names.js';
-import {
-  SCHEMA_VERSION,
-  Store,
-  type AuditRecord,
-  type Tx,
-  type VaultHeader,
-} from '../src/store/store.js';
+import { SCHEMA_VERSION, type AuditRecord, type VaultHeader } from '../src/store/schema.js';
+import { Store } from '../src/store/lmdb/store.js';
+import type { Tx } from '../src/store/tx.js';
 import { hostProcesses } from '../test/support/e2e-helpers.js';
 import { PASSPHRASE, ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
 

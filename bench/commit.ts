@@ -31,7 +31,9 @@ import { join } from 'node:path';
 // eslint-disable-next-line no-restricted-imports
 import { open, type RootDatabase } from 'lmdb';
 import { STORE_FILE } from '../src/core/protocol.js';
-import { Store, Tx } from '../src/store/store.js';
+import { Store } from '../src/store/lmdb/store.js';
+import { Tx } from '../src/store/tx.js';
+import { LmdbRows } from '../src/store/lmdb/rows.js';
 import { lmdbMeta } from '../test/support/lmdb-meta.js';
 
 const seconds = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 2);
@@ -60,7 +62,7 @@ function asyncPath(dir: string): Path {
   };
   return {
     async write<T>(fn: (tx: Tx) => T): Promise<T> {
-      const committed = lmdb.transactionAsync(() => fn(new Tx(db)), true);
+      const committed = lmdb.transactionAsync(() => fn(new Tx(new LmdbRows(db))), true);
       const flushed = new Promise<void>((resolve) => {
         void db.flushed.then(() => resolve());
       });
@@ -80,7 +82,7 @@ function asyncNewestPath(dir: string): Path {
   };
   return {
     async write<T>(fn: (tx: Tx) => T): Promise<T> {
-      const out = await lmdb.transactionAsync(() => fn(new Tx(db)), true);
+      const out = await lmdb.transactionAsync(() => fn(new Tx(new LmdbRows(db))), true);
       await db.flushed;
       return out;
     },
@@ -101,7 +103,10 @@ function syncPath(dir: string): Path {
       db.transactionSync(() => {
         for (const q of group) {
           try {
-            outcomes.push({ ok: true, value: db.transactionSync(() => q.fn(new Tx(db))) });
+            outcomes.push({
+              ok: true,
+              value: db.transactionSync(() => q.fn(new Tx(new LmdbRows(db)))),
+            });
           } catch (err) {
             outcomes.push({ ok: false, err });
           }

@@ -1,6 +1,6 @@
 /** Telling damage in the store from a bug: used by every host path that reads it. */
 import { VaultError, type ErrorCode } from '../core/errors.js';
-import type { AuditRecord } from '../store/store.js';
+import type { AuditRecord } from '../store/schema.js';
 
 /**
  * The code for an error a store read threw: a record that does not decode or

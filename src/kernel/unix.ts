@@ -4,7 +4,7 @@
  * relies on. `flock` keeps one host per vault; `SO_PEERCRED` names the process
  * at the other end of a Unix socket as the kernel knows it, which nothing that
  * process writes on the socket can change; `fallocate` keeps disk blocks for
- * the store's growth that no other process can take (host/store-reserve.ts).
+ * the store's growth that no other process can take (src/store/lmdb/reserve.ts).
  *
  * flock on Linux and macOS, SO_PEERCRED and fallocate on Linux only. The host and the client
  * load this module lazily, so `get` (which never sends a passphrase) does not

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { recordSum } from '../../src/store/store.js';
+import { recordSum } from '../../src/store/schema.js';
 import { assertRefused } from '../support/e2e-helpers.js';
 import { editRecords, type RawStore } from '../support/store-damage.js';
 import { Rig, ok } from '../support/rig.js';

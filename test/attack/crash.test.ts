@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
 import {
   assertRefused,
   auditRecords,

@@ -14,7 +14,7 @@ import { unwrapKey } from '../../src/crypto/aead.js';
 import { deriveEpochKey } from '../../src/crypto/audit-seal.js';
 import { EPOCH_RECORDS } from '../../src/host/audit/names.js';
 import { slots } from '../../src/host/keys/slots.js';
-import type { VaultHeader } from '../../src/store/store.js';
+import type { VaultHeader } from '../../src/store/schema.js';
 import { hostProcesses } from '../support/e2e-helpers.js';
 import { readStore } from '../support/live-store.js';
 import { ownerKeys } from '../support/offline.js';

@@ -9,7 +9,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { recordHash } from '../../src/host/audit/log.js';
-import { recordSum, type AuditRecord } from '../../src/store/store.js';
+import { recordSum, type AuditRecord } from '../../src/store/schema.js';
 import { assertRefused, auditRecords, hostProcesses, waitGone } from '../support/e2e-helpers.js';
 import { readStore } from '../support/live-store.js';
 import { ROOT, Rig, ok } from '../support/rig.js';

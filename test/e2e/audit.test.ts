@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { recordHash } from '../../src/host/audit/log.js';
-import type { AuditRecord } from '../../src/store/store.js';
+import type { AuditRecord } from '../../src/store/schema.js';
 import { assertRefused, hex } from '../support/e2e-helpers.js';
 import { CLI, PASSPHRASE, Rig, ok, type Result } from '../support/rig.js';
 // The tamper tests rewrite raw audit records on purpose, below the Store API.

@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 // The write probe's own test builds a plain LMDB file, not a vault.
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
-import { scanInChild } from '../../src/host/vault/check.js';
+import { scanInChild } from '../../src/store/lmdb/scan.js';
 import { assertRefused, disposeAll } from '../support/e2e-helpers.js';
 import { Rig } from '../support/rig.js';
 import {

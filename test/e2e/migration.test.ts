@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
 import { assertRefused, auditRecords } from '../support/e2e-helpers.js';
 import { copyStore, tokenLoot } from '../support/offline.js';
 import { ROOT, Rig, ok } from '../support/rig.js';

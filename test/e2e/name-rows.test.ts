@@ -4,7 +4,7 @@
 // id and revokes it even when rotating what it held fails.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Tx } from '../../src/store/store.js';
+import type { Tx } from '../../src/store/tx.js';
 import { assertRefused } from '../support/e2e-helpers.js';
 import { readStore, writeStore } from '../support/live-store.js';
 import { installBin, underPty } from '../support/pty.js';

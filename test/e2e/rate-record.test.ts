@@ -11,7 +11,7 @@ import { assertRefused, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, ok } from '../support/rig.js';
 import { editRecords } from '../support/store-damage.js';
 import { parseToken } from '../../src/crypto/token.js';
-import { recordSum } from '../../src/store/store.js';
+import { recordSum } from '../../src/store/schema.js';
 
 const rig = new Rig();
 const entries = ['e1', 'e2', 'e3', 'e4'];

@@ -5,7 +5,7 @@
 // and releases nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Tx } from '../../src/store/store.js';
+import type { Tx } from '../../src/store/tx.js';
 import { assertRefused } from '../support/e2e-helpers.js';
 import { copyStore, entryIdsByName } from '../support/offline.js';
 import { readStore, writeStore } from '../support/live-store.js';

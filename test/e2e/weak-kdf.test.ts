@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { DEFAULT_MEM, DEFAULT_OPS, TEST_WEAK_MEM, TEST_WEAK_OPS } from '../../src/crypto/kdf.js';
-import { Store, type VaultHeader } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
+import type { VaultHeader } from '../../src/store/schema.js';
 import { assertRefused } from '../support/e2e-helpers.js';
 import { ok, Rig } from '../support/rig.js';
 

@@ -12,11 +12,11 @@ import { newKdfParams } from '../../src/crypto/kdf.js';
 import { appendAudit, brokenLink, viewAudit } from '../../src/host/audit/log.js';
 import {
   SCHEMA_VERSION,
-  Store,
   type AuditHead,
   type AuditRecord,
   type VaultHeader,
-} from '../../src/store/store.js';
+} from '../../src/store/schema.js';
+import { Store } from '../../src/store/lmdb/store.js';
 
 const T0 = Date.UTC(2025, 0, 1, 9, 0, 0);
 /** Names that must never appear in the store file; random, so no other bytes match by chance. */

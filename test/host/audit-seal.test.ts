@@ -26,13 +26,9 @@ import {
   unopenedNames,
 } from '../../src/host/audit/names.js';
 import { auditShape } from '../../src/host/damage.js';
-import {
-  SCHEMA_VERSION,
-  Store,
-  type AuditRecord,
-  type Tx,
-  type VaultHeader,
-} from '../../src/store/store.js';
+import { SCHEMA_VERSION, type AuditRecord, type VaultHeader } from '../../src/store/schema.js';
+import { Store } from '../../src/store/lmdb/store.js';
+import type { Tx } from '../../src/store/tx.js';
 
 const T0 = Date.UTC(2026, 10, 1, 9, 0, 0);
 const AD = slot('audit-names', 7);

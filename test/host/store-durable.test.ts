@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
 
 const WRITER = fileURLToPath(new URL('../support/durable-writer.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { canon } from '../../src/core/canon.js';
 import { DEFAULT_LIMITS, FRESH_RATE_STATE, type RateState } from '../../src/core/policy.js';
-import { Store, type AgentRecord, type Tx } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
+import type { AgentRecord } from '../../src/store/schema.js';
+import type { Tx } from '../../src/store/tx.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vault-store-records-'));
 const store = Store.open(dir);

@@ -9,7 +9,7 @@
 import { writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../../src/core/protocol.js';
-import { Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
 import { lmdbMeta } from './lmdb-meta.js';
 
 const [dir = '', inflight = '8', count = '200'] = process.argv.slice(2);

@@ -12,7 +12,9 @@ import { open, unwrapKey } from '../../src/crypto/aead.js';
 import { openSealed, type KeyPair } from '../../src/crypto/box.js';
 import { passphraseKey, tokenKeys, type KdfParams } from '../../src/crypto/kdf.js';
 import { parseToken } from '../../src/crypto/token.js';
-import { Store, type Tx, type VaultHeader } from '../../src/store/store.js';
+import { Store } from '../../src/store/lmdb/store.js';
+import type { Tx } from '../../src/store/tx.js';
+import type { VaultHeader } from '../../src/store/schema.js';
 import { slots, slotsV1 } from '../../src/host/keys/slots.js';
 import { fieldHash } from '../../src/host/keys/grants.js';
 

@@ -1,9 +1,9 @@
-// A team host's copy of the database's rows (src/store/mirror.ts): ranges in
+// A team host's copy of the database's rows (src/store/pg/mirror.ts): ranges in
 // LMDB's key order, a group's request undone alone, and the rows a
 // transaction hands to the database exactly those it changed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Mirror, decodeRecord, encodeRecord } from '../../src/store/mirror.js';
+import { Mirror, decodeRecord, encodeRecord } from '../../src/store/pg/mirror.js';
 
 const row = (key: string, value: unknown) => ({ key, value: encodeRecord(value) });
 

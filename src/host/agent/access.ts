@@ -36,16 +36,17 @@ import type {
   FieldRecord,
   Grant,
   Grants,
-  Tx,
   VaultHeader,
-} from '../../store/store.js';
+} from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { accessEvent } from '../audit/event.js';
 import { appendAudit } from '../audit/log.js';
 import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from '../audit/refusals.js';
 import { normalHost } from '../entries/entries.js';
 import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 import { sessionLive } from './sessions.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
@@ -120,7 +121,7 @@ const FIELD_KEYS_KEPT = 16;
  * What an entry record's sealed name and meta open to with one data key, kept
  * against the record object the store handed out. The store hands out the
  * same (frozen) object only while a transaction sees the same bytes
- * (store.ts DecodedRecords): an entry renamed, re-bound to other hosts,
+ * (src/store/lmdb/rows.ts DecodedRecords): an entry renamed, re-bound to other hosts,
  * rotated or re-granted is another object, opened afresh. And only with the
  * very key buffer it was opened with, which the caller cache keeps for as long
  * as the caller's grant is the same box (a new grant is a new buffer), in the

@@ -32,7 +32,8 @@ import {
 } from '../keys/grants.js';
 import { tokenKeys } from '../../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
-import type { AgentRecord, EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import type { AgentRecord, EntryRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
 import type { HostContext } from '../context.js';
 import { entryIds } from '../entries/entries.js';

@@ -13,7 +13,7 @@ import { equal } from '../../crypto/hash.js';
 import { tokenKeys } from '../../crypto/kdf.js';
 import type { Secret } from '../../crypto/secret.js';
 import { parseToken } from '../../crypto/token.js';
-import { SCHEMA_VERSION, type AgentRecord, type VaultHeader } from '../../store/store.js';
+import { SCHEMA_VERSION, type AgentRecord, type VaultHeader } from '../../store/schema.js';
 import { accessEvent } from '../audit/event.js';
 import type { Borrowed, CallerKeys } from './caller-cache.js';
 import { nameHash } from '../keys/grants.js';

@@ -9,7 +9,8 @@
  * looked for among the records before it is called unknown.
  */
 import { VaultError, quote } from '../../core/errors.js';
-import type { AgentRecord, Tx } from '../../store/store.js';
+import type { AgentRecord } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 
 /** What the owner can do when a name no longer finds its agent. */
 const BY_ID =

@@ -19,13 +19,8 @@ import { randomBytes, seal, wipe } from '../../crypto/aead.js';
 import { newKeyPair, sealTo } from '../../crypto/box.js';
 import { tokenKeys } from '../../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
-import type {
-  AgentRecord,
-  EntryRecord,
-  SessionRecord,
-  Tx,
-  VaultHeader,
-} from '../../store/store.js';
+import type { AgentRecord, EntryRecord, SessionRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
 import type { HostContext } from '../context.js';
 import { entryIds } from '../entries/entries.js';

@@ -12,7 +12,8 @@ import type { AuditEvent, AuditView } from '../../core/audit.js';
 import type { AnchorRef } from '../../core/protocol.js';
 import type { KeyPair } from '../../crypto/box.js';
 import { equal, keyedHash } from '../../crypto/hash.js';
-import type { AuditAnchor, AuditHead, AuditRecord, Tx, VaultHeader } from '../../store/store.js';
+import type { AuditAnchor, AuditHead, AuditRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { sealNames, withNames } from './names.js';
 
 const GENESIS: Buffer = Buffer.alloc(32);

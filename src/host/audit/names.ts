@@ -12,7 +12,7 @@ import { slot } from '../../crypto/aead.js';
 import { EpochOpener, SealEpoch } from '../../crypto/audit-seal.js';
 import { openSealed, type KeyPair } from '../../crypto/box.js';
 import { equal } from '../../crypto/hash.js';
-import type { AuditRecord } from '../../store/store.js';
+import type { AuditRecord } from '../../store/schema.js';
 
 /**
  * An epoch ends after this many records, or this long after it started,

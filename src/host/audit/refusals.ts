@@ -25,9 +25,11 @@
  * it says that refusals were counted and the count was lost with the host.
  */
 import type { AuditEvent } from '../../core/audit.js';
-import type { Tx, VaultHeader } from '../../store/store.js';
+import type { Tx } from '../../store/tx.js';
+import type { VaultHeader } from '../../store/schema.js';
 import { appendAudit } from './log.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 
 /** How long a window counts: a count reaches the log within a minute, and a kill loses at most one. */
 export const REFUSAL_WINDOW_MS = 60_000;

@@ -13,9 +13,11 @@ import {
 import type { EntrySummary } from '../../core/protocol.js';
 import { newKey, open, randomBytes, seal, wipe } from '../../crypto/aead.js';
 import type { Secret } from '../../crypto/secret.js';
-import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import type { EntryRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
-import { RECORD_BYTES, type HostContext } from '../context.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
 import {
   dropGrants,
   fieldHash,
@@ -173,7 +175,7 @@ export function setEntry(
 ): { created: boolean; version: number } {
   const checked = checkSet(req);
   // The value itself, and a page each for the field, entry, name and audit
-  // records: the reserve must still hold after it (context.ts).
+  // records: the reserve must still hold after it (src/store/lmdb/room.ts).
   return ctx.commit(
     (tx) => setEntryIn(tx, ctx, s, checked, source),
     checked.value.length + 4 * RECORD_BYTES,

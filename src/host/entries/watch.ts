@@ -11,7 +11,7 @@
  * watching one answers nothing about it (no existence oracle).
  */
 import { inScope } from '../../core/policy.js';
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/tx.js';
 import type { AgentSession } from '../agent/authenticate.js';
 import { nameHash } from '../keys/grants.js';
 import { sessionLive } from '../agent/sessions.js';

@@ -25,9 +25,9 @@ import type {
   Grant,
   Grants,
   SessionRecord,
-  Tx,
   VaultHeader,
-} from '../../store/store.js';
+} from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import type { OwnerSession } from '../owner/session.js';
 import { slots } from './slots.js';
 

@@ -18,9 +18,9 @@ import {
   SCHEMA_VERSION,
   type AuditRecord,
   type EntryRecord,
-  type Tx,
   type VaultHeader,
-} from '../../store/store.js';
+} from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit, recordHash } from '../audit/log.js';
 import type { HostContext } from '../context.js';
 import {

@@ -2,6 +2,7 @@
 import { VaultError } from '../../core/errors.js';
 import { mkdirSync } from 'node:fs';
 import { checkArgvUrl } from '../../store/location.js';
+import { migrateTarget } from '../../store/open.js';
 import { moveStore } from '../vault/store-move.js';
 import { appendAudit } from '../audit/log.js';
 import { backupVault, restoreVault } from '../vault/backup.js';
@@ -38,11 +39,7 @@ export const vaultOps: OpArea<VaultOp> = {
 
   // Over owner(): the copy carries the anchor the command leaves on the new store.
   'vault.migrate': owner(
-    async ({ ctx }, req) => {
-      const to = req.body.to === 'lmdb' ? null : req.body.to;
-      if (to !== null) checkArgvUrl(to);
-      return moveStore(ctx, to, req.source);
-    },
+    async ({ ctx }, req) => moveStore(ctx, migrateTarget(req.body.to), req.source),
     // The vault moves to a database the request names: where every rule then lives.
     { releases: 'Moving the vault' },
   ),

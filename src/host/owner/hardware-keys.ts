@@ -36,7 +36,8 @@ import {
 } from '../../core/webauthn.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBytes } from '../../crypto/aead.js';
-import type { AgentRecord, ChallengeRecord, KeyRecord, Tx } from '../../store/store.js';
+import type { AgentRecord, ChallengeRecord, KeyRecord } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
 import { agentByName } from '../agent/names.js';
 import type { HostContext } from '../context.js';

@@ -18,7 +18,7 @@ import {
   type EntryRecord,
   type SessionRecord,
   type VaultHeader,
-} from '../../store/store.js';
+} from '../../store/schema.js';
 import { ownerEvent } from '../audit/event.js';
 import { anchorAudit, appendAudit } from '../audit/log.js';
 import type { HostContext } from '../context.js';

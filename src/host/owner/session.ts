@@ -9,7 +9,8 @@ import type { KeyPair } from '../../crypto/box.js';
 import { keyedHash } from '../../crypto/hash.js';
 import { newKdfParams, passphraseKey } from '../../crypto/kdf.js';
 import type { Secret } from '../../crypto/secret.js';
-import type { EntryRecord, Tx, VaultHeader } from '../../store/store.js';
+import type { EntryRecord, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
 import { slots } from '../keys/slots.js';
 
 /**

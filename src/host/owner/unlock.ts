@@ -27,7 +27,7 @@
 import { readFileSync } from 'node:fs';
 import { VaultError } from '../../core/errors.js';
 import { KEY_BYTES, allocate, unwrapKey, wipe } from '../../crypto/aead.js';
-import type { VaultHeader } from '../../store/store.js';
+import type { VaultHeader } from '../../store/schema.js';
 import type { OwnerSession } from './session.js';
 import { sessionFromRoot } from './keys.js';
 import { slots } from '../keys/slots.js';

@@ -25,7 +25,7 @@ import { dirname, isAbsolute, join, basename } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import { open, seal, slot, wipe } from '../../crypto/aead.js';
 import { equal, keyedHash } from '../../crypto/hash.js';
-import type { AuditRecord } from '../../store/store.js';
+import type { AuditRecord } from '../../store/schema.js';
 import {
   anchorAudit,
   anchorVerdict,

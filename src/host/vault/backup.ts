@@ -32,10 +32,11 @@ import type { BackupSummary, CheckReport, RestorePreview } from '../../core/prot
 import { STORE_FILE } from '../../core/protocol.js';
 import { wipe } from '../../crypto/aead.js';
 import { Secret } from '../../crypto/secret.js';
-import { Store, type Tx } from '../../store/store.js';
-import type { VaultStore } from '../../store/store.js';
+import type { Tx } from '../../store/tx.js';
+import type { VaultStore } from '../../store/engine.js';
 import { appendAudit } from '../audit/log.js';
-import { checkStore, scanInChild } from './check.js';
+import { openStoreFile, scanStoreFile } from '../../store/open.js';
+import { checkStore } from './check.js';
 import { HostContext } from '../context.js';
 import { openName } from '../keys/grants.js';
 import { ownerEvent, unlockOwner, type OwnerSession } from '../owner/keys.js';
@@ -68,8 +69,11 @@ function summarize(tx: Tx, path: string, bytes: number): BackupSummary {
 }
 
 /** Reads a store file that no host serves, and removes the lock file opening it leaves. */
-async function withStoreFile<T>(path: string, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = Store.openFile(path);
+async function withStoreFile<T>(
+  path: string,
+  fn: (store: VaultStore) => T | Promise<T>,
+): Promise<T> {
+  const store = openStoreFile(path);
   try {
     return await fn(store);
   } finally {
@@ -166,7 +170,7 @@ export async function backupVault(
     } catch (err) {
       throw outputFailure(err, target, 'backup');
     }
-    const damage = await scanInChild(tmp);
+    const damage = await scanStoreFile(tmp);
     if (damage !== null)
       throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
     const bytes = statSync(tmp).size;
@@ -319,7 +323,7 @@ export async function restoreVault(
     chmodSync(staged, 0o600);
     // Read it whole in a child first: a file that is not a store, or a damaged
     // one, can crash the process that opens it, and that must not be the host.
-    const unreadable = await scanInChild(staged);
+    const unreadable = await scanStoreFile(staged);
     if (unreadable !== null) {
       throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
     }

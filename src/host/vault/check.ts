@@ -6,14 +6,11 @@
  * LMDB keeps no checksums of its pages: a damaged page can make a reader
  * crash (SIGSEGV, SIGBUS) or loop, and a page that reads survive can still
  * crash a write into it. So the store is first read whole, and a copy of it
- * written into page by page, by a child process (check-worker.js); only when
+ * written into page by page, by a child process (src/store/lmdb/scan.ts); only when
  * that survives does the host read it.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { VaultStore } from '../../store/store.js';
+import { scanStoreFile } from '../../store/open.js';
+import type { VaultStore } from '../../store/engine.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
 import type { AnchorRef, CheckProblem, CheckReport } from '../../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../../crypto/aead.js';
@@ -25,7 +22,7 @@ import type {
   RawRecord,
   SessionRecord,
   VaultHeader,
-} from '../../store/store.js';
+} from '../../store/schema.js';
 import {
   anchorVerdict,
   brokenLink,
@@ -38,86 +35,8 @@ import { agentMac, fieldHash, openMeta, openName, sessionMac } from '../keys/gra
 import type { OwnerSession } from '../owner/keys.js';
 import { slots } from '../keys/slots.js';
 
-/** The store key prefix of the agent name rows (store.ts). */
+/** The store key prefix of the agent name rows (src/store/schema.ts). */
 const AGENT_NAME_ROW = 'agent-name/';
-
-/** How long the whole-store read may take before it counts as a hang on a damaged page. */
-const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
-
-/**
- * Removes the scratch copies (`.check-<pid>`, check-worker.ts) of workers
- * that no longer run: a worker killed with its host leaves a whole copy of
- * the store behind, and nothing else would ever remove it.
- */
-function removeDeadScratch(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = /^\.check-([0-9]+)$/.exec(name)?.[1];
-    if (pid === undefined || running(Number(pid))) continue;
-    rmSync(join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Reads the whole store file in a child process: null when it survives, else what went wrong. */
-export function scanInChild(storePath: string, writes = true): Promise<string | null> {
-  // Built, the worker is check-worker.js beside this file; run from source (tests), the .ts through tsx.
-  // (From source, the built worker when there is one: tsx costs the child half a second.)
-  const here = fileURLToPath(import.meta.url);
-  const built = here.replace(
-    /\/src\/host\/vault\/check\.ts$/,
-    '/dist/src/host/vault/check-worker.js',
-  );
-  const args = !here.endsWith('.ts')
-    ? [here.replace(/check\.js$/, 'check-worker.js'), storePath]
-    : existsSync(built)
-      ? [built, storePath]
-      : ['--import', 'tsx', here.replace(/check\.ts$/, 'check-worker.ts'), storePath];
-  if (!writes) args.push('--read-only');
-  removeDeadScratch(dirname(storePath));
-  return new Promise((resolve) => {
-    // stdin stays open, unused: the worker learns from its end that this process died.
-    const child = spawn(process.execPath, args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.resume();
-    const timer = setTimeout(() => child.kill('SIGKILL'), SCAN_TIMEOUT_MS);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      // A probe that crashed left its scratch copy (check-worker.ts names it by its pid).
-      if (child.pid !== undefined) {
-        rmSync(join(dirname(storePath), `.check-${child.pid}`), { recursive: true, force: true });
-      }
-      const doing = /^read [0-9]+/.test(out) ? 'writing into it' : 'reading it';
-      if (code === 0 && /(^|\n)ok [0-9]+\n$/.test(out)) resolve(null);
-      else if (signal === 'SIGKILL') resolve(`${doing} did not finish (a damaged page loops)`);
-      else if (signal !== null) resolve(`${doing} crashed (${signal})`);
-      else {
-        const said = out
-          .replace(/^read [0-9]+\n/, '')
-          .trim()
-          .slice(0, 80);
-        resolve(`${doing} failed (${said || `exit ${code}`})`);
-      }
-    });
-  });
-}
 
 export class Problems {
   readonly list: CheckProblem[] = [];
@@ -141,7 +60,7 @@ const SHAPES: Readonly<Record<string, (v: unknown) => boolean>> = {
     obj(v) && int(v.seq) && v.seq > 0 && buf(v.hash) && typeof v.at === 'number' && buf(v.mac),
 };
 
-/** The store key prefix of the agents' rate records (store.ts). */
+/** The store key prefix of the agents' rate records (src/store/schema.ts). */
 const RATE_RECORD = 'rate/';
 
 /** An agent's rate state: its reads, violations and lock (core/policy.ts RateState). */
@@ -516,7 +435,7 @@ export async function checkStore(
 ): Promise<CheckReport> {
   const problems = new Problems();
   // Before this process opens it: opening a store with a damaged meta page crashes.
-  const scan = path === null ? null : await scanInChild(path);
+  const scan = path === null ? null : await scanStoreFile(path);
   if (scan !== null) {
     problems.add('VLT-3034', 'store', `The store file cannot be read whole: ${scan}.`);
     return { records: 0, entries: 0, agents: 0, auditRecords: 0, problems: problems.list };

@@ -9,9 +9,9 @@ import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../../core/protocol.js';
 import { VaultError } from '../../core/errors.js';
-import { displayUrl, PgStore } from '../../store/pg.js';
-import { recordSum, Store } from '../../store/store.js';
-import type { VaultStore } from '../../store/store.js';
+import { recordSum } from '../../store/schema.js';
+import type { VaultStore } from '../../store/engine.js';
+import { storePlace } from '../../store/open.js';
 import { ownerEvent } from '../audit/event.js';
 import { appendAudit } from '../audit/log.js';
 import type { HostContext } from '../context.js';
@@ -38,6 +38,7 @@ export async function moveStore(
     throw new VaultError('VLT-3043', 'The vault is already there.');
   }
   const from = ctx.store();
+  const place = storePlace(ctx.dir, to);
   const fromName = from.path;
   const lmdbFile = join(ctx.dir, STORE_FILE);
   if (to === null && existsSync(lmdbFile)) {
@@ -54,20 +55,14 @@ export async function moveStore(
       tx,
       header,
       ownerEvent(ctx, 'vault_migrate', source, {
-        subject: `to ${to === null ? 'lmdb' : displayUrl(to)}`,
+        subject: `to ${place.label}`,
       }),
     );
     return tx.allRecords();
   });
   let target: VaultStore | null = null;
   try {
-    if (to === null) {
-      target = Store.open(ctx.dir);
-    } else {
-      const pg = PgStore.open(to);
-      pg.create();
-      target = pg;
-    }
+    target = place.target();
     target.write((tx) => {
       if (tx.header() !== null) {
         throw new VaultError('VLT-3043', `${target?.path ?? ''} holds a vault already.`);

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL connection of a host, on a thread of its own, so the host's
- * synchronous transactions (engine.ts) can wait for the database: the host
+ * synchronous transactions (../tx.ts) can wait for the database: the host
  * posts one request and blocks on a shared flag (pg.ts `call`) until this
  * thread has the answer. The only code that talks to the database.
  *

@@ -11,7 +11,8 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Store, type RawRecord } from '../../store/store.js';
+import type { RawRecord } from '../schema.js';
+import { Store } from './store.js';
 
 const WRITES = 64;
 

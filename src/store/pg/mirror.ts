@@ -6,7 +6,7 @@
  * commit leaves the copy as the database has it.
  */
 import { Packr } from 'msgpackr';
-import type { KeyRange, Rows } from './engine.js';
+import type { KeyRange, Rows } from '../tx.js';
 
 /**
  * Plain MessagePack, every record self-contained: no shared structures (which

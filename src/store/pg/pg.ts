@@ -21,11 +21,12 @@ import {
   Worker,
   type MessagePort,
 } from 'node:worker_threads';
-import { VaultError } from '../core/errors.js';
-import type { VaultStore } from './store.js';
+import { VaultError } from '../../core/errors.js';
+import type { VaultStore } from '../engine.js';
 import { Mirror } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
-import { Store, Tx } from './store.js';
+import { Store } from '../lmdb/store.js';
+import { Tx } from '../tx.js';
 
 /** How long the host waits for one answer: past the worker's own connect and lock timeouts. */
 const ANSWER_MS = 30_000;
@@ -69,7 +70,6 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  readonly engine = 'postgresql' as const;
   private readonly mirror = new Mirror();
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
