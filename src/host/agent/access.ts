@@ -19,7 +19,6 @@
  */
 import { agentActor, type AuditAction } from '../../core/audit.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
-import { TOTP_FIELD } from '../../core/names.js';
 import {
   chargeRefused,
   decideRead,
@@ -27,27 +26,26 @@ import {
   newSlots,
   recordViolation,
 } from '../../core/policy.js';
-import { KEY_BYTES, open, wipe } from '../../crypto/aead.js';
+import { open, wipe } from '../../crypto/aead.js';
 import { keyedHash } from '../../crypto/hash.js';
 import { Secret } from '../../crypto/secret.js';
 import type {
   AgentRecord,
   EntryRecord,
   FieldRecord,
-  Grant,
   Grants,
   VaultHeader,
 } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { accessEvent } from '../audit/event.js';
 import { appendAudit } from '../audit/log.js';
-import { authenticate, endSession, refuse, type AgentSession } from './authenticate.js';
+import { authenticate, endSession, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from '../audit/refusals.js';
-import { normalHost } from '../entries/entries.js';
-import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
 import type { HostContext } from '../context.js';
 import { RECORD_BYTES } from '../../store/engine.js';
 import { sessionLive } from './sessions.js';
+import { retryText, tooManyText } from './limit-text.js';
+import { check, checkEntry, type EntryCheck, type FieldRef, type Purpose } from './entry-check.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
 
@@ -87,17 +85,7 @@ function view(tx: Tx, ctx: HostContext, s: AgentSession): CallerView {
   };
 }
 
-/** A reference to one field of one entry, as the caller wrote it. */
-export interface FieldRef {
-  readonly entry: string;
-  readonly field: string;
-}
-
-/** What the released values are for: the audit action and, for a fill, where it goes. */
-export type Purpose =
-  | { readonly kind: 'get' }
-  | { readonly kind: 'totp' }
-  | { readonly kind: 'fill'; readonly host: string | null };
+export type { FieldRef, Purpose } from './entry-check.js';
 
 interface Target {
   /** The reference's key in the request, for putting values back in order. */
@@ -109,146 +97,8 @@ interface Target {
   dataKey: Buffer;
 }
 
-/** What check() found for one entry of a request, kept for its other fields. */
-type EntryCheck = { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta; fields: FieldKeys };
-
-/** Field names to their store keys under one data key (fieldHash), as far as asked. */
-type FieldKeys = Map<string, string>;
-/** Field keys kept per opened entry: a caller naming many fields that do not exist keeps none of them. */
-const FIELD_KEYS_KEPT = 16;
-
-/**
- * What an entry record's sealed name and meta open to with one data key, kept
- * against the record object the store handed out. The store hands out the
- * same (frozen) object only while a transaction sees the same bytes
- * (src/store/lmdb/rows.ts DecodedRecords): an entry renamed, re-bound to other hosts,
- * rotated or re-granted is another object, opened afresh. And only with the
- * very key buffer it was opened with, which the caller cache keeps for as long
- * as the caller's grant is the same box (a new grant is a new buffer), in the
- * same vault (header). So a hit is what opening again would give; every rule
- * that uses it (name equality, versions, host binding) is still judged per
- * request. What it holds (an entry's name and meta) the host opens on every
- * read anyway; no key is kept that the caller cache does not hold already.
- */
-interface OpenedEntry {
-  readonly dataKey: Buffer;
-  readonly header: VaultHeader;
-  readonly name: string | null;
-  readonly meta: EntryMeta | null;
-  readonly fields: FieldKeys;
-}
-const openedEntries = new WeakMap<EntryRecord, OpenedEntry>();
-
-function openEntry(header: VaultHeader, dataKey: Buffer, entry: EntryRecord): OpenedEntry {
-  const kept = openedEntries.get(entry);
-  if (kept !== undefined && kept.dataKey === dataKey && kept.header === header) return kept;
-  const name = openName(header, dataKey, entry);
-  const meta = name === null ? null : openMeta(header, dataKey, entry);
-  const opened = {
-    dataKey,
-    header,
-    name,
-    meta: meta === null ? null : frozenMeta(meta),
-    fields: new Map(),
-  };
-  openedEntries.set(entry, opened);
-  return opened;
-}
-
-function frozenMeta(m: EntryMeta): EntryMeta {
-  Object.freeze(m.fields);
-  Object.freeze(m.versions);
-  Object.freeze(m.hosts);
-  if (m.exposed !== undefined) Object.freeze(m.exposed);
-  return Object.freeze(m);
-}
-
-/**
- * The entry half of check(): the grant opened, its generation, the sealed name
- * equal to the name asked for, the meta opened. Once per entry and name in a
- * request, however many of its fields are asked for.
- */
-function checkEntry(
-  session: AgentSession,
-  header: VaultHeader,
-  entry: EntryRecord,
-  grant: Grant,
-  name: string,
-): EntryCheck {
-  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
-  const dataKey = session.unseal(grant.box);
-  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
-  const opened = openEntry(header, dataKey, entry);
-  if (opened.name === null) return { code: 'VLT-3003' };
-  if (opened.name !== name) return { code: 'VLT-3022' };
-  if (opened.meta === null) return { code: 'VLT-3003' };
-  return { dataKey, meta: opened.meta, fields: opened.fields };
-}
-
-/** The store key of `field` under the entry's data key, kept with the opened entry. */
-function fieldKey(
-  checked: { dataKey: Buffer; fields: FieldKeys },
-  entryId: string,
-  field: string,
-): string {
-  const kept = checked.fields.get(field);
-  if (kept !== undefined) return kept;
-  const key = fieldHash(checked.dataKey, entryId, field);
-  if (checked.fields.size < FIELD_KEYS_KEPT) checked.fields.set(field, key);
-  return key;
-}
-
-/**
- * One reference checked against the caller's grant, inside the transaction:
- * its data key opened from the grant, the entry's sealed name equal to the name
- * asked for (a swapped index row leads elsewhere: VLT-3022), the generations
- * and the field's version as the sealed meta says (an older record: VLT-3020),
- * a totp seed refused (VLT-2052), and for a fill the host binding.
- */
-function check(
-  tx: Tx,
-  entry: EntryRecord,
-  checked: EntryCheck,
-  ref: FieldRef,
-  purpose: Purpose,
-  host: string | null,
-): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
-  if ('code' in checked) return checked;
-  const { dataKey, meta } = checked;
-  const record = tx.field(entry.id, fieldKey(checked, entry.id, ref.field));
-  if (record === null) return { code: 'VLT-2044' };
-  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
-    return { code: 'VLT-3020' };
-  // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
-  if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
-  if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
-    return { code: 'VLT-2045' };
-  return { record, dataKey };
-}
-
 /** Refused references audited by name in one request; the rest share one record. */
 const AUDITED_REFUSALS = 16;
-
-function retryText(d: { retryAt: number | null; window: string }): string {
-  const when =
-    d.retryAt === null
-      ? 'this request alone exceeds the limit'
-      : `retry after ${new Date(d.retryAt).toISOString()}`;
-  return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
-}
-
-/** What an agent whose request alone is over its limit is told: nothing counted, and who can change it. */
-function tooManyText(
-  a: Access,
-  d: { window: 'minute' | 'hour'; limit: number; wanted: number },
-): string {
-  const flag = d.window === 'minute' ? '--per-minute' : '--per-hour';
-  return (
-    `This request names ${d.wanted} distinct credentials and the agent may read ${d.limit} a ${d.window}: ` +
-    `nothing was released and no violation recorded. Ask the owner to raise the limit ` +
-    `(vault-cli agent limits ${a.view.agent.name} ${flag} ${d.wanted}), or ask for fewer at once.`
-  );
-}
 
 const keyOf = (r: FieldRef): string => JSON.stringify([r.entry, r.field]);
 
@@ -520,7 +370,7 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
   const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
   if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
   if (d.kind === 'too-many')
-    return refuseAgain(a, looked, 'limited', 'VLT-2042', tooManyText(a, d));
+    return refuseAgain(a, looked, 'limited', 'VLT-2042', tooManyText(a.view.agent.name, d));
   a.tx.putRate(agent.id, d.state);
   if (d.kind === 'lockdown') {
     return refuseAll(
@@ -731,46 +581,5 @@ function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {
     return Secret.fromString(totpCode(parseSeed(value.toString('utf8')), now));
   } finally {
     wipe(value);
-  }
-}
-
-/**
- * Releases one field (mode `get`) or the current code of the `totp` field
- * (mode `totp`) to an authenticated agent.
- * @throws VaultError as release().
- */
-export async function readField(
-  ctx: HostContext,
-  session: AgentSession,
-  req: { entry: string; field: string; mode: 'get' | 'totp' },
-  source: string,
-): Promise<Secret> {
-  const field = req.mode === 'totp' ? TOTP_FIELD : req.field;
-  const [value] = await release(
-    ctx,
-    session,
-    [{ entry: req.entry, field }],
-    { kind: req.mode },
-    source,
-  );
-  if (value === undefined) throw new VaultError('VLT-3007');
-  return value;
-}
-
-/** For `init`: the token is good. Writes nothing beyond an audit record on failure. */
-export function whoami(ctx: HostContext, token: Secret, source: string): { agent: string } {
-  const s = authenticate(ctx, token, source);
-  try {
-    if (s.agent.rate.lock !== null) {
-      refuse(
-        ctx,
-        ctx.store().read((tx: Tx) => ctx.header(tx)),
-        accessEvent(ctx, 'locked', 'VLT-2043', agentActor(s.agent.name), source),
-        new VaultError('VLT-2043'),
-      );
-    }
-    return { agent: s.agent.name };
-  } finally {
-    endSession(s);
   }
 }

@@ -6,7 +6,8 @@
  * not serve it: the session's proxy runs outside the sandbox).
  */
 import { VaultError } from '../../core/errors.js';
-import { readField, release, reportSignal, whoami } from '../agent/access.js';
+import { release, reportSignal } from '../agent/access.js';
+import { readField, whoami } from '../agent/reads.js';
 import { normalHost } from '../entries/entries.js';
 import { agentToken, asAgent, type OpArea } from './op.js';
 

@@ -1,0 +1,145 @@
+/**
+ * The check step of the access path (access.ts) for one entry and one
+ * reference: the caller's grant opened, the entry's sealed name and meta
+ * against what was asked, the field's record, its version and generation,
+ * the TOTP seed rule and the host binding. What it opens of an entry is kept
+ * against the record object the store handed out, for the next request.
+ */
+import type { ErrorCode } from '../../core/errors.js';
+import { TOTP_FIELD } from '../../core/names.js';
+import { KEY_BYTES } from '../../crypto/aead.js';
+import type { EntryRecord, FieldRecord, Grant, VaultHeader } from '../../store/schema.js';
+import type { Tx } from '../../store/tx.js';
+import { normalHost } from '../entries/entries.js';
+import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
+import type { AgentSession } from './authenticate.js';
+
+/** A reference to one field of one entry, as the caller wrote it. */
+export interface FieldRef {
+  readonly entry: string;
+  readonly field: string;
+}
+
+/** What the released values are for: the audit action and, for a fill, where it goes. */
+export type Purpose =
+  | { readonly kind: 'get' }
+  | { readonly kind: 'totp' }
+  | { readonly kind: 'fill'; readonly host: string | null };
+
+/** What check() found for one entry of a request, kept for its other fields. */
+export type EntryCheck =
+  { code: ErrorCode } | { dataKey: Buffer; meta: EntryMeta; fields: FieldKeys };
+
+/** Field names to their store keys under one data key (fieldHash), as far as asked. */
+type FieldKeys = Map<string, string>;
+/** Field keys kept per opened entry: a caller naming many fields that do not exist keeps none of them. */
+const FIELD_KEYS_KEPT = 16;
+
+/**
+ * What an entry record's sealed name and meta open to with one data key, kept
+ * against the record object the store handed out. The store hands out the
+ * same (frozen) object only while a transaction sees the same bytes
+ * (src/store/lmdb/rows.ts DecodedRecords): an entry renamed, re-bound to other hosts,
+ * rotated or re-granted is another object, opened afresh. And only with the
+ * very key buffer it was opened with, which the caller cache keeps for as long
+ * as the caller's grant is the same box (a new grant is a new buffer), in the
+ * same vault (header). So a hit is what opening again would give; every rule
+ * that uses it (name equality, versions, host binding) is still judged per
+ * request. What it holds (an entry's name and meta) the host opens on every
+ * read anyway; no key is kept that the caller cache does not hold already.
+ */
+interface OpenedEntry {
+  readonly dataKey: Buffer;
+  readonly header: VaultHeader;
+  readonly name: string | null;
+  readonly meta: EntryMeta | null;
+  readonly fields: FieldKeys;
+}
+const openedEntries = new WeakMap<EntryRecord, OpenedEntry>();
+
+function openEntry(header: VaultHeader, dataKey: Buffer, entry: EntryRecord): OpenedEntry {
+  const kept = openedEntries.get(entry);
+  if (kept !== undefined && kept.dataKey === dataKey && kept.header === header) return kept;
+  const name = openName(header, dataKey, entry);
+  const meta = name === null ? null : openMeta(header, dataKey, entry);
+  const opened = {
+    dataKey,
+    header,
+    name,
+    meta: meta === null ? null : frozenMeta(meta),
+    fields: new Map(),
+  };
+  openedEntries.set(entry, opened);
+  return opened;
+}
+
+function frozenMeta(m: EntryMeta): EntryMeta {
+  Object.freeze(m.fields);
+  Object.freeze(m.versions);
+  Object.freeze(m.hosts);
+  if (m.exposed !== undefined) Object.freeze(m.exposed);
+  return Object.freeze(m);
+}
+
+/**
+ * The entry half of check(): the grant opened, its generation, the sealed name
+ * equal to the name asked for, the meta opened. Once per entry and name in a
+ * request, however many of its fields are asked for.
+ */
+export function checkEntry(
+  session: AgentSession,
+  header: VaultHeader,
+  entry: EntryRecord,
+  grant: Grant,
+  name: string,
+): EntryCheck {
+  if (entry.gen !== grant.gen) return { code: 'VLT-3020' };
+  const dataKey = session.unseal(grant.box);
+  if (dataKey === null || dataKey.length !== KEY_BYTES) return { code: 'VLT-3003' };
+  const opened = openEntry(header, dataKey, entry);
+  if (opened.name === null) return { code: 'VLT-3003' };
+  if (opened.name !== name) return { code: 'VLT-3022' };
+  if (opened.meta === null) return { code: 'VLT-3003' };
+  return { dataKey, meta: opened.meta, fields: opened.fields };
+}
+
+/** The store key of `field` under the entry's data key, kept with the opened entry. */
+function fieldKey(
+  checked: { dataKey: Buffer; fields: FieldKeys },
+  entryId: string,
+  field: string,
+): string {
+  const kept = checked.fields.get(field);
+  if (kept !== undefined) return kept;
+  const key = fieldHash(checked.dataKey, entryId, field);
+  if (checked.fields.size < FIELD_KEYS_KEPT) checked.fields.set(field, key);
+  return key;
+}
+
+/**
+ * One reference checked against the caller's grant, inside the transaction:
+ * its data key opened from the grant, the entry's sealed name equal to the name
+ * asked for (a swapped index row leads elsewhere: VLT-3022), the generations
+ * and the field's version as the sealed meta says (an older record: VLT-3020),
+ * a totp seed refused (VLT-2052), and for a fill the host binding.
+ */
+export function check(
+  tx: Tx,
+  entry: EntryRecord,
+  checked: EntryCheck,
+  ref: FieldRef,
+  purpose: Purpose,
+  host: string | null,
+): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
+  if ('code' in checked) return checked;
+  const { dataKey, meta } = checked;
+  const record = tx.field(entry.id, fieldKey(checked, entry.id, ref.field));
+  if (record === null) return { code: 'VLT-2044' };
+  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
+    return { code: 'VLT-3020' };
+  // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
+  if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
+  if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
+    return { code: 'VLT-2045' };
+  return { record, dataKey };
+}

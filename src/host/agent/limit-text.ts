@@ -1,0 +1,22 @@
+/** What an agent refused by its rate limits is told (access.ts charge): when to retry, or who can raise them. */
+
+export function retryText(d: { retryAt: number | null; window: string }): string {
+  const when =
+    d.retryAt === null
+      ? 'this request alone exceeds the limit'
+      : `retry after ${new Date(d.retryAt).toISOString()}`;
+  return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
+}
+
+/** What an agent whose request alone is over its limit is told: nothing counted, and who can change it. */
+export function tooManyText(
+  agent: string,
+  d: { window: 'minute' | 'hour'; limit: number; wanted: number },
+): string {
+  const flag = d.window === 'minute' ? '--per-minute' : '--per-hour';
+  return (
+    `This request names ${d.wanted} distinct credentials and the agent may read ${d.limit} a ${d.window}: ` +
+    `nothing was released and no violation recorded. Ask the owner to raise the limit ` +
+    `(vault-cli agent limits ${agent} ${flag} ${d.wanted}), or ask for fewer at once.`
+  );
+}
