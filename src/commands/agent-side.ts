@@ -1,6 +1,14 @@
 /** The agent side: what an agent or script runs with its token (init, get, totp, proxy, render, exec, git-credential). */
 import type { CommandDef } from './types.js';
-import { PIPE_ONLY, PROXY_PORT, SKILL_AGENTS, entryArg, field, proxyPort } from './types.js';
+import {
+  commandArg,
+  entryArg,
+  field,
+  PIPE_ONLY,
+  PROXY_PORT,
+  proxyPort,
+  SKILL_AGENTS,
+} from './types.js';
 
 export const AGENT_SIDE: readonly CommandDef[] = [
   {
@@ -134,14 +142,7 @@ export const AGENT_SIDE: readonly CommandDef[] = [
     path: ['exec'],
     summary: 'run a command with vault values in its environment, and nowhere else',
     side: 'agent',
-    args: [
-      {
-        name: 'command',
-        summary: 'the command and its arguments, after --',
-        rest: true,
-        afterDashes: true,
-      },
-    ],
+    args: [commandArg],
     flags: [
       {
         name: 'env',

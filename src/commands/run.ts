@@ -1,20 +1,13 @@
 /** `run` and the terminal it supervises: run, unlock, lock, dashboard. */
 import type { CommandDef } from './types.js';
-import { DEFAULT_MAX_PROCS, noBrowser } from './types.js';
+import { commandArg, DEFAULT_MAX_PROCS, noBrowser } from './types.js';
 
 export const RUN: readonly CommandDef[] = [
   {
     path: ['run'],
     summary: 'run a command as an agent under a session token that dies with it',
     side: 'owner',
-    args: [
-      {
-        name: 'command',
-        summary: 'the command and its arguments, after --',
-        rest: true,
-        afterDashes: true,
-      },
-    ],
+    args: [commandArg],
     flags: [
       {
         name: 'agent',

@@ -91,6 +91,13 @@ export const proxyPort: FlagDef = {
 /** get, totp, render: the rule their help states (src/cli/pipe-only.ts). */
 export const PIPE_ONLY =
   'stdout must be a pipe: on a terminal or into a file it is refused (VLT-2050) and nothing is read.';
+/** `run` and `exec`: the command and its arguments, after `--`. */
+export const commandArg: ArgDef = {
+  name: 'command',
+  summary: 'the command and its arguments, after --',
+  rest: true,
+  afterDashes: true,
+};
 export const entryArg: ArgDef = { name: 'entry', summary: 'entry name', complete: 'entry' };
 export const agentArg: ArgDef = { name: 'name', summary: 'agent name', complete: 'agent' };
 

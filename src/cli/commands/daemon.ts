@@ -4,6 +4,7 @@ import { VaultError } from '../../core/errors.js';
 import { SPAWNED_BY_ENV } from '../../core/protocol.js';
 import { flag, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
+import { processRunning } from '../../kernel/process.js';
 
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
 const NOT_RUNNING = 3;
@@ -39,15 +40,6 @@ export const run: Command = async (ctx) => {
   }
   return runHost(ctx);
 };
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   const system = ctx.paths.systemHost;
@@ -89,7 +81,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   process.on('uncaughtException', survive);
   process.on('unhandledRejection', survive);
   const spawner = Number(ctx.env[SPAWNED_BY_ENV] ?? 0);
-  if (spawner > 0 && !running(spawner)) {
+  if (spawner > 0 && !processRunning(spawner)) {
     log(`started for pid ${spawner}, which no longer waits: not serving`);
     return 0;
   }

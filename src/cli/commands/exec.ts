@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { constants as os } from 'node:os';
 import { VaultError, quote } from '../../core/errors.js';
 import { Collector, Renderer, type Collected } from '../../render/render.js';
-import { findCommand } from '../find-command.js';
+import { commandAfterDashes, findCommand } from '../find-command.js';
 import { flag, flagList, type CliContext, type Command } from '../context.js';
 import { malformed, report, resolveAll, type Refusal, type Wanted } from '../references.js';
 
@@ -182,11 +182,7 @@ function commandEnv(ctx: CliContext): NodeJS.ProcessEnv {
 }
 
 export const run: Command = async (ctx) => {
-  const words = ctx.inv.args.command;
-  const command = Array.isArray(words) ? words : [];
-  const file = command[0];
-  if (file === undefined || file === '')
-    throw new VaultError('VLT-1001', 'Give the command to run after --.');
+  const { command, file } = commandAfterDashes(ctx.inv.args.command);
   const { list, bad } = assignments(flagList(ctx, 'env'));
   if (bad.length > 0) return report(ctx, bad);
   // Before anything is read: a typo costs no read, no rate slot.

@@ -25,7 +25,7 @@ import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import { planState } from '../../../shell/profiles.js';
 import { flag, flagString, type Command } from '../context.js';
-import { findCommand } from '../find-command.js';
+import { commandAfterDashes, findCommand } from '../find-command.js';
 import { policyReport } from '../run/print-policy.js';
 import { profileFor } from '../run/profile.js';
 import { boxFor, kind, warnOpened } from '../run/sandbox.js';
@@ -52,11 +52,7 @@ async function withDoctor<T>(start: () => T | Promise<T>): Promise<T> {
 }
 
 export const run: Command = async (ctx) => {
-  const words = ctx.inv.args.command;
-  const command = Array.isArray(words) ? words : [];
-  const file = command[0];
-  if (file === undefined || file === '')
-    throw new VaultError('VLT-1001', 'Give the command to run after --.');
+  const { command, file } = commandAfterDashes(ctx.inv.args.command);
   // Checked before a session is minted, so a typo costs no token.
   if (findCommand(file, ctx.env.PATH) === null)
     throw new VaultError('VLT-1004', `Command not found: ${JSON.stringify(file)}.`);

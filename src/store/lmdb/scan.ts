@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processRunning } from '../../kernel/process.js';
 
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
@@ -27,17 +28,8 @@ function removeDeadScratch(dir: string): void {
   }
   for (const name of names) {
     const pid = /^\.check-([0-9]+)$/.exec(name)?.[1];
-    if (pid === undefined || running(Number(pid))) continue;
+    if (pid === undefined || processRunning(Number(pid))) continue;
     rmSync(join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
