@@ -24,7 +24,6 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { VaultError } from '../core/errors.js';
-import type { Authority } from './ca.js';
 import { Exchange, parserProblem } from './exchange.js';
 import {
   ClientForwarder,
@@ -51,7 +50,6 @@ import {
   unsafeValueRefusal,
   upgradeDrops,
   withRefs,
-  type Counted,
   type Signal,
 } from './policy.js';
 import { RawHeaders } from './raw-headers.js';
@@ -67,73 +65,8 @@ export { proxyUrl } from './caller.js';
 export { parseAuthority } from './routing.js';
 export { hostMismatch } from './policy.js';
 
-/**
- * Resolves references for one request through the vault host; throws its
- * VaultError. `caller` is the token from the request's (or its tunnel's)
- * Proxy-Authorization, null when none was given.
- */
-export type Resolver = (
-  refs: readonly { entry: string; field: string }[],
-  host: string,
-  caller: string | null,
-) => Promise<Buffer[]>;
-
-/**
- * Reports to the vault host, as `caller` (null: the proxy's own agent), an
- * attempt the proxy refused that counts as a violation (policy.ts Signal);
- * resolves with what the host did, or throws its VaultError. Called only for
- * a refused request: a fill never waits on it.
- */
-export type Reporter = (signal: Signal, caller: string | null) => Promise<{ outcome: Counted }>;
-
-export interface ProxyOptions {
-  readonly port: number;
-  readonly authority: Authority;
-  readonly resolve: Resolver;
-  /** PEM certificates upstream servers are verified against (system roots, plus any extra). */
-  readonly upstreamCa: readonly string[];
-  /**
-   * Refuse (407, VLT-2040) a CONNECT or absolute-form request that carries no
-   * caller token, before anything goes upstream. A malformed
-   * Proxy-Authorization is refused either way.
-   */
-  readonly requireCaller?: boolean;
-  /**
-   * Checks a caller token with the host before its tunnel opens or its
-   * request goes on, references or not; throws the host's VaultError
-   * (VLT-2040 unknown or revoked, VLT-2043 locked). A token admitted is not
-   * asked about again for ADMIT_FOR_MS: each fill is checked by the host anyway.
-   */
-  readonly admit?: (caller: string) => Promise<void>;
-  /**
-   * For a sandboxed `run` session: destinations on this machine (local.ts:
-   * loopback, unspecified, link-local, its interface addresses, judged by
-   * what the name resolves to) are refused (403, VLT-2053) unless their
-   * `host:port` is in this set (the owner's `--allow-net`).
-   */
-  readonly confine?: ReadonlySet<string>;
-  /**
-   * For a `run` session's proxy: the one caller token it serves. Any other
-   * token (the agent's long-lived one, another session's) is refused (403,
-   * VLT-2051) before any host call, so it can fill nothing the session's
-   * scope does not hold; no token at all is refused as with `requireCaller`.
-   */
-  readonly sessionToken?: string;
-  /** Hears of every refusal the proxy answers (its code and message; refusal.ts). */
-  readonly onRefusal?: RefusalHook;
-  /** Where attempts that count as violations are reported; without it, they are only refused. */
-  readonly report?: Reporter;
-}
-
-export interface RunningProxy {
-  readonly port: number;
-  /**
-   * Serves a connection that arrived some other way than the TCP port: `run`
-   * hands over those of its sandbox's relay (a Unix socket).
-   */
-  accept(socket: Socket): void;
-  close(): Promise<void>;
-}
+export type { ProxyOptions, Reporter, Resolver, RunningProxy } from './options.js';
+import type { ProxyOptions, RunningProxy } from './options.js';
 
 /** How long a caller token the host accepted opens tunnels without asking again. */
 export const ADMIT_FOR_MS = 30_000;
