@@ -3,10 +3,12 @@
  * without echo, passphrases from a prompt or VAULT_PASSPHRASE_FILE; never from
  * the argument list.
  */
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { ReadStream, WriteStream } from 'node:tty';
 import { VaultError } from '../core/errors.js';
 import { Secret } from '../crypto/secret.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { closeSync, openSync, readFileSync } = process.getBuiltinModule('node:fs');
+const { ReadStream, WriteStream } = process.getBuiltinModule('node:tty');
 
 export interface Streams {
   readonly stdin: NodeJS.ReadStream;

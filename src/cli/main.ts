@@ -7,7 +7,8 @@
  * Run it through bin/vault-cli, which picks the Node this installation was
  * installed with; `node` on PATH may be another (issue 25).
  */
-import { readFileSync } from 'node:fs';
+// First: on a Node too old for vault-cli, nothing below is evaluated.
+import './node-check.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { helpText, parseArgv } from '../commands/argv.js';
@@ -16,6 +17,9 @@ import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';
 import { anchorMemory, proveAgain, refuseInsideRun, sentWithoutPassphrase } from './owner.js';
 import { hostEnv, resolvePaths, type Paths } from './paths.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 /** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
 function versionLine(script: string): string {
@@ -64,19 +68,8 @@ function presented(err: unknown, paths: Paths): unknown {
   return err;
 }
 
-/** The oldest Node whose APIs vault-cli uses (tls.getCACertificates, for one). */
-const MIN_NODE = 22;
-
 async function main(argv: readonly string[]): Promise<number> {
   const script = fileURLToPath(import.meta.url);
-  // Started as `node main.js` on an older node (bin/vault-cli never does): one
-  // clear line, not a crash deep in the proxy (VLT-3007).
-  if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
-    process.stderr.write(
-      `vault-cli: VLT-3005: needs Node ${MIN_NODE} or later, and ${process.execPath} is Node ${process.version}; run bin/vault-cli (node_modules/.bin/vault-cli), which uses the Node installed with it.\n`,
-    );
-    return 69;
-  }
   const inv = parseArgv(argv);
   if (inv.version === true) {
     process.stdout.write(versionLine(script));

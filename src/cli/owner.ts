@@ -4,8 +4,6 @@
  * VAULT_PASSPHRASE_FILE, else a prompt on the terminal), and the refusals that
  * come before any prompt: inside `vault-cli run`, and to an agent.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AnchorMemory } from '../client/options.js';
 import { formatTime } from '../core/audit.js';
@@ -14,6 +12,11 @@ import { SOCKET_NAME, type AnchorRef, type Ops, type Results } from '../core/pro
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } =
+  process.getBuiltinModule('node:fs');
+const { connect } = process.getBuiltinModule('node:net');
 
 function commandName(ctx: CliContext): string {
   return ['vault-cli', ...(ctx.inv.command?.path ?? [])].join(' ');

@@ -2,9 +2,11 @@
  * The one module that reads the home directory, the XDG variables and the
  * VAULT_* overrides (docs/files.md). Everything else receives paths.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { readFileSync, statSync } = process.getBuiltinModule('node:fs');
 
 /** Where `host install` records the hardened host, for every client on the machine. */
 export const SYSTEM_HOST_CONFIG = '/etc/vault-cli/host.json';

@@ -14,9 +14,12 @@
  * limits, the audit trail and `run`'s containment are what hold against that
  * (docs/pipes.md, docs/threat-model.md).
  */
-import { fstatSync, type Stats } from 'node:fs';
-import { isatty } from 'node:tty';
+import type { Stats } from 'node:fs';
 import { VaultError } from '../core/errors.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { fstatSync } = process.getBuiltinModule('node:fs');
+const { isatty } = process.getBuiltinModule('node:tty');
 
 /** What stdout is, when it may not take a value; null when it may. */
 export function unfitForValues(fd: number): string | null {

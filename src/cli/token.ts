@@ -1,7 +1,9 @@
 /** The agent's token: VAULT_TOKEN for one process, else the file `init` stored. */
-import { readFileSync } from 'node:fs';
 import { VaultError } from '../core/errors.js';
 import type { CliContext } from './context.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 export function loadToken(ctx: CliContext): string {
   const fromEnv = ctx.env.VAULT_TOKEN;

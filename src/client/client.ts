@@ -6,7 +6,6 @@
  * process that calls often keeps a channel (channel.ts); a streamed reply is
  * followed (follow.ts).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import {
@@ -19,6 +18,9 @@ import {
 } from '../core/protocol.js';
 import type { ClientOptions } from './options.js';
 import { ownerRequest, post, socketPathOf, unwrap, Unreachable } from './request.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /**
  * Sends one operation to the host and returns its result.

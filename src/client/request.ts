@@ -5,8 +5,7 @@
  * what a reply, or its absence, means. Everything the one-off call, the
  * channel and the streamed replies share.
  */
-import { lstatSync, readFileSync } from 'node:fs';
-import { connect, isIP, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type * as Tls from 'node:tls';
 import { dirname, join } from 'node:path';
 import { VaultError, isErrorCode } from '../core/errors.js';
@@ -19,6 +18,10 @@ import {
   type Reply,
 } from '../core/protocol.js';
 import type { ClientOptions } from './options.js';
+
+// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { lstatSync, readFileSync } = process.getBuiltinModule('node:fs');
+const { connect, isIP } = process.getBuiltinModule('node:net');
 
 /** The host's socket: in the vault directory unless the options name another. */
 export function socketPathOf(opts: ClientOptions): string {

@@ -4,7 +4,11 @@
  * best-effort (copies made by the engine, strings and the GC are out of reach),
  * so secrets stay Buffers as long as possible and become strings only at the edge.
  */
-import { inspect } from 'node:util';
+/**
+ * util.inspect.custom by its registered name: importing node:util for it cost
+ * every `get` about 2 ms (docs/development.md, "Start-up").
+ */
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 export class Secret {
   #bytes: Buffer;
@@ -38,7 +42,7 @@ export class Secret {
     return '[REDACTED]';
   }
 
-  [inspect.custom](): string {
+  [INSPECT](): string {
     return 'Secret [REDACTED]';
   }
 }
