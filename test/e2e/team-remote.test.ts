@@ -3,14 +3,12 @@
 // address, owner commands are refused there (VLT-3044), and a client that
 // does not trust the host's certificate sends nothing.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertRefused, disposeAll, hex } from '../support/e2e-helpers.js';
 import { Postgres } from '../support/postgres.js';
 import { ok, Rig, runCli } from '../support/rig.js';
+import { certificate, listenTls } from '../support/team-tls.js';
 
 let pg: Postgres;
 const rigs: Rig[] = [];
@@ -24,45 +22,6 @@ after(async () => {
   await pg?.stop();
 });
 
-/** A self-signed certificate for 127.0.0.1, made by openssl in `dir`. */
-function certificate(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { encoding: 'utf8' },
-  );
-  assert.equal(made.status, 0, made.stderr);
-  return { cert, key };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 test('a remote agent reads over TLS; its record names its IP; owner commands and untrusted certificates are refused', async () => {
   const db = pg.database();
   const a = new Rig();
@@ -71,26 +30,10 @@ test('a remote agent reads over TLS; its record names its IP; owner commands and
   const value = `remote-${hex()}`;
   await a.set('db', value);
   const token = await a.addAgent('ci-job', ['db']);
-  const tls = certificate(a.root, 'host');
-  const port = await freePort();
-  a.env.VAULT_LISTEN_TLS = `127.0.0.1:${port}`;
-  a.env.VAULT_TLS_CERT = tls.cert;
-  a.env.VAULT_TLS_KEY = tls.key;
   await a.stop();
+  const { remoteEnv: remote } = await listenTls(a);
   ok(await a.owner(['agent', 'show', 'ci-job'])); // the host again, now listening on TCP too
 
-  // The remote machine: its own HOME and an empty VAULT_DIR, no host, no store.
-  const remoteRoot = join(a.root, 'remote');
-  mkdirSync(join(remoteRoot, 'vault'), { recursive: true });
-  const remote = {
-    PATH: process.env.PATH,
-    HOME: remoteRoot,
-    LANG: 'C.UTF-8',
-    VAULT_DIR: join(remoteRoot, 'vault'),
-    VAULT_CONFIG_DIR: join(remoteRoot, 'config'),
-    VAULT_HOST_URL: `tls://127.0.0.1:${port}`,
-    VAULT_HOST_CA: tls.cert,
-  };
   const got = await runCli(['get', 'db'], { ...remote, VAULT_TOKEN: token });
   assert.equal(got.code, 0, got.stderr);
   assert.equal(got.stdout, `${value}\n`);

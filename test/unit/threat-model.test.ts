@@ -387,6 +387,15 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  'team mode: from the network, hold 20,000 connections open on the TLS listener (no token, no handshake), so that the owner and the agents find no way in':
+    {
+      sameUser: [
+        tested(
+          'tls-flood',
+          '20,000 connections on the TLS listener: the owner, a local agent and a remote agent are served',
+        ),
+      ],
+    },
   'team mode: read a value, an entry name or a token from the PostgreSQL database (a `pg_dump`)': {
     run: [TEAM_DUMP],
     sameUser: [TEAM_DUMP],

@@ -15,14 +15,23 @@ export class Crowd {
   readonly #byPeer = new Map<string, Set<Socket>>();
   #count = 0;
 
-  /** `budget()` is asked at each connection: what the host may hold on this socket now. */
-  constructor(private readonly budget: () => number) {}
+  /**
+   * `budget()` is asked at each connection: what the host may hold on this
+   * socket now; `perPeer`, what one holder may hold of it.
+   */
+  constructor(
+    private readonly budget: () => number,
+    private readonly perPeer = Infinity,
+  ) {}
 
   get size(): number {
     return this.#count;
   }
 
-  /** Counts `socket` for `peer`; past the budget, closes the largest holder's oldest connections. */
+  /**
+   * Counts `socket` for `peer`; past `perPeer`, closes that holder's oldest
+   * connections, and past the budget, the largest holder's.
+   */
   add(peer: string, socket: Socket): void {
     let held = this.#byPeer.get(peer);
     if (held === undefined) {
@@ -31,6 +40,12 @@ export class Crowd {
     }
     held.add(socket);
     this.#count++;
+    while (held.size > this.perPeer) {
+      const [oldest] = held;
+      if (oldest === undefined) break;
+      this.remove(peer, oldest);
+      oldest.destroy();
+    }
     while (this.#count > this.budget()) {
       const [victimPeer, victims] = this.#largest();
       const [oldest] = victims;

@@ -5,12 +5,34 @@
  * operations stay on the Unix socket, where the kernel names the caller. The
  * audit source of a remote request is the peer's IP address as the TCP
  * connection has it (`ip:<address>`), nothing the client states.
+ *
+ * Anyone who can reach the port can open connections, before any token or
+ * handshake: 20,000 plain TCP connections once took every descriptor the host
+ * had, and the owner and local agents with them (issue 36). So the listener
+ * holds at most REMOTE_BUDGET connections and one address at most
+ * MAX_PER_SOURCE; past either, the largest holder's oldest connection is
+ * closed (crowd.ts), so a flood starves itself and a new agent gets in. A
+ * connection must finish its TLS handshake within HANDSHAKE_MS and send its
+ * request head within HEAD_MS. The main socket's budget leaves room for all
+ * of this (server.ts), so local callers never compete with the listener.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Op } from '../../core/protocol.js';
 import { VaultError } from '../../core/errors.js';
+import { Crowd } from './crowd.js';
+
+/** Connections the TLS listener holds at once, from every address together. */
+export const REMOTE_BUDGET = 1024;
+/** Connections one address may hold (a machine's remote agents share its address). */
+export const MAX_PER_SOURCE = 64;
+/** From the TCP connection to the end of the TLS handshake. */
+const HANDSHAKE_MS = 5_000;
+/** From the handshake to the end of the request head; the whole request within REQUEST_MS. */
+const HEAD_MS = 5_000;
+const REQUEST_MS = 30_000;
 
 export interface RemoteListen {
   /** `address:port` to listen on (`0.0.0.0:8443`, `[::1]:8443`). */
@@ -57,9 +79,26 @@ export async function listenRemote(
 ): Promise<Server> {
   const { host, port } = parseListen(opts.listen);
   const server = createServer(
-    { cert: readFileSync(opts.cert), key: readFileSync(opts.key), minVersion: 'TLSv1.2' },
+    {
+      cert: readFileSync(opts.cert),
+      key: readFileSync(opts.key),
+      minVersion: 'TLSv1.2',
+      handshakeTimeout: HANDSHAKE_MS,
+      headersTimeout: HEAD_MS,
+      requestTimeout: REQUEST_MS,
+      connectionsCheckingInterval: 1_000,
+    },
     handle,
   );
+  const crowd = new Crowd(() => REMOTE_BUDGET, MAX_PER_SOURCE);
+  // 'connection' is the TCP connection, before any byte of TLS: counted from the first moment.
+  server.on('connection', (socket: Socket) => {
+    const source = socket.remoteAddress ?? 'unknown';
+    socket.once('close', () => crowd.remove(source, socket));
+    crowd.add(source, socket);
+  });
+  // A connection that fails its handshake (or sends no TLS at all) is closed, never logged per attempt.
+  server.on('tlsClientError', (_err: Error, socket: Socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -29,7 +29,13 @@ import { FD_RESERVE, openFileLimit } from './descriptors.js';
 import { Intake, MAX_PER_PEER } from './intake.js';
 import { serveChannel } from './channel.js';
 import type { Server as HttpsServer } from 'node:https';
-import { listenRemote, remoteGuard, remoteSource, type RemoteListen } from './remote.js';
+import {
+  listenRemote,
+  remoteGuard,
+  remoteSource,
+  REMOTE_BUDGET,
+  type RemoteListen,
+} from './remote.js';
 import type { HostEnv } from '../ops/op.js';
 import {
   answerFrame,
@@ -295,7 +301,11 @@ class HostRun {
     // what the session sockets hold (crowd.ts). Read once: the limit is the process's.
     const fdLimit = openFileLimit();
     const crowd = new Crowd(() =>
-      Math.max(MAX_PER_PEER, fdLimit - FD_RESERVE - this.#sockets.connections),
+      // The TLS listener's whole budget is set aside, whether or not it is in use (remote.ts).
+      Math.max(
+        MAX_PER_PEER,
+        fdLimit - FD_RESERVE - this.#sockets.connections - (this.opts.remote ? REMOTE_BUDGET : 0),
+      ),
     );
     this.#server.on('connection', (socket: Socket) => {
       this.#open.add(socket);
