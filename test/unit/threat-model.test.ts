@@ -396,6 +396,15 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  "team mode: stall the database (a hung server, a lock a DBA holds) so that every host freezes, the owner's `agent lock` included":
+    {
+      sameUser: [
+        tested(
+          'team-stall',
+          'a stopped database: refusals, status and the owner answered within the bound; served again after',
+        ),
+      ],
+    },
   'team mode: read a value, an entry name or a token from the PostgreSQL database (a `pg_dump`)': {
     run: [TEAM_DUMP],
     sameUser: [TEAM_DUMP],

@@ -62,9 +62,15 @@ export type PgReply =
 const start = workerData as Start;
 const { Client } = pg;
 
-/** Milliseconds; a database that does not answer within them is treated as lost (pg.ts). */
-const CONNECT_MS = 5000;
-const LOCK_MS = 10_000;
+/**
+ * Milliseconds. A connect or a wait for the version row's lock ends here as
+ * an answer (lost, or refused) before the host stops waiting (pg.ts
+ * ANSWER_MS, 2 s). A statement may run longer (a large import's commit): the
+ * host's wait for it grows with its rows.
+ */
+const CONNECT_MS = 1_500;
+const LOCK_MS = 1_500;
+const STATEMENT_MS = 60_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS vault_meta (
@@ -89,7 +95,7 @@ function newClient(): pg.Client {
     connectionTimeoutMillis: CONNECT_MS,
     // Durable on commit (and on the synchronous standby, where one is configured),
     // whatever the database's default: a value leaves only after its audit record.
-    options: `-c synchronous_commit=on -c lock_timeout=${LOCK_MS} -c statement_timeout=${2 * LOCK_MS} -c idle_in_transaction_session_timeout=${6 * LOCK_MS}`,
+    options: `-c synchronous_commit=on -c lock_timeout=${LOCK_MS} -c statement_timeout=${STATEMENT_MS} -c idle_in_transaction_session_timeout=${STATEMENT_MS}`,
   });
 }
 

@@ -28,8 +28,20 @@ import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 
-/** How long the host waits for one answer: past the worker's own connect and lock timeouts. */
-const ANSWER_MS = 30_000;
+/**
+ * How long the host's main thread waits for one answer. Every request waits
+ * behind it, `status` and the owner's `agent lock` too: with 30 s here, one
+ * stalled backend froze its host for 20 s and a stalled database froze every
+ * host for 30 s (issue 36). The worker's own statement and lock timeouts end
+ * a slow answer before this one does.
+ */
+const ANSWER_MS = 2_000;
+/** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
+const CREATE_MS = 30_000;
+/** While the breaker is open, how often the worker asks the database again, in the background. */
+const PROBE_MS = 500;
+/** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
+const PROBE_GIVE_UP_MS = 10_000;
 
 /**
  * The user-and-password part of a postgresql:// URL, read by hand: WHATWG
@@ -78,6 +90,13 @@ export class PgStore implements VaultStore {
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
   private listening = false;
+  /**
+   * Open after a request the database did not answer in time, or answered
+   * that the connection was lost: every request is refused at once (VLT-3040)
+   * instead of waiting its own ANSWER_MS in series, until a probe sent in the
+   * background is answered (`probe`).
+   */
+  private breaker: { cause: unknown; timer: NodeJS.Timeout | null } | null = null;
 
   private constructor(private readonly url: string) {}
 
@@ -99,7 +118,7 @@ export class PgStore implements VaultStore {
    * @throws VaultError VLT-3040
    */
   create(): void {
-    this.call({ op: 'create' });
+    this.call({ op: 'create' }, CREATE_MS);
   }
 
   private spawn(): MessagePort {
@@ -146,23 +165,65 @@ export class PgStore implements VaultStore {
    * One request to the database, waited for synchronously.
    * @throws VaultError VLT-3040 when it is unreachable, does not answer, or refuses.
    */
-  private call(req: PgRequest): Extract<PgReply, { ok: true }> {
+  private call(req: PgRequest, answerMs = ANSWER_MS): Extract<PgReply, { ok: true }> {
+    if (this.breaker !== null) throw unreachable(this.breaker.cause);
     const port = this.spawn();
     Atomics.store(this.flag, 0, 0);
     port.postMessage(req);
-    const waited = Atomics.wait(this.flag, 0, 0, ANSWER_MS);
+    const waited = Atomics.wait(this.flag, 0, 0, answerMs);
     const got = receiveMessageOnPort(port)?.message as PgReply | undefined;
     if (waited === 'timed-out' || got === undefined) {
       // Its late answer (a commit even) must not be taken for the next request's.
       this.drop();
-      throw unreachable(new Error('no answer from the database'));
+      const cause = new Error(`no answer from the database in ${answerMs} ms`);
+      this.openBreaker(cause);
+      throw unreachable(cause);
     }
     if (!got.ok) {
       const err = Object.assign(new Error(got.message), { code: got.code });
+      if (got.lost === true) this.openBreaker(err);
       throw unreachable(err);
     }
     if (req.op === 'refresh' || req.op === 'begin') this.listen();
     return got;
+  }
+
+  private openBreaker(cause: unknown): void {
+    if (this.breaker !== null) return;
+    this.breaker = { cause, timer: null };
+    this.probe(PROBE_MS);
+  }
+
+  /**
+   * Asks the database again `afterMs` from now, on the worker's port but in
+   * the background: the host's main thread goes on answering (refusals, status,
+   * `daemon stop`) meanwhile. An answer closes the breaker; a refusal asks
+   * again later; silence drops the worker and asks with a new one.
+   */
+  private probe(afterMs: number): void {
+    const b = this.breaker;
+    if (b === null) return;
+    b.timer = setTimeout(() => {
+      const port = this.spawn();
+      const giveUp = setTimeout(() => {
+        port.off('message', answered);
+        this.drop();
+        this.probe(0);
+      }, PROBE_GIVE_UP_MS);
+      giveUp.unref();
+      const answered = (reply: PgReply) => {
+        clearTimeout(giveUp);
+        port.off('message', answered);
+        if (this.breaker !== b) return;
+        if (reply.ok) this.breaker = null;
+        else this.probe(PROBE_MS);
+      };
+      port.on('message', answered);
+      // A probe keeps no process alive: the host's own lifetime decides.
+      port.unref();
+      port.postMessage({ op: 'refresh', since: this.mirror.version } satisfies PgRequest);
+    }, afterMs);
+    b.timer.unref();
   }
 
   private apply(reply: Extract<PgReply, { ok: true }>): void {
@@ -209,12 +270,16 @@ export class PgStore implements VaultStore {
     const changes = this.mirror.changes();
     const version = this.mirror.version + 1;
     try {
-      this.call({
-        op: 'commit',
-        version,
-        keys: changes.map((c) => c.key),
-        values: changes.map((c) => c.value),
-      });
+      this.call(
+        {
+          op: 'commit',
+          version,
+          keys: changes.map((c) => c.key),
+          values: changes.map((c) => c.value),
+        },
+        // A large import's commit takes longer than a fill's, and the owner asked for it.
+        ANSWER_MS + Math.floor(changes.length / 10),
+      );
     } catch (err) {
       // Committed or not, the next transaction fetches whatever the database has.
       this.mirror.rollback();
@@ -301,6 +366,8 @@ export class PgStore implements VaultStore {
   }
 
   async close(): Promise<void> {
+    if (this.breaker?.timer) clearTimeout(this.breaker.timer);
+    this.breaker = null;
     if (this.port !== null) {
       try {
         this.call({ op: 'close' });
