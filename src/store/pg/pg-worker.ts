@@ -11,8 +11,12 @@
  * locks first: that one lock orders every host's writes, which is what makes
  * limits, locks and the audit chain global.
  */
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
 
 interface Start {
   readonly url: string;
@@ -89,14 +93,41 @@ INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 let client: pg.Client | null = null;
 let listener: pg.Client | null = null;
 
+/**
+ * The password for a connection the store URL gives none: from the password
+ * file (PGPASSFILE, else ~/.pgpass), read here at each connect, as libpq
+ * would (passfile.ts). Not pg's own reading of it: that is deprecated, and
+ * said so on every host start.
+ */
+function fromPassfile(to: { host: string; port: number; database?: string; user?: string }) {
+  const file = process.env.PGPASSFILE ?? join(process.env.HOME ?? homedir(), '.pgpass');
+  let text: string;
+  try {
+    const st = statSync(file);
+    if (!st.isFile() || !passfileModeSafe(st.mode)) return undefined;
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return passwordFor(parsePassfile(text), {
+    host: to.host,
+    port: to.port,
+    database: to.database ?? '',
+    user: to.user ?? '',
+  });
+}
+
 function newClient(): pg.Client {
-  return new Client({
+  const c = new Client({
     connectionString: start.url,
     connectionTimeoutMillis: CONNECT_MS,
     // Durable on commit (and on the synchronous standby, where one is configured),
     // whatever the database's default: a value leaves only after its audit record.
     options: `-c synchronous_commit=on -c lock_timeout=${LOCK_MS} -c statement_timeout=${STATEMENT_MS} -c idle_in_transaction_session_timeout=${STATEMENT_MS}`,
   });
+  // Writable on the client, and asked for only when the server wants a password.
+  if (c.password === null) Object.assign(c, { password: () => fromPassfile(c) });
+  return c;
 }
 
 async function connected(): Promise<pg.Client> {
