@@ -108,6 +108,21 @@ export const PROJECT_CONTROLS: readonly string[] = [
   '.gemini/',
   '.codex/',
   '.aider.conf.yml',
+  // Hook managers: what they name runs at the owner's next commit (husky's `.husky/_` is
+  // core.hooksPath, its scripts are `.husky/<hook>`).
+  '.husky/',
+  'lefthook.yml',
+  'lefthook.yaml',
+  'lefthook.json',
+  'lefthook.toml',
+  'lefthook-local.yml',
+  'lefthook-local.yaml',
+  '.lefthook.yml',
+  '.lefthook.yaml',
+  '.lefthook-local.yml',
+  '.lefthook-local.yaml',
+  '.lefthook/',
+  '.pre-commit-config.yaml',
 ];
 
 /** The facts the policy is decided on, besides what exists. Paths may be relative to `cwd`. */
@@ -139,6 +154,14 @@ export interface PolicyFacts {
    * placeholders for the absent ones.
    */
   readonly nested?: readonly string[];
+  /**
+   * Other existing paths below the writable roots the start scan found that
+   * the owner's git reads to decide what to run (shell/project-check.ts
+   * `keep`: the parts of a git directory git does not write for ordinary
+   * work, a linked worktree's `commondir`, `gitdir`, `config.worktree`, the
+   * `core.hooksPath` directory): read-only like the controls.
+   */
+  readonly keep?: readonly string[];
 }
 
 /** A file the agent sees at `path` and writes, while it is `copy` outside. */
@@ -274,6 +297,7 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...input.allowWrite,
         ...input.readOnly,
         ...controlProbes([input.cwd, ...input.allowWrite.map(at), ...(input.nested ?? [])]),
+        ...(input.keep ?? []),
         ...(input.privateFiles ?? []).map((f) => f.path),
       ].map(at),
     ),
@@ -504,13 +528,23 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     openedControls,
     hidden,
   );
+  const kept = new Set(controls.kept);
+  for (const k of (input.keep ?? []).map(at))
+    if (
+      kind(k) !== null &&
+      !(input.links ?? new Set()).has(k) &&
+      roots.some((r) => within(k, r)) &&
+      !openedControls.some((o) => within(k, o)) &&
+      !hidden.some((h) => within(k, h.path))
+    )
+      kept.add(k);
 
   return {
     cwd,
     writable,
     privateFiles,
     readOnly,
-    controls,
+    controls: { ...controls, kept: [...kept] },
     openedControls,
     hidden,
     sessionDir,
