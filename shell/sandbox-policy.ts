@@ -284,6 +284,15 @@ function runtimeDir(input: PolicyFacts): string[] {
 
 const stores = (home: string) => CREDENTIAL_STORES.map((f) => join(home, f));
 
+/** The directories that hold `p` below the root of `roots` it is in (the nearest first). */
+function holders(p: string, roots: readonly string[]): string[] {
+  const root = roots.find((r) => within(p, r));
+  const out: string[] = [];
+  if (root === undefined) return out;
+  for (let d = dirname(p); d !== root && within(d, root); d = dirname(d)) out.push(d);
+  return out;
+}
+
 /** Every path the policy asks about: `found` must say what is at each. */
 export function policyProbes(input: PolicyFacts): string[] {
   const at = (p: string) => resolve(input.cwd, p);
@@ -297,7 +306,10 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...input.allowWrite,
         ...input.readOnly,
         ...controlProbes([input.cwd, ...input.allowWrite.map(at), ...(input.nested ?? [])]),
-        ...(input.keep ?? []),
+        ...(input.keep ?? []).flatMap((k) => [
+          k,
+          ...holders(at(k), [input.cwd, ...input.allowWrite.map(at)]),
+        ]),
         ...(input.privateFiles ?? []).map((f) => f.path),
       ].map(at),
     ),
@@ -529,22 +541,31 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     hidden,
   );
   const kept = new Set(controls.kept);
-  for (const k of (input.keep ?? []).map(at))
+  const pinned = new Set(controls.pinned);
+  const links = input.links ?? new Set<string>();
+  for (const k of (input.keep ?? []).map(at)) {
+    const up = holders(k, roots);
     if (
-      kind(k) !== null &&
-      !(input.links ?? new Set()).has(k) &&
-      roots.some((r) => within(k, r)) &&
-      !openedControls.some((o) => within(k, o)) &&
-      !hidden.some((h) => within(k, h.path))
+      kind(k) === null ||
+      [k, ...up].some((p) => links.has(p)) ||
+      !roots.some((r) => within(k, r)) ||
+      openedControls.some((o) => within(k, o)) ||
+      hidden.some((h) => within(k, h.path))
     )
-      kept.add(k);
+      continue;
+    kept.add(k);
+    // Its directories up to a pinned one (the `.git` that holds it) are pinned too, or the agent
+    // would rename one away with it inside; elsewhere the end check finds what replaced it.
+    const to = up.findIndex((d) => controls.pinned.includes(d));
+    for (const d of up.slice(0, Math.max(to, 0))) if (kind(d) === 'dir') pinned.add(d);
+  }
 
   return {
     cwd,
     writable,
     privateFiles,
     readOnly,
-    controls: { ...controls, kept: [...kept] },
+    controls: { ...controls, pinned: [...pinned], kept: [...kept] },
     openedControls,
     hidden,
     sessionDir,
