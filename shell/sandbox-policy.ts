@@ -550,6 +550,8 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
       [k, ...up].some((p) => links.has(p)) ||
       !roots.some((r) => within(k, r)) ||
       openedControls.some((o) => within(k, o)) ||
+      // Named with --allow-write (itself or a directory inside another root that holds it): opened.
+      writable.some((w) => within(k, w) && roots.some((r) => r !== w && within(w, r))) ||
       hidden.some((h) => within(k, h.path))
     )
       continue;
