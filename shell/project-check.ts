@@ -31,6 +31,7 @@ import {
   type BigIntStats,
 } from 'node:fs';
 import { oneLine } from '../src/core/errors.js';
+import { commondirHome, gitdirHome, gitParts, type Part } from './git-dir.js';
 import { gitConfigKeys, unsafeGitKeys } from './git-config.js';
 import {
   child,
@@ -38,10 +39,12 @@ import {
   KEPT_DEPTH,
   KEPT_DIRS,
   look,
+  NODE_MODULES_WALK,
   walkProject,
   WALK,
   type Found,
 } from './project-scan.js';
+import { laterKind, laterPart, MAX_LATER_LINES } from './runs-later.js';
 import { PROJECT_CONTROLS } from './sandbox-policy.js';
 
 /** What the start of a session noted, for its end. */
@@ -59,6 +62,17 @@ export interface ProjectStart {
   readonly nested: readonly string[];
   /** Whether the walk stopped at a bound: what is beyond it is neither kept nor known. */
   readonly bounded: boolean;
+  /** The files that run later there were (by path, latin1): identity, ctime, and the part that runs. */
+  readonly later: ReadonlyMap<string, { id: string; ctime: bigint; part: string | null }>;
+  /** The directory `core.hooksPath` names, inside a writable root (judged like a control directory). */
+  readonly hooksDir: string | null;
+  /**
+   * Paths the sandbox keeps read-only besides PROJECT_CONTROLS
+   * (shell/sandbox-policy.ts `keep`): what git does not write for ordinary
+   * work in the git directories of the kept directories, a linked worktree's
+   * `commondir`, `gitdir`, `config.worktree`, and the `core.hooksPath` directory.
+   */
+  readonly keep: readonly string[];
 }
 
 /**
@@ -71,9 +85,6 @@ const CLOCK_SLACK_NS = 2_000_000_000n;
 const CLAUDE = PROJECT_CONTROLS.filter((c) => c.startsWith('.claude/') && c !== '.claude/').map(
   (c) => c.slice('.claude/'.length).replace(/\/$/, ''),
 );
-
-/** The parts of a git directory that make git run something or read another file. */
-const GIT_PARTS = ['config', 'config.worktree', 'commondir', 'hooks'];
 
 /** A control as judged: a git directory, another directory, or anything else (a file, a link). */
 type Item = { kind: 'gitdir' | 'dir' | 'file'; path: Buffer; st: BigIntStats };
@@ -98,30 +109,6 @@ function itemsOf(f: Found): Item[] {
   return items;
 }
 
-/** A git directory's parts that exist, and each hook. */
-function gitParts(dir: Buffer): { name: string; path: Buffer; st: BigIntStats }[] {
-  const parts = [];
-  for (const name of GIT_PARTS) {
-    const path = child(dir, name);
-    const st = look(path);
-    if (st === null) continue;
-    parts.push({ name, path, st });
-    if (name !== 'hooks' || !st.isDirectory()) continue;
-    let hooks: Buffer[] = [];
-    try {
-      hooks = readdirSync(path, { encoding: 'buffer' });
-    } catch {
-      // Not ours to read: not git's either, when it runs as us.
-    }
-    for (const hook of hooks) {
-      const hp = child(path, hook);
-      const hs = look(hp);
-      if (hs !== null) parts.push({ name: `hooks/${hook.toString('latin1')}`, path: hp, st: hs });
-    }
-  }
-  return parts;
-}
-
 /** The paths the sandbox hides, or that the owner opened: not walked, not judged. */
 function outside(paths: readonly string[]): (p: Buffer) => boolean {
   const bufs = paths.map((p) => Buffer.from(p));
@@ -141,6 +128,7 @@ export function projectStart(
   roots: readonly string[],
   skip: readonly string[],
   now: number,
+  hooksDir: string | null = null,
 ): ProjectStart {
   const since = BigInt(now) * 1_000_000n - CLOCK_SLACK_NS;
   const walk = walkProject(roots, WALK, outside(skip));
@@ -148,6 +136,13 @@ export function projectStart(
   const within = new Map<string, bigint>();
   const dirs = new Set<string>();
   const nested: string[] = [];
+  const keep: string[] = [];
+  const later = new Map<string, { id: string; ctime: bigint; part: string | null }>();
+  const note = (st: BigIntStats, path: Buffer) => {
+    seen.set(identity(st), st.ctimeNs);
+    const newest = st.isDirectory() ? newestWithin(path) : null;
+    if (newest !== null) within.set(identity(st), newest);
+  };
   for (const f of walk.found) {
     const st = look(f.dir);
     if (st !== null) dirs.add(identity(st));
@@ -156,7 +151,19 @@ export function projectStart(
       const newest = item.kind === 'dir' ? newestWithin(item.path) : null;
       if (newest !== null) within.set(identity(item.st), newest);
       if (item.kind === 'gitdir')
-        for (const p of gitParts(item.path)) seen.set(identity(p.st), p.st.ctimeNs);
+        for (const p of gitParts(item.path)) {
+          note(p.st, p.path);
+          if (f.depth <= KEPT_DEPTH && item.path !== f.dir && keepable(p))
+            keep.push(p.path.toString('utf8'));
+        }
+    }
+    for (const name of f.later) {
+      const path = child(f.dir, name);
+      const kind = laterKind(f.dir.toString('latin1'), name);
+      const lst = look(path);
+      if (kind === null || lst === null) continue;
+      const part = kind.part === undefined ? null : laterPart(kind, path);
+      later.set(path.toString('latin1'), { id: identity(lst), ctime: lst.ctimeNs, part });
     }
     const text = f.dir.toString('utf8');
     // A name that is not UTF-8 cannot be given to bubblewrap: the end check has it.
@@ -164,6 +171,12 @@ export function projectStart(
       if (f.names.length > 0 && nested.length < KEPT_DIRS) nested.push(text);
   }
   const cut = walk.found.filter((f) => f.depth >= 1 && f.depth <= KEPT_DEPTH && f.names.length > 0);
+  const hooks = hooksDir === null ? null : look(Buffer.from(hooksDir));
+  if (hooksDir !== null && hooks !== null) {
+    note(hooks, Buffer.from(hooksDir));
+    if (hooks.isDirectory()) keep.push(hooksDir);
+  }
+  const kept = keep.slice(0, KEPT_PATHS);
   return {
     roots,
     since,
@@ -171,8 +184,26 @@ export function projectStart(
     within,
     dirs,
     nested,
-    bounded: walk.bounded || cut.length > nested.length,
+    bounded: walk.bounded || cut.length > nested.length || kept.length < keep.length,
+    later,
+    hooksDir,
+    keep: kept,
   };
+}
+
+/** Paths kept read-only besides the controls, at most (each is a mount). */
+const KEPT_PATHS = 200;
+
+/**
+ * Whether the sandbox keeps a part of a git directory read-only: what is not
+ * already a control (`config`, `hooks/`, `modules/` are), and can be bound
+ * (no link: a mount would land on its target; a UTF-8 name, for bubblewrap).
+ */
+function keepable(p: Part): boolean {
+  const text = p.path.toString('utf8');
+  if (p.module || p.st.isSymbolicLink() || !Buffer.from(text).equals(p.path)) return false;
+  if (p.role === 'hook' || p.role === 'hooks') return false;
+  return p.role !== 'config' || p.name.startsWith('worktrees/');
 }
 
 /** One control made harmless: where it was, why, and its new name. */
@@ -283,8 +314,10 @@ export function projectCheck(
     git: string | null;
     now: Date;
   },
-): { held: Held[]; bounded: boolean } {
+): { held: Held[]; later: Later[]; bounded: boolean } {
   const walk = walkProject(start.roots, WALK, outside(o.skip));
+  // Each node_modules, for git directories only (the start does not walk them: they are not kept).
+  const modules = walkProject(walk.modules, NODE_MODULES_WALK, outside(o.skip), true);
   const opened = outside([...o.opened, ...o.kept]);
   const stamp = o.now
     .toISOString()
@@ -300,7 +333,7 @@ export function projectCheck(
       // Gone meanwhile: nothing left to run.
     }
   };
-  for (const f of walk.found) {
+  for (const f of [...walk.found, ...modules.found]) {
     const dir = look(f.dir);
     // In a directory the start did not look into, and which the session did not make, nothing is known to be new.
     const known = dir !== null && (start.dirs.has(identity(dir)) || dir.ctimeNs >= start.since);
@@ -316,26 +349,12 @@ export function projectCheck(
         // By part, not by the directory: the owner's own repository changes with every commit.
         for (const part of gitParts(item.path)) {
           if (opened(part.path) || !fresh(part.st) || empty(part.path, part.st)) continue;
-          if (part.name === 'config' || part.name === 'config.worktree') {
-            const why = part.st.isFile()
-              ? unsafeConfig(part.path, o.git)
-              : 'a link made in the session';
-            if (why !== null) hold(part.path, why);
-          } else if (part.name === 'commondir')
-            hold(
-              part.path,
-              "made in the session: it points git at another directory's configuration",
-            );
-          else if (part.name === 'hooks') {
-            if (!part.st.isDirectory()) hold(part.path, 'hooks replaced in the session');
-          } else if (!part.name.endsWith('.sample'))
-            hold(part.path, 'a hook made or changed in the session');
+          const why = judgePart(part, o.git, start);
+          if (why !== null) hold(part.path, why);
         }
       } else if (item.kind === 'dir') {
         // Made, moved in, or anything in it newer than what was there (an entry renamed in is new too).
-        const then = start.within.get(identity(item.st)) ?? start.since - 1n;
-        const newest = newestWithin(item.path);
-        if ((fresh(item.st) || newest === null || newest > then) && !empty(item.path, item.st))
+        if (changedDir(item.path, item.st, start, fresh(item.st)))
           hold(item.path, 'made or changed in the session');
       } else {
         let changed = fresh(item.st);
@@ -350,7 +369,83 @@ export function projectCheck(
       }
     }
   }
-  return { held, bounded: walk.bounded || start.bounded };
+  if (start.hooksDir !== null) {
+    const path = Buffer.from(start.hooksDir);
+    const st = look(path);
+    const then = st === null ? undefined : start.seen.get(identity(st));
+    if (st !== null && !opened(path) && changedDir(path, st, start, then !== st.ctimeNs))
+      hold(path, 'the core.hooksPath directory, made or changed in the session');
+  }
+  const heldPaths = new Set(held.map((h) => h.path.toString('latin1')));
+  const later = laterChanged(walk.found, start, heldPaths);
+  return { held, later, bounded: walk.bounded || start.bounded || modules.bounded };
+}
+
+/** Whether a control directory is new or anything in it is newer than at the start. */
+function changedDir(path: Buffer, st: BigIntStats, start: ProjectStart, fresh: boolean): boolean {
+  const then = start.within.get(identity(st)) ?? start.since - 1n;
+  const newest = newestWithin(path);
+  return (fresh || newest === null || newest > then) && !empty(path, st);
+}
+
+/** Why a part of a git directory the agent made or changed is held, or null when it stays. */
+function judgePart(part: Part, git: string | null, start: ProjectStart): string | null {
+  switch (part.role) {
+    case 'config':
+      return part.st.isFile() ? unsafeConfig(part.path, git) : 'a link made in the session';
+    case 'commondir':
+      return "made in the session: it points git at another directory's configuration";
+    case 'wt-commondir':
+      return part.st.isFile() && commondirHome(part.path)
+        ? null
+        : "a linked worktree's commondir made or changed in the session: it points git at another directory's configuration";
+    case 'wt-gitdir':
+      return part.st.isFile() && gitdirHome(part.path)
+        ? null
+        : "a linked worktree's gitdir made or changed in the session";
+    case 'hooks':
+      return part.st.isDirectory() ? null : 'hooks replaced in the session';
+    case 'hook':
+      return part.name.endsWith('.sample') ? null : 'a hook made or changed in the session';
+    case 'other':
+      if (part.st.isDirectory() && !changedDir(part.path, part.st, start, true)) return null;
+      return 'made or changed in the session in a git directory, outside what git writes for ordinary work';
+  }
+}
+
+/** A file that runs later, made or changed by the agent: it stays, and is named. */
+export interface Later {
+  readonly path: Buffer;
+  readonly why: string;
+}
+
+/** The files that run later the session made or changed (their running part, where only a part runs). */
+function laterChanged(
+  found: readonly Found[],
+  start: ProjectStart,
+  held: ReadonlySet<string>,
+): Later[] {
+  const out: Later[] = [];
+  for (const f of found)
+    for (const name of f.later) {
+      const path = child(f.dir, name);
+      const key = path.toString('latin1');
+      const kind = laterKind(f.dir.toString('latin1'), name);
+      const st = look(path);
+      if (kind === null || st === null || held.has(key)) continue;
+      const then = start.later.get(key);
+      const changed =
+        then === undefined
+          ? st.ctimeNs >= start.since
+          : then.id !== identity(st) || then.ctime !== st.ctimeNs;
+      if (!changed) continue;
+      if (kind.part !== undefined) {
+        const part = laterPart(kind, path);
+        if (part === (then?.part ?? null)) continue;
+      }
+      out.push({ path, why: kind.why });
+    }
+  return out;
 }
 
 /** `path` for a terminal line: control characters and invisible ones escaped. */
@@ -359,11 +454,24 @@ export function shown(path: Buffer): string {
 }
 
 /** The lines `run` prints on stderr for what the check did. */
-export function heldLines(r: { held: readonly Held[]; bounded: boolean }): string[] {
+export function heldLines(r: {
+  held: readonly Held[];
+  later?: readonly Later[];
+  bounded: boolean;
+}): string[] {
   const lines = r.held.map(
     (h) =>
       `vault-cli: held ${shown(h.path)}: ${oneLine(h.why)}; renamed to ${shown(h.to)}, which no tool reads (docs/sandbox.md)`,
   );
+  const later = r.later ?? [];
+  for (const l of later.slice(0, MAX_LATER_LINES))
+    lines.push(
+      `vault-cli: runs later ${shown(l.path)}: ${oneLine(l.why)}; changed in the session and left as the agent wrote it: read it before your tools run it (docs/sandbox.md)`,
+    );
+  if (later.length > MAX_LATER_LINES)
+    lines.push(
+      `vault-cli: runs later: ${later.length - MAX_LATER_LINES} more files changed in the session that your tools run (docs/sandbox.md)`,
+    );
   if (r.bounded)
     lines.push(
       `vault-cli: warning: the walk over project controls stopped at its bound (${WALK.depth} levels, ${WALK.entries} entries, ${KEPT_DIRS} directories kept read-only): what is beyond was neither kept nor checked (docs/sandbox.md)`,

@@ -8,11 +8,13 @@
  * Paths are bytes: a directory name need not be UTF-8, and one read as a
  * string would come back with U+FFFD in it, a path that leads nowhere, so an
  * agent could hide a repository behind such a name. Symbolic links are not
- * followed; `node_modules` and the inside of `.git` are not entered (the
- * first is heavy and installed, not written by hand; the second is looked at
- * by its parent).
+ * followed; the inside of `.git` is not entered (it is looked at by its
+ * parent). `node_modules` is heavy and installed, not written by hand: the
+ * walk notes where each is, and the end of the session walks them on their
+ * own (`NODE_MODULES_WALK`), for git directories only.
  */
 import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { laterKind } from './runs-later.js';
 import { PROJECT_CONTROLS } from './sandbox-policy.js';
 
 /** How far a walk goes. */
@@ -41,8 +43,16 @@ export const WALK: Bounds = { depth: 8, entries: 100_000 };
 export const KEPT_DEPTH = 4;
 export const KEPT_DIRS = 200;
 
-/** Not entered: see the header. */
-const NOT_ENTERED = new Set(['node_modules', '.git']);
+/**
+ * The walk of each `node_modules` at the end of a session, for git
+ * directories only (a planted one is as good to git as any: through a
+ * worktree's `commondir`, a `.git` file, or the owner's `cd`). Deeper than the
+ * project walk (packages nest deep, and pnpm nests
+ * `node_modules/.pnpm/<pkg>/node_modules/<pkg>`): about 0.1-0.2 s for this
+ * repository's 15,000 entries, 0.4-0.5 s for 60,000-80,000 with a warm cache
+ * (1.5-4 s cold; docs/sandbox.md).
+ */
+export const NODE_MODULES_WALK: Bounds = { depth: 64, entries: 1_000_000 };
 
 /** The first components of the project controls (`.git`, `.claude`, `.envrc`, ...). */
 export const CONTROL_NAMES: ReadonlySet<string> = new Set(
@@ -55,14 +65,21 @@ export interface Found {
   readonly depth: number;
   /** The control names present in it (`.git`, `.envrc`, ...). */
   readonly names: readonly string[];
-  /** Whether it looks like a bare repository to git: HEAD, objects/ and refs/. */
+  /**
+   * Whether git would take it for a git directory: a `config` file, `objects/`
+   * and `refs/` (git needs no `HEAD` where a worktree's `commondir` leads).
+   */
   readonly bare: boolean;
+  /** The files in it that run later (shell/runs-later.ts). */
+  readonly later: readonly string[];
 }
 
 export interface Walk {
   readonly found: readonly Found[];
   /** Whether a bound stopped the walk before it saw everything. */
   readonly bounded: boolean;
+  /** The `node_modules` directories it did not enter. */
+  readonly modules: readonly Buffer[];
 }
 
 const SLASH = Buffer.from('/');
@@ -74,19 +91,23 @@ export function child(dir: Buffer, name: Buffer | string): Buffer {
 
 /**
  * The directories under `roots` (breadth first, so a bound cuts the deepest
- * first) that hold project controls or are bare repositories. `skip` names
- * directories not to enter (the paths the sandbox hides).
+ * first) that hold project controls or files that run later, or are git
+ * directories. `skip` names directories not to enter (the paths the sandbox
+ * hides). `gitOnly` (the walk of a `node_modules`) enters `node_modules` too
+ * and finds git directories and `.git` only.
  */
 export function walkProject(
-  roots: readonly string[],
+  roots: readonly (string | Buffer)[],
   bounds: Bounds,
   skip: (dir: Buffer) => boolean,
+  gitOnly = false,
 ): Walk {
   const found: Found[] = [];
+  const modules: Buffer[] = [];
   let budget = bounds.entries;
   let bounded = false;
   const queue: { dir: Buffer; depth: number }[] = roots.map((r) => ({
-    dir: Buffer.from(r),
+    dir: typeof r === 'string' ? Buffer.from(r) : r,
     depth: 0,
   }));
   for (let i = 0; i < queue.length; i++) {
@@ -103,22 +124,28 @@ export function walkProject(
     }
     budget -= entries.length;
     const names: string[] = [];
+    const later: string[] = [];
     const has = new Set<string>();
+    const where = dir.toString('latin1');
     for (const e of entries) {
       // latin1 maps bytes to characters one to one: the ASCII names compare exactly.
       const name = e.name.toString('latin1');
-      has.add(name);
-      if (CONTROL_NAMES.has(name)) names.push(name);
-      if (!e.isDirectory() || NOT_ENTERED.has(name)) continue;
+      if (e.isDirectory()) has.add(`${name}/`);
+      else if (e.isFile()) has.add(name);
+      if (gitOnly ? name === '.git' : CONTROL_NAMES.has(name)) names.push(name);
+      if (!gitOnly && !e.isDirectory() && laterKind(where, name) !== null) later.push(name);
+      if (!e.isDirectory() || name === '.git') continue;
       const sub = child(dir, e.name);
       if (skip(sub)) continue;
-      if (depth + 1 > bounds.depth) bounded = true;
+      if (name === 'node_modules' && !gitOnly) modules.push(sub);
+      else if (depth + 1 > bounds.depth) bounded = true;
       else queue.push({ dir: sub, depth: depth + 1 });
     }
-    const bare = has.has('HEAD') && has.has('objects') && has.has('refs');
-    if (names.length > 0 || bare) found.push({ dir, depth, names, bare });
+    const bare = has.has('config') && has.has('objects/') && has.has('refs/');
+    if (names.length > 0 || bare || later.length > 0)
+      found.push({ dir, depth, names, bare, later });
   }
-  return { found, bounded };
+  return { found, bounded, modules };
 }
 
 /** The identity of a file for as long as it exists: device and inode. */

@@ -108,6 +108,21 @@ export const PROJECT_CONTROLS: readonly string[] = [
   '.gemini/',
   '.codex/',
   '.aider.conf.yml',
+  // Hook managers: what they name runs at the owner's next commit (husky's `.husky/_` is
+  // core.hooksPath, its scripts are `.husky/<hook>`).
+  '.husky/',
+  'lefthook.yml',
+  'lefthook.yaml',
+  'lefthook.json',
+  'lefthook.toml',
+  'lefthook-local.yml',
+  'lefthook-local.yaml',
+  '.lefthook.yml',
+  '.lefthook.yaml',
+  '.lefthook-local.yml',
+  '.lefthook-local.yaml',
+  '.lefthook/',
+  '.pre-commit-config.yaml',
 ];
 
 /** The facts the policy is decided on, besides what exists. Paths may be relative to `cwd`. */
@@ -139,6 +154,14 @@ export interface PolicyFacts {
    * placeholders for the absent ones.
    */
   readonly nested?: readonly string[];
+  /**
+   * Other existing paths below the writable roots the start scan found that
+   * the owner's git reads to decide what to run (shell/project-check.ts
+   * `keep`: the parts of a git directory git does not write for ordinary
+   * work, a linked worktree's `commondir`, `gitdir`, `config.worktree`, the
+   * `core.hooksPath` directory): read-only like the controls.
+   */
+  readonly keep?: readonly string[];
 }
 
 /** A file the agent sees at `path` and writes, while it is `copy` outside. */
@@ -261,6 +284,15 @@ function runtimeDir(input: PolicyFacts): string[] {
 
 const stores = (home: string) => CREDENTIAL_STORES.map((f) => join(home, f));
 
+/** The directories that hold `p` below the root of `roots` it is in (the nearest first). */
+function holders(p: string, roots: readonly string[]): string[] {
+  const root = roots.find((r) => within(p, r));
+  const out: string[] = [];
+  if (root === undefined) return out;
+  for (let d = dirname(p); d !== root && within(d, root); d = dirname(d)) out.push(d);
+  return out;
+}
+
 /** Every path the policy asks about: `found` must say what is at each. */
 export function policyProbes(input: PolicyFacts): string[] {
   const at = (p: string) => resolve(input.cwd, p);
@@ -274,6 +306,10 @@ export function policyProbes(input: PolicyFacts): string[] {
         ...input.allowWrite,
         ...input.readOnly,
         ...controlProbes([input.cwd, ...input.allowWrite.map(at), ...(input.nested ?? [])]),
+        ...(input.keep ?? []).flatMap((k) => [
+          k,
+          ...holders(at(k), [input.cwd, ...input.allowWrite.map(at)]),
+        ]),
         ...(input.privateFiles ?? []).map((f) => f.path),
       ].map(at),
     ),
@@ -504,13 +540,34 @@ export function sandboxPolicy(input: PolicyInput): SandboxPolicy {
     openedControls,
     hidden,
   );
+  const kept = new Set(controls.kept);
+  const pinned = new Set(controls.pinned);
+  const links = input.links ?? new Set<string>();
+  for (const k of (input.keep ?? []).map(at)) {
+    const up = holders(k, roots);
+    if (
+      kind(k) === null ||
+      [k, ...up].some((p) => links.has(p)) ||
+      !roots.some((r) => within(k, r)) ||
+      openedControls.some((o) => within(k, o)) ||
+      // Named with --allow-write (itself or a directory inside another root that holds it): opened.
+      writable.some((w) => within(k, w) && roots.some((r) => r !== w && within(w, r))) ||
+      hidden.some((h) => within(k, h.path))
+    )
+      continue;
+    kept.add(k);
+    // Its directories up to a pinned one (the `.git` that holds it) are pinned too, or the agent
+    // would rename one away with it inside; elsewhere the end check finds what replaced it.
+    const to = up.findIndex((d) => controls.pinned.includes(d));
+    for (const d of up.slice(0, Math.max(to, 0))) if (kind(d) === 'dir') pinned.add(d);
+  }
 
   return {
     cwd,
     writable,
     privateFiles,
     readOnly,
-    controls,
+    controls: { ...controls, pinned: [...pinned], kept: [...kept] },
     openedControls,
     hidden,
     sessionDir,

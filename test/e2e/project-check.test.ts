@@ -194,3 +194,60 @@ test('the git the check runs: found before the agent starts, outside what it may
   assert.equal(gitStill(g), null);
   assert.equal(gitAtStart(null, [root]), null);
 });
+
+test('a git directory is judged by what git writes for ordinary work: a linked worktree’s commondir led elsewhere, a file git does not know and a HEAD-less git directory under node_modules are held; commits, a stash, a new worktree and info/exclude are not', () => {
+  const root = tree();
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'commit', '-q', '--allow-empty', '-m', 'first');
+  const wt = join(tree(), 'wt');
+  git(root, 'worktree', 'add', '-q', wt);
+  const s = startAfter(root);
+  // Ordinary work, and a second worktree made as git makes it.
+  git(root, 'commit', '-q', '--allow-empty', '-m', 'second');
+  writeFileSync(join(root, 'f'), 'x\n');
+  git(root, 'add', 'f');
+  git(root, 'stash', '-q');
+  git(root, 'worktree', 'add', '-q', join(tree(), 'wt2'));
+  appendFileSync(join(root, '.git', 'info', 'exclude'), 'dist/\n');
+  // The agent's: a worktree's directory made again around a commondir of its own.
+  const g = join(root, 'node_modules', '.cache', 'g');
+  mkdirSync(join(g, 'objects'), { recursive: true });
+  mkdirSync(join(g, 'refs'));
+  writeFileSync(join(g, 'config'), '[core]\n\tfsmonitor = touch pwned\n');
+  const w = join(root, '.git', 'worktrees', 'wt');
+  renameSync(w, `${w}.old`);
+  mkdirSync(w);
+  for (const f of ['HEAD', 'gitdir']) copyFileSync(join(`${w}.old`, f), join(w, f));
+  writeFileSync(join(w, 'commondir'), `${g}\n`);
+  writeFileSync(join(root, '.git', 'mystery'), 'x\n');
+  assert.deepEqual(heldPaths(s, root), [
+    '.git/mystery',
+    '.git/worktrees/wt/commondir',
+    'node_modules/.cache/g/config',
+  ]);
+});
+
+test('what runs later: named when the agent made or changed it (package.json only for its scripts, pyproject.toml only for its build system), never held', () => {
+  const root = tree();
+  mkdirSync(join(root, 'a'));
+  writeFileSync(join(root, 'package.json'), '{"name":"p","scripts":{"t":"x"}}\n');
+  writeFileSync(join(root, 'a', 'package.json'), '{"name":"a","version":"1"}\n');
+  writeFileSync(join(root, 'pyproject.toml'), '[project]\nname = "p"\n');
+  writeFileSync(join(root, 'Makefile'), 'all:\n\ttrue\n');
+  const s = startAfter(root);
+  writeFileSync(join(root, 'package.json'), '{"name":"p","scripts":{"t":"x"},"version":"2"}\n');
+  writeFileSync(join(root, 'a', 'package.json'), '{"name":"a","scripts":{"prepare":"sh x"}}\n');
+  writeFileSync(join(root, 'pyproject.toml'), '[project]\nname = "q"\n');
+  mkdirSync(join(root, '.github', 'workflows'), { recursive: true });
+  writeFileSync(join(root, '.github', 'workflows', 'ci.yml'), 'on: push\n');
+  writeFileSync(join(root, '.env.local'), 'A=1\n');
+  writeFileSync(join(root, 'lib.mk'), 'x:\n');
+  const r = check(s);
+  assert.deepEqual(r.held, []);
+  assert.deepEqual(r.later.map((l) => l.path.toString().slice(root.length + 1)).sort(), [
+    '.env.local',
+    '.github/workflows/ci.yml',
+    'a/package.json',
+    'lib.mk',
+  ]);
+});

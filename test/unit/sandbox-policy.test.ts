@@ -294,6 +294,53 @@ test('nested project controls: kept read-only and pinned like the top ones, with
   assert.equal(access(m, `${proj}/lib/src`), 'rw');
 });
 
+test('kept paths the start scan found (a worktree’s commondir, the core.hooksPath directory): read-only, with the directories up to the pinned .git pinned; outside the roots, behind a link or opened: left', () => {
+  const proj = `${HOME}/proj`;
+  const wt = `${proj}/.git/worktrees/w`;
+  const fs = fileSystem({
+    ...Object.fromEntries(usual),
+    [`${proj}/.git/config`]: 'file',
+    [`${wt}/commondir`]: 'file',
+    [`${wt}/HEAD`]: 'file',
+    [`${proj}/tools/hooks/pre-commit`]: 'file',
+    [`${proj}/ln/x`]: 'file',
+    [`${HOME}/elsewhere/hooks`]: 'dir',
+  });
+  const keep = [
+    `${wt}/commondir`,
+    `${proj}/tools/hooks`,
+    `${proj}/ln/x`,
+    `${HOME}/elsewhere/hooks`,
+  ];
+  const facts = { ...baseFacts, keep };
+  const found = new Map(policyProbes(facts).map((x) => [x, fs.get(x) ?? null]));
+  const p = sandboxPolicy({ ...facts, found, links: new Set([`${proj}/ln`]) });
+  for (const k of [`${wt}/commondir`, `${proj}/tools/hooks`])
+    assert.ok(p.controls.kept.includes(k), k);
+  for (const d of [wt, `${proj}/.git/worktrees`, `${proj}/.git`])
+    assert.ok(p.controls.pinned.includes(d), d);
+  // No pinned directory above it: the end check finds what replaced it.
+  assert.ok(!p.controls.pinned.includes(`${proj}/tools`));
+  for (const k of [`${proj}/ln/x`, `${HOME}/elsewhere/hooks`])
+    assert.ok(!p.controls.kept.includes(k), k);
+  const m = mounts(p);
+  assert.equal(access(m, `${wt}/commondir`), 'ro');
+  assert.equal(access(m, `${wt}/HEAD`), 'rw');
+  assert.equal(access(m, `${proj}/tools/hooks/pre-commit`), 'ro');
+  const opened = sandboxPolicy({
+    ...facts,
+    allowWrite: [`${wt}/commondir`],
+    found: new Map(
+      policyProbes({ ...facts, allowWrite: [`${wt}/commondir`] }).map((x) => [
+        x,
+        fs.get(x) ?? null,
+      ]),
+    ),
+  });
+  assert.ok(!opened.controls.kept.includes(`${wt}/commondir`));
+  assert.ok(opened.writable.includes(`${wt}/commondir`));
+});
+
 test('a path nobody looked at is a defect, never taken as absent', () => {
   assert.throws(
     () => sandboxPolicy({ ...baseFacts, found: new Map() }),

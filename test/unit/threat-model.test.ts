@@ -856,6 +856,49 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  "point a linked worktree's `commondir` at a git directory of its own under `node_modules` (no `HEAD`; `core.fsmonitor`) for the owner's next `git status` there":
+    {
+      run: [
+        tested(
+          'threat-project-controls',
+          'a linked worktree’s commondir pointed at a HEAD-less git directory under node_modules: the owner’s git status in the worktree runs nothing, and run names what it held',
+        ),
+        tested(
+          'threat-project-controls',
+          'git directories planted under node_modules (with and without HEAD, and a .git) are held: the owner’s git there runs nothing',
+        ),
+        tested(
+          'threat-project-controls',
+          'inside run, git commit, checkout -b and stash still work, and nothing of them is held',
+        ),
+        tested(
+          'project-check',
+          'a git directory is judged by what git writes for ordinary work: a linked worktree’s commondir led elsewhere, a file git does not know and a HEAD-less git directory under node_modules are held; commits, a stash, a new worktree and info/exclude are not',
+        ),
+      ],
+    },
+  "edit the hooks `core.hooksPath` names (husky's `.husky/_`, one set in the owner's global config) or a hook manager's config (`lefthook.yml`, `.pre-commit-config.yaml`)":
+    {
+      run: [
+        tested(
+          'threat-project-controls',
+          'husky’s layout (core.hooksPath .husky/_), and a hooks directory set in the owner’s global config: the agent cannot edit the hooks, and the owner’s git commit runs nothing of the agent’s',
+        ),
+      ],
+    },
+  "change what the owner's tools run as code later (`package.json` scripts, `Makefile`, CI workflows, `.env*`, an `.envrc` opened with `--allow-write`)":
+    {
+      run: [
+        tested(
+          'threat-project-controls',
+          'what runs later: one line each for changed package.json scripts, a Makefile and an opened .envrc; none for a package.json change outside scripts',
+        ),
+        tested(
+          'project-check',
+          'what runs later: named when the agent made or changed it (package.json only for its scripts, pyproject.toml only for its build system), never held',
+        ),
+      ],
+    },
   "read a descriptor the owner's shell or CI runner left open (`exec 260<passfile`, then `cat <&260` inside)":
     {
       run: [

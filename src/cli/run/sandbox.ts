@@ -1,6 +1,7 @@
 // The facts `run` gathers for the sandbox policy (shell/sandbox-policy.ts),
 // and the box the agent starts in: the policy as the chosen engine
 // (shell/sandbox-engine.ts) carries it out.
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import {
   cwdControls,
   policyProbes,
   sandboxPolicy,
+  within,
   type PathKind,
   type SandboxPolicy,
 } from '../../../shell/sandbox-policy.js';
@@ -70,12 +72,15 @@ export function policyFor(
     privateFiles: plan.private,
   };
   const roots = [facts.cwd, ...facts.allowWrite.map((w) => resolve(facts.cwd, w))];
+  const git = gitAtStart(which('git', ctx.env.PATH), roots);
+  const hooks = hooksPathAt(git?.path ?? null, facts.cwd, ctx.env);
   const project = projectStart(
     roots.filter((r) => kind(r) === 'dir'),
     [...facts.vaultPaths.map((v) => resolve(facts.cwd, v)), sessionDir],
     Date.now(),
+    hooks !== null && roots.some((r) => within(hooks, r)) ? hooks : null,
   );
-  const probes = policyProbes({ ...facts, nested: project.nested });
+  const probes = policyProbes({ ...facts, nested: project.nested, keep: project.keep });
   // What an earlier session's engine left is made again and removed after, like an absent path.
   const controls = new Set(cwdControls(facts.cwd));
   const left = (f: string) => controls.has(f) && engine.leftover(f);
@@ -88,12 +93,38 @@ export function policyFor(
   const policy = sandboxPolicy({
     ...facts,
     nested: project.nested,
+    keep: project.keep,
     found: new Map(probes.map((f) => [f, left(f) ? null : (kind(f) ?? planned.get(f) ?? null)])),
     links: new Set(probes.filter(isLink)),
     unwritable: new Set(probes.map((f) => dirname(f)).filter((d) => !writableDir(d))),
   });
   const writable = [policy.cwd, ...policy.writable, ...policy.privateFiles.map((f) => f.path)];
   return { policy, project, git: gitAtStart(which('git', ctx.env.PATH), writable) };
+}
+
+/**
+ * The directory the owner's git runs hooks from in `cwd`, asked of git itself
+ * before the agent starts, with the owner's environment (so every config git
+ * reads counts: system, global under the owner's HOME and XDG, the
+ * repository's, `config.worktree`, includes and includeIf), absolute; null
+ * outside a repository or without a git outside the project. `rev-parse`
+ * reads configuration and runs nothing.
+ */
+export function hooksPathAt(
+  git: string | null,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): string | null {
+  if (git === null) return null;
+  const r = spawnSync(git, ['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], {
+    cwd,
+    env: { ...env, GIT_OPTIONAL_LOCKS: '0' },
+    encoding: 'utf8',
+    timeout: 10_000,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const out = r.status === 0 ? r.stdout.trim() : '';
+  return out.startsWith('/') && !out.includes('\n') ? out : null;
 }
 
 /** Whether this process may create entries in directory `d` (false when it is no directory). */
