@@ -3,6 +3,14 @@ import type { Socket } from 'node:net';
 import type { Authority } from './ca.js';
 import type { Counted, Signal } from './policy.js';
 import type { RefusalHook } from './refusal.js';
+import type { SignPieces, Signed } from './sigv4.js';
+
+/**
+ * Asks the vault host, as `caller`, to sign a request signed with a
+ * surrogate AWS key id (sigv4.ts) for `host`: released and audited as a
+ * fill; throws its VaultError.
+ */
+export type Signer = (pieces: SignPieces, host: string, caller: string | null) => Promise<Signed>;
 
 /**
  * Resolves references for one request through the vault host; throws its
@@ -60,6 +68,8 @@ export interface ProxyOptions {
   readonly onRefusal?: RefusalHook;
   /** Where attempts that count as violations are reported; without it, they are only refused. */
   readonly report?: Reporter;
+  /** Where a request signed with a surrogate AWS key is re-signed; without it, such a request is refused. */
+  readonly sign?: Signer;
 }
 
 export interface RunningProxy {
