@@ -88,8 +88,10 @@ const SCOPE_PART = /^[a-z0-9-]{1,64}$/;
 const AMZ_DATE = /^(\d{8})T\d{6}Z$/;
 const HASH = /^[0-9a-f]{64}$/;
 
+/** Anything shaped like a surrogate key id (crypto/aws-surrogate.ts), wherever it stands. */
+const SURROGATE_SHAPE = new RegExp(`${SURROGATE_PREFIX}[A-Z2-7]+0[A-Z2-7]{16}`);
 /** Whether a header value or query names a surrogate credential. */
-const names = (text: string) => text.includes(`=${SURROGATE_PREFIX}`);
+const names = (text: string) => SURROGATE_SHAPE.test(text);
 
 /**
  * The surrogate signature of a request, null when it carries none (no
@@ -154,18 +156,15 @@ function payloadOf(h: RawHeaders): string | null | VaultError {
   return malformed('x-amz-content-sha256 is not a hash or UNSIGNED-PAYLOAD');
 }
 
-/** Whether the query holds an X-Amz-Credential naming a surrogate (a presigned URL). */
+/**
+ * Whether the query names a surrogate (as written or decoded): a presigned
+ * URL's X-Amz-Credential, or anywhere else, it is never sent on.
+ */
 function presignedWithSurrogate(target: string): boolean {
   const q = target.indexOf('?');
   if (q < 0) return false;
-  for (const part of target.slice(q + 1).split('&')) {
-    const eq = part.indexOf('=');
-    const key = eq < 0 ? part : part.slice(0, eq);
-    if ((safeDecode(key) ?? key).toLowerCase() !== 'x-amz-credential') continue;
-    const value = part.slice(eq + 1);
-    if ((safeDecode(value) ?? value).includes(SURROGATE_PREFIX)) return true;
-  }
-  return false;
+  const query = target.slice(q + 1);
+  return names(query) || names(safeDecode(query.replaceAll('+', ' ')) ?? '');
 }
 
 function safeDecode(text: string): string | null {
