@@ -3,7 +3,28 @@ import type { Socket } from 'node:net';
 import type { Authority } from './ca.js';
 import type { Counted, Signal } from './policy.js';
 import type { RefusalHook } from './refusal.js';
-import type { SignPieces, Signed } from './sigv4.js';
+
+/** What the host is asked to sign (the `sign` operation's body, less the token). */
+export interface SignPieces {
+  readonly surrogate: string;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  /** Flat name, value list of the signed headers, as they go upstream. */
+  readonly headers: readonly string[];
+  readonly date: string;
+  readonly region: string;
+  readonly service: string;
+  readonly payloadHash: string;
+}
+
+/** The host's signature: the headers to put over the client's. */
+export interface Signed {
+  readonly authorization: string;
+  readonly date: string;
+  /** The entry's session token, or null: the header is dropped. */
+  readonly sessionToken: string | null;
+}
 
 /**
  * Asks the vault host, as `caller`, to sign a request signed with a

@@ -27,7 +27,7 @@ import {
   parseSurrogate,
 } from '../crypto/aws-surrogate.js';
 import type { Prepared } from './forward.js';
-import type { Signer } from './options.js';
+import type { SignPieces, Signed, Signer } from './options.js';
 import { hostMismatch } from './policy.js';
 import type { RawHeaders } from './raw-headers.js';
 import type { Routed } from './routing.js';
@@ -46,28 +46,6 @@ export interface SurrogateSigned {
   readonly date: string;
   /** The x-amz-content-sha256 value, or null: the proxy hashes the body. */
   readonly payloadHash: string | null;
-}
-
-/** What the host is asked to sign (the `sign` operation's body, less the token). */
-export interface SignPieces {
-  readonly surrogate: string;
-  readonly method: string;
-  readonly path: string;
-  readonly query: string;
-  /** Flat name, value list of the signed headers, as they go upstream. */
-  readonly headers: readonly string[];
-  readonly date: string;
-  readonly region: string;
-  readonly service: string;
-  readonly payloadHash: string;
-}
-
-/** The host's signature: the headers to put over the client's. */
-export interface Signed {
-  readonly authorization: string;
-  readonly date: string;
-  /** The entry's session token, or null: the header is dropped. */
-  readonly sessionToken: string | null;
 }
 
 /** The longest body hashed to sign a request that sent no x-amz-content-sha256. */
