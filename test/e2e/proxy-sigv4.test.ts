@@ -349,7 +349,7 @@ describe('refusals: nothing is forwarded', () => {
   });
 });
 
-test('under run --aws: the agent’s environment, output and files hold no secret key, and its aws CLI works', async () => {
+test('under run --aws, sandboxed: the agent’s environment, output and files hold no secret key, and its aws CLI works', async () => {
   installBin(rig);
   const work = join(rig.root, 'run-work');
   mkdirSync(work, { recursive: true });
@@ -363,13 +363,15 @@ test('under run --aws: the agent’s environment, output and files hold no secre
   ].join('; ');
   const r = await underPty(rig, [
     'run',
-    '--no-sandbox',
     '--agent',
     'ci',
     '--aws',
     'Temp',
     '--upstream-ca',
     ca.caFile,
+    // The stand-in is on the outer machine's loopback: the sandbox's proxy reaches it only when allowed.
+    '--allow-net',
+    `localhost:${aws.port}`,
     '--',
     'sh',
     '-c',
