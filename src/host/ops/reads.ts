@@ -44,9 +44,8 @@ export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report' | 'sign'> 
   sign: async (env, req) => {
     const host = normalHost(req.body.host);
     if (!DESTINATION.test(host)) throw new VaultError('VLT-1002', 'Not a destination host.');
-    const { token, host: _, ...pieces } = req.body;
     return asAgent(env, req, (session) =>
-      signForProxy(env.ctx, session, token, pieces, host, req.source),
+      signForProxy(env.ctx, session, req.body.token, req.body, host, req.source),
     );
   },
 };
