@@ -360,7 +360,11 @@ test('under run --aws, sandboxed: the agent’s environment, output and files ho
     `${via} ${AWS} sts get-caller-identity --endpoint-url ${endpoint()} --output json > ${work}/out.txt 2>&1`,
     `echo "aws-exit=$?"`,
     `cat ${work}/out.txt`,
+    // A surrogate minted outside this session (for the agent's own token): not this session's.
+    `${via} AWS_ACCESS_KEY_ID=${mintSurrogate(token, 'Temp')} AWS_MAX_ATTEMPTS=1 ${AWS} sts get-caller-identity --endpoint-url ${endpoint()} > /dev/null 2>&1`,
+    `echo "foreign-exit=$?"`,
   ].join('; ');
+  const before = aws.verdicts.length;
   const r = await underPty(rig, [
     'run',
     '--agent',
@@ -379,6 +383,13 @@ test('under run --aws, sandboxed: the agent’s environment, output and files ho
   ]).exited;
   assert.equal(r.exitCode, 0, r.output);
   assert.match(r.output, /aws-exit=0/);
+  // The foreign surrogate: refused by the session's proxy (run lists the refusal), never verified upstream.
+  assert.match(r.output, /foreign-exit=[1-9]/);
+  assert.match(r.output, /VLT-2058/);
+  assert.deepEqual(
+    aws.verdicts.slice(before).map((v) => [v.ok, v.keyId]),
+    [[true, tempId]],
+  );
   assert.match(r.output, /123456789012/);
   const env = readFileSync(join(work, 'env.txt'), 'utf8');
   assert.match(env, /^AWS_ACCESS_KEY_ID=VLT0/m);

@@ -1168,6 +1168,12 @@ const LEDGER: Record<string, Entry> = {
       ],
     },
   'have a surrogate AWS key id minted for another session or agent re-signed': {
+    run: [
+      tested(
+        'proxy-sigv4',
+        'under run --aws, sandboxed: the agent’s environment, output and files hold no secret key, and its aws CLI works',
+      ),
+    ],
     sameUser: [
       tested(
         'proxy-sigv4',
