@@ -15,6 +15,7 @@ import type { SignatureV4 } from '@smithy/signature-v4';
 import { agentActor } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { surrogateEntry } from '../../crypto/aws-surrogate.js';
+import type { Secret } from '../../crypto/secret.js';
 import { accessEvent } from '../audit/event.js';
 import type { HostContext } from '../context.js';
 import { release } from './access.js';
@@ -125,6 +126,7 @@ export async function signForProxy(
       new VaultError('VLT-2058'),
     );
   }
+  // Read before anything is released: a request the signer cannot take costs no fill.
   const query = queryOf(r.query);
   const signingDate = dateOf(r.date);
   const refs = [
@@ -132,51 +134,63 @@ export async function signForProxy(
     { entry, field: AWS_FIELDS.secret },
     { entry, field: AWS_FIELDS.token, optional: true },
   ];
-  const [id, secret, sessionToken] = await release(
-    ctx,
-    session,
-    refs,
-    { kind: 'fill', host },
-    source,
-  );
+  const values = await release(ctx, session, refs, { kind: 'fill', host }, source);
+  const [id, secret, sessionToken] = values as [Secret, Secret, Secret | undefined];
   try {
-    const { SignatureV4 } = await (smithy ??= import('@smithy/signature-v4'));
     const credentials = {
-      accessKeyId: (id as { expose(): Buffer }).expose().toString('utf8'),
-      secretAccessKey: (secret as { expose(): Buffer }).expose().toString('utf8'),
+      accessKeyId: id.expose().toString('utf8'),
+      secretAccessKey: secret.expose().toString('utf8'),
       ...(sessionToken === undefined
         ? {}
         : { sessionToken: sessionToken.expose().toString('utf8') }),
     };
-    const signer = new SignatureV4({
-      credentials,
-      region: r.region,
-      service: r.service,
-      sha256: Sha256,
-      // S3 signs the path as sent; every other service, encoded once more.
-      uriEscapePath: r.service !== 's3',
-      applyChecksum: false,
-    });
-    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-    for (let i = 0; i + 1 < r.headers.length; i += 2)
-      headers[r.headers[i] as string] = r.headers[i + 1] as string;
-    // Always signed, as the AWS SDK for JavaScript does for every service: the
-    // proxy sends it too (a client that sent none signed its body's hash).
-    headers['x-amz-content-sha256'] = r.payloadHash;
-    const hostHeader = headers.host ?? '';
-    const signed = await signer.sign(
-      { method: r.method, protocol: 'https:', hostname: hostHeader, path: r.path, query, headers },
-      { signingDate, signableHeaders: new Set(Object.keys(headers)) },
-    );
-    const h = signed.headers;
-    return {
-      authorization: h.authorization ?? '',
-      date: h['x-amz-date'] ?? r.date,
-      sessionToken: credentials.sessionToken ?? null,
-    };
+    const authorization = await signWith(credentials, r, query, signingDate);
+    return { authorization, date: r.date, sessionToken: credentials.sessionToken ?? null };
   } finally {
-    id?.wipe();
-    secret?.wipe();
-    sessionToken?.wipe();
+    for (const v of values) v?.wipe();
   }
+}
+
+/**
+ * The Authorization of `r` signed with `credentials` (strings: the signer
+ * takes no buffers, so the secret is a JavaScript string for the moment of
+ * signing; @smithy/signature-v4 also keeps up to 50 derived signing keys,
+ * in this process only).
+ */
+async function signWith(
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  r: SignRequest,
+  query: Record<string, string | string[]>,
+  signingDate: Date,
+): Promise<string> {
+  const { SignatureV4 } = await (smithy ??= import('@smithy/signature-v4'));
+  const signer = new SignatureV4({
+    credentials,
+    region: r.region,
+    service: r.service,
+    sha256: Sha256,
+    // S3 signs the path as sent; every other service, encoded once more.
+    uriEscapePath: r.service !== 's3',
+    applyChecksum: false,
+  });
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (let i = 0; i + 1 < r.headers.length; i += 2)
+    headers[r.headers[i] as string] = r.headers[i + 1] as string;
+  // Always signed, as the AWS SDK for JavaScript does for every service: the
+  // proxy sends it too (a client that sent none signed its body's hash).
+  headers['x-amz-content-sha256'] = r.payloadHash;
+  const signed = await signer.sign(
+    {
+      method: r.method,
+      protocol: 'https:',
+      hostname: headers.host ?? '',
+      path: r.path,
+      query,
+      headers,
+    },
+    { signingDate, signableHeaders: new Set(Object.keys(headers)) },
+  );
+  const authorization = signed.headers.authorization;
+  if (authorization === undefined) throw new VaultError('VLT-3007');
+  return authorization;
 }
