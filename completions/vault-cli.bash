@@ -127,6 +127,7 @@ _vault_cli() {
       'proxy --port') :; return 0 ;;
       'proxy --upstream-ca') __vault_cli_files; return 0 ;;
       'proxy env --port') :; return 0 ;;
+      'proxy env --aws') :; return 0 ;;
       'render --format') __vault_cli_words 'json yaml toml env raw'; return 0 ;;
       'exec --env') :; return 0 ;;
       'git-credential --entry') :; return 0 ;;
@@ -140,6 +141,7 @@ _vault_cli() {
       'run --model-key') __vault_cli_names entry; return 0 ;;
       'run --allow-write') __vault_cli_files; return 0 ;;
       'run --allow-read') __vault_cli_files; return 0 ;;
+      'run --aws') :; return 0 ;;
       'run --allow-net') :; return 0 ;;
       'run --max-procs') :; return 0 ;;
       'unlock --for') :; return 0 ;;
@@ -194,12 +196,12 @@ _vault_cli() {
       'get') __vault_cli_words '--field --help' ;;
       'totp') __vault_cli_words '--help' ;;
       'proxy') __vault_cli_words '--port --upstream-ca --help' ;;
-      'proxy env') __vault_cli_words '--port --no-local-bypass --help' ;;
+      'proxy env') __vault_cli_words '--port --no-local-bypass --aws --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --keep-vault-env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --aws --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;
       'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
@@ -253,12 +255,12 @@ _vault_cli() {
     'get') valued=' --field ' ;;
     'totp') valued='  ' ;;
     'proxy') valued=' --port --upstream-ca ' ;;
-    'proxy env') valued=' --port ' ;;
+    'proxy env') valued=' --port --aws ' ;;
     'proxy ca') valued='  ' ;;
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --allow-net --max-procs ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --aws --allow-net --max-procs ' ;;
     'unlock') valued=' --for --idle ' ;;
     'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;

@@ -26,7 +26,7 @@ export interface ProxyHost {
   readonly channel: HostChannel;
   readonly hooks: Pick<
     ProxyOptions,
-    'resolve' | 'admit' | 'report' | 'requireCaller' | 'sessionToken'
+    'resolve' | 'admit' | 'report' | 'sign' | 'requireCaller' | 'sessionToken'
   >;
 }
 
@@ -56,6 +56,14 @@ export function proxyHost(client: ClientOptions, callers: Callers): ProxyHost {
         await channel.call('whoami', { token: caller });
       },
       // An attempt it refused that counts against the caller: the host decides and records.
+      // A surrogate-signed AWS request: the host signs it with the key it never lets out.
+      sign: async (pieces, host, caller) =>
+        channel.call('sign', {
+          token: token(caller),
+          host,
+          ...pieces,
+          headers: [...pieces.headers],
+        }),
       report: async (signal, caller) =>
         channel.call('report', { token: token(caller), ...signal, refs: [...signal.refs] }),
     },

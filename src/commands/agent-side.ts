@@ -88,6 +88,14 @@ export const AGENT_SIDE: readonly CommandDef[] = [
         name: 'no-local-bypass',
         summary: 'send this machine’s own services through the proxy too (NO_PROXY empty)',
       },
+      {
+        name: 'aws',
+        value: 'string',
+        metavar: '<entry>',
+        summary:
+          'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)',
+        complete: 'none',
+      },
     ],
     notes: [
       'By default NO_PROXY names localhost, 127.0.0.1 and ::1: a local service is reached directly and gets the literal reference.',
@@ -96,6 +104,7 @@ export const AGENT_SIDE: readonly CommandDef[] = [
       'eval "$(vault-cli proxy env)"',
       'eval "$(vault-cli proxy env --port 8443)"',
       'eval "$(vault-cli proxy env --no-local-bypass)"',
+      'eval "$(vault-cli proxy env --aws AWS)"; aws s3 ls',
     ],
     module: 'proxy',
   },

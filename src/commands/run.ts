@@ -78,6 +78,14 @@ export const RUN: readonly CommandDef[] = [
         complete: 'file',
       },
       {
+        name: 'aws',
+        value: 'string',
+        metavar: '<entry>',
+        summary:
+          'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)',
+        complete: 'none',
+      },
+      {
         name: 'allow-net',
         value: 'string',
         metavar: '<host:port>',

@@ -111,6 +111,23 @@ export const ERRORS = {
     message:
       'This releases a value or loosens a rule: it needs the passphrase itself; an owner session only narrows and observes.',
   },
+  /** A request signed with a vault-cli surrogate AWS key whose SigV4 signature the proxy cannot read. */
+  'VLT-2056': {
+    exit: 65,
+    message: "The request's AWS signature cannot be read; nothing was sent.",
+  },
+  /** Signed with a surrogate AWS key in a form the proxy cannot re-sign (presigned URL, SigV4A, aws-chunked). */
+  'VLT-2057': {
+    exit: 65,
+    message: 'This AWS request cannot be re-signed at the proxy; nothing was sent.',
+  },
+  /** A surrogate AWS key id minted for another session or agent than the caller. */
+  'VLT-2058': {
+    exit: 77,
+    message: 'This surrogate AWS key belongs to another session or agent; nothing was sent.',
+  },
+  /** A body signed by its hash, too large for the proxy to hash before re-signing. */
+  'VLT-2059': { exit: 65, message: 'Request body too large to re-sign; nothing was sent.' },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

@@ -30,7 +30,13 @@ export const MAX_ID = 0xffffffff;
  * commands keep HTTP on a connection of their own, where the client checks
  * the host before a passphrase goes out (src/client/host-check.ts).
  */
-export const CHANNEL_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve', 'report']);
+export const CHANNEL_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'report',
+  'sign',
+]);
 
 /** A frame's first bytes: its length and id. */
 function head(length: number, id: number): Buffer {

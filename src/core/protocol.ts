@@ -162,6 +162,8 @@ export interface Results {
    * was locked already; nothing was recorded).
    */
   report: { outcome: 'recorded' | 'lockdown' | 'locked' };
+  /** An AWS SigV4 signature made in the host: the headers to put over the surrogate's. */
+  sign: { authorization: string; date: string; sessionToken: string | null };
   'vault.create': { recoveryKey: string };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
   'vault.rekey': { recoveryKey: string };

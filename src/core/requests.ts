@@ -132,6 +132,23 @@ export const REQUESTS = {
    * token it carries (access.ts reportSignal); it names no other agent.
    */
   report: object({ ...agent, kind: oneOf(['host_mismatch']), host: str, refs }),
+  /**
+   * The proxy's AWS SigV4 re-sign (host/agent/sigv4.ts): the pieces a request
+   * signed with a surrogate key id covers; the host signs with the real key.
+   */
+  sign: object({
+    ...agent,
+    host: str,
+    surrogate: str,
+    method: str,
+    path: str,
+    query: str,
+    headers: strList,
+    date: str,
+    region: str,
+    service: str,
+    payloadHash: str,
+  }),
   /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
   'vault.create': object({ ...owner, testWeakKdf: flag, store: optional(str) }),
   'vault.rekey': object({ ...owner }),

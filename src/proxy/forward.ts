@@ -37,6 +37,8 @@ export interface Prepared {
    * otherwise). Null otherwise.
    */
   readonly address: string | null;
+  /** The body, read whole to hash it for an AWS re-sign (sigv4.ts): sent from here. */
+  readonly body?: Buffer;
 }
 
 /** Zeroes the values kept for scrubbing (best effort: header strings built from them stay). */
@@ -216,10 +218,17 @@ export function sendBody(
   res: ServerResponse,
   up: UpstreamBody,
   seen: (chunk: Buffer) => void,
+  body?: Buffer,
 ): void {
   res.on('close', () => {
     if (!res.writableFinished) up.destroy();
   });
+  if (body !== undefined) {
+    seen(body);
+    up.write(body);
+    up.end();
+    return;
+  }
   if (isBodyless(req)) {
     req.resume();
     up.end();

@@ -4,6 +4,35 @@ import type { Authority } from './ca.js';
 import type { Counted, Signal } from './policy.js';
 import type { RefusalHook } from './refusal.js';
 
+/** What the host is asked to sign (the `sign` operation's body, less the token). */
+export interface SignPieces {
+  readonly surrogate: string;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  /** Flat name, value list of the signed headers, as they go upstream. */
+  readonly headers: readonly string[];
+  readonly date: string;
+  readonly region: string;
+  readonly service: string;
+  readonly payloadHash: string;
+}
+
+/** The host's signature: the headers to put over the client's. */
+export interface Signed {
+  readonly authorization: string;
+  readonly date: string;
+  /** The entry's session token, or null: the header is dropped. */
+  readonly sessionToken: string | null;
+}
+
+/**
+ * Asks the vault host, as `caller`, to sign a request signed with a
+ * surrogate AWS key id (sigv4.ts) for `host`: released and audited as a
+ * fill; throws its VaultError.
+ */
+export type Signer = (pieces: SignPieces, host: string, caller: string | null) => Promise<Signed>;
+
 /**
  * Resolves references for one request through the vault host; throws its
  * VaultError. `caller` is the token from the request's (or its tunnel's)
@@ -60,6 +89,8 @@ export interface ProxyOptions {
   readonly onRefusal?: RefusalHook;
   /** Where attempts that count as violations are reported; without it, they are only refused. */
   readonly report?: Reporter;
+  /** Where a request signed with a surrogate AWS key is re-signed; without it, such a request is refused. */
+  readonly sign?: Signer;
 }
 
 export interface RunningProxy {

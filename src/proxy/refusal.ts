@@ -41,6 +41,10 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-2049': 400,
   'VLT-2052': 403,
   'VLT-2053': 403,
+  'VLT-2056': 400,
+  'VLT-2057': 400,
+  'VLT-2058': 403,
+  'VLT-2059': 413,
   'VLT-3008': 502,
 };
 

@@ -57,6 +57,7 @@ import { asRefusal, rawError, reply, upstreamFailure, type RefusalHook } from '.
 import { Relay, type BodySource } from './relay.js';
 import { routeConnect, routeRequest, type Destination, type Routed } from './routing.js';
 import { Scavenger } from './scavenge.js';
+import { resign, surrogateSigned } from './sigv4.js';
 import { Tunnels } from './tunnel.js';
 import { Upstreams, type TunnelUpstream } from './upstream.js';
 import { isWebSocket, relayUpgrade } from './upgrade.js';
@@ -291,11 +292,23 @@ export class ProxyServer implements RunningProxy {
    * one call, the values are checked fit for a header and filled in.
    * @throws VaultError the refusal to send back.
    */
-  async #prepare(
-    req: IncomingMessage,
-    { dest, caller }: Routed,
-    upgrade: boolean,
-  ): Promise<Prepared> {
+  async #prepare(req: IncomingMessage, r: Routed, upgrade: boolean): Promise<Prepared> {
+    // Signed with a surrogate AWS key (sigv4.ts): read before anything is resolved.
+    const aws = surrogateSigned(new RawHeaders(req.rawHeaders), r.path);
+    if (aws instanceof VaultError) throw aws;
+    const p = await this.#fill(req, r, upgrade);
+    if (aws === null) return p;
+    try {
+      return await resign(req, r, aws, p, this.#opts.sign);
+    } catch (err) {
+      wipeValues(p);
+      if (err instanceof VaultError) this.#barred(r.caller, err);
+      throw err;
+    }
+  }
+
+  /** The request's references filled (the fill half of #prepare). */
+  async #fill(req: IncomingMessage, { dest, caller }: Routed, upgrade: boolean): Promise<Prepared> {
     if (this.#tunnels.of(req.socket) === undefined) {
       await this.#admit(caller);
       const local = await this.#confined(dest);
@@ -413,7 +426,7 @@ export class ProxyServer implements RunningProxy {
       },
       own,
     );
-    sendBody(req, res, x, (chunk) => this.#scavenger.count(chunk));
+    sendBody(req, res, x, (chunk) => this.#scavenger.count(chunk), p.body);
   }
 
   /**
@@ -483,7 +496,7 @@ export class ProxyServer implements RunningProxy {
       }
       reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'), this.#report);
     });
-    sendBody(req, res, clientBody(up), (chunk) => this.#scavenger.count(chunk));
+    sendBody(req, res, clientBody(up), (chunk) => this.#scavenger.count(chunk), p.body);
   }
 
   /**

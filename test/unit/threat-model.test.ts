@@ -1209,6 +1209,66 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  "take an AWS secret key the proxy signs with (`run --aws`, `proxy env --aws`) from its environment, the CLI's output or its files":
+    {
+      run: [
+        tested(
+          'proxy-sigv4',
+          'under run --aws, sandboxed: the agent’s environment, output and files hold no secret key, and its aws CLI works',
+        ),
+      ],
+      sameUser: [
+        tested(
+          'proxy-sigv4',
+          'proxy env --aws gives a surrogate the CLI accepts; list-buckets is re-signed with the real key and audited as a fill',
+        ),
+        tested(
+          'proxy-sigv4',
+          'aws sts get-caller-identity with a session token: the surrogate token is replaced by the real one, signed',
+        ),
+      ],
+    },
+  'have a surrogate AWS key id minted for another session or agent re-signed': {
+    run: [
+      tested(
+        'proxy-sigv4',
+        'under run --aws, sandboxed: the agent’s environment, output and files hold no secret key, and its aws CLI works',
+      ),
+    ],
+    sameUser: [
+      tested(
+        'proxy-sigv4',
+        'a surrogate minted for another agent is refused (VLT-2058), audited, and nothing reaches the stand-in',
+      ),
+    ],
+  },
+  'get a surrogate-signed AWS request forwarded unsigned: malformed, presigned URL, SigV4A, aws-chunked':
+    {
+      sameUser: [
+        tested(
+          'proxy-sigv4',
+          'a presigned URL made with the surrogate is refused (VLT-2057) and never reaches the stand-in',
+        ),
+        tested('proxy-sigv4', '${name}: ${code}, nothing reaches the stand-in'),
+        [
+          'test/unit/proxy-sigv4.test.ts',
+          'fuzz: any Authorization holding a surrogate is read or refused (VLT-2056/2057), never passed, never a throw',
+        ],
+      ],
+    },
+  'have AWS requests re-signed past its limits, after a lockdown, or to a host the key pair is not bound to':
+    {
+      sameUser: [
+        tested(
+          'proxy-sigv4-limits',
+          'rate limits charge re-signs: a second credential within the minute is 429 VLT-2042, and nothing reaches the stand-in',
+        ),
+        tested(
+          'proxy-sigv4-limits',
+          'a key pair bound to other hosts: each re-sign to this one is an exfil attempt; the second locks the agent, who then gets nothing re-signed',
+        ),
+      ],
+    },
   'take the TOTP seed rather than a code (`get G --field totp`, `render`, a fill)': {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,

@@ -9,7 +9,14 @@ import { existsSync } from 'node:fs';
 import { PROXY_PORT } from '../../commands/table.js';
 import { VaultError } from '../../core/errors.js';
 import { NO_PROXY, proxyEnv, upstreamRoots } from '../../proxy/env.js';
-import { flag, flagCount, flagList, type CliContext, type Command } from '../context.js';
+import {
+  flag,
+  flagCount,
+  flagList,
+  flagString,
+  type CliContext,
+  type Command,
+} from '../context.js';
 import { loadToken } from '../token.js';
 
 function port(ctx: CliContext): number {
@@ -49,6 +56,10 @@ export const run: Command = async (ctx) => {
     // Without the bypass a local test service is reached directly, and gets the literal reference.
     const direct = flag(ctx, 'no-local-bypass') ? [] : NO_PROXY;
     const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths, direct);
+    const aws = flagString(ctx, 'aws');
+    // Requests without a caller in the proxy URL act for this token: the surrogate is bound to it.
+    if (aws !== undefined)
+      vars.push(...(await import('../../crypto/aws-surrogate.js')).awsEnv(token, aws));
     ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
     return 0;
   }

@@ -2,7 +2,7 @@
 import { PROXY_PORT } from '../../commands/table.js';
 import { NO_PROXY, proxyEnv } from '../../proxy/env.js';
 import type { ChildEnv } from '../../../shell/env.js';
-import { flagList, type CliContext } from '../context.js';
+import { flagList, flagString, type CliContext } from '../context.js';
 import type { ProfileVars } from './profile.js';
 import type { SessionProxy } from './proxy.js';
 import type { Box } from './sandbox.js';
@@ -32,6 +32,10 @@ export async function agentEnv(
     (h) => h !== s.profile.throughProxy,
   );
   const ca = { proxyCa: files.cert, proxyCaBundle: files.bundle, proxyCaDir: files.dir };
+  const aws = flagString(ctx, 'aws');
+  // Bound to the session's token: another session's proxy refuses them (VLT-2058).
+  const awsVars =
+    aws === undefined ? [] : (await import('../../crypto/aws-surrogate.js')).awsEnv(s.token, aws);
   const { childEnv } = await import('../../../shell/env.js');
   return childEnv({
     parent: ctx.env,
@@ -40,6 +44,7 @@ export async function agentEnv(
       ...proxyEnv(inside, ca, noProxy),
       ...(s.box === null ? [] : [['VAULT_DIR', s.dir] as [string, string]]),
       ...s.profile.vars,
+      ...awsVars,
     ],
     keep: flagList(ctx, 'keep-env'),
     forbiddenValues: [

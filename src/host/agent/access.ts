@@ -262,16 +262,18 @@ function checkRef(a: Access, l: Looked, entries: Map<string, EntryCheck>): Targe
 function checkRefs(
   a: Access,
   looked: readonly Looked[],
-): { targets: Target[]; refused: Refused[] } {
+): { targets: Target[]; refused: Refused[]; absent: Set<Looked> } {
   const targets: Target[] = [];
   const refused: Refused[] = [];
+  const absent = new Set<Looked>();
   const entries = new Map<string, EntryCheck>();
   for (const l of looked) {
     const c = checkRef(a, l, entries);
-    if ('code' in c) refused.push(c);
+    if ('code' in c && c.code === 'VLT-2044' && l.ref.optional === true) absent.add(l);
+    else if ('code' in c) refused.push(c);
     else targets.push(c);
   }
-  return { targets, refused };
+  return { targets, refused, absent };
 }
 
 /** The lock an exfiltration attempt caused, audited where the attempt went. */
@@ -420,11 +422,12 @@ function decide(a: Access, q: Asked): Decided {
   const looked = lookUp(a, q.distinct);
   const bar = barred(a, looked);
   if (bar !== null) return bar;
-  const { targets, refused } = checkRefs(a, looked);
+  const { targets, refused, absent } = checkRefs(a, looked);
   if (refused.length > 0) return refuseRefs(a, q, refused);
-  const limited = charge(a, looked, targets);
+  const present = absent.size === 0 ? looked : looked.filter((l) => !absent.has(l));
+  const limited = charge(a, present, targets);
   if (limited !== null) return limited;
-  auditRelease(a, looked);
+  auditRelease(a, present);
   return { ok: true, targets, header: a.header };
 }
 
@@ -461,7 +464,8 @@ function decrypt(
  * Releases the fields `refs` name, all of them or none: for `get` and `totp`
  * one reference, for a render or a proxy fill all distinct references of the
  * request at once, charged to the limits together. Values come back in the
- * order of `refs` (duplicates resolved once). The order of every access
+ * order of `refs` (duplicates resolved once; an optional field the entry
+ * lacks is undefined). The order of every access
  * (docs/how-it-works.md): look up, check, charge, audit (one write transaction),
  * then decrypt and release.
  * @throws VaultError VLT-2040/2041/2042/2043/2044 (each audited; for several

@@ -18,6 +18,11 @@ import type { AgentSession } from './authenticate.js';
 export interface FieldRef {
   readonly entry: string;
   readonly field: string;
+  /**
+   * A field the request does without when the entry has none (an AWS key
+   * pair's session token): no VLT-2044, no value, not named in the audit.
+   */
+  readonly optional?: boolean;
 }
 
 /** What the released values are for: the audit action and, for a fill, where it goes. */

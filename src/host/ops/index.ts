@@ -62,6 +62,7 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'read',
   'resolve',
   'report',
+  'sign',
   'status',
   'entry.show',
   'entry.ls',

@@ -8,13 +8,14 @@
 import { VaultError } from '../../core/errors.js';
 import { release, reportSignal } from '../agent/access.js';
 import { readField, whoami } from '../agent/reads.js';
+import { signForProxy } from '../agent/sigv4.js';
 import { normalHost } from '../entries/entries.js';
 import { agentToken, asAgent, type OpArea } from './op.js';
 
 /** A destination as the proxy names one (a DNS name or an IP address): it is audited in clear. */
 const DESTINATION = /^[a-z0-9_.:-]{1,253}$/;
 
-export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report'> = {
+export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report' | 'sign'> = {
   whoami: async ({ ctx }, req) => whoami(ctx, agentToken(req), req.source),
   read: async (env, req) =>
     asAgent(env, req, async (session) => {
@@ -39,5 +40,12 @@ export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report'> = {
     const refs = req.body.refs.map(({ entry, field }) => ({ entry, field }));
     const signal = { kind: req.body.kind, host, refs };
     return asAgent(env, req, (session) => reportSignal(env.ctx, session, signal, req.source));
+  },
+  sign: async (env, req) => {
+    const host = normalHost(req.body.host);
+    if (!DESTINATION.test(host)) throw new VaultError('VLT-1002', 'Not a destination host.');
+    return asAgent(env, req, (session) =>
+      signForProxy(env.ctx, session, req.body.token, req.body, host, req.source),
+    );
   },
 };
