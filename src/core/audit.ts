@@ -30,6 +30,7 @@ export const OWNER_ACTIONS = [
   'agent_add',
   'agent_scope',
   'agent_limits',
+  'agent_caveats',
   'agent_lock',
   'agent_revoke',
   'unlocked',

@@ -45,7 +45,14 @@ import type { HostContext } from '../context.js';
 import { RECORD_BYTES } from '../../store/engine.js';
 import { sessionLive } from './sessions.js';
 import { retryText, tooManyText } from './limit-text.js';
-import { check, checkEntry, type EntryCheck, type FieldRef, type Purpose } from './entry-check.js';
+import {
+  caveatRefusal,
+  check,
+  checkEntry,
+  type EntryCheck,
+  type FieldRef,
+  type Purpose,
+} from './entry-check.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
 
@@ -255,6 +262,8 @@ function checkRef(a: Access, l: Looked, entries: Map<string, EntryCheck>): Targe
   }
   const c = check(a.tx, entry, e, ref, a.purpose, a.host);
   if ('code' in c) return { l, code: c.code };
+  const caveat = caveatRefusal(a.view.agent.caveats?.[entry.id], a.purpose);
+  if (caveat !== null) return { l, code: caveat };
   return { key: keyOf(ref), entry, field: ref.field, record: c.record, dataKey: c.dataKey };
 }
 
@@ -299,6 +308,9 @@ function lockedBy(a: Access, what: string): Refusal {
 }
 
 const UNBOUND = 'a reference sent to a host its entry is not bound to';
+const OUTSIDE = 'a reference sent in a request its caveats do not allow';
+/** Refusals that are attempts to send a value where the owner said it may not go. */
+const SENT_ASTRAY: ReadonlySet<ErrorCode> = new Set(['VLT-2045', 'VLT-2060']);
 
 /**
  * Any reference refused refuses the request, each bad one named in
@@ -323,11 +335,11 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const unique = [...new Set(guessed)];
   const fresh = unique.length > 0 ? newSlots(rate, agent.limits, unique, now) : 0;
   if (unique.length > 0) rate = chargeRefused(rate, agent.limits, unique, now);
-  const sent = refused.filter((r) => r.code === 'VLT-2045');
+  const sent = refused.filter((r) => SENT_ASTRAY.has(r.code));
   const counted = sent.length > 0 ? recordViolation(rate, now) : null;
   if (counted !== null && counted.kind !== 'locked') rate = counted.state;
   if (rate !== agent.rate) a.tx.putRate(agent.id, rate);
-  const denied = refused.filter((r) => r.code !== 'VLT-2045');
+  const denied = refused.filter((r) => !SENT_ASTRAY.has(r.code));
   if (sent.length === 0 && fresh === 0) {
     // Nothing new: names the hour already counts (or a full hour), a missing
     // field. Asked again and again, such refusals would fill the disk one
@@ -337,7 +349,8 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
     coalesceRefusal(a.ctx, a.tx, a.header, e, () => auditRefused(a, 'denied', denied));
   } else auditRefused(a, 'denied', denied);
   auditRefused(a, 'exfil', sent);
-  if (counted?.kind === 'lockdown') return lockedBy(a, UNBOUND);
+  const why = sent.some((r) => r.code === 'VLT-2045') ? UNBOUND : OUTSIDE;
+  if (counted?.kind === 'lockdown') return lockedBy(a, why);
   const problems = refused
     .flatMap(({ l, code }) =>
       (q.positions.get(keyOf(l.ref)) ?? []).map((index) => ({ index, code })),
@@ -347,14 +360,14 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const counts =
     counted === null
       ? ''
-      : ` Violation recorded (${UNBOUND}); a second within two hours locks the agent.`;
+      : ` Violation recorded (${why}); a second within two hours locks the agent.`;
   const message =
     q.refs.length === 1
       ? first === 'VLT-2044'
         ? `Field not found: ${JSON.stringify(q.refs[0]?.field)}.`
         : counted === null
           ? undefined
-          : `Destination host not allowed for this credential.${counts}`
+          : `${first === 'VLT-2060' ? 'Request method or path not allowed for this credential; nothing was sent.' : 'Destination host not allowed for this credential.'}${counts}`
       : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.${counts}`;
   return { ok: false, err: new VaultError(first, message, { problems }) };
 }

@@ -5,6 +5,7 @@
  * the TOTP seed rule and the host binding. What it opens of an entry is kept
  * against the record object the store handed out, for the next request.
  */
+import { requestAllowed } from '../../core/caveats.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { TOTP_FIELD } from '../../core/names.js';
 import { KEY_BYTES } from '../../crypto/aead.js';
@@ -24,7 +25,12 @@ export interface FieldRef {
 export type Purpose =
   | { readonly kind: 'get' }
   | { readonly kind: 'totp' }
-  | { readonly kind: 'fill'; readonly host: string | null };
+  | {
+      readonly kind: 'fill';
+      readonly host: string | null;
+      /** The proxy request the value goes into (absent for a render): for request caveats. */
+      readonly request?: { readonly method: string; readonly target: string };
+    };
 
 /** What check() found for one entry of a request, kept for its other fields. */
 export type EntryCheck =
@@ -142,4 +148,19 @@ export function check(
   if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
     return { code: 'VLT-2045' };
   return { record, dataKey };
+}
+
+/**
+ * Check, the agent's request caveats for the entry (core/caveats.ts), if it
+ * has any: released only into a proxy request they allow (VLT-2060, counted
+ * as a violation), never to `get` or a render (VLT-2061).
+ */
+export function caveatRefusal(
+  rules: readonly string[] | undefined,
+  purpose: Purpose,
+): ErrorCode | null {
+  if (rules === undefined) return null;
+  if (purpose.kind !== 'fill' || purpose.request === undefined) return 'VLT-2061';
+  const { method, target } = purpose.request;
+  return requestAllowed(rules, method, target) ? null : 'VLT-2060';
 }
