@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { auditRecords, hex } from '../support/e2e-helpers.js';
+import { assertRefused, auditRecords, hex } from '../support/e2e-helpers.js';
 import { Upstream, makeTestCa, startProxy, type ProxyProcess } from '../support/proxy.js';
 import { Rig, fate, ok, type Result } from '../support/rig.js';
 
@@ -64,14 +64,19 @@ describe('gh under the proxy, with request caveats', () => {
     await rig.create();
     await rig.set('GitHub', secret, 'token');
     ok(await rig.owner(['entry', 'hosts', 'GitHub', NAME]));
-    const token = await rig.addAgent('coder', ['GitHub'], ['--per-minute', '100', '--per-hour', '100']);
+    const token = await rig.addAgent(
+      'coder',
+      ['GitHub'],
+      ['--per-minute', '100', '--per-hour', '100'],
+    );
     const ca = makeTestCa(rig.root, [NAME]);
     up = await Upstream.start(ca);
     const repo = (name: string) => ({ id: 1, name, full_name: `acme/${name}`, private: true });
     up.routes.set('/api/v3/repos/acme', (req, res) => {
       const name = (req.url ?? '').split('/')[5] ?? 'x';
       if (req.method === 'DELETE') res.writeHead(204).end();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(repo(name)));
+      else
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(repo(name)));
     });
     up.routes.set('/api/graphql', (_req, res, body) => {
       const query = body.toString();
@@ -100,7 +105,16 @@ describe('gh under the proxy, with request caveats', () => {
     });
     const hosts = join(rig.root, 'hosts');
     writeFileSync(hosts, `127.0.0.1 localhost\n127.0.0.1 ${NAME}\n`);
-    const wrap = ['bwrap', '--die-with-parent', '--dev-bind', '/', '/', '--ro-bind', hosts, '/etc/hosts'];
+    const wrap = [
+      'bwrap',
+      '--die-with-parent',
+      '--dev-bind',
+      '/',
+      '/',
+      '--ro-bind',
+      hosts,
+      '/etc/hosts',
+    ];
     proxy = await startProxy(rig, token, ca, {}, wrap);
     ourCa = ok(await rig.agent(['proxy', 'ca'], token)).trim();
   });
@@ -133,7 +147,10 @@ describe('gh under the proxy, with request caveats', () => {
     ]);
     assert.equal(set.code, 0, set.stderr);
     const shown = ok(await rig.owner(['agent', 'show', 'coder']));
-    assert.match(shown, /caveats .*\n {2}GitHub:\n {4}GET \/api\/v3\/repos\/acme\/\*\*\n {4}POST \/api\/graphql/);
+    assert.match(
+      shown,
+      /caveats .*\n {2}GitHub:\n {4}GET \/api\/v3\/repos\/acme\/\*\*\n {4}POST \/api\/graphql/,
+    );
 
     const read = await gh(['api', 'repos/acme/x']);
     assert.equal(read.code, 0, read.stderr);
@@ -170,5 +187,23 @@ describe('gh under the proxy, with request caveats', () => {
     assert.match(read.stdout + read.stderr, /VLT-2043/);
     const audit = await auditRecords(rig);
     assert.ok(audit.some((a) => a.action === 'locked' && a.outcome === 'VLT-2043'));
+  });
+
+  test('an entry under caveats is the proxy’s to fill only: get and render are refused (VLT-2061), audited, not counted', async () => {
+    const token = await rig.addAgent('reader', ['GitHub']);
+    ok(await rig.owner(['agent', 'caveats', 'reader', 'GitHub', 'GET /api/v3/repos/acme/**']));
+    const got = await rig.agent(['get', 'GitHub', '--field', 'token'], token);
+    assertRefused(got, 'VLT-2061');
+    assert.ok(!got.stdout.includes(secret));
+    const rendered = await rig.agent(['render', '-'], token, { input: 'T=vault://GitHub/token\n' });
+    assert.notEqual(rendered.code, 0);
+    assert.match(rendered.stderr, /VLT-2061/);
+    assert.ok(!rendered.stdout.includes(secret));
+    const state = JSON.parse(ok(await rig.owner(['agent', 'show', 'reader', '--json']))) as {
+      state: string;
+    };
+    assert.equal(state.state, 'active', 'a get is refused, not counted as an exfiltration');
+    const audit = await auditRecords(rig);
+    assert.ok(audit.some((a) => a.outcome === 'VLT-2061' && a.actor.includes('reader')));
   });
 });

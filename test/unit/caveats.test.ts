@@ -130,10 +130,7 @@ test('property: the matcher agrees with the reference glob', () => {
         assert.equal(matchesCaveat(c, 'GET', path), reference(pattern, path));
         // Through the parser and the normaliser as a request reaches them.
         const rule = `GET /${pattern.join('/')}`;
-        assert.equal(
-          requestAllowed([rule], 'GET', `/${path.join('/')}`),
-          reference(pattern, path),
-        );
+        assert.equal(requestAllowed([rule], 'GET', `/${path.join('/')}`), reference(pattern, path));
       },
     ),
     { numRuns: 3000 },
@@ -153,7 +150,8 @@ test('property: the parser never throws, and what it accepts reads back the same
   fc.assert(
     fc.property(fc.string({ maxLength: 80 }), (target) => {
       const p = normalisePath(target);
-      if (p !== null) for (const s of p) assert.ok(s !== '' && s !== '.' && s !== '..' && !s.includes('/'));
+      if (p !== null)
+        for (const s of p) assert.ok(s !== '' && s !== '.' && s !== '..' && !s.includes('/'));
     }),
     { numRuns: 3000 },
   );
