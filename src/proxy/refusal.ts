@@ -41,6 +41,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-2049': 400,
   'VLT-2052': 403,
   'VLT-2053': 403,
+  'VLT-2063': 502,
   'VLT-3008': 502,
 };
 

@@ -18,7 +18,7 @@
  * opens the grants of its scope (one data key per entry) and nothing else.
  */
 import { agentActor, type AuditAction } from '../../core/audit.js';
-import { VaultError, type ErrorCode } from '../../core/errors.js';
+import { ERRORS, VaultError, type ErrorCode } from '../../core/errors.js';
 import {
   chargeRefused,
   decideRead,
@@ -45,16 +45,10 @@ import type { HostContext } from '../context.js';
 import { RECORD_BYTES } from '../../store/engine.js';
 import { sessionLive } from './sessions.js';
 import { retryText, tooManyText } from './limit-text.js';
-import {
-  caveatRefusal,
-  check,
-  checkEntry,
-  type EntryCheck,
-  type FieldRef,
-  type Purpose,
-} from './entry-check.js';
+import { check, checkEntry, type EntryCheck, type FieldRef, type Purpose } from './entry-check.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
+import { accessTokens, type OAuthRecords } from '../entries/oauth.js';
 
 // Step 1 of the order has a module of its own; its callers import it from here.
 export { authenticate, endSession, type AgentSession };
@@ -102,6 +96,8 @@ interface Target {
   record: FieldRecord;
   /** The entry's data key, opened from the caller's grant (in the request's arena). */
   dataKey: Buffer;
+  /** An OAuth entry's access token: what a refresh reads (oauth.ts). */
+  oauth?: OAuthRecords;
 }
 
 /** Refused references audited by name in one request; the rest share one record. */
@@ -260,11 +256,10 @@ function checkRef(a: Access, l: Looked, entries: Map<string, EntryCheck>): Targe
     e = checkEntry(a.session, a.header, entry, grant, ref.entry);
     entries.set(k, e);
   }
-  const c = check(a.tx, entry, e, ref, a.purpose, a.host);
+  const caveats = a.view.agent.caveats?.[entry.id];
+  const c = check(a.tx, entry, e, ref, { purpose: a.purpose, host: a.host, caveats });
   if ('code' in c) return { l, code: c.code };
-  const caveat = caveatRefusal(a.view.agent.caveats?.[entry.id], a.purpose);
-  if (caveat !== null) return { l, code: caveat };
-  return { key: keyOf(ref), entry, field: ref.field, record: c.record, dataKey: c.dataKey };
+  return { key: keyOf(ref), entry, field: ref.field, ...c };
 }
 
 /** Check, every reference: the ones to release, and the ones refused. */
@@ -367,7 +362,7 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
         ? `Field not found: ${JSON.stringify(q.refs[0]?.field)}.`
         : counted === null
           ? undefined
-          : `${first === 'VLT-2060' ? 'Request method or path not allowed for this credential; nothing was sent.' : 'Destination host not allowed for this credential.'}${counts}`
+          : `${ERRORS[first].message}${counts}`
       : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.${counts}`;
   return { ok: false, err: new VaultError(first, message, { problems }) };
 }
@@ -455,6 +450,7 @@ function decrypt(
   const values = new Map<string, Secret>();
   try {
     for (const t of targets) {
+      if (t.oauth !== undefined) continue;
       const value = open(
         t.dataKey,
         t.record.value,
@@ -512,6 +508,8 @@ export async function release(
   );
   if (!decided.ok) throw decided.err;
   const values = decrypt(ctx, decided.header, decided.targets, purpose);
+  const who = { agent: session.agent.name, source, host };
+  await accessTokens(ctx, decided.header, decided.targets, values, who);
   return refs.map((r) => values.get(keyOf(r)) as Secret);
 }
 
