@@ -229,11 +229,19 @@ describe('OAuth2 refresh through the proxy', { skip }, () => {
     });
   }
 
-  test('after a failed refresh, the next fill refreshes again and goes through', async () => {
+  // Ten processes, each its own connection to the host (one proxy's fills share
+  // one channel, and reach the host one after another).
+  test('after a failed refresh, ten gets at once: one refresh between them, and fills go on with its token', async () => {
+    const posts = endpoint.posts.length;
+    const gets = await Promise.all(
+      Array.from({ length: 10 }, () => rig.agent(['get', 'App', '--field', 'access_token'], token)),
+    );
+    assert.equal(endpoint.posts.length, posts + 1, 'one refresh in flight at a time');
+    for (const g of gets) assert.equal(ok(g).trim(), 'at-3');
     const [r] = await fills(1);
-    assert.equal(r?.status, 200);
     assert.equal(r?.sent, 'Bearer at-3');
     assert.equal(r?.body, 'you sent: Bearer vault://App/access_token\n', 'the echo scrubbed');
+    assert.equal(endpoint.posts.length, posts + 1);
   });
 
   test('request caveats apply to a refreshed fill: outside them, refused before any refresh (VLT-2060)', async () => {

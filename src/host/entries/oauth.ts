@@ -78,8 +78,13 @@ export function oauthRole(meta: EntryMeta, field: string): 'held' | 'access' | n
 interface Held {
   readonly token: Buffer;
   readonly expiresAt: number;
-  /** The entry's generation and field versions it was obtained with. */
-  readonly state: string;
+  /**
+   * The states of the entry (its generation and field versions) it stands
+   * for: the one it was obtained with and, when the refresh rotated the
+   * refresh token, the one after (a fill whose check read the entry before
+   * that write uses it too, rather than refresh again with a spent token).
+   */
+  readonly states: readonly string[];
 }
 
 const held = new Map<string, Held>();
@@ -117,7 +122,7 @@ export async function accessToken(
   const state = stateOf(t.entry, t.records);
   for (let tries = 0; tries < 2; tries++) {
     const h = held.get(t.entry.id);
-    if (h !== undefined && h.state === state && ctx.now() < h.expiresAt - MARGIN_MS)
+    if (h !== undefined && h.states.includes(state) && ctx.now() < h.expiresAt - MARGIN_MS)
       return new Secret(Buffer.from(h.token));
     const running = inFlight.get(t.entry.id);
     if (running === undefined) break;
@@ -175,8 +180,8 @@ async function refresh(
     const h: Held = {
       token: Buffer.from(answer.accessToken, 'utf8'),
       expiresAt: now + (answer.expiresInMs ?? UNSAID_MS),
-      // Rotated: the state the next fill will read, so it finds this token current.
-      state: records === t.records ? state : stateOf(t.entry, records),
+      // Rotated: also the state the next fill will read, so it finds this token current.
+      states: records === t.records ? [state] : [state, stateOf(t.entry, records)],
     };
     const old = held.get(t.entry.id);
     held.set(t.entry.id, h);
