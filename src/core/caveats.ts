@@ -77,7 +77,6 @@ function decodeSegment(s: string): string | null {
   } catch {
     return null;
   }
-  // eslint-disable-next-line no-control-regex
   return /[/\\%;\x00-\x1f\x7f]/.test(out) ? null : out;
 }
 

@@ -323,7 +323,8 @@ export function setCaveats(
       Object.entries(a.caveats ?? {}).filter(([id]) => id !== entry.id),
     );
     if (after !== null) caveats[entry.id] = after;
-    const { caveats: _old, ...rest } = a;
+    const rest: AgentRecord = { ...a };
+    delete (rest as { caveats?: unknown }).caveats;
     const next = Object.keys(caveats).length === 0 ? rest : { ...rest, caveats };
     const field = req.clear ? '-' : rules.join(' | ');
     return {
