@@ -406,7 +406,17 @@ const OAUTH_HELD = [
 
 const LEDGER: Record<string, Entry> = {
   "with a token bound to its host, send a request outside the agent's caveats for it (`DELETE`, another path, `..`, `%2e%2e`)":
-    { run: CAVEATS, sameUser: CAVEATS, hardened: CAVEATS },
+    {
+      run: [
+        ...CAVEATS,
+        tested(
+          'run-caveats',
+          'run: a request inside the caveats is filled, one outside is refused (VLT-2060) and told on run’s stderr',
+        ),
+      ],
+      sameUser: CAVEATS,
+      hardened: CAVEATS,
+    },
   'read an entry under request caveats with `get` or `render`, to use it outside them': {
     run: [CAVEATS_FILL_ONLY],
     sameUser: [CAVEATS_FILL_ONLY],
