@@ -49,6 +49,7 @@ __vault_cli_command() {
     'agent wrap') echo 'agent wrap'; return ;;
     'agent scope') echo 'agent scope'; return ;;
     'agent limits') echo 'agent limits'; return ;;
+    'agent caveats') echo 'agent caveats'; return ;;
     'agent lock') echo 'agent lock'; return ;;
     'agent unlock') echo 'agent unlock'; return ;;
     'agent revoke') echo 'agent revoke'; return ;;
@@ -105,7 +106,7 @@ _vault_cli() {
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls exposed hosts'; return 0 ;;
-          'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
+          'agent') __vault_cli_words 'add ls show wrap scope limits caveats lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
           'completion') __vault_cli_words 'install bash zsh fish'; return 0 ;;
@@ -225,6 +226,7 @@ _vault_cli() {
       'agent wrap') __vault_cli_words '--command --rm --help' ;;
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --values-per-minute --help' ;;
+      'agent caveats') __vault_cli_words '--clear --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
       'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--id --help' ;;
@@ -284,6 +286,7 @@ _vault_cli() {
     'agent wrap') valued=' --command ' ;;
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour --values-per-minute ' ;;
+    'agent caveats') valued='  ' ;;
     'agent lock') valued='  ' ;;
     'agent unlock') valued=' --port ' ;;
     'agent revoke') valued=' --id ' ;;
@@ -330,6 +333,8 @@ _vault_cli() {
     'agent wrap 0') __vault_cli_names agent ;;
     'agent scope 0') __vault_cli_names agent ;;
     'agent limits 0') __vault_cli_names agent ;;
+    'agent caveats 0') __vault_cli_names agent ;;
+    'agent caveats 1') __vault_cli_names entry ;;
     'agent lock 0') __vault_cli_names agent ;;
     'agent unlock 0') __vault_cli_names agent ;;
     'agent revoke 0') __vault_cli_names agent ;;

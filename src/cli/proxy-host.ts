@@ -43,11 +43,12 @@ export function proxyHost(client: ClientOptions, callers: Callers): ProxyHost {
     channel,
     hooks: {
       ...rules,
-      resolve: async (refs, host, caller) => {
+      resolve: async (refs, host, caller, request) => {
         const { values } = await channel.call('resolve', {
           token: token(caller),
           refs: [...refs],
           host,
+          request,
         });
         return values.map((v) => Buffer.from(v, 'base64'));
       },

@@ -216,6 +216,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'agent.scope',
   'agent.limits',
   'agent.lock',
+  'agent.caveats',
   'agent.revoke',
   'key.vouch',
   'key.finish',

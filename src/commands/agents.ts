@@ -1,6 +1,6 @@
 /** Agents and the owner's hardware keys: agent add, ls, show, wrap, scope, limits, lock, unlock, revoke; key add, ls, rm. */
 import type { CommandDef } from './types.js';
-import { agentArg, ceremonyPort, json, noBrowser } from './types.js';
+import { agentArg, ceremonyPort, entryArg, json, noBrowser } from './types.js';
 
 export const AGENTS: readonly CommandDef[] = [
   {
@@ -121,6 +121,22 @@ export const AGENTS: readonly CommandDef[] = [
     examples: [
       'vault-cli agent limits claude --per-minute 5 --per-hour 20',
       'vault-cli agent limits crawler --values-per-minute 3000',
+    ],
+    module: 'agent',
+  },
+  {
+    path: ['agent', 'caveats'],
+    summary: 'limit the requests the proxy fills an entry into for an agent (method and path)',
+    side: 'owner',
+    args: [
+      agentArg,
+      entryArg,
+      { name: 'rule', summary: 'rule: <METHOD|*> <path pattern>', optional: true, rest: true },
+    ],
+    flags: [{ name: 'clear', summary: 'lift the caveats (any request)' }],
+    examples: [
+      "vault-cli agent caveats claude GitHub 'GET /repos/acme/**' 'POST /repos/acme/*/issues'",
+      'vault-cli agent caveats claude GitHub --clear',
     ],
     module: 'agent',
   },

@@ -15,6 +15,8 @@ export const AGENT_ACTIONS = [
   'locked',
   // An attempt to send a value where it may not go, counted as a violation (docs/proxy.md).
   'exfil',
+  // The host stored the refresh token an OAuth endpoint rotated during this agent's fill (oauth.ts).
+  'oauth_rotate',
 ] as const;
 export const OWNER_ACTIONS = [
   'vault_create',
@@ -30,6 +32,7 @@ export const OWNER_ACTIONS = [
   'agent_add',
   'agent_scope',
   'agent_limits',
+  'agent_caveats',
   'agent_lock',
   'agent_revoke',
   'unlocked',

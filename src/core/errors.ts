@@ -128,6 +128,34 @@ export const ERRORS = {
   },
   /** A body signed by its hash, too large for the proxy to hash before re-signing. */
   'VLT-2059': { exit: 65, message: 'Request body too large to re-sign; nothing was sent.' },
+  /**
+   * Request caveats (issue 40, src/core/caveats.ts): the proxy request's
+   * method and path are outside what the owner allowed this agent for the
+   * entry. Refused before the value is released, counted as a violation as a
+   * host the entry is not bound to is (VLT-2045).
+   */
+  'VLT-2060': {
+    exit: 77,
+    message: 'Request method or path not allowed for this credential; nothing was sent.',
+  },
+  /** An entry under request caveats for this agent is filled by the proxy only: no `get` or `render`. */
+  'VLT-2061': {
+    exit: 77,
+    message:
+      'This credential is bound to request caveats: only the proxy fills it, into a request they allow.',
+  },
+  'VLT-2062': { exit: 65, message: 'Not a request caveat.' },
+  /** OAuth2 refresh (src/host/entries/oauth.ts): the token endpoint failed, hung or answered garbage. */
+  'VLT-2063': {
+    exit: 69,
+    message: 'The OAuth token endpoint gave no access token; nothing was sent.',
+  },
+  /** The refresh token and client secret of an OAuth entry never leave the host. */
+  'VLT-2064': {
+    exit: 77,
+    message:
+      'An OAuth refresh token or client secret never leaves the vault; the proxy fills access_token.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

@@ -73,6 +73,8 @@ export interface AgentSummary {
   readonly violations: readonly number[];
   readonly lockedAt: number | null;
   readonly created: number;
+  /** Request caveats (`agent caveats`), by entry name; absent or empty: none. */
+  readonly caveats?: readonly { readonly entry: string; readonly rules: readonly string[] }[];
 }
 
 export interface HostStatus {
@@ -195,6 +197,7 @@ export interface Results {
   'agent.scope': AgentSummary;
   'agent.limits': AgentSummary;
   'agent.lock': AgentSummary;
+  'agent.caveats': AgentSummary;
   /** Entries the agent held whose rotation failed after the revocation (it is revoked all the same). */
   'agent.revoke': { unrotated: { entry: string; code: string }[] };
   /**

@@ -126,7 +126,16 @@ export const REQUESTS = {
   shutdown: object({ passphrase: optional(str) }),
   whoami: object({ ...agent }),
   read: object({ mode: oneOf(['get', 'totp']), ...agent, entry: str, field: str }),
-  resolve: object({ refs, ...agent, host: optional(str) }),
+  /**
+   * `request`: the proxy request the values go into (its method and target),
+   * for the agent's request caveats (core/caveats.ts); absent for a render.
+   */
+  resolve: object({
+    refs,
+    ...agent,
+    host: optional(str),
+    request: optional(object({ method: str, target: str })),
+  }),
   /**
    * The proxy reports what it refused that counts against the agent whose
    * token it carries (access.ts reportSignal); it names no other agent.
@@ -187,6 +196,8 @@ export const REQUESTS = {
     valuesPerMinute: optCount,
   }),
   'agent.lock': object({ ...owner, name: str }),
+  /** Request caveats for one entry: `rules` replaces the agent's rules for it; `clear` lifts them. */
+  'agent.caveats': object({ ...owner, name: str, entry: str, rules: strList, clear: flag }),
   // By name, or by id when the name no longer finds the agent (its name row altered).
   'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({

@@ -36,12 +36,15 @@ export type Signer = (pieces: SignPieces, host: string, caller: string | null) =
 /**
  * Resolves references for one request through the vault host; throws its
  * VaultError. `caller` is the token from the request's (or its tunnel's)
- * Proxy-Authorization, null when none was given.
+ * Proxy-Authorization, null when none was given. `request` is the method and
+ * target (path and query) the values go into: the host judges the agent's
+ * request caveats by it (core/caveats.ts).
  */
 export type Resolver = (
   refs: readonly { entry: string; field: string }[],
   host: string,
   caller: string | null,
+  request: { readonly method: string; readonly target: string },
 ) => Promise<Buffer[]>;
 
 /**

@@ -45,6 +45,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   'VLT-2057': 400,
   'VLT-2058': 403,
   'VLT-2059': 413,
+  'VLT-2063': 502,
   'VLT-3008': 502,
 };
 

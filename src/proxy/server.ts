@@ -308,7 +308,8 @@ export class ProxyServer implements RunningProxy {
   }
 
   /** The request's references filled (the fill half of #prepare). */
-  async #fill(req: IncomingMessage, { dest, caller }: Routed, upgrade: boolean): Promise<Prepared> {
+  async #fill(req: IncomingMessage, routed: Routed, upgrade: boolean): Promise<Prepared> {
+    const { dest, caller } = routed;
     if (this.#tunnels.of(req.socket) === undefined) {
       await this.#admit(caller);
       const local = await this.#confined(dest);
@@ -325,7 +326,10 @@ export class ProxyServer implements RunningProxy {
     const refused = plan.plainHttp ? plainHttpRefusal(dest, address, this.#port) : null;
     if (refused !== null) throw refused;
     const t = plan.template;
-    const values = await this.#resolve(t, dest, caller);
+    const values = await this.#resolve(t, dest, caller, {
+      method: req.method ?? '',
+      target: routed.path,
+    });
     const unsafe = unsafeValueRefusal(values, t.refs, t.inBasicUser);
     if (unsafe !== null) {
       for (const v of values) v.fill(0);
@@ -336,10 +340,15 @@ export class ProxyServer implements RunningProxy {
   }
 
   /** The host's values for a template's references, or its refusal naming each bad one. */
-  async #resolve(t: HeaderTemplate, dest: Destination, caller: string | null): Promise<Buffer[]> {
+  async #resolve(
+    t: HeaderTemplate,
+    dest: Destination,
+    caller: string | null,
+    request: { method: string; target: string },
+  ): Promise<Buffer[]> {
     try {
       const refs = t.refs.map((r) => ({ entry: r.entry, field: r.field }));
-      return await this.#opts.resolve(refs, dest.host, caller);
+      return await this.#opts.resolve(refs, dest.host, caller, request);
     } catch (err) {
       if (err instanceof VaultError) this.#barred(caller, err);
       throw err instanceof VaultError ? withRefs(err, t.refs) : err;

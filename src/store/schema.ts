@@ -121,6 +121,12 @@ export interface AgentRecord extends Grants {
   readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
   readonly revoked: number | null;
+  /**
+   * Request caveats (core/caveats.ts), by entry id: the rules a proxy request
+   * must match for the host to fill that entry for this agent (and its `run`
+   * sessions). Absent for an entry: no caveats. Under the owner's MAC.
+   */
+  readonly caveats?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** An agent record as stored: its rate state in its own record, or (older vaults) here. */

@@ -51,12 +51,16 @@ const ATTEMPTS: readonly (readonly [string, string])[] = [
   ['run', "vault-cli run --agent bot --no-sandbox -- sh -c 'vault-cli get Alpha | cat'"],
   ['sweep', 'vault-cli sweep --stored --paths-only --path .'],
   ['keyrm', 'vault-cli key rm nosuchkey'],
+  // Request caveats (issue 40): lifting them, or allowing more, loosens.
+  ['caveatsclear', 'vault-cli agent caveats bot Alpha --clear'],
+  ['caveatswiden', "vault-cli agent caveats bot Alpha 'GET /a/**' 'GET /b' 'DELETE /a/**'"],
 ];
 /** What narrows or observes: still no prompt from a hook. */
 const ALLOWED: readonly (readonly [string, string])[] = [
   ['ls', 'vault-cli entry ls'],
   ['show', 'vault-cli entry show Alpha'],
   ['lower', 'vault-cli agent limits bot --per-minute 2'],
+  ['caveatsnarrow', "vault-cli agent caveats bot Alpha 'GET /b'"],
   ['lock', 'vault-cli agent lock bot'],
 ];
 
@@ -66,6 +70,8 @@ before(async () => {
   await rig.set('Beta', 'beta-value-2b7d');
   await rig.addAgent('bot', ['Alpha']);
   assert.equal((await rig.owner(['entry', 'hosts', 'Alpha', 'api.example.com'])).code, 0);
+  const caveats = ['agent', 'caveats', 'bot', 'Alpha', 'GET /a/**', 'GET /b'];
+  assert.equal((await rig.owner(caveats)).code, 0);
   const repo = join(rig.root, 'project');
   mkdirSync(repo);
   const git = (...args: string[]) =>
@@ -113,6 +119,10 @@ test('a hook on the unlocked terminal gets no value, no token and no wider rule;
   assert.equal(bot.limits.perMinute, 2);
   assert.deepEqual(bot.scope, ['Alpha']);
   assert.equal(bot.state, 'locked');
+  const shown = JSON.parse((await rig.owner(['agent', 'show', 'bot', '--json'])).stdout) as {
+    caveats: { entry: string; rules: string[] }[];
+  };
+  assert.deepEqual(shown.caveats, [{ entry: 'Alpha', rules: ['GET /b'] }], 'only narrowed');
   assert.match((await rig.owner(['entry', 'show', 'Alpha'])).stdout, /api\.example\.com/);
   const fresh = (await auditRecords(rig)).slice(before).map((r) => r.action);
   for (const loosened of ['agent_add', 'entry_hosts', 'session_start', 'reveal']) {

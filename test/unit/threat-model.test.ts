@@ -376,7 +376,57 @@ const NOT_DUMPABLE = [
   ),
 ];
 
+/** Request caveats (issue 40): refused before the value is released, counted, property-tested. */
+const CAVEATS = [
+  tested(
+    'proxy-caveats-gh',
+    'with caveats: reads go through, a DELETE is refused (VLT-2060) before any byte of it reaches the stand-in',
+  ),
+  tested(
+    'proxy-caveats-gh',
+    'a caveat refusal is a violation: the agent is locked by the second (VLT-2043), and stays so',
+  ),
+  [
+    'test/unit/caveats.test.ts',
+    'property: a path the rule allows is under /repos/acme however a server reads it',
+  ],
+] as const satisfies readonly Proof[];
+const CAVEATS_FILL_ONLY = tested(
+  'proxy-caveats-gh',
+  'an entry under caveats is the proxy’s to fill only: get and render are refused (VLT-2061), audited, not counted',
+);
+/** OAuth (issue 40): the refresh token and client secret stay in the host. */
+const OAUTH_HELD = [
+  tested(
+    'proxy-oauth',
+    'get --field access_token releases the access token; the refresh token and client secret never (VLT-2064)',
+  ),
+  tested('proxy-oauth', 'the refresh token and client secret appear nowhere outside the host'),
+] as const satisfies readonly Proof[];
+
 const LEDGER: Record<string, Entry> = {
+  "with a token bound to its host, send a request outside the agent's caveats for it (`DELETE`, another path, `..`, `%2e%2e`)":
+    {
+      run: [
+        ...CAVEATS,
+        tested(
+          'run-caveats',
+          'run: a request inside the caveats is filled, one outside is refused (VLT-2060) and told on run’s stderr',
+        ),
+      ],
+      sameUser: CAVEATS,
+      hardened: CAVEATS,
+    },
+  'read an entry under request caveats with `get` or `render`, to use it outside them': {
+    run: [CAVEATS_FILL_ONLY],
+    sameUser: [CAVEATS_FILL_ONLY],
+    hardened: [CAVEATS_FILL_ONLY],
+  },
+  "read an OAuth entry's refresh token or client secret (`get`, a fill, `render`)": {
+    run: OAUTH_HELD,
+    sameUser: OAUTH_HELD,
+    hardened: OAUTH_HELD,
+  },
   // Team mode (docs/team.md): two hosts on one real PostgreSQL.
   'team mode: read past the limits, or keep reading after a lockdown, by spreading reads over several hosts of one PostgreSQL vault':
     {

@@ -137,6 +137,19 @@ test('usage shows distinct reads this minute and hour against the limits', () =>
   assert.match(line ?? '', /2\/3\s+7\/10/);
 });
 
+test('an agent under request caveats shows them in its row: each entry and how many rules', () => {
+  const bound: AgentSummary = {
+    ...agent('claude', 'active'),
+    caveats: [{ entry: 'GitHub', rules: ['GET /repos/acme/**', 'POST /graphql'] }],
+  };
+  const { lastFrame } = render(
+    <AgentsTable agents={[bound, agent('other', 'active')]} selected={0} rows={3} active />,
+  );
+  const lines = strip(lastFrame()).split('\n');
+  assert.match(lines.find((l) => l.includes('claude')) ?? '', /caveats: GitHub \(2 rules\)/);
+  assert.doesNotMatch(lines.find((l) => l.includes('other')) ?? '', /caveats/);
+});
+
 test('the audit feed marks violations and lockdowns, and nothing else', () => {
   const records = [
     record(1, 'read'),

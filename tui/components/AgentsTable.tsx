@@ -1,6 +1,7 @@
 /**
  * Every agent: state (colour and a text marker, so it reads without colour),
- * distinct reads this minute and hour against its limits, scope size.
+ * distinct reads this minute and hour against its limits, scope size, and
+ * the entries it may use only in requests its caveats allow (`agent caveats`).
  */
 import { Box, Text } from 'ink';
 import type { AgentSummary } from '../api.js';
@@ -47,9 +48,20 @@ export function AgentsTable({ agents, selected, rows, active, loaded = true }: A
             <Text color={minute.full ? 'yellow' : undefined}>{cell(minute.text, W.minute)}</Text>{' '}
             <Text color={hour.full ? 'yellow' : undefined}>{cell(hour.text, W.hour)}</Text>{' '}
             {a.scope.length} {a.scope.length === 1 ? 'entry' : 'entries'}
+            {caveatsNote(a)}
           </Text>
         );
       })}
     </Box>
   );
+}
+
+/** ` · caveats: GitHub (2 rules)`: the entries under request caveats (`agent show` lists the rules). */
+function caveatsNote(a: AgentSummary): string {
+  const all = a.caveats ?? [];
+  if (all.length === 0) return '';
+  const each = all.map(
+    (c) => `${plain(c.entry)} (${c.rules.length} ${c.rules.length === 1 ? 'rule' : 'rules'})`,
+  );
+  return ` · caveats: ${each.join(', ')}`;
 }

@@ -99,6 +99,15 @@ export const run: Command = async (ctx) => {
         await ctx.call('agent.limits', { passphrase, name, perMinute, perHour, valuesPerMinute }),
       );
     }
+    case 'caveats': {
+      const given = ctx.inv.args.rule;
+      const rules = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
+      const clear = flag(ctx, 'clear');
+      if (clear === rules.length > 0)
+        throw new VaultError('VLT-1001', 'Give one or more rules, or --clear (not both).');
+      const entry = arg(ctx, 'entry');
+      return print(ctx, await ctx.call('agent.caveats', { passphrase, name, entry, rules, clear }));
+    }
     case 'lock':
       return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
     case 'revoke':
@@ -168,6 +177,17 @@ function showText(a: AgentSummary): string {
       `created:     ${formatTime(a.created)}`,
       'scope:',
       ...a.scope.map((e) => `  ${e}`),
+      ...caveatLines(a),
     ].join('\n') + '\n'
   );
+}
+
+/** The request caveats, per entry: the requests the proxy may fill it into. */
+function caveatLines(a: AgentSummary): string[] {
+  const all = a.caveats ?? [];
+  if (all.length === 0) return [];
+  return [
+    'caveats (the only requests the proxy fills these into):',
+    ...all.flatMap((c) => [`  ${c.entry}:`, ...c.rules.map((r) => `    ${r}`)]),
+  ];
 }

@@ -18,7 +18,7 @@
  * opens the grants of its scope (one data key per entry) and nothing else.
  */
 import { agentActor, type AuditAction } from '../../core/audit.js';
-import { VaultError, type ErrorCode } from '../../core/errors.js';
+import { ERRORS, VaultError, type ErrorCode } from '../../core/errors.js';
 import {
   chargeRefused,
   decideRead,
@@ -48,6 +48,7 @@ import { retryText, tooManyText } from './limit-text.js';
 import { check, checkEntry, type EntryCheck, type FieldRef, type Purpose } from './entry-check.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
+import { accessTokens, type OAuthRecords } from '../entries/oauth.js';
 
 // Step 1 of the order has a module of its own; its callers import it from here.
 export { authenticate, endSession, type AgentSession };
@@ -95,6 +96,8 @@ interface Target {
   record: FieldRecord;
   /** The entry's data key, opened from the caller's grant (in the request's arena). */
   dataKey: Buffer;
+  /** An OAuth entry's access token: what a refresh reads (oauth.ts). */
+  oauth?: OAuthRecords;
 }
 
 /** Refused references audited by name in one request; the rest share one record. */
@@ -253,9 +256,10 @@ function checkRef(a: Access, l: Looked, entries: Map<string, EntryCheck>): Targe
     e = checkEntry(a.session, a.header, entry, grant, ref.entry);
     entries.set(k, e);
   }
-  const c = check(a.tx, entry, e, ref, a.purpose, a.host);
+  const caveats = a.view.agent.caveats?.[entry.id];
+  const c = check(a.tx, entry, e, ref, { purpose: a.purpose, host: a.host, caveats });
   if ('code' in c) return { l, code: c.code };
-  return { key: keyOf(ref), entry, field: ref.field, record: c.record, dataKey: c.dataKey };
+  return { key: keyOf(ref), entry, field: ref.field, ...c };
 }
 
 /** Check, every reference: the ones to release, and the ones refused. */
@@ -301,6 +305,9 @@ function lockedBy(a: Access, what: string): Refusal {
 }
 
 const UNBOUND = 'a reference sent to a host its entry is not bound to';
+const OUTSIDE = 'a reference sent in a request its caveats do not allow';
+/** Refusals that are attempts to send a value where the owner said it may not go. */
+const SENT_ASTRAY: ReadonlySet<ErrorCode> = new Set(['VLT-2045', 'VLT-2060']);
 
 /**
  * Any reference refused refuses the request, each bad one named in
@@ -325,11 +332,11 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const unique = [...new Set(guessed)];
   const fresh = unique.length > 0 ? newSlots(rate, agent.limits, unique, now) : 0;
   if (unique.length > 0) rate = chargeRefused(rate, agent.limits, unique, now);
-  const sent = refused.filter((r) => r.code === 'VLT-2045');
+  const sent = refused.filter((r) => SENT_ASTRAY.has(r.code));
   const counted = sent.length > 0 ? recordViolation(rate, now) : null;
   if (counted !== null && counted.kind !== 'locked') rate = counted.state;
   if (rate !== agent.rate) a.tx.putRate(agent.id, rate);
-  const denied = refused.filter((r) => r.code !== 'VLT-2045');
+  const denied = refused.filter((r) => !SENT_ASTRAY.has(r.code));
   if (sent.length === 0 && fresh === 0) {
     // Nothing new: names the hour already counts (or a full hour), a missing
     // field. Asked again and again, such refusals would fill the disk one
@@ -339,7 +346,8 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
     coalesceRefusal(a.ctx, a.tx, a.header, e, () => auditRefused(a, 'denied', denied));
   } else auditRefused(a, 'denied', denied);
   auditRefused(a, 'exfil', sent);
-  if (counted?.kind === 'lockdown') return lockedBy(a, UNBOUND);
+  const why = sent.some((r) => r.code === 'VLT-2045') ? UNBOUND : OUTSIDE;
+  if (counted?.kind === 'lockdown') return lockedBy(a, why);
   const problems = refused
     .flatMap(({ l, code }) =>
       (q.positions.get(keyOf(l.ref)) ?? []).map((index) => ({ index, code })),
@@ -349,14 +357,14 @@ function refuseRefs(a: Access, q: Asked, refused: readonly Refused[]): Refusal {
   const counts =
     counted === null
       ? ''
-      : ` Violation recorded (${UNBOUND}); a second within two hours locks the agent.`;
+      : ` Violation recorded (${why}); a second within two hours locks the agent.`;
   const message =
     q.refs.length === 1
       ? first === 'VLT-2044'
         ? `Field not found: ${JSON.stringify(q.refs[0]?.field)}.`
         : counted === null
           ? undefined
-          : `Destination host not allowed for this credential.${counts}`
+          : `${ERRORS[first].message}${counts}`
       : `${problems.length} of ${q.refs.length} references cannot be resolved; nothing was released.${counts}`;
   return { ok: false, err: new VaultError(first, message, { problems }) };
 }
@@ -445,6 +453,7 @@ function decrypt(
   const values = new Map<string, Secret>();
   try {
     for (const t of targets) {
+      if (t.oauth !== undefined) continue;
       const value = open(
         t.dataKey,
         t.record.value,
@@ -503,6 +512,8 @@ export async function release(
   );
   if (!decided.ok) throw decided.err;
   const values = decrypt(ctx, decided.header, decided.targets, purpose);
+  const who = { agent: session.agent.name, source, host };
+  await accessTokens(ctx, decided.header, decided.targets, values, who);
   return refs.map((r) => values.get(keyOf(r)) as Secret);
 }
 

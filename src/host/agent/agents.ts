@@ -9,6 +9,7 @@
  */
 import { VaultError, quote } from '../../core/errors.js';
 import { checkSimpleName } from '../../core/names.js';
+import { MAX_RULES, onlyNarrows, parseCaveat, showCaveat } from '../../core/caveats.js';
 import {
   FRESH_RATE_STATE,
   lockByHand,
@@ -163,6 +164,12 @@ function summarise(
     violations: recent,
     lockedAt: a.rate.lock?.at ?? null,
     created: a.created,
+    caveats: Object.entries(a.caveats ?? {})
+      .map(([id, rules]) => {
+        const e = tx.entry(id);
+        return { entry: e === null ? id : entryName(s, header, e), rules };
+      })
+      .sort((x, y) => x.entry.localeCompare(y.entry)),
   };
 }
 
@@ -286,6 +293,63 @@ export function setLimits(
       events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name })],
     };
   });
+}
+
+/**
+ * Sets the request caveats of agent `name` for `entry` (core/caveats.ts):
+ * `rules` replace the ones it had, `clear` lifts them. Rules are kept in
+ * their one written form. Going from none to some, or keeping only rules it
+ * had, narrows; anything else needs the passphrase itself (VLT-2055).
+ * @throws VaultError VLT-2062 a rule that does not parse, VLT-1001 neither or both of rules and clear.
+ */
+export function setCaveats(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; entry: string; rules: readonly string[]; clear: boolean },
+  source: string,
+): AgentSummary {
+  if (req.clear === req.rules.length > 0)
+    throw new VaultError('VLT-1001', 'Give --allow <rule> (one or more), or --clear.');
+  const rules = [...new Set(req.rules.map(parsedRule))];
+  if (rules.length > MAX_RULES)
+    throw new VaultError('VLT-2062', `At most ${MAX_RULES} rules per agent and entry.`);
+  return changeAgent(ctx, s, req.name, source, (tx, _h, a) => {
+    const [entry] = entryIds(tx, s, [req.entry]);
+    if (entry === undefined) throw new VaultError('VLT-4001');
+    const before = a.caveats?.[entry.id] ?? null;
+    const after = req.clear ? null : rules;
+    if (!onlyNarrows(before, after)) s.requireProof('Widening or lifting request caveats');
+    const caveats = Object.fromEntries(
+      Object.entries(a.caveats ?? {}).filter(([id]) => id !== entry.id),
+    );
+    if (after !== null) caveats[entry.id] = after;
+    const rest: AgentRecord = { ...a };
+    delete (rest as { caveats?: unknown }).caveats;
+    const next = Object.keys(caveats).length === 0 ? rest : { ...rest, caveats };
+    const field = req.clear ? '-' : rules.join(' | ');
+    return {
+      next,
+      events: [
+        ownerEvent(ctx, 'agent_caveats', source, {
+          subject: a.name,
+          entry: req.entry,
+          entryId: entry.id,
+          field,
+        }),
+      ],
+    };
+  });
+}
+
+/** A rule the owner gave, in its one written form; VLT-2062 naming what is wrong with it. */
+function parsedRule(rule: string): string {
+  const c = parseCaveat(rule);
+  if ('problem' in c)
+    throw new VaultError(
+      'VLT-2062',
+      `Not a request caveat: ${JSON.stringify(rule)}: ${c.problem}.`,
+    );
+  return showCaveat(c);
 }
 
 /** Locks by hand. Lifting a lock needs the hardware key; nothing here can. */

@@ -5,12 +5,14 @@
  * the TOTP seed rule and the host binding. What it opens of an entry is kept
  * against the record object the store handed out, for the next request.
  */
+import { requestAllowed } from '../../core/caveats.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { TOTP_FIELD } from '../../core/names.js';
 import { KEY_BYTES } from '../../crypto/aead.js';
 import type { EntryRecord, FieldRecord, Grant, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { normalHost } from '../entries/entries.js';
+import { oauthRecords, oauthRole, type OAuthRecords } from '../entries/oauth.js';
 import { fieldHash, openMeta, openName, type EntryMeta } from '../keys/grants.js';
 import type { AgentSession } from './authenticate.js';
 
@@ -29,7 +31,12 @@ export interface FieldRef {
 export type Purpose =
   | { readonly kind: 'get' }
   | { readonly kind: 'totp' }
-  | { readonly kind: 'fill'; readonly host: string | null };
+  | {
+      readonly kind: 'fill';
+      readonly host: string | null;
+      /** The proxy request the value goes into (absent for a render): for request caveats. */
+      readonly request?: { readonly method: string; readonly target: string };
+    };
 
 /** What check() found for one entry of a request, kept for its other fields. */
 export type EntryCheck =
@@ -133,18 +140,45 @@ export function check(
   entry: EntryRecord,
   checked: EntryCheck,
   ref: FieldRef,
-  purpose: Purpose,
-  host: string | null,
-): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer } {
+  /** For a fill, its host and request; `caveats`: the agent's for this entry, if any. */
+  on: { purpose: Purpose; host: string | null; caveats: readonly string[] | undefined },
+): { code: ErrorCode } | { record: FieldRecord; dataKey: Buffer; oauth?: OAuthRecords } {
   if ('code' in checked) return checked;
   const { dataKey, meta } = checked;
-  const record = tx.field(entry.id, fieldKey(checked, entry.id, ref.field));
+  const { purpose, host } = on;
+  // An OAuth entry's refresh token and client secret never leave the host; its
+  // access token is obtained with them (oauth.ts): checked as its refresh token.
+  const role = oauthRole(meta, ref.field);
+  if (role === 'held') return { code: 'VLT-2064' };
+  const stored = role === 'access' ? 'refresh_token' : ref.field;
+  const record = tx.field(entry.id, fieldKey(checked, entry.id, stored));
   if (record === null) return { code: 'VLT-2044' };
-  if (record.gen !== entry.gen || record.version < (meta.versions[ref.field] ?? 0))
+  if (record.gen !== entry.gen || record.version < (meta.versions[stored] ?? 0))
     return { code: 'VLT-3020' };
   // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
   if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
   if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
     return { code: 'VLT-2045' };
-  return { record, dataKey };
+  const caveat = caveatRefusal(on.caveats, purpose);
+  if (caveat !== null) return { code: caveat };
+  if (role !== 'access') return { record, dataKey };
+  const oauth = oauthRecords(tx, entry, (f) => fieldKey(checked, entry.id, f));
+  for (const [f, r] of Object.entries(oauth))
+    if (r.gen !== entry.gen || r.version < (meta.versions[f] ?? 0)) return { code: 'VLT-3020' };
+  return { record, dataKey, oauth };
+}
+
+/**
+ * Check, the agent's request caveats for the entry (core/caveats.ts), if it
+ * has any: released only into a proxy request they allow (VLT-2060, counted
+ * as a violation), never to `get` or a render (VLT-2061).
+ */
+export function caveatRefusal(
+  rules: readonly string[] | undefined,
+  purpose: Purpose,
+): ErrorCode | null {
+  if (rules === undefined) return null;
+  if (purpose.kind !== 'fill' || purpose.request === undefined) return 'VLT-2061';
+  const { method, target } = purpose.request;
+  return requestAllowed(rules, method, target) ? null : 'VLT-2060';
 }

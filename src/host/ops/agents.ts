@@ -5,6 +5,7 @@ import {
   lockAgent,
   revokeAgent,
   scopeAgent,
+  setCaveats,
   setLimits,
   showAgent,
 } from '../agent/agents.js';
@@ -18,6 +19,7 @@ type AgentOp =
   | 'agent.scope'
   | 'agent.limits'
   | 'agent.lock'
+  | 'agent.caveats'
   | 'agent.revoke';
 
 export const agentOps: OpArea<AgentOp> = {
@@ -37,6 +39,10 @@ export const agentOps: OpArea<AgentOp> = {
   'agent.limits': owner(async ({ ctx }, { body, source }, s) => {
     const { name, perMinute, perHour, valuesPerMinute } = body;
     return setLimits(ctx, s, { name, perMinute, perHour, valuesPerMinute }, source);
+  }),
+  'agent.caveats': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, entry, rules, clear } = body;
+    return setCaveats(ctx, s, { name, entry, rules, clear }, source);
   }),
   'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
   'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {

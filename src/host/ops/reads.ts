@@ -28,7 +28,12 @@ export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report' | 'sign'> 
   resolve: async (env, req) =>
     asAgent(env, req, async (session) => {
       const refs = req.body.refs.map(({ entry, field }) => ({ entry, field }));
-      const purpose = { kind: 'fill', host: req.body.host ?? null } as const;
+      const { host, request } = req.body;
+      const purpose = {
+        kind: 'fill',
+        host: host ?? null,
+        ...(request === undefined ? {} : { request }),
+      } as const;
       const values = await release(env.ctx, session, refs, purpose, req.source);
       const out = values.map((v) => v.expose().toString('base64'));
       for (const v of values) v.wipe();
