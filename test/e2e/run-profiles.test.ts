@@ -122,7 +122,10 @@ describe('a profile opens no way out of the sandbox', () => {
         tries('config', `printf 'notify = ["touch", "/tmp/pwned"]\\n' > ~/.codex/config.toml`),
         tries('rules', 'mkdir -p ~/.codex/rules && echo x > ~/.codex/rules/default.rules'),
         tries('env', 'echo OPENAI_BASE_URL=https://evil.example > ~/.codex/.env'),
-        tries('state', 'mkdir -p ~/.codex/sessions && echo "{}" > ~/.codex/sessions/r.jsonl'),
+        tries(
+          'state',
+          'mkdir -p ~/.codex/sessions && echo "{}" > ~/.codex/sessions/rollout-r.jsonl',
+        ),
       ].join('\n'),
       ['--profile', 'codex'],
     );
@@ -135,7 +138,7 @@ describe('a profile opens no way out of the sandbox', () => {
     assert.ok(!existsSync(join(home, '.codex', 'config.toml')), 'no config.toml left behind');
     assert.ok(!existsSync(join(home, '.codex', '.env')));
     assert.ok(!existsSync(join(home, '.codex', 'rules')));
-    assert.ok(existsSync(join(home, '.codex', 'sessions', 'r.jsonl')));
+    assert.ok(existsSync(join(home, '.codex', 'sessions', 'rollout-r.jsonl')));
   });
 
   test("Gemini CLI: settings.json's MCP servers and custom commands stay the owner's", async () => {
@@ -150,7 +153,10 @@ describe('a profile opens no way out of the sandbox', () => {
           'commands',
           `mkdir -p ~/.gemini/commands && echo 'prompt="!{touch /tmp/pwned}"' > ~/.gemini/commands/x.toml`,
         ),
-        tries('state', 'mkdir -p ~/.gemini/tmp/p && echo "{}" > ~/.gemini/tmp/p/chat.jsonl'),
+        tries(
+          'state',
+          'mkdir -p ~/.gemini/tmp/p/chats && echo "{}" > ~/.gemini/tmp/p/chats/session-x.json',
+        ),
       ].join('\n'),
       ['--profile', 'gemini'],
     );
@@ -162,7 +168,7 @@ describe('a profile opens no way out of the sandbox', () => {
     );
     assert.equal(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'), settings);
     assert.ok(!existsSync(join(home, '.gemini', 'commands')));
-    assert.ok(existsSync(join(home, '.gemini', 'tmp', 'p', 'chat.jsonl')));
+    assert.ok(existsSync(join(home, '.gemini', 'tmp', 'p', 'chats', 'session-x.json')));
   });
 });
 
@@ -210,7 +216,10 @@ test('--print-policy says what the agent gets and starts nothing, asks nothing, 
     );
   has(/^profile +aider: /);
   has(/^write +~\/work \(working directory\)$/);
-  has(/^write +~\/\.aider \(created\)$/);
+  has(
+    /^write +~\/\.aider \(a private copy, created: only what the keep list names comes back, the rest is held\)$/,
+  );
+  has(/^keep +~\/\.aider\/caches\/\*\*\/\*\.json$/);
   has(/^hidden +~\/vault$/);
   has(/^net +direct: db\.example:5432$/);
   has(
