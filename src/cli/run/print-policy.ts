@@ -60,12 +60,12 @@ function printPolicy(
     line(
       'model',
       p.key === null
-        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry}`
+        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry} (else vault://${m.variable}/password if it holds ${m.variable})`
         : `${p.key.variable}=${p.key.ref}`,
     );
     line(
       '',
-      `the proxy fills ${m.header} for the hosts ${m.entry} is bound to (expected: ${m.host})`,
+      `the proxy fills ${m.header} for the hosts ${p.key?.entry ?? m.entry} is bound to (expected: ${m.host})`,
     );
   }
   line('env', `passed: ${p.env.pass.join(' ') || '(none)'}`);
