@@ -78,6 +78,7 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
       numStartups: 2,
       primaryApiKey: 'sk-ant-planted',
       skipDangerousModePermissionPrompt: true,
+      projects: { [work]: { hasClaudeMdExternalIncludesApproved: true, lastCost: 3 } },
     });
     const script = [
       'set -e',
@@ -119,8 +120,9 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
     );
     // ~/.claude.json: its counter came back, the key and the prompt switch did not.
     const after1 = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')) as object;
-    assert.deepEqual(after1, { numStartups: 2 });
-    for (const k of ['primaryApiKey', 'skipDangerousModePermissionPrompt'])
+    assert.deepEqual(after1, { numStartups: 2, projects: { [work]: { lastCost: 3 } } });
+    const trust = `projects.${JSON.stringify(work)}.hasClaudeMdExternalIncludesApproved`;
+    for (const k of ['primaryApiKey', 'skipDangerousModePermissionPrompt', trust])
       assert.ok(named(r.output, `~/.claude.json key ${k}`), `${k} named\n${r.output}`);
     assert.ok(!r.output.includes('sk-ant-planted'), 'a held value is never printed');
 
