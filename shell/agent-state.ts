@@ -34,7 +34,7 @@ import {
   type BigIntStats,
 } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import type { HeldSession } from './held.js';
+import { shownPath, type HeldSession } from './held.js';
 import { keepMatcher, mergeKept, placeholder, type StatePlan } from './profiles.js';
 
 /** What each entry of the copies was when the agent started: `ino:ctime` by its path in the copy. */
@@ -43,6 +43,8 @@ export interface Started {
 }
 
 const CLONE = constants.COPYFILE_FICLONE;
+/** A kept file larger than this (a sparse one the agent made to exhaust `run`'s memory) is held. */
+const KEPT_MAX = 1n << 30n;
 
 function identity(st: BigIntStats): string {
   return `${st.ino}:${st.ctimeNs}`;
@@ -108,7 +110,7 @@ function bringBack(src: string, dest: string, root: string, start: bigint | null
     .filter((x) => x !== '')) {
     d = join(d, part);
     try {
-      if (!lstatSync(d).isDirectory()) return `${d} is no directory in your home`;
+      if (!lstatSync(d).isDirectory()) return `${shownPath(d)} is no directory in your home`;
     } catch {
       mkdirSync(d, { mode: 0o700 });
     }
@@ -146,10 +148,11 @@ function judge(
   }
   const before = ctx.started.seen.get(at);
   if (before?.id === identity(st)) return;
-  if (st.isFile() && (st.mode & 0o111n) === 0n && ctx.kept(owner)) {
+  if (st.isFile() && st.size > KEPT_MAX) ctx.said.push(`${shownPath(owner)} is over 1 GiB: held`);
+  else if (st.isFile() && (st.mode & 0o111n) === 0n && ctx.kept(owner)) {
     const why = bringBack(at, owner, root, before?.size ?? null);
     if (why === null) return;
-    ctx.said.push(`${owner} was not brought back: ${why}`);
+    ctx.said.push(`${shownPath(owner)} was not brought back: ${why}`);
   }
   ctx.held.move(at, owner, st.isFile() ? 'file' : st.isSymbolicLink() ? 'link' : 'other');
 }

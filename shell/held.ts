@@ -50,9 +50,14 @@ export function sessionFolder(root: string, session: string): string {
   return join(root, session);
 }
 
-/** `~/` for the home directory, as the held lines show paths. */
+/**
+ * `~/` for the home directory, as the held lines show paths; a path with a
+ * control character or a quote (the agent names its files) is shown quoted,
+ * escaped, so that it can neither drive the owner's terminal nor pass for two lines.
+ */
 export function shownPath(p: string, home = homedir()): string {
-  return p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+  const shown = p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+  return /[\u0000-\u001f\u007f-\u009f"\\]/.test(shown) ? JSON.stringify(shown) : shown;
 }
 
 /** Records the held items of a session, creating its folder (only the owner's). */

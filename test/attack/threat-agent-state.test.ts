@@ -90,6 +90,8 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
       'echo \'{"new":1}\' > projects/p/s.jsonl',
       'echo \'{"old":2}\' >> projects/p/old.jsonl',
       `echo '${claudeJson}' > ~/.claude.json`,
+      // A name that would set the owner's window title if printed as it is.
+      "touch \"$(printf 'evil\\033]0;pwned\\007')\"",
       'echo done=yes',
     ].join('\n');
     const r = await inside(script, 'claude');
@@ -125,6 +127,8 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
     for (const k of ['primaryApiKey', 'skipDangerousModePermissionPrompt', trust])
       assert.ok(named(r.output, `~/.claude.json key ${k}`), `${k} named\n${r.output}`);
     assert.ok(!r.output.includes('sk-ant-planted'), 'a held value is never printed');
+    assert.ok(!r.output.includes('\x1b]0;pwned'), 'a held name cannot drive the terminal');
+    assert.ok(r.output.includes('held "~/.claude/evil\\u001b]0;pwned\\u0007"'), r.output);
 
     // The owner brings one back, then the held keys.
     ok(await rig.owner(['held', 'restore', id, '~/.claude/rules/x.md']));

@@ -80,8 +80,9 @@ export async function agentSession(
       // After `supervised`: the sandbox's processes are gone (the engine's cleanup waits for them).
       const { HeldSession, heldLines: stateLines } = await import('../../../shell/held.js');
       const held = new HeldSession(s.held.root, s.held.session, s.plan.profile ?? 'none');
+      // Errors may quote names the agent chose: no control character reaches the terminal.
       for (const said of finishState(s.plan, stateAt, held))
-        ctx.stderr.write(`vault-cli: ${said}\n`);
+        ctx.stderr.write(`vault-cli: ${said.replace(/\p{Cc}/gu, '?')}\n`);
       const lines = stateLines(held, s.held.session, s.plan.profile ?? 'none');
       for (const line of lines) ctx.stderr.write(line + '\n');
       heldLines.push(...lines);
