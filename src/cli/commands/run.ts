@@ -20,7 +20,7 @@
  * session and its proxy, the agent's environment, what is said on stderr.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
@@ -87,6 +87,13 @@ export const run: Command = async (ctx) => {
     // Decided before the passphrase is asked: a path the sandbox cannot honour costs no session.
     // Without the sandbox the agent writes your files directly: nothing to bind, copy or merge.
     const plan = planState(sandboxed ? profile : null, homedir(), work, kind);
+    // There before the policy is decided, so that the sandbox hides it (print-policy creates nothing).
+    if (plan.copies.length + plan.private.length > 0 && !flag(ctx, 'print-policy'))
+      try {
+        mkdirSync(held.root, { mode: 0o700 });
+      } catch {
+        // There already; or no vault directory yet, and then no session either.
+      }
     const box = sandbox === null ? null : boxFor(ctx, dir, sandbox, plan);
     if (flag(ctx, 'print-policy')) return await policyReport(ctx, profile, plan, box);
     if (box !== null) warnOpened(ctx, box.policy);
