@@ -91,7 +91,7 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
       'echo \'{"old":2}\' >> projects/p/old.jsonl',
       `echo '${claudeJson}' > ~/.claude.json`,
       // A name that would set the owner's window title if printed as it is.
-      "touch \"$(printf 'evil\\033]0;pwned\\007')\"",
+      'touch "$(printf \'evil\\033]0;pwned\\007\')"',
       'echo done=yes',
     ].join('\n');
     const r = await inside(script, 'claude');
