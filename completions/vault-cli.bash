@@ -30,6 +30,7 @@ __vault_cli_command() {
   case "$1 $2" in
     'proxy env') echo 'proxy env'; return ;;
     'proxy ca') echo 'proxy ca'; return ;;
+    'held restore') echo 'held restore'; return ;;
     'vault create') echo 'vault create'; return ;;
     'vault migrate') echo 'vault migrate'; return ;;
     'vault passwd') echo 'vault passwd'; return ;;
@@ -73,6 +74,7 @@ __vault_cli_command() {
     'exec') echo 'exec' ;;
     'git-credential') echo 'git-credential' ;;
     'run') echo 'run' ;;
+    'held') echo 'held' ;;
     'unlock') echo 'unlock' ;;
     'lock') echo 'lock' ;;
     'dashboard') echo 'dashboard' ;;
@@ -100,10 +102,11 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy render exec git-credential run held unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
+          'held') __vault_cli_words 'restore'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls exposed hosts'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits caveats lock unlock revoke'; return 0 ;;
@@ -203,6 +206,8 @@ _vault_cli() {
       'exec') __vault_cli_words '--env --keep-vault-env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
       'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --aws --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'held') __vault_cli_words '--help' ;;
+      'held restore') __vault_cli_words '--help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;
       'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
@@ -263,6 +268,8 @@ _vault_cli() {
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
     'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --aws --allow-net --max-procs ' ;;
+    'held') valued='  ' ;;
+    'held restore') valued='  ' ;;
     'unlock') valued=' --for --idle ' ;;
     'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;
@@ -321,6 +328,9 @@ _vault_cli() {
     'totp 0') : ;;
     'render 0') __vault_cli_files ;;
     'git-credential 0') __vault_cli_words 'get store erase' ;;
+    'held 0') : ;;
+    'held restore 0') : ;;
+    'held restore 1') __vault_cli_files ;;
     'vault backup 0') __vault_cli_files ;;
     'vault restore 0') __vault_cli_files ;;
     'entry set 0') __vault_cli_names entry ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'held' 'held restore' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -47,6 +47,8 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template w
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'run' -d 'run a command as an agent under a session token that dies with it'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'held' -d 'list what `run` held of agents’ state (one session, or all)'
+complete -c vault-cli -n '__vault_cli_lead 1 held' -a 'restore' -d 'bring back into your home what `run` held (one path, or all of a session)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'unlock' -d 'open an owner session: owner commands on this terminal ask no passphrase until it ends'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'lock' -d 'end this terminal\'s owner session'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'dashboard' -d 'the live dashboard of agents, reads and lockdowns, and the vault UI'
@@ -143,6 +145,8 @@ complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent s
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
 complete -c vault-cli -n '__vault_cli_is run' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is held' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is held restore' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is unlock' -l for -x -d 'minutes the session lasts at most (default 15, at most 720)'
 complete -c vault-cli -n '__vault_cli_is unlock' -l idle -x -d 'minutes without an owner command that end it sooner (default 5)'
 complete -c vault-cli -n '__vault_cli_is unlock' -l help -d 'show this help'

@@ -6,11 +6,13 @@
  * merging an agent's private copy of a state file back into the owner's.
  *
  * The invariant it guards: a profile never lets the agent write what the
- * owner's next session outside the sandbox executes. A state directory is
- * writable, but the files in it that name commands (hooks, MCP servers,
- * notify, custom commands) are bound read-only; a file that mixes state and
- * such settings (~/.claude.json) is given as a private copy, and on exit only
- * the keys that cannot execute anything come back.
+ * owner's next session outside the sandbox executes. Its state directories
+ * are the agent's private copies (shell/agent-state.ts); at the end only the
+ * paths on the profile's `keep` list (data the agent writes for itself:
+ * transcripts, history, caches) come back, and everything else it made or
+ * changed there is held (shell/held.ts). A file that mixes state and settings
+ * (~/.claude.json) is a private copy too, and only its `keep` keys come back.
+ * An allow-list: what a new agent release adds is held until it is listed.
  */
 import { VaultError } from '../src/core/errors.js';
 import builtin from './profiles.json' with { type: 'json' };
@@ -24,11 +26,11 @@ export interface ModelProvider {
   readonly field: string;
 }
 
-/** A state file the agent gets as a copy; on exit the copy comes back except at `ownerKeeps`. */
+/** A JSON state file the agent gets as a copy; on exit only the copy's `keep` keys come back. */
 export interface PrivateFile {
   readonly path: string;
-  /** Key paths (dots; `*` for any key) where the owner's file wins: what could execute. */
-  readonly ownerKeeps: readonly string[];
+  /** Key paths (dots; `*` for any key) the agent's copy decides: what it writes for itself. */
+  readonly keep: readonly string[];
 }
 
 export interface Profile {
@@ -36,8 +38,16 @@ export interface Profile {
   readonly summary: string;
   /** Command names (the basename of `run`'s command) that choose this profile. */
   readonly commands: readonly string[];
-  /** State paths the agent may write: directories and files (`~/` is the home directory). */
+  /**
+   * State paths the agent writes, as a private copy of its own: directories
+   * (a trailing `/`) and files (`~/` is the home directory).
+   */
   readonly write: readonly string[];
+  /**
+   * What of the copies comes back into the owner's home: `~/` paths inside a
+   * write path, `*` for any name, `**` for any depth. Regular files only.
+   */
+  readonly keep: readonly string[];
   /**
    * Read-only even inside `write`: files and directories (a trailing `/`)
    * whose contents run at the agent's next start.
@@ -64,40 +74,84 @@ function record(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const FIELDS = ['summary', 'commands', 'write', 'readOnly', 'keep', 'private', 'env', 'model'];
+const MODEL_FIELDS = ['host', 'variable', 'header', 'entry', 'field'];
+
+/** The profile's model: the owner's fields over the shipped ones, field by field; null for none. */
+function modelFrom(v: unknown, base: ModelProvider | null, at: string): ModelProvider | null {
+  if (v === null) return null;
+  if (!record(v) || !Object.keys(v).every((k) => MODEL_FIELDS.includes(k)))
+    throw invalid(at, `"model" must be null or an object of ${MODEL_FIELDS.join(', ')}`);
+  const model: Record<string, unknown> = { ...(base ?? {}), ...v };
+  if (!MODEL_FIELDS.every((f) => typeof model[f] === 'string'))
+    throw invalid(at, `"model" must be null or give ${MODEL_FIELDS.join(', ')}`);
+  return model as unknown as ModelProvider;
+}
+
+/** A path component a keep pattern may hold: a name, `*` in it, or `**` alone. */
+const KEEP_PART = /^(\*\*|[A-Za-z0-9._@+,=*-]+)$/;
+
+/**
+ * A `keep` pattern, checked: `~/`, then names (a `*` in one for any
+ * characters but `/`, a `**` alone for any depth), inside one of `write`,
+ * naming files (no trailing `/`).
+ */
+export function keepPattern(p: string, write: readonly string[]): string | null {
+  if (!p.startsWith('~/') || p.endsWith('/')) return 'must start with ~/ and name files';
+  const parts = p.slice(2).split('/');
+  if (!parts.every((x) => KEEP_PART.test(x) && x !== '.' && x !== '..'))
+    return 'takes names, * and ** only';
+  if (parts.at(-1) === '**') return 'must end in a file name pattern, not **';
+  const lit = (w: string) => (w.endsWith('/') ? w : `${w}/`);
+  if (!write.some((w) => p === w || p.startsWith(lit(w)))) return 'must be inside a "write" path';
+  return null;
+}
+
+/** A dot path of keys (`*` for any key) a private file keeps. */
+const KEY_PATH = /^([A-Za-z0-9_$-]+|\*)(\.([A-Za-z0-9_$-]+|\*))*$/;
+
+function privateFrom(p: unknown, at: string): PrivateFile {
+  if (!record(p) || typeof p.path !== 'string')
+    throw invalid(at, '"private" entries need a "path"');
+  if (Object.hasOwn(p, 'ownerKeeps'))
+    throw invalid(at, '"ownerKeeps" is gone: "keep" lists the keys that come back (an allow-list)');
+  const keep = strings(p.keep ?? [], at, 'keep');
+  const bad = keep.find((k) => !KEY_PATH.test(k));
+  if (bad !== undefined) throw invalid(at, `"keep" key path ${JSON.stringify(bad)} is not a.b.*`);
+  return { path: p.path, keep };
+}
+
 /** One profile from its JSON, each field of `base` kept where `v` does not give it. */
 function profileFrom(name: string, v: unknown, base: Profile | undefined, where: string): Profile {
   if (!record(v)) throw invalid(where, `profile "${name}" must be an object`);
   const at = `${where}, profile "${name}"`;
   const has = (k: string) => Object.hasOwn(v, k);
   for (const k of Object.keys(v))
-    if (!['summary', 'commands', 'write', 'readOnly', 'private', 'env', 'model'].includes(k))
-      throw invalid(at, `unknown field "${k}"`);
+    if (!FIELDS.includes(k)) throw invalid(at, `unknown field "${k}"`);
   const env = has('env') ? v.env : (base?.env ?? {});
   if (!record(env) || !Object.values(env).every((s) => typeof s === 'string'))
     throw invalid(at, '"env" must map names to strings');
   const privates = has('private') ? v.private : (base?.private ?? []);
   if (!Array.isArray(privates)) throw invalid(at, '"private" must be a list');
-  const model = has('model') ? v.model : (base?.model ?? null);
-  if (model !== null) {
-    const fields = ['host', 'variable', 'header', 'entry', 'field'];
-    if (!record(model) || !fields.every((f) => typeof model[f] === 'string'))
-      throw invalid(at, `"model" must be null or give ${fields.join(', ')}`);
-  }
+  const model = has('model') ? modelFrom(v.model, base?.model ?? null, at) : (base?.model ?? null);
   const summary = has('summary') ? v.summary : (base?.summary ?? name);
   if (typeof summary !== 'string') throw invalid(at, '"summary" must be a string');
+  const write = has('write') ? strings(v.write, at, 'write') : (base?.write ?? []);
+  const keep = has('keep') ? strings(v.keep, at, 'keep') : (base?.keep ?? []);
+  for (const k of keep) {
+    const why = keepPattern(k, write);
+    if (why !== null) throw invalid(at, `"keep" ${JSON.stringify(k)} ${why}`);
+  }
   return {
     name,
     summary,
     commands: has('commands') ? strings(v.commands, at, 'commands') : (base?.commands ?? []),
-    write: has('write') ? strings(v.write, at, 'write') : (base?.write ?? []),
+    write,
+    keep,
     readOnly: has('readOnly') ? strings(v.readOnly, at, 'readOnly') : (base?.readOnly ?? []),
-    private: privates.map((p: unknown) => {
-      if (!record(p) || typeof p.path !== 'string')
-        throw invalid(at, '"private" entries need a "path"');
-      return { path: p.path, ownerKeeps: strings(p.ownerKeeps ?? [], at, 'ownerKeeps') };
-    }),
+    private: privates.map((p: unknown) => privateFrom(p, at)),
     env: env as Record<string, string>,
-    model: model as ModelProvider | null,
+    model,
   };
 }
 
@@ -167,45 +221,140 @@ export function placeholder(path: string): string {
 
 type Json = unknown;
 
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A key for a line: a plain name as it is, anything else quoted. */
+function shown(k: string): string {
+  return /^[A-Za-z0-9_$-]+$/.test(k) ? k : JSON.stringify(k);
+}
+
+/** What a private JSON file becomes after a session, and what of the agent's copy was held. */
+export interface Merged {
+  readonly merged: Json;
+  /** The keys the agent added or changed that are not kept: only those, with the copy's values. */
+  readonly held: Record<string, unknown> | null;
+  /** Their key paths, for the held lines (names, never values). */
+  readonly dropped: readonly string[];
+}
+
 /**
- * The owner's file after a session: the agent's copy, except at each key path
- * of `ownerKeeps`, where the owner's current file wins (its value, or no key
- * when it has none). Neither input is changed.
+ * The owner's file after a session: the owner's current file, with the
+ * agent's copy deciding only at the `keep` key paths (its value, or no key
+ * when the copy has none). Every other key the copy added or changed is
+ * held: left out, and returned on its own. Neither input is changed.
  */
-export function mergeBack(owner: Json, copy: Json, ownerKeeps: readonly string[]): Json {
-  if (!record(copy)) return owner;
-  const out: Record<string, unknown> = structuredClone(copy);
-  const own = record(owner) ? owner : {};
-  for (const path of ownerKeeps) keep(out, own, path.split('.'));
+export function mergeKept(owner: Json, copy: Json, keep: readonly string[]): Merged {
+  const own: Record<string, unknown> = record(owner) ? structuredClone(owner) : {};
+  if (!record(copy)) return { merged: own, held: null, dropped: [] };
+  const paths = keep.map((k) => k.split('.'));
+  for (const path of paths) take(own, copy, path);
+  const held: Record<string, unknown> = {};
+  const dropped: string[] = [];
+  heldKeys(record(owner) ? owner : {}, copy, paths, held, dropped, '');
+  return { merged: own, held: dropped.length === 0 ? null : held, dropped };
+}
+
+/** Sets `out` at `path` to `copy`'s value there (deleting it when the copy has none). */
+function take(out: Record<string, unknown>, copy: Record<string, unknown>, path: string[]): void {
+  const [head, ...rest] = path;
+  if (head === undefined) return;
+  const keys = head === '*' ? [...new Set([...Object.keys(out), ...Object.keys(copy)])] : [head];
+  for (const k of keys) {
+    const c = Object.hasOwn(copy, k) ? copy[k] : undefined;
+    if (rest.length === 0) {
+      if (c === undefined) delete out[k];
+      else out[k] = structuredClone(c);
+      continue;
+    }
+    if (!record(c)) continue;
+    const had = Object.hasOwn(out, k);
+    const inner = had ? out[k] : {};
+    // The owner's value that is no object stays: nothing below it is the agent's to set.
+    if (!record(inner)) continue;
+    take(inner, c, rest);
+    if (!had && Object.keys(inner).length > 0) out[k] = inner;
+  }
+}
+
+/** Fills `held` with what `copy` added or changed outside `paths`, and names it in `dropped`. */
+function heldKeys(
+  owner: Record<string, unknown>,
+  copy: Record<string, unknown>,
+  paths: readonly string[][],
+  held: Record<string, unknown>,
+  dropped: string[],
+  prefix: string,
+): void {
+  for (const k of Object.keys(copy)) {
+    const o = Object.hasOwn(owner, k) ? owner[k] : undefined;
+    const c = copy[k];
+    if (same(o, c)) continue;
+    const here = paths.filter((p) => p[0] === '*' || p[0] === k);
+    if (here.some((p) => p.length === 1)) continue;
+    const name = `${prefix}${prefix === '' ? '' : '.'}${shown(k)}`;
+    if (here.length > 0 && record(c)) {
+      const inner: Record<string, unknown> = {};
+      const before = dropped.length;
+      heldKeys(
+        record(o) ? o : {},
+        c,
+        here.map((p) => p.slice(1)),
+        inner,
+        dropped,
+        name,
+      );
+      if (dropped.length > before) held[k] = inner;
+      continue;
+    }
+    held[k] = structuredClone(c);
+    dropped.push(name);
+  }
+}
+
+/** `held` laid over `owner`: the restore of held keys (objects merged, anything else replaced). */
+export function overlay(owner: Json, held: Json): Json {
+  if (!record(held) || !record(owner)) return structuredClone(held);
+  const out: Record<string, unknown> = structuredClone(owner);
+  for (const [k, v] of Object.entries(held))
+    out[k] = Object.hasOwn(out, k) && record(v) ? overlay(out[k], v) : structuredClone(v);
   return out;
 }
 
-/** Sets `out` at `path` to `owner`'s value there (deleting it when the owner has none). */
-function keep(out: Record<string, unknown>, owner: Record<string, unknown>, path: string[]): void {
-  const [head, ...rest] = path;
-  if (head === undefined) return;
-  const keys = head === '*' ? [...new Set([...Object.keys(out), ...Object.keys(owner)])] : [head];
-  for (const k of keys) {
-    const o = Object.hasOwn(owner, k) ? owner[k] : undefined;
-    if (rest.length === 0) {
-      if (o === undefined) delete out[k];
-      else out[k] = structuredClone(o);
-      continue;
-    }
-    const inner = Object.hasOwn(out, k) ? out[k] : undefined;
-    if (record(inner)) keep(inner, record(o) ? o : {}, rest);
-    // A value that is no object where the owner's has one cannot hide a key below it:
-    // the owner's whole value comes back.
-    else if (record(o)) out[k] = structuredClone(o);
-  }
+/** A matcher for the profile's keep patterns (home expanded): true for a path that comes back. */
+export function keepMatcher(keep: readonly string[], home: string): (path: string) => boolean {
+  const esc = (x: string) => x.replace(/[.+^${}()|[\]\\?]/g, '\\$&');
+  const res = keep.map((k) => {
+    const parts = expandHome(k, home).split('/');
+    const body = parts
+      .map((p, i) =>
+        p === '**'
+          ? '(?:[^/]+/)*'
+          : esc(p).replaceAll('*', '[^/]*') + (i === parts.length - 1 ? '' : '/'),
+      )
+      .join('');
+    return new RegExp(`^${body}$`);
+  });
+  return (path) => res.some((r) => r.test(path));
 }
 
 export type Kind = 'dir' | 'file';
 
 /** What `run` does for a profile, decided before anything is created. Paths are absolute. */
 export interface StatePlan {
-  /** Writable: existing paths, and directories `run` creates first (`create`). */
+  /** The profile's name, for the held lines. */
+  readonly profile: string | null;
+  /** State paths in the owner's home: existing ones, and directories `run` creates first (`create`). */
   readonly write: readonly { readonly path: string; readonly create: boolean }[];
+  /** Each write path as the agent sees it: a copy of its own at `copy`, bound at `path`. */
+  readonly copies: readonly {
+    readonly path: string;
+    readonly copy: string;
+    readonly dir: boolean;
+  }[];
+  /** The keep patterns, home expanded. */
+  readonly keep: readonly string[];
   /** Read-only inside the writable ones: existing paths, and placeholders `run` creates and removes. */
   readonly readOnly: readonly {
     readonly path: string;
@@ -221,23 +370,25 @@ function inside(p: string, dir: string): boolean {
 }
 
 /**
- * What `run` must create and bind for `profile`, given what exists now. A
- * write path ending in `/` is created as a directory when absent; a file
- * that does not exist is left out. A read-only path gets a placeholder only
- * inside a writable path (elsewhere the agent cannot create it anyway).
+ * What `run` must create, copy and bind for `profile`, given what exists
+ * now. A write path ending in `/` is created as a directory when absent; a
+ * file that does not exist is left out. Each is copied under `workDir`. A
+ * read-only path gets a placeholder only inside a write path (elsewhere the
+ * agent cannot create it anyway).
  */
 export function planState(
   profile: Profile | null,
   home: string,
-  sessionDir: string,
+  workDir: string,
   found: (p: string) => Kind | null,
 ): StatePlan {
-  if (profile === null) return { write: [], readOnly: [], private: [] };
+  if (profile === null)
+    return { profile: null, write: [], copies: [], keep: [], readOnly: [], private: [] };
   const write = profile.write.flatMap((w) => {
     const { path, dir } = readOnlyPath(w, home);
     const k = found(path);
-    if (k !== null) return [{ path, create: false }];
-    return dir ? [{ path, create: true }] : [];
+    if (k !== null) return [{ path, create: false, dir: k === 'dir' }];
+    return dir ? [{ path, create: true, dir: true }] : [];
   });
   const readOnly = profile.readOnly.flatMap((r) => {
     const { path, dir } = readOnlyPath(r, home);
@@ -248,12 +399,14 @@ export function planState(
   });
   const privates = profile.private.map((f, i) => {
     const path = expandHome(f.path, home);
-    return {
-      ...f,
-      path,
-      copy: `${sessionDir}/private-${i}.json`,
-      create: found(path) === null,
-    };
+    return { ...f, path, copy: `${workDir}/private-${i}.json`, create: found(path) === null };
   });
-  return { write, readOnly, private: privates };
+  return {
+    profile: profile.name,
+    write: write.map(({ path, create }) => ({ path, create })),
+    copies: write.map(({ path, dir }, i) => ({ path, copy: `${workDir}/copy-${i}`, dir })),
+    keep: profile.keep.map((k) => expandHome(k, home)),
+    readOnly,
+    private: privates,
+  };
 }

@@ -164,10 +164,11 @@ export interface PolicyFacts {
   readonly keep?: readonly string[];
 }
 
-/** A file the agent sees at `path` and writes, while it is `copy` outside. */
+/** A file (or a directory: `dir`) the agent sees at `path` and writes, while it is `copy` outside. */
 export interface PrivateBind {
   readonly path: string;
   readonly copy: string;
+  readonly dir?: boolean;
 }
 
 export interface PolicyInput extends PolicyFacts {
@@ -500,9 +501,9 @@ function openedPaths(
   };
   const privateFiles = (input.privateFiles ?? []).map((f) => {
     const path = opened(f.path, "A profile's private file");
-    if (kind(path) !== 'file')
-      throw new VaultError('VLT-1002', `A profile's private file is a directory: ${path}.`);
-    return { path, copy: f.copy };
+    if (kind(path) !== (f.dir === true ? 'dir' : 'file'))
+      throw new VaultError('VLT-1002', `A profile's private copy is not what ${path} is.`);
+    return { path, copy: f.copy, ...(f.dir === true ? { dir: true } : {}) };
   });
   // A private copy stays private even where --allow-write names the file: the copy is what comes back.
   const writable = [...new Set(allowWrite.map((d) => opened(d, '--allow-write')))].filter(

@@ -125,6 +125,40 @@ export const RUN: readonly CommandDef[] = [
     module: 'run',
   },
   {
+    path: ['held'],
+    summary: 'list what `run` held of agents’ state (one session, or all)',
+    side: 'owner',
+    args: [
+      { name: 'session', summary: 'the session `run` named', optional: true, complete: 'none' },
+    ],
+    flags: [],
+    notes: [
+      'What an agent made or changed in its state that its profile does not keep (docs/run.md).',
+    ],
+    examples: ['vault-cli held', 'vault-cli held 20261129-043000-a1b2c3'],
+    module: 'held',
+  },
+  {
+    path: ['held', 'restore'],
+    summary: 'bring back into your home what `run` held (one path, or all of a session)',
+    side: 'owner',
+    args: [
+      { name: 'session', summary: 'the session `run` named', complete: 'none' },
+      {
+        name: 'path',
+        summary: 'the path as `run` named it (default: all)',
+        optional: true,
+        complete: 'file',
+      },
+    ],
+    flags: [],
+    examples: [
+      "vault-cli held restore 20261129-043000-a1b2c3 '~/.claude/rules/style.md'",
+      'vault-cli held restore 20261129-043000-a1b2c3',
+    ],
+    module: 'held',
+  },
+  {
     path: ['unlock'],
     summary:
       'open an owner session: owner commands on this terminal ask no passphrase until it ends',

@@ -38,6 +38,10 @@ export const ERRORS = {
   'VLT-1012': { exit: 73, message: 'Entries of these names already exist; nothing was imported.' },
   /** `import`: the source is a symbolic link, not a regular file, or larger than an import reads. */
   'VLT-1013': { exit: 65, message: 'The import source was refused.' },
+  /** `held`: no held session of that name, or nothing held at that path. */
+  'VLT-1014': { exit: 66, message: 'Nothing is held there.' },
+  /** `held restore`: the held thing's place is taken by a directory; it stays held. */
+  'VLT-1015': { exit: 73, message: 'The held file cannot be restored over a directory.' },
   'VLT-2040': { exit: 77, message: 'Invalid token.' },
   'VLT-2041': { exit: 77, message: 'Access denied.' },
   'VLT-2042': { exit: 75, message: 'Rate limit exceeded; violation recorded.' },

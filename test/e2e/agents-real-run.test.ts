@@ -100,6 +100,14 @@ for (const agent of AGENTS) {
       assert.deepEqual(new Set(sent), new Set([agent.headerValue(key)]), log);
       assert.ok(!r.output.includes(key));
 
+      // Its transcript came back (its profile's keep list), and nothing it needs was held.
+      const home = files(rig.root).map((f) => relative(rig.root, f));
+      assert.ok(
+        home.some((f) => agent.transcript.test(f)),
+        `transcript in HOME\n${home.join('\n')}`,
+      );
+      const held = r.output.split(/\r?\n/).filter((l) => l.includes('vault-cli: held '));
+      assert.ok(!held.some((l) => /\.jsonl|history/.test(l)), held.join('\n'));
       // Its state, written through the profile's paths, is on the owner's side now.
       for (const s of agent.state) assert.ok(existsSync(join(rig.root, s)), `${s} written in HOME`);
       const written = [...agent.state.map((s) => join(rig.root, s)), work].flatMap((p) =>

@@ -122,7 +122,10 @@ describe('a profile opens no way out of the sandbox', () => {
         tries('config', `printf 'notify = ["touch", "/tmp/pwned"]\\n' > ~/.codex/config.toml`),
         tries('rules', 'mkdir -p ~/.codex/rules && echo x > ~/.codex/rules/default.rules'),
         tries('env', 'echo OPENAI_BASE_URL=https://evil.example > ~/.codex/.env'),
-        tries('state', 'mkdir -p ~/.codex/sessions && echo "{}" > ~/.codex/sessions/r.jsonl'),
+        tries(
+          'state',
+          'mkdir -p ~/.codex/sessions && echo "{}" > ~/.codex/sessions/rollout-r.jsonl',
+        ),
       ].join('\n'),
       ['--profile', 'codex'],
     );
@@ -135,7 +138,7 @@ describe('a profile opens no way out of the sandbox', () => {
     assert.ok(!existsSync(join(home, '.codex', 'config.toml')), 'no config.toml left behind');
     assert.ok(!existsSync(join(home, '.codex', '.env')));
     assert.ok(!existsSync(join(home, '.codex', 'rules')));
-    assert.ok(existsSync(join(home, '.codex', 'sessions', 'r.jsonl')));
+    assert.ok(existsSync(join(home, '.codex', 'sessions', 'rollout-r.jsonl')));
   });
 
   test("Gemini CLI: settings.json's MCP servers and custom commands stay the owner's", async () => {
@@ -150,7 +153,10 @@ describe('a profile opens no way out of the sandbox', () => {
           'commands',
           `mkdir -p ~/.gemini/commands && echo 'prompt="!{touch /tmp/pwned}"' > ~/.gemini/commands/x.toml`,
         ),
-        tries('state', 'mkdir -p ~/.gemini/tmp/p && echo "{}" > ~/.gemini/tmp/p/chat.jsonl'),
+        tries(
+          'state',
+          'mkdir -p ~/.gemini/tmp/p/chats && echo "{}" > ~/.gemini/tmp/p/chats/session-x.json',
+        ),
       ].join('\n'),
       ['--profile', 'gemini'],
     );
@@ -162,7 +168,7 @@ describe('a profile opens no way out of the sandbox', () => {
     );
     assert.equal(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'), settings);
     assert.ok(!existsSync(join(home, '.gemini', 'commands')));
-    assert.ok(existsSync(join(home, '.gemini', 'tmp', 'p', 'chat.jsonl')));
+    assert.ok(existsSync(join(home, '.gemini', 'tmp', 'p', 'chats', 'session-x.json')));
   });
 });
 
@@ -210,11 +216,14 @@ test('--print-policy says what the agent gets and starts nothing, asks nothing, 
     );
   has(/^profile +aider: /);
   has(/^write +~\/work \(working directory\)$/);
-  has(/^write +~\/\.aider \(created\)$/);
+  has(
+    /^write +~\/\.aider \(a private copy, created: only what the keep list names comes back, the rest is held\)$/,
+  );
+  has(/^keep +~\/\.aider\/caches\/\*\*\/\*\.json$/);
   has(/^hidden +~\/vault$/);
   has(/^net +direct: db\.example:5432$/);
   has(
-    /^model +ANTHROPIC_API_KEY set to vault:\/\/Anthropic\/key if the agent's scope holds Anthropic$/,
+    /^model +ANTHROPIC_API_KEY set to vault:\/\/Anthropic\/key if the agent's scope holds Anthropic \(else vault:\/\/ANTHROPIC_API_KEY\/password if it holds ANTHROPIC_API_KEY\)$/,
   );
   has(/^env +stripped: .*\bGITHUB_TOKEN\b/);
   assert.ok(!existsSync(join(home, '.aider')), 'nothing created');
@@ -278,6 +287,11 @@ describe('the model key through the proxy', () => {
       work,
     ).exited;
     assert.equal(said(none.output).get('var'), 'unset', none.output);
+    // Said in one line, before the agent starts (issue 38).
+    const told = none.output.search(
+      /ANTHROPIC_API_KEY is not set: the agent's scope holds neither "Anthropic" nor "ANTHROPIC_API_KEY" \(`vault-cli agent scope b --add <entry>`/,
+    );
+    assert.ok(told >= 0 && told < none.output.indexOf('var=unset'), none.output);
     const named = await underPty(
       rig,
       [
@@ -304,5 +318,39 @@ describe('the model key through the proxy', () => {
       work,
     ).exited;
     assert.equal(said(own.output).get('var'), 'vault://X/password', own.output);
+  });
+
+  test('the model key as `import .env` makes it: an entry named as the variable, field password', async () => {
+    const env = join(rig.root, 'app.env');
+    writeFileSync(env, `ANTHROPIC_API_KEY=sk-ant-${hex(8)}\n`);
+    ok(await rig.owner(['import', env]));
+    await rig.addAgent('c', ['ANTHROPIC_API_KEY'], ['--per-minute', '100', '--per-hour', '100']);
+    const r = await underPty(
+      rig,
+      [
+        'run',
+        '--agent',
+        'c',
+        '--profile',
+        'claude',
+        '--',
+        'bash',
+        '-c',
+        'echo "var=$ANTHROPIC_API_KEY"',
+      ],
+      {},
+      work,
+    ).exited;
+    assert.equal(said(r.output).get('var'), 'vault://ANTHROPIC_API_KEY/password', r.output);
+    assert.ok(!r.output.includes('is not set'), r.output);
+    // --print-policy with --model-key names that entry, not the profile's.
+    const p = await underPty(
+      rig,
+      ['run', '--print-policy', '--profile', 'claude', '--model-key', 'X/f', '--', 'bash'],
+      {},
+      work,
+    ).exited;
+    assert.match(p.output, /ANTHROPIC_API_KEY=vault:\/\/X\/f/);
+    assert.match(p.output, /the proxy fills x-api-key for the hosts X is bound to/);
   });
 });

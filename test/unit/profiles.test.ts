@@ -9,7 +9,10 @@ import { VaultError } from '../../src/core/errors.js';
 import {
   chooseProfile,
   loadProfiles,
-  mergeBack,
+  keepMatcher,
+  keepPattern,
+  mergeKept,
+  overlay,
   planState,
   type Kind,
 } from '../../shell/profiles.js';
@@ -95,14 +98,14 @@ function sandboxFor(name: string, fs: (p: string) => Kind | null) {
   const plan = planState(profile, HOME, SESSION, fs);
   const f: PolicyFacts = {
     ...facts,
-    allowWrite: plan.write.map((w) => w.path),
     readOnly: plan.readOnly.map((r) => r.path),
-    privateFiles: plan.private,
+    privateFiles: [...plan.copies, ...plan.private],
   };
   const planned = new Map<string, Kind>([
     ...plan.write.map((w) => [w.path, 'dir'] as const),
     ...plan.readOnly.map((r) => [r.path, r.kind] as const),
     ...plan.private.map((p) => [p.path, 'file'] as const),
+    ...plan.copies.map((c) => [c.path, c.dir ? ('dir' as const) : ('file' as const)] as const),
   ]);
   const found = new Map(policyProbes(f).map((p) => [p, fs(p) ?? planned.get(p) ?? null]));
   const policy = sandboxPolicy({ ...f, found });
@@ -148,7 +151,9 @@ test("Claude Code's state is writable but what runs at its next start is not, ex
   );
   assert.ok(plan.readOnly.some((r) => r.path === `${HOME}/.claude/commands` && r.kind === 'dir'));
   // ~/.claude.json is the session's copy, bound at its place; the owner's file is not.
+  // ~/.claude is the session's copy too, bound at its place.
   assert.deepEqual(policy.privateFiles, [
+    { path: `${HOME}/.claude`, copy: `${SESSION}/copy-0`, dir: true },
     { path: `${HOME}/.claude.json`, copy: `${SESSION}/private-0.json` },
   ]);
   const i = args.indexOf(`${SESSION}/private-0.json`);
@@ -193,37 +198,119 @@ test('--allow-write takes a file, and an existing one only', () => {
   refused(() => sandboxPolicy({ ...g, found: none }), 'VLT-1002', /does not exist/);
 });
 
-const KEEPS = loadProfiles(null).get('claude')?.private[0]?.ownerKeeps ?? [];
+const KEEPS = loadProfiles(null).get('claude')?.private[0]?.keep ?? [];
 
-test("a private copy comes back but for what can run commands: the owner's values there", () => {
+test('a private copy comes back by its keep keys alone: the rest is held and named', () => {
   const owner = {
     numStartups: 3,
     mcpServers: { mine: { command: 'my-server' } },
-    projects: { '/p': { mcpServers: {}, history: ['a'] } },
+    projects: { '/p': { mcpServers: {}, lastCost: 1 } },
   };
   const copy = {
     numStartups: 4,
     userID: 'u',
+    primaryApiKey: 'sk-x',
+    skipDangerousModePermissionPrompt: true,
     mcpServers: { evil: { command: 'touch /x' } },
-    hooks: { SessionStart: [] },
     projects: {
-      '/p': { mcpServers: { evil: { command: 'x' } }, history: ['a', 'b'], allowedTools: ['Bash'] },
-      '/q': { enabledMcpjsonServers: ['evil'], lastCost: 1 },
+      '/p': { mcpServers: {}, lastCost: 2, hasClaudeMdExternalIncludesApproved: true },
+      '/my.app': { lastCost: 5 },
     },
   };
-  assert.deepEqual(mergeBack(owner, copy, KEEPS), {
+  const m = mergeKept(owner, copy, KEEPS);
+  assert.deepEqual(m.merged, {
     numStartups: 4,
     userID: 'u',
     mcpServers: { mine: { command: 'my-server' } },
-    projects: { '/p': { mcpServers: {}, history: ['a', 'b'] }, '/q': { lastCost: 1 } },
+    projects: { '/p': { mcpServers: {}, lastCost: 2 }, '/my.app': { lastCost: 5 } },
   });
+  assert.deepEqual(m.dropped, [
+    'primaryApiKey',
+    'skipDangerousModePermissionPrompt',
+    'mcpServers',
+    'projects."/p".hasClaudeMdExternalIncludesApproved',
+  ]);
+  // Restoring the held keys gives the agent's values back, and nothing else changes.
+  const back = overlay(m.merged, m.held) as Record<string, unknown>;
+  assert.equal(back.primaryApiKey, 'sk-x');
+  assert.deepEqual(Object.keys(back.mcpServers as object).sort(), ['evil', 'mine']);
   // A copy that is not an object leaves the owner's file as it was.
-  assert.deepEqual(mergeBack(owner, [1], KEEPS), owner);
-  // `projects` turned into a string cannot smuggle anything: the owner's comes back whole.
-  assert.deepEqual(mergeBack(owner, { projects: 'x' }, KEEPS), {
-    projects: owner.projects,
-    mcpServers: owner.mcpServers,
+  assert.deepEqual(mergeKept(owner, [1], KEEPS).merged, owner);
+  // `projects` turned into a string cannot replace the owner's.
+  assert.deepEqual(mergeKept(owner, { ...owner, projects: 'x' }, KEEPS).merged, owner);
+});
+
+test('keep patterns: ~/ names inside a write path, * and ** only; they match no executable config', () => {
+  assert.equal(keepPattern('~/.claude/todos/*.json', ['~/.claude/']), null);
+  for (const bad of [
+    '~/.claude/../.bashrc',
+    '/etc/x',
+    '~/.claude/x/',
+    '~/.other/x',
+    '~/.claude/**',
+    '~/.claude/a?b',
+  ])
+    assert.notEqual(keepPattern(bad, ['~/.claude/']), null, bad);
+  refused(
+    () => loadProfiles({ x: { write: ['~/.x/'], keep: ['~/.x/../y'] } }),
+    'VLT-1002',
+    /"keep"/,
+  );
+  refused(
+    () => loadProfiles({ x: { private: [{ path: '~/.x.json', ownerKeeps: [] }] } }),
+    'VLT-1002',
+    /ownerKeeps/,
+  );
+  const claude = loadProfiles(null).get('claude');
+  const kept = keepMatcher(claude?.keep ?? [], HOME);
+  assert.ok(kept(`${HOME}/.claude/projects/-home-u-proj/0b1c.jsonl`));
+  assert.ok(kept(`${HOME}/.claude/history.jsonl`));
+  for (const p of [
+    'projects/-home-u-proj/memory/MEMORY.md',
+    'projects/-home-u-proj/x.sh',
+    'statusline-command.sh',
+    'local/claude',
+    'daemon.json',
+    'jobs/x',
+    'shell-snapshots/x',
+    'session-env/x',
+    'rules/x.md',
+    'settings.json',
+  ])
+    assert.ok(!kept(`${HOME}/.claude/${p}`), p);
+  const codex = keepMatcher(loadProfiles(null).get('codex')?.keep ?? [], HOME);
+  assert.ok(codex(`${HOME}/.codex/sessions/2026/11/29/rollout-x.jsonl`));
+  assert.ok(!codex(`${HOME}/.codex/work.config.toml`));
+});
+
+test('property: a keep pattern that passes names only paths inside its write path, with no ..', () => {
+  const part = fc.constantFrom('a', '*', '**', '..', '.', 'x.jsonl', '', 'b*c');
+  fc.assert(
+    fc.property(
+      fc.array(part, { minLength: 1, maxLength: 5 }),
+      fc.array(part, { maxLength: 5 }),
+      (ps, names) => {
+        const pattern = `~/.s/${ps.join('/')}`;
+        if (keepPattern(pattern, ['~/.s/']) !== null) return;
+        assert.ok(!ps.includes('..') && !ps.includes('.') && !ps.includes(''));
+        const path = `${HOME}/${names.join('/')}`;
+        if (keepMatcher([pattern], HOME)(path)) assert.ok(path.startsWith(`${HOME}/.s/`), path);
+      },
+    ),
+    { numRuns: RUNS },
+  );
+});
+
+test("the owner's profile overrides one field of model and keeps the rest", () => {
+  const p = loadProfiles({ claude: { model: { entry: 'ANTHROPIC_API_KEY', field: 'password' } } });
+  assert.deepEqual(p.get('claude')?.model, {
+    host: 'api.anthropic.com',
+    variable: 'ANTHROPIC_API_KEY',
+    header: 'x-api-key',
+    entry: 'ANTHROPIC_API_KEY',
+    field: 'password',
   });
+  refused(() => loadProfiles({ mine: { model: { entry: 'E' } } }), 'VLT-1002', /"model"/);
 });
 
 const json = fc.letrec((tie) => ({
@@ -235,33 +322,62 @@ const json = fc.letrec((tie) => ({
     tie('object'),
   ),
   object: fc.dictionary(
-    fc.constantFrom('mcpServers', 'hooks', 'projects', '/p', 'env', 'history', 'command'),
+    fc.constantFrom(
+      'mcpServers',
+      'hooks',
+      'projects',
+      '/p',
+      'env',
+      'history',
+      'command',
+      'lastCost',
+      'numStartups',
+      'userID',
+    ),
     tie('value'),
     { maxKeys: 4, noNullPrototype: true },
   ),
 }));
 
-/** The value at a key path with `*`, for every match: [path, value | undefined]. */
-function at(v: unknown, path: readonly string[], prefix = ''): [string, unknown][] {
-  const [head, ...rest] = path;
-  if (head === undefined) return [[prefix, v]];
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return [];
-  const o = v as Record<string, unknown>;
-  const keys = head === '*' ? Object.keys(o) : [head];
-  return keys.flatMap((k) => at(Object.hasOwn(o, k) ? o[k] : undefined, rest, `${prefix}.${k}`));
+/** `v` without empty objects, bottom up. */
+function pruned(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const y = pruned(x);
+    if (typeof y === 'object' && y !== null && !Array.isArray(y) && Object.keys(y).length === 0)
+      continue;
+    out[k] = y;
+  }
+  return out;
 }
 
-test('property: at every kept key path the merged file holds exactly what the owner has', () => {
+/** `v` without what `paths` reach: what the owner's file keeps whatever the copy says. */
+function strip(v: unknown, paths: readonly string[][]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const here = paths.filter((p) => p[0] === '*' || p[0] === k);
+    if (here.some((p) => p.length === 1)) continue;
+    out[k] =
+      here.length === 0
+        ? x
+        : strip(
+            x,
+            here.map((p) => p.slice(1)),
+          );
+  }
+  return out;
+}
+
+test("property: outside the keep key paths the merged file is the owner's; an unchanged copy changes nothing", () => {
+  const paths = KEEPS.map((k) => k.split('.'));
   fc.assert(
     fc.property(json.object, json.object, (owner, copy) => {
-      const merged = mergeBack(owner, copy, KEEPS);
-      for (const k of KEEPS) {
-        const path = k.split('.');
-        for (const [where, value] of at(merged, path)) {
-          const own = at(owner, path).find(([w]) => w === where);
-          assert.deepEqual(value, own?.[1], `${k} at ${where}`);
-        }
-      }
+      const m = mergeKept(owner, copy, KEEPS);
+      // The objects that hold a kept key are made for it; empty once it is stripped.
+      assert.deepEqual(pruned(strip(m.merged, paths)), pruned(strip(owner, paths)));
+      assert.deepEqual(mergeKept(owner, owner, KEEPS).dropped, []);
     }),
     { numRuns: RUNS },
   );

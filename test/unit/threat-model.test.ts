@@ -1323,7 +1323,39 @@ const LEDGER: Record<string, Entry> = {
     run: SEED_STAYS,
     sameUser: SEED_STAYS,
     hardened: SEED_STAYS,
-  },
+  }, // Issue 35: an agent's state by allow-list.
+  "leave what the owner's next session runs in its own state (`~/.claude/statusline-command.sh`, `local/claude`, `jobs/`, `rules/`, `memory/MEMORY.md`; `~/.codex/w.config.toml`; `~/.gemini/skills/`)":
+    {
+      run: [
+        tested(
+          'threat-agent-state',
+          'Claude Code: scripts, daemon and job files, rules and memory, and ~/.claude.json keys',
+        ),
+        tested(
+          'threat-agent-state',
+          'Codex: a profile layer with an MCP server is held; its session transcript comes back',
+        ),
+        tested('threat-agent-state', 'Gemini CLI: a skill is held'),
+      ],
+    },
+  "add keys to `~/.claude.json` that a deny list misses (`primaryApiKey`, `skipDangerousModePermissionPrompt`, a project's `hasClaudeMdExternalIncludesApproved`)":
+    {
+      run: [
+        tested(
+          'threat-agent-state',
+          'Claude Code: scripts, daemon and job files, rules and memory, and ~/.claude.json keys',
+        ),
+      ],
+    },
+  'get a plant through the keep list: a kept path turned into a link to `~/.bashrc`, an executable named as a transcript, a script beside the transcripts':
+    {
+      run: [
+        tested(
+          'threat-agent-state',
+          'Claude Code: scripts, daemon and job files, rules and memory, and ~/.claude.json keys',
+        ),
+      ],
+    },
 };
 
 interface Row {

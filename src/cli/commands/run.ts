@@ -19,7 +19,8 @@
  * The parts are in src/cli/run/: the profile, the sandbox's facts, the
  * session and its proxy, the agent's environment, what is said on stderr.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
@@ -29,7 +30,9 @@ import { commandAfterDashes, findCommand } from '../find-command.js';
 import { policyReport } from '../run/print-policy.js';
 import { profileFor } from '../run/profile.js';
 import { boxFor, kind, warnOpened } from '../run/sandbox.js';
+import { heldRoot } from '../run/held.js';
 import { agentSession } from '../run/session.js';
+import { sessionName } from '../../../shell/held.js';
 
 /**
  * Descriptors `run` inherited (an `exec 260<file` in the owner's shell, an
@@ -74,15 +77,29 @@ export const run: Command = async (ctx) => {
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
     );
   const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
+  // The agent's copies of its state, beside where what it changed is held: one file system, no copying twice.
+  const held = {
+    root: heldRoot(ctx),
+    session: sessionName(new Date(), randomBytes(3).toString('hex')),
+  };
+  const work = join(held.root, `.work-${held.session}`);
   try {
     // Decided before the passphrase is asked: a path the sandbox cannot honour costs no session.
     // Without the sandbox the agent writes your files directly: nothing to bind, copy or merge.
-    const plan = planState(sandboxed ? profile : null, homedir(), dir, kind);
+    const plan = planState(sandboxed ? profile : null, homedir(), work, kind);
+    // There before the policy is decided, so that the sandbox hides it (print-policy creates nothing).
+    if (plan.copies.length + plan.private.length > 0 && !flag(ctx, 'print-policy'))
+      try {
+        mkdirSync(held.root, { mode: 0o700 });
+      } catch {
+        // There already; or no vault directory yet, and then no session either.
+      }
     const box = sandbox === null ? null : boxFor(ctx, dir, sandbox, plan);
     if (flag(ctx, 'print-policy')) return await policyReport(ctx, profile, plan, box);
     if (box !== null) warnOpened(ctx, box.policy);
-    return await agentSession(ctx, { command, dir, agent, profile, plan, box });
+    return await agentSession(ctx, { command, dir, agent, profile, plan, box, held });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   }
 };

@@ -38,12 +38,16 @@ function printPolicy(
       line('write', `${show(w)}${made ? ' (created)' : ''}`);
     }
     for (const f of pol.privateFiles) {
-      const keeps = p.plan.private.find((x) => x.path === f.path)?.ownerKeeps ?? [];
+      const keys = p.plan.private.find((x) => x.path === f.path)?.keep;
+      const made = p.plan.write.find((x) => x.path === f.path)?.create === true;
       line(
         'write',
-        `${show(f.path)} (a private copy, merged back on exit but for ${keeps.length} keys that can run commands: ${keeps.slice(0, 3).join(', ')}, ...)`,
+        keys === undefined
+          ? `${show(f.path)} (a private copy${made ? ', created' : ''}: only what the keep list names comes back, the rest is held)`
+          : `${show(f.path)} (a private copy: only its ${keys.length} keep keys come back, the rest is held)`,
       );
     }
+    for (const k of p.plan.keep) line('keep', show(k));
     for (const r of pol.readOnly) {
       const made = p.plan.readOnly.find((x) => x.path === r)?.create === true;
       line('read-only', `${show(r)}${made ? ' (an empty placeholder while it runs)' : ''}`);
@@ -56,12 +60,12 @@ function printPolicy(
     line(
       'model',
       p.key === null
-        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry}`
+        ? `${m.variable} set to vault://${m.entry}/${m.field} if the agent's scope holds ${m.entry} (else vault://${m.variable}/password if it holds ${m.variable})`
         : `${p.key.variable}=${p.key.ref}`,
     );
     line(
       '',
-      `the proxy fills ${m.header} for the hosts ${m.entry} is bound to (expected: ${m.host})`,
+      `the proxy fills ${m.header} for the hosts ${p.key?.entry ?? m.entry} is bound to (expected: ${m.host})`,
     );
   }
   line('env', `passed: ${p.env.pass.join(' ') || '(none)'}`);

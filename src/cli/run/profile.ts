@@ -15,6 +15,8 @@ export interface ProfileVars {
 export interface ModelKey {
   variable: string;
   ref: string;
+  /** The entry it names. */
+  entry: string;
 }
 
 /**
@@ -40,11 +42,18 @@ export function profileFor(ctx: CliContext, file: string): Profile | null {
   );
 }
 
+/** A `vault://` reference to `entry`'s `field`. */
+function refTo(entry: string, field: string): string {
+  return `vault://${entry.replaceAll('%', '%25').replaceAll('/', '%2F')}/${field}`;
+}
+
 /**
  * The model key as a reference: `--model-key ENTRY` (or `ENTRY/FIELD`), else
- * the profile's entry when the agent's scope holds it (a reference the proxy
- * would refuse would cost the agent rate slots on every request). Null: the
- * variable is left as the environment has it.
+ * the profile's entry when the agent's scope holds it, else an entry named
+ * as the key's variable (`ANTHROPIC_API_KEY`, field `password`: what `import
+ * .env` makes) when the scope holds that. A reference the proxy would refuse
+ * would cost the agent rate slots on every request. Null: the variable is
+ * left as the environment has it.
  */
 export function modelKeyRef(
   profile: Profile | null,
@@ -53,13 +62,24 @@ export function modelKeyRef(
 ): ModelKey | null {
   const model = profile?.model ?? null;
   if (model === null || named === 'none') return null;
-  const [entry, field] =
-    named === undefined ? [model.entry, model.field] : named.split(/\/(?=[A-Za-z0-9_-]+$)/);
-  if (entry === undefined) return null;
-  if (named === undefined && scope !== null && !scope.includes(entry)) return null;
-  const enc = entry.replaceAll('%', '%25').replaceAll('/', '%2F');
-  return { variable: model.variable, ref: `vault://${enc}/${field ?? model.field}` };
+  if (named !== undefined) {
+    const [entry, field] = named.split(/\/(?=[A-Za-z0-9_-]+$)/);
+    if (entry === undefined || entry === '') return null;
+    return { variable: model.variable, ref: refTo(entry, field ?? model.field), entry };
+  }
+  if (scope === null || scope.includes(model.entry))
+    return { variable: model.variable, ref: refTo(model.entry, model.field), entry: model.entry };
+  if (scope.includes(model.variable))
+    return {
+      variable: model.variable,
+      ref: refTo(model.variable, IMPORTED_FIELD),
+      entry: model.variable,
+    };
+  return null;
 }
+
+/** The field `import` gives a value of a `.env` file (src/import). */
+const IMPORTED_FIELD = 'password';
 
 /**
  * The variables the profile sets, and its model key variable: set after the
@@ -91,9 +111,17 @@ export async function sessionModelKey(
   if (ctx.env[profile.model.variable]?.startsWith('vault://') === true) return null;
   const { scope } = await ctx.call('agent.show', { passphrase, name: agent });
   const narrowed = flagList(ctx, 'scope');
-  return modelKeyRef(
+  const key = modelKeyRef(
     profile,
     undefined,
     scope.filter((e) => narrowed.length === 0 || narrowed.includes(e)),
   );
+  // Said before the agent starts: an agent without its key fails in ways that blame anything else.
+  if (key === null) {
+    const m = profile.model;
+    ctx.stderr.write(
+      `vault-cli: ${m.variable} is not set: the agent's scope holds neither ${JSON.stringify(m.entry)} nor ${JSON.stringify(m.variable)} (\`vault-cli agent scope ${agent} --add <entry>\`, or \`--model-key <entry>/<field>\`; docs/run.md)\n`,
+    );
+  }
+  return key;
 }

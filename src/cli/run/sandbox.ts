@@ -21,6 +21,7 @@ import { gitAtStart, type GitAtStart } from '../../../shell/git-config.js';
 import type { EngineTools, SandboxEngine } from '../../../shell/engine.js';
 import { which } from '../../../shell/which.js';
 import { flagList, flagString, type CliContext } from '../context.js';
+import { heldRoot } from './held.js';
 import { tokenFiles } from './token-files.js';
 
 /** What is at `p`: a directory, a file, or nothing. */
@@ -59,6 +60,8 @@ export function policyFor(
       ...p.defaultDirs,
       ...[p.passphraseFile, p.newPassphraseFile].filter((f) => f !== null),
       ...tokenFiles(ctx),
+      // What agents' sessions left held: never in reach of the next one.
+      ...(ctx.paths.systemHost === null ? [] : [heldRoot(ctx)]),
     ],
     readOnly: [
       resolve(dirname(ctx.script), '..', '..', '..'),
@@ -67,9 +70,9 @@ export function policyFor(
       ...plan.readOnly.map((r) => r.path),
     ],
     allowRead: flagList(ctx, 'allow-read'),
-    allowWrite: [...flagList(ctx, 'allow-write'), ...plan.write.map((w) => w.path)],
+    allowWrite: flagList(ctx, 'allow-write'),
     allowNet: flagList(ctx, 'allow-net'),
-    privateFiles: plan.private,
+    privateFiles: [...plan.copies, ...plan.private],
   };
   const roots = [facts.cwd, ...facts.allowWrite.map((w) => resolve(facts.cwd, w))];
   const git = gitAtStart(which('git', ctx.env.PATH), roots);
@@ -89,6 +92,7 @@ export function policyFor(
     ...plan.write.map((w) => [w.path, 'dir'] as const),
     ...plan.readOnly.map((r) => [r.path, r.kind] as const),
     ...plan.private.map((f) => [f.path, 'file'] as const),
+    ...plan.copies.map((c) => [c.path, c.dir ? 'dir' : 'file'] as const),
   ]);
   const policy = sandboxPolicy({
     ...facts,

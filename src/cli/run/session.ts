@@ -27,6 +27,8 @@ export async function agentSession(
     profile: Profile | null;
     plan: StatePlan;
     box: Box | null;
+    /** Where what the agent changed in its state is held, and this session's name there. */
+    held: { root: string; session: string };
   },
 ): Promise<number> {
   const { agent, box } = s;
@@ -60,7 +62,7 @@ export async function agentSession(
       );
     const key = await sessionModelKey(ctx, passphrase, agent, s.profile);
     const { applyState, finishState } = await import('../../../shell/agent-state.js');
-    applyState(s.plan);
+    const stateAt = applyState(s.plan);
     try {
       status = await supervised(ctx, {
         command: s.command,
@@ -75,7 +77,15 @@ export async function agentSession(
         heldLines,
       });
     } finally {
-      for (const said of finishState(s.plan)) ctx.stderr.write(`vault-cli: ${said}\n`);
+      // After `supervised`: the sandbox's processes are gone (the engine's cleanup waits for them).
+      const { HeldSession, heldLines: stateLines } = await import('../../../shell/held.js');
+      const held = new HeldSession(s.held.root, s.held.session, s.plan.profile ?? 'none');
+      // Errors may quote names the agent chose: no control character reaches the terminal.
+      for (const said of finishState(s.plan, stateAt, held))
+        ctx.stderr.write(`vault-cli: ${said.replace(/\p{Cc}/gu, '?')}\n`);
+      const lines = stateLines(held, s.held.session, s.plan.profile ?? 'none');
+      for (const line of lines) ctx.stderr.write(line + '\n');
+      heldLines.push(...lines);
     }
     return status;
   } finally {

@@ -36,6 +36,8 @@ export interface Agent extends AgentPackage {
   readonly prepare?: (home: string) => void;
   /** Where, under HOME, the agent keeps its state (must exist after the run). */
   readonly state: readonly string[];
+  /** Its transcript of the session, under HOME: on its profile's keep list, so back after `run`. */
+  readonly transcript: RegExp;
   /**
    * Writes into the agent's own state a file that makes its next start run
    * `sh -c "touch MARKER"`: what an agent allowed to write its state could
@@ -65,6 +67,7 @@ export const AGENTS: readonly Agent[] = [
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     }),
     state: ['.claude', '.claude.json'],
+    transcript: /^\.claude\/projects\/[^/]+\/[^/]+\.jsonl$/,
     plant: (home, marker) => {
       mkdirSync(join(home, '.claude'), { recursive: true });
       writeFileSync(
@@ -106,6 +109,7 @@ export const AGENTS: readonly Agent[] = [
     ],
     env: () => ({}),
     state: ['.codex'],
+    transcript: /^\.codex\/sessions\/[0-9]{4}\/[0-9]{2}\/[0-9]{2}\/rollout-[^/]+\.jsonl$/,
     plant: (home, marker) => {
       mkdirSync(join(home, '.codex'), { recursive: true });
       const { command, args } = mcpTouch(marker);
@@ -143,6 +147,7 @@ export const AGENTS: readonly Agent[] = [
       );
     },
     state: ['.gemini'],
+    transcript: /^\.gemini\/tmp\/[^/]+\/chats\/session-[^/]+\.jsonl$/,
     plant: (home, marker) => {
       const file = join(home, '.gemini', 'settings.json');
       const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
