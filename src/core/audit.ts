@@ -15,6 +15,8 @@ export const AGENT_ACTIONS = [
   'locked',
   // An attempt to send a value where it may not go, counted as a violation (docs/proxy.md).
   'exfil',
+  // A signature made in the host with an SSH private key it never releases (docs/ssh.md).
+  'ssh_sign',
 ] as const;
 export const OWNER_ACTIONS = [
   'vault_create',

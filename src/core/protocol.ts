@@ -162,6 +162,10 @@ export interface Results {
    * was locked already; nothing was recorded).
    */
   report: { outcome: 'recorded' | 'lockdown' | 'locked' };
+  /** authorized_keys lines, in the order named. */
+  'ssh.keys': { keys: string[] };
+  /** An SSH signature blob, base64; the key never leaves the host. */
+  'ssh.sign': { signature: string };
   'vault.create': { recoveryKey: string };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
   'vault.rekey': { recoveryKey: string };

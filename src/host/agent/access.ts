@@ -397,7 +397,13 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
  */
 function auditRelease(a: Access, looked: readonly Looked[]): void {
   const action =
-    a.purpose.kind === 'fill' ? 'fill' : a.view.agent.kind === 'ai' ? 'ai_read' : 'read';
+    a.purpose.kind === 'fill'
+      ? 'fill'
+      : a.purpose.kind === 'ssh'
+        ? 'ssh_sign'
+        : a.view.agent.kind === 'ai'
+          ? 'ai_read'
+          : 'read';
   const byEntry = new Map<string, Looked[]>();
   for (const l of looked) {
     const group = byEntry.get(l.entryId ?? '');
@@ -422,7 +428,8 @@ function decide(a: Access, q: Asked): Decided {
   if (bar !== null) return bar;
   const { targets, refused } = checkRefs(a, looked);
   if (refused.length > 0) return refuseRefs(a, q, refused);
-  const limited = charge(a, looked, targets);
+  // A public key is no secret: listing one is audited, never charged (ssh.ts).
+  const limited = a.purpose.kind === 'ssh_public' ? null : charge(a, looked, targets);
   if (limited !== null) return limited;
   auditRelease(a, looked);
   return { ok: true, targets, header: a.header };
@@ -476,7 +483,8 @@ export async function release(
 ): Promise<Secret[]> {
   const q = asked(refs);
   const actor = agentActor(session.agent.name);
-  const host = purpose.kind === 'fill' ? purpose.host : null;
+  const host =
+    purpose.kind === 'fill' ? purpose.host : purpose.kind === 'ssh' ? purpose.server : null;
   // Grouped with the other requests of this moment: one durable flush for all.
   const decided = await ctx.commitGrouped(
     (tx) =>
