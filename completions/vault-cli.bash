@@ -145,6 +145,7 @@ _vault_cli() {
       'run --allow-read') __vault_cli_files; return 0 ;;
       'run --allow-net') :; return 0 ;;
       'run --max-procs') :; return 0 ;;
+      'run --ssh') __vault_cli_names entry; return 0 ;;
       'unlock --for') :; return 0 ;;
       'unlock --idle') :; return 0 ;;
       'vault create --store') :; return 0 ;;
@@ -203,7 +204,7 @@ _vault_cli() {
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --keep-vault-env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --allow-net --max-procs --no-sandbox --ssh --allow-title --no-pty --no-browser --help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;
       'lock') __vault_cli_words '--help' ;;
       'dashboard') __vault_cli_words '--no-browser --help' ;;
@@ -264,7 +265,7 @@ _vault_cli() {
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --allow-net --max-procs ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --allow-net --max-procs --ssh ' ;;
     'unlock') valued=' --for --idle ' ;;
     'lock') valued='  ' ;;
     'dashboard') valued='  ' ;;

@@ -140,6 +140,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l allow-read -r -F -d 'keep this 
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port'
 complete -c vault-cli -n '__vault_cli_is run' -l max-procs -x -d 'the most processes and threads the sandboxed agent may have at once (default 1024)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
+complete -c vault-cli -n '__vault_cli_is run' -l ssh -x -a '(__vault_cli_names entry)' -d 'offer this entry’s SSH key through SSH_AUTH_SOCK; the host signs (docs/ssh.md)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   closeSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -25,6 +26,7 @@ import { parseKeyFile } from '../../src/core/ssh-keyfile.js';
 import { encodeRequest, frame } from '../../src/core/ssh-wire.js';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
+import { installBin, runScript, said } from '../support/pty.js';
 import { CLI, Rig, ok } from '../support/rig.js';
 import { sshdSkip, startSshd, type Sshd } from '../support/sshd.js';
 
@@ -107,6 +109,7 @@ before(async () => {
   keygen('k2', ['-t', 'rsa', '-b', '2048']);
   keygen('k3', ['-t', 'ed25519']);
   for (const k of ['deploy', 'k1', 'k2', 'k3']) await importKey(k, join(rig.root, k));
+  installBin(rig);
 });
 
 after(async () => {
@@ -263,6 +266,81 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
     );
     assert.ok(mine.some((x) => x.action === 'limited' && x.entry === 'k3'));
     assert.ok(mine.filter((x) => x.action === 'locked').length >= 2);
+  });
+
+  test('agent lock and revoke take effect on the next signature', async () => {
+    const token = await rig.addAgent('stopped', ['deploy']);
+    const sock = await sshAgent(token, ['deploy']);
+    assert.equal(ssh(sock, 'deploy').status, 0);
+    ok(await rig.owner(['agent', 'lock', 'stopped']));
+    assert.notEqual(ssh(sock, 'deploy').status, 0);
+    const t2 = await rig.addAgent('revoked', ['deploy']);
+    const sock2 = await sshAgent(t2, ['deploy']);
+    assert.equal(ssh(sock2, 'deploy').status, 0);
+    ok(await rig.owner(['agent', 'revoke', 'revoked']));
+    assert.notEqual(ssh(sock2, 'deploy').status, 0);
+    const refused = (await records('revoked')).filter((x) => x.outcome === 'VLT-2040');
+    assert.ok(refused.length >= 1);
+  });
+
+  test('under run --ssh: ssh and git clone from inside the sandbox through the session’s agent; ~/.ssh hidden', async () => {
+    await rig.addAgent('boxed', ['deploy', 'k1']);
+    // Inside, /tmp is the sandbox's own: the client's config and known_hosts live in the working directory.
+    const dir = join(rig.root, 'inside');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'known_hosts'), `[localhost]:${sshd.port} ${sshd.hostKeyLine}\n`);
+    writeFileSync(
+      join(dir, 'ssh_config'),
+      [
+        'Host target',
+        '  HostName localhost',
+        `  Port ${sshd.port}`,
+        `  User ${sshd.user}`,
+        `  UserKnownHostsFile ${join(dir, 'known_hosts')}`,
+        '  GlobalKnownHostsFile /dev/null',
+        '  StrictHostKeyChecking yes',
+        '  BatchMode yes',
+        '  IdentitiesOnly yes',
+        `  IdentityFile ${pubFile('deploy')}`,
+        '',
+      ].join('\n'),
+    );
+    mkdirSync(join(rig.root, '.ssh'), { recursive: true });
+    writeFileSync(join(rig.root, '.ssh', 'id_owner'), 'the owner’s own key file\n');
+    const bare = join(sshd.home, 'boxed.git');
+    assert.equal(
+      spawnSync('runuser', ['-u', sshd.user, '--', 'git', 'init', '-q', '--bare', bare]).status,
+      0,
+    );
+    const cfg = join(dir, 'ssh_config');
+    const script = [
+      'echo "listed=$(ssh-add -L | wc -l)"',
+      `echo "login=$(ssh -F ${cfg} target 'echo ok-$(id -un)')"`,
+      `GIT_SSH_COMMAND="ssh -F ${cfg}" git clone -q target:${bare} ${join(dir, 'clone')} 2>&1 | tail -1; echo "clone=$?"`,
+      'echo "ssh-dir=$(ls -A ~/.ssh 2>/dev/null | wc -l)"',
+      'echo "sock=$SSH_AUTH_SOCK"',
+    ].join('; ');
+    const r = await runScript(rig, script, {
+      agent: 'boxed',
+      flags: ['--ssh', 'deploy', '--ssh', 'k1', '--allow-net', `localhost:${sshd.port}`],
+    }).exited;
+    assert.equal(r.exitCode, 0, r.output);
+    const got = said(r.output);
+    assert.equal(got.get('listed'), '2', r.output);
+    assert.equal(got.get('login'), `ok-${sshd.user}`, r.output);
+    assert.equal(got.get('clone'), '0', r.output);
+    assert.equal(got.get('ssh-dir'), '0', r.output);
+    assert.match(got.get('sock') ?? '', /ssh-agent\.sock$/);
+    const signed = (await records('boxed')).filter((x) => x.action === 'ssh_sign');
+    assert.equal(signed.length, 2, 'the login and the clone');
+    // A key out of the session's scope: the session does not start.
+    const out = await runScript(rig, 'echo started=1', {
+      agent: 'boxed',
+      flags: ['--scope', 'k1', '--ssh', 'deploy'],
+    }).exited;
+    assert.notEqual(out.exitCode, 0);
+    assert.match(out.output, /VLT-2041/);
+    assert.equal(said(out.output).get('started'), undefined);
   });
 
   test('malformed, truncated and oversized agent messages: FAILURE or a closed connection; the agent serves on', async () => {

@@ -30,6 +30,8 @@ export interface Sshd {
   readonly port: number;
   /** The server host key's fingerprint (SHA256:...). */
   readonly hostKeyFingerprint: string;
+  /** The server host key's public line (type and base64), for a known_hosts of one's own. */
+  readonly hostKeyLine: string;
   /** Where authorized_keys is read from; write the vault key's public line here. */
   readonly authorizedKeys: string;
   /** The ssh client config (`ssh -F`), for host alias `target`. */
@@ -152,6 +154,7 @@ export async function startSshd(user: string): Promise<Sshd> {
     home,
     port,
     hostKeyFingerprint: fp,
+    hostKeyLine: readFileSync(`${hostKey}.pub`, 'utf8').trim(),
     authorizedKeys,
     clientConfig,
     sshCommand: (pub) => `ssh -F ${clientConfig(pub)}`,
