@@ -22,8 +22,9 @@ import {
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseKeyFile } from '../../src/core/ssh-keyfile.js';
-import { encodeRequest, frame } from '../../src/core/ssh-wire.js';
+import { createPrivateKey, randomBytes, sign } from 'node:crypto';
+import { parseKeyFile, parsePublicKeyLine } from '../../src/core/ssh-keyfile.js';
+import { encodeRequest, frame, takeFrames, WireWriter } from '../../src/core/ssh-wire.js';
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
 import { installBin, runScript, said } from '../support/pty.js';
@@ -341,6 +342,77 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
     assert.notEqual(out.exitCode, 0);
     assert.match(out.output, /VLT-2041/);
     assert.equal(said(out.output).get('started'), undefined);
+  });
+
+  test('session-binds: a forged one, another session’s data, a forwarded agent: refused and audited; a bind the server signed signs', async () => {
+    const token = await rig.addAgent('binder', ['deploy']);
+    const sock = await sshAgent(token, ['deploy']);
+    ok(await rig.owner(['entry', 'hosts', 'deploy', sshd.hostKeyFingerprint]));
+    const hostPrivate = parseKeyFile(readFileSync(sshd.hostKeyFile, 'utf8'));
+    assert.ok(hostPrivate.ok);
+    const hostKey = createPrivateKey({ key: hostPrivate.key.jwk, format: 'jwk' });
+    const hostBlob = hostPrivate.key.publicBlob;
+    const keyBlob = parsePublicKeyLine(readFileSync(pubFile('deploy'), 'utf8')) as Buffer;
+    const sessionId = randomBytes(32);
+    /** What the server signs in a session-bind: its signature over the session identifier. */
+    const serverSig = (sid: Buffer) =>
+      new WireWriter()
+        .string('ssh-ed25519')
+        .string(sign(null, sid, hostKey))
+        .bytes();
+    const userauth = (sid: Buffer) =>
+      new WireWriter().string(sid).byte(50).string(sshd.user).string('ssh-connection').bytes();
+    /** One connection: each message sent, its reply's type read. */
+    const exchange = async (messages: Buffer[]) => {
+      const c = connect(sock);
+      await new Promise((r) => c.once('connect', r));
+      let pending = Buffer.alloc(0);
+      const types: number[] = [];
+      for (const m of messages) {
+        c.write(m);
+        for (;;) {
+          const d: Buffer = await new Promise((r) => c.once('data', r));
+          pending = Buffer.concat([pending, d]);
+          const { frames, rest } = takeFrames(pending);
+          pending = Buffer.from(rest);
+          if (frames.length > 0) {
+            types.push(frames[0]?.[0] ?? -1);
+            break;
+          }
+        }
+      }
+      c.destroy();
+      return types;
+    };
+    const bind = (sid: Buffer, signature: Buffer, forwarding = false) =>
+      encodeRequest.bind({ hostKey: hostBlob, sessionId: sid, signature, forwarding });
+    const signReq = (sid: Buffer) => encodeRequest.sign(keyBlob, userauth(sid), 0);
+    const before = (await records('binder')).length;
+    // A bind the agent made up: the server's key, a signature that is not the server's.
+    const forged = serverSig(randomBytes(32));
+    assert.deepEqual(await exchange([bind(sessionId, forged), signReq(sessionId)]), [6, 5]);
+    // A bind the server signed: the signature for that session is made.
+    assert.deepEqual(
+      await exchange([bind(sessionId, serverSig(sessionId)), signReq(sessionId)]),
+      [6, 14],
+    );
+    // The same bind, and data for another session.
+    const other = randomBytes(32);
+    assert.deepEqual(
+      await exchange([bind(sessionId, serverSig(sessionId)), signReq(other)]),
+      [6, 5],
+    );
+    // A forwarded agent: refused until the binding allows it.
+    const fwd = [bind(sessionId, serverSig(sessionId), true), signReq(sessionId)];
+    assert.deepEqual(await exchange(fwd), [6, 5]);
+    ok(await rig.owner(['entry', 'hosts', 'deploy', sshd.hostKeyFingerprint, '+forward']));
+    assert.deepEqual(await exchange(fwd), [6, 14]);
+    ok(await rig.owner(['entry', 'hosts', 'deploy', '--clear']));
+    const mine = (await records('binder')).slice(before);
+    assert.deepEqual(
+      mine.map((x) => `${x.action}:${x.outcome}`),
+      ['denied:VLT-2068', 'ssh_sign:ok', 'denied:VLT-2068', 'denied:VLT-2066', 'ssh_sign:ok'],
+    );
   });
 
   test('malformed, truncated and oversized agent messages: FAILURE or a closed connection; the agent serves on', async () => {

@@ -30,6 +30,8 @@ export interface Sshd {
   readonly port: number;
   /** The server host key's fingerprint (SHA256:...). */
   readonly hostKeyFingerprint: string;
+  /** The server's host private key file (a test signs session-binds with it, as the server does). */
+  readonly hostKeyFile: string;
   /** The server host key's public line (type and base64), for a known_hosts of one's own. */
   readonly hostKeyLine: string;
   /** Where authorized_keys is read from; write the vault key's public line here. */
@@ -154,6 +156,7 @@ export async function startSshd(user: string): Promise<Sshd> {
     home,
     port,
     hostKeyFingerprint: fp,
+    hostKeyFile: hostKey,
     hostKeyLine: readFileSync(`${hostKey}.pub`, 'utf8').trim(),
     authorizedKeys,
     clientConfig,

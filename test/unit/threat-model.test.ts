@@ -1179,6 +1179,15 @@ const LEDGER: Record<string, Entry> = {
       ),
     ],
   },
+  'make up a session-bind, reuse one for another session, or sign through a forwarded agent (`ssh -A`)':
+    {
+      sameUser: [
+        tested(
+          'ssh-agent',
+          'session-binds: a forged one, another session’s data, a forwarded agent: refused and audited; a bind the server signed signs',
+        ),
+      ],
+    },
   'crash or bloat `vault-cli ssh-agent` with malformed, truncated or oversized agent messages': {
     sameUser: [
       tested(
