@@ -415,6 +415,23 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
     );
   });
 
+  test('entry import-ssh refuses an encrypted key, a public key and a missing file with VLT-2067, creating nothing', async () => {
+    const enc = join(rig.root, 'encrypted');
+    assert.equal(spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'pw', '-f', enc]).status, 0);
+    for (const [file, says] of [
+      [enc, /ssh-keygen -p/],
+      [`${enc}.pub`, /not an OpenSSH private key/],
+      [join(rig.root, 'no-such-key'), /Cannot read/],
+    ] as const) {
+      const r = await rig.owner(['entry', 'import-ssh', 'refused-key', file]);
+      assert.equal(r.code, 65, r.stderr);
+      assert.match(r.stderr, /^vault-cli: VLT-2067: /);
+      assert.match(r.stderr, says);
+      assert.equal(r.stdout, '');
+    }
+    assert.match((await rig.owner(['entry', 'show', 'refused-key'])).stderr, /VLT-4001/);
+  });
+
   test('malformed, truncated and oversized agent messages: FAILURE or a closed connection; the agent serves on', async () => {
     const token = await rig.addAgent('fuzzed', ['deploy']);
     const sock = await sshAgent(token, ['deploy']);

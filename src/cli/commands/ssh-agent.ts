@@ -43,7 +43,8 @@ export const run: Command = async (ctx) => {
       ctx.stderr.write(`vault-cli: ${line}\n`);
     },
   });
-  ctx.stdout.write(`SSH_AUTH_SOCK=${path}; export SSH_AUTH_SOCK;\n`);
+  const quoted = /^[A-Za-z0-9_./:,=@+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
+  ctx.stdout.write(`SSH_AUTH_SOCK=${quoted}; export SSH_AUTH_SOCK;\n`);
   await new Promise<void>((resolve) => {
     const stop = () => server.close(() => resolve());
     process.once('SIGINT', stop);

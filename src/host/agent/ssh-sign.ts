@@ -25,6 +25,9 @@ import {
 
 type EcType = keyof typeof CURVES;
 
+/** The largest RSA modulus taken (16384 bits, OpenSSH's own limit). */
+const RSA_MAX_BYTES = 2048;
+
 /** OpenSSH's name for a key: SHA256 of its public blob. */
 export function fingerprint(blob: Uint8Array): string {
   return fingerprintText(createHash('sha256').update(blob).digest());
@@ -109,6 +112,8 @@ export function publicKeyOf(blob: Uint8Array): { key: KeyObject; type: SshKeyTyp
       const n = r.string();
       if (e === null || n === null || !r.done) return null;
       const strip = (m: Uint8Array): Uint8Array => (m[0] === 0 ? m.subarray(1) : m);
+      // At most 16384-bit moduli and 64-bit exponents: what a bind may make the host verify is bounded.
+      if (strip(n).length > RSA_MAX_BYTES || strip(e).length > 8) return null;
       const jwk = { kty: 'RSA', e: b64u(strip(e)), n: b64u(strip(n)) };
       return { key: createPublicKey({ key: jwk, format: 'jwk' }), type };
     }
