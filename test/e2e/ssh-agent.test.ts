@@ -284,7 +284,7 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
     assert.ok(refused.length >= 1);
   });
 
-  test('under run --ssh: ssh and git clone from inside the sandbox through the session’s agent; ~/.ssh hidden', async () => {
+  test('under run --ssh: ssh and git clone from inside the sandbox through the session’s agent; ~/.ssh hidden; the key itself refused', async () => {
     await rig.addAgent('boxed', ['deploy', 'k1']);
     // Inside, /tmp is the sandbox's own: the client's config and known_hosts live in the working directory.
     const dir = join(rig.root, 'inside');
@@ -319,6 +319,7 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
       `echo "login=$(ssh -F ${cfg} target 'echo ok-$(id -un)')"`,
       `GIT_SSH_COMMAND="ssh -F ${cfg}" git clone -q target:${bare} ${join(dir, 'clone')} 2>&1 | tail -1; echo "clone=$?"`,
       'echo "ssh-dir=$(ls -A ~/.ssh 2>/dev/null | wc -l)"',
+      'echo "getkey=$(vault-cli get deploy --field ssh_private_key 2>&1 | cat | grep -o VLT-2065)"',
       'echo "sock=$SSH_AUTH_SOCK"',
     ].join('; ');
     const r = await runScript(rig, script, {
@@ -331,6 +332,7 @@ describe('vault-cli ssh-agent with real OpenSSH', { skip }, () => {
     assert.equal(got.get('login'), `ok-${sshd.user}`, r.output);
     assert.equal(got.get('clone'), '0', r.output);
     assert.equal(got.get('ssh-dir'), '0', r.output);
+    assert.equal(got.get('getkey'), 'VLT-2065', r.output);
     assert.match(got.get('sock') ?? '', /ssh-agent\.sock$/);
     const signed = (await records('boxed')).filter((x) => x.action === 'ssh_sign');
     assert.equal(signed.length, 2, 'the login and the clone');

@@ -1156,6 +1156,12 @@ const LEDGER: Record<string, Entry> = {
   // SSH keys (docs/ssh.md): vault-cli ssh-agent against a real sshd.
   'take an SSH private key rather than a signature (`get K --field ssh_private_key`, `render`, a fill)':
     {
+      run: [
+        tested(
+          'ssh-agent',
+          'under run --ssh: ssh and git clone from inside the sandbox through the session’s agent; ~/.ssh hidden; the key itself refused',
+        ),
+      ],
       sameUser: [
         tested(
           'ssh-agent',
