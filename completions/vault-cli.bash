@@ -44,6 +44,7 @@ __vault_cli_command() {
     'entry ls') echo 'entry ls'; return ;;
     'entry exposed') echo 'entry exposed'; return ;;
     'entry hosts') echo 'entry hosts'; return ;;
+    'entry import-ssh') echo 'entry import-ssh'; return ;;
     'agent add') echo 'agent add'; return ;;
     'agent ls') echo 'agent ls'; return ;;
     'agent show') echo 'agent show'; return ;;
@@ -70,6 +71,7 @@ __vault_cli_command() {
     'get') echo 'get' ;;
     'totp') echo 'totp' ;;
     'proxy') echo 'proxy' ;;
+    'ssh-agent') echo 'ssh-agent' ;;
     'render') echo 'render' ;;
     'exec') echo 'exec' ;;
     'git-credential') echo 'git-credential' ;;
@@ -102,13 +104,13 @@ _vault_cli() {
   done
   if [[ ${#lead[@]} -eq $((COMP_CWORD - 1)) && "$cur" != -* ]]; then
     case ${#lead[@]} in
-      0) __vault_cli_words 'init get totp proxy render exec git-credential run held unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
+      0) __vault_cli_words 'init get totp proxy ssh-agent render exec git-credential run held unlock lock dashboard vault entry import agent key sweep audit shell-init completion doctor daemon host help'; return 0 ;;
       1)
         case "${lead[0]}" in
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
           'held') __vault_cli_words 'restore'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
-          'entry') __vault_cli_words 'set rm show ls exposed hosts'; return 0 ;;
+          'entry') __vault_cli_words 'set rm show ls exposed hosts import-ssh'; return 0 ;;
           'agent') __vault_cli_words 'add ls show wrap scope limits caveats lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
@@ -132,6 +134,7 @@ _vault_cli() {
       'proxy --upstream-ca') __vault_cli_files; return 0 ;;
       'proxy env --port') :; return 0 ;;
       'proxy env --aws') :; return 0 ;;
+      'ssh-agent --socket') __vault_cli_files; return 0 ;;
       'render --format') __vault_cli_words 'json yaml toml env raw'; return 0 ;;
       'exec --env') :; return 0 ;;
       'git-credential --entry') :; return 0 ;;
@@ -148,6 +151,7 @@ _vault_cli() {
       'run --aws') :; return 0 ;;
       'run --allow-net') :; return 0 ;;
       'run --max-procs') :; return 0 ;;
+      'run --ssh') __vault_cli_names entry; return 0 ;;
       'unlock --for') :; return 0 ;;
       'unlock --idle') :; return 0 ;;
       'vault create --store') :; return 0 ;;
@@ -202,10 +206,11 @@ _vault_cli() {
       'proxy') __vault_cli_words '--port --upstream-ca --help' ;;
       'proxy env') __vault_cli_words '--port --no-local-bypass --aws --help' ;;
       'proxy ca') __vault_cli_words '--help' ;;
+      'ssh-agent') __vault_cli_words '--socket --help' ;;
       'render') __vault_cli_words '--format --raw --watch --help' ;;
       'exec') __vault_cli_words '--env --keep-vault-env --help' ;;
       'git-credential') __vault_cli_words '--entry --field --username --help' ;;
-      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --aws --allow-net --max-procs --no-sandbox --allow-title --no-pty --no-browser --help' ;;
+      'run') __vault_cli_words '--agent --scope --keep-env --upstream-ca --profile --model-key --print-policy --allow-write --allow-read --aws --allow-net --max-procs --no-sandbox --ssh --allow-title --no-pty --no-browser --help' ;;
       'held') __vault_cli_words '--help' ;;
       'held restore') __vault_cli_words '--help' ;;
       'unlock') __vault_cli_words '--for --idle --help' ;;
@@ -224,6 +229,7 @@ _vault_cli() {
       'entry ls') __vault_cli_words '--json --help' ;;
       'entry exposed') __vault_cli_words '--json --help' ;;
       'entry hosts') __vault_cli_words '--clear --help' ;;
+      'entry import-ssh') __vault_cli_words '--help' ;;
       'import') __vault_cli_words '--from --dry-run --overwrite --skip-existing --prefix --field --entry --tier --json --help' ;;
       'agent add') __vault_cli_words '--scope --kind --per-minute --per-hour --values-per-minute --help' ;;
       'agent ls') __vault_cli_words '--json --help' ;;
@@ -264,10 +270,11 @@ _vault_cli() {
     'proxy') valued=' --port --upstream-ca ' ;;
     'proxy env') valued=' --port --aws ' ;;
     'proxy ca') valued='  ' ;;
+    'ssh-agent') valued=' --socket ' ;;
     'render') valued=' --format ' ;;
     'exec') valued=' --env ' ;;
     'git-credential') valued=' --entry --field --username ' ;;
-    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --aws --allow-net --max-procs ' ;;
+    'run') valued=' --agent --scope --keep-env --upstream-ca --profile --model-key --allow-write --allow-read --aws --allow-net --max-procs --ssh ' ;;
     'held') valued='  ' ;;
     'held restore') valued='  ' ;;
     'unlock') valued=' --for --idle ' ;;
@@ -286,6 +293,7 @@ _vault_cli() {
     'entry ls') valued='  ' ;;
     'entry exposed') valued='  ' ;;
     'entry hosts') valued='  ' ;;
+    'entry import-ssh') valued='  ' ;;
     'import') valued=' --from --prefix --field --entry --tier ' ;;
     'agent add') valued=' --scope --kind --per-minute --per-hour --values-per-minute ' ;;
     'agent ls') valued='  ' ;;
@@ -337,6 +345,8 @@ _vault_cli() {
     'entry rm 0') __vault_cli_names entry ;;
     'entry show 0') __vault_cli_names entry ;;
     'entry hosts 0') __vault_cli_names entry ;;
+    'entry import-ssh 0') __vault_cli_names entry ;;
+    'entry import-ssh 1') __vault_cli_files ;;
     'import 0') __vault_cli_files ;;
     'agent add 0') : ;;
     'agent show 0') __vault_cli_names agent ;;

@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'held' 'held restore' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'ssh-agent' 'render' 'exec' 'git-credential' 'run' 'held' 'held restore' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'entry import-ssh' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -43,6 +43,7 @@ complete -c vault-cli -n '__vault_cli_lead 0' -a 'totp' -d 'print the current on
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'proxy' -d 'run the reference-resolving HTTPS proxy on 127.0.0.1 (default port 1983)'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'env' -d 'print the shell lines that route a tool through the proxy'
 complete -c vault-cli -n '__vault_cli_lead 1 proxy' -a 'ca' -d 'print the path of the proxy’s CA certificate'
+complete -c vault-cli -n '__vault_cli_lead 0' -a 'ssh-agent' -d 'serve an SSH agent on a Unix socket: the keys stay in the vault, the host signs'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'render' -d 'print a template with every vault:// reference replaced, into a pipe'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'exec' -d 'run a command with vault values in its environment, and nowhere else'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'git-credential' -d 'git credential helper: hands git a vault:// reference as the password'
@@ -66,7 +67,8 @@ complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'rm' -d 'remove an entry'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'show' -d 'show an entry’s fields and metadata; --reveal prints one field’s value'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'ls' -d 'list entries'
 complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'exposed' -d 'list the fields a transcript sweep found: the rotation checklist'
-complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'hosts' -d 'bind an entry to the hosts the proxy may send it to (--clear: any host)'
+complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'hosts' -d 'bind an entry to the hosts the proxy may send it to, or SSH host keys (--clear: any host)'
+complete -c vault-cli -n '__vault_cli_lead 1 entry' -a 'import-ssh' -d 'import an OpenSSH private key file: the key stays in the vault (ssh-agent signs)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'import' -d 'create entries from a .env file, a 1Password export or a pass store (one unlock)'
 complete -c vault-cli -n '__vault_cli_lead 0' -a 'agent' -d 'agent commands'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'add' -d 'create an agent and print its token'
@@ -115,6 +117,8 @@ complete -c vault-cli -n '__vault_cli_is proxy env' -l no-local-bypass -d 'send 
 complete -c vault-cli -n '__vault_cli_is proxy env' -l aws -x -d 'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)'
 complete -c vault-cli -n '__vault_cli_is proxy env' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is proxy ca' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is ssh-agent' -l socket -r -F -d 'the socket to create (default: a new one in a private temp directory)'
+complete -c vault-cli -n '__vault_cli_is ssh-agent' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is render' -l format -x -a 'json yaml toml env raw' -d 'how values are escaped (default: by the file’s extension)'
 complete -c vault-cli -n '__vault_cli_is render' -l raw -d 'insert values as they are (same as --format raw)'
 complete -c vault-cli -n '__vault_cli_is render' -l watch -d 'render again to stdout whenever the template or a value it uses changes'
@@ -141,6 +145,7 @@ complete -c vault-cli -n '__vault_cli_is run' -l aws -x -d 'AWS variables holdin
 complete -c vault-cli -n '__vault_cli_is run' -l allow-net -x -d 'let the sandboxed agent connect directly to host:port'
 complete -c vault-cli -n '__vault_cli_is run' -l max-procs -x -d 'the most processes and threads the sandboxed agent may have at once (default 1024)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-sandbox -d 'run the agent without the OS sandbox, as you (warned and audited)'
+complete -c vault-cli -n '__vault_cli_is run' -l ssh -x -a '(__vault_cli_names entry)' -d 'offer this entry’s SSH key through SSH_AUTH_SOCK; the host signs (docs/ssh.md)'
 complete -c vault-cli -n '__vault_cli_is run' -l allow-title -d 'let the agent set the terminal\'s window title'
 complete -c vault-cli -n '__vault_cli_is run' -l no-pty -d 'no pseudo-terminal: stdout and stderr apart, bytes intact (default without a terminal)'
 complete -c vault-cli -n '__vault_cli_is run' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'
@@ -189,6 +194,8 @@ complete -c vault-cli -n '__vault_cli_is entry exposed' -l help -d 'show this he
 complete -c vault-cli -n '__vault_cli_is entry hosts' -l clear -d 'remove the binding'
 complete -c vault-cli -n '__vault_cli_is entry hosts' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is entry hosts' -a '(__vault_cli_names entry)'
+complete -c vault-cli -n '__vault_cli_is entry import-ssh' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is entry import-ssh' -a '(__vault_cli_names entry)'
 complete -c vault-cli -n '__vault_cli_is import' -l from -x -a 'dotenv 1pux 1password-csv pass' -d 'dotenv, 1pux, 1password-csv or pass (default: by the file name)'
 complete -c vault-cli -n '__vault_cli_is import' -l dry-run -d 'list the entries and field names it would create; no values'
 complete -c vault-cli -n '__vault_cli_is import' -l overwrite -d 'set the imported fields of entries that already exist'

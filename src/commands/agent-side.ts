@@ -118,6 +118,29 @@ export const AGENT_SIDE: readonly CommandDef[] = [
     module: 'proxy',
   },
   {
+    path: ['ssh-agent'],
+    summary: 'serve an SSH agent on a Unix socket: the keys stay in the vault, the host signs',
+    side: 'agent',
+    args: [{ ...entryArg, complete: 'none', rest: true, summary: 'entries whose keys it offers' }],
+    flags: [
+      {
+        name: 'socket',
+        value: 'string',
+        metavar: '<path>',
+        summary: 'the socket to create (default: a new one in a private temp directory)',
+        complete: 'file',
+      },
+    ],
+    notes: [
+      'Prints SSH_AUTH_SOCK=<path>; every signature is checked, counted and audited by the host.',
+    ],
+    examples: [
+      'vault-cli ssh-agent --socket ~/.vault-ssh.sock deploy &',
+      'SSH_AUTH_SOCK=~/.vault-ssh.sock git push',
+    ],
+    module: 'ssh-agent',
+  },
+  {
     path: ['render'],
     summary: 'print a template with every vault:// reference replaced, into a pipe',
     side: 'agent',

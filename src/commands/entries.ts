@@ -69,7 +69,8 @@ export const ENTRIES: readonly CommandDef[] = [
   },
   {
     path: ['entry', 'hosts'],
-    summary: 'bind an entry to the hosts the proxy may send it to (--clear: any host)',
+    summary:
+      'bind an entry to the hosts the proxy may send it to, or SSH host keys (--clear: any host)',
     side: 'owner',
     args: [entryArg, { name: 'host', summary: 'host name', optional: true, rest: true }],
     flags: [{ name: 'clear', summary: 'remove the binding' }],
@@ -78,6 +79,22 @@ export const ENTRIES: readonly CommandDef[] = [
       'vault-cli entry hosts GitHub --clear',
     ],
     module: 'entry',
+  },
+  {
+    path: ['entry', 'import-ssh'],
+    summary: 'import an OpenSSH private key file: the key stays in the vault (ssh-agent signs)',
+    side: 'owner',
+    args: [
+      entryArg,
+      { name: 'file', summary: 'the private key file (unencrypted)', complete: 'file' },
+    ],
+    flags: [],
+    notes: [
+      'Prints the public key (an authorized_keys line). An encrypted key: import a decrypted copy (ssh-keygen -p -N "" -f <copy>), then delete the copy.',
+      'Bind it to servers by host key: vault-cli entry hosts <entry> SHA256:<fingerprint>.',
+    ],
+    examples: ['vault-cli entry import-ssh deploy ~/.ssh/id_ed25519'],
+    module: 'ssh-import',
   },
   {
     path: ['import'],

@@ -104,6 +104,14 @@ export const RUN: readonly CommandDef[] = [
         name: 'no-sandbox',
         summary: 'run the agent without the OS sandbox, as you (warned and audited)',
       },
+      {
+        name: 'ssh',
+        value: 'string',
+        metavar: '<entry>',
+        repeat: true,
+        summary: 'offer this entry’s SSH key through SSH_AUTH_SOCK; the host signs (docs/ssh.md)',
+        complete: 'entry',
+      },
       { name: 'allow-title', summary: "let the agent set the terminal's window title" },
       {
         name: 'no-pty',

@@ -17,6 +17,8 @@ export const AGENT_ACTIONS = [
   'exfil',
   // The host stored the refresh token an OAuth endpoint rotated during this agent's fill (oauth.ts).
   'oauth_rotate',
+  // A signature made in the host with an SSH private key it never releases (docs/ssh.md).
+  'ssh_sign',
 ] as const;
 export const OWNER_ACTIONS = [
   'vault_create',

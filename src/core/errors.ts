@@ -160,6 +160,18 @@ export const ERRORS = {
     message:
       'An OAuth refresh token or client secret never leaves the vault; the proxy fills access_token.',
   },
+  /** An SSH private key asked for by get, render, a fill or a reveal: only the host signs with it. */
+  'VLT-2065': {
+    exit: 77,
+    message:
+      'This field is an SSH private key; it never leaves the vault (vault-cli ssh-agent signs with it).',
+  },
+  /** A signature asked for through a forwarded agent (`ssh -A`), and the entry's binding does not allow one. */
+  'VLT-2066': { exit: 77, message: 'Forwarded SSH agent refused for this credential.' },
+  /** `entry import-ssh`: the file is not an OpenSSH private key this build takes (encrypted, another type). */
+  'VLT-2067': { exit: 65, message: 'The SSH key file cannot be imported.' },
+  /** A session-bind whose signature does not verify, or a signature asked for another session than the bound one. */
+  'VLT-2068': { exit: 77, message: 'SSH session binding does not verify; nothing was signed.' },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },

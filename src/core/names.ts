@@ -9,6 +9,12 @@ export const MAX_NAME_BYTES = 256;
 export const DEFAULT_FIELD = 'password';
 export const DEFAULT_TIER = 'default';
 export const TOTP_FIELD = 'totp';
+/** An SSH private key (PKCS#8 DER): only the host signs with it, it is never released (docs/ssh.md). */
+export const SSH_KEY_FIELD = 'ssh_private_key';
+/** Its public key, an authorized_keys line: what `vault-cli ssh-agent` lists. */
+export const SSH_PUBLIC_FIELD = 'ssh_public_key';
+/** In an entry's bindings (`entry hosts`): forwarded agents (`ssh -A`) may sign with it. */
+export const SSH_FORWARD_BINDING = '+forward';
 
 /**
  * Code points no new entry name may hold: C0, DEL, C1 (a terminal takes

@@ -166,6 +166,10 @@ export interface Results {
   report: { outcome: 'recorded' | 'lockdown' | 'locked' };
   /** An AWS SigV4 signature made in the host: the headers to put over the surrogate's. */
   sign: { authorization: string; date: string; sessionToken: string | null };
+  /** authorized_keys lines, in the order named. */
+  'ssh.keys': { keys: string[] };
+  /** An SSH signature blob, base64; the key never leaves the host. */
+  'ssh.sign': { signature: string };
   'vault.create': { recoveryKey: string };
   /** A new root key (and recovery key, returned once); the passphrase stays. */
   'vault.rekey': { recoveryKey: string };

@@ -158,6 +158,34 @@ export const REQUESTS = {
     service: str,
     payloadHash: str,
   }),
+  /**
+   * An SSH signature made in the host with an entry's key (docs/ssh.md):
+   * base64 key blob and data, the agent protocol's flags, and the
+   * session-binds the caller's connection carried (at most 16).
+   */
+  /** The public keys of the entries named (`vault-cli ssh-agent`), at most 16. */
+  'ssh.keys': object({
+    ...agent,
+    entries: list(str, {
+      what: 'entries must be a list of names',
+      min: 1,
+      max: 16,
+      tooMany: () => bad('entries: at most 16'),
+    }),
+  }),
+  'ssh.sign': object({
+    ...agent,
+    entry: str,
+    key: str,
+    data: str,
+    flags: optWhole,
+    binds: list(str, {
+      what: 'binds must be a list',
+      min: 0,
+      max: 16,
+      tooMany: () => bad('binds: at most 16'),
+    }),
+  }),
   /** `testWeakKdf`: the test-only switch (VAULT_TEST_WEAK_KDF=1), libsodium's minimum Argon2id costs. */
   'vault.create': object({ ...owner, testWeakKdf: flag, store: optional(str) }),
   'vault.rekey': object({ ...owner }),

@@ -1356,6 +1356,55 @@ const LEDGER: Record<string, Entry> = {
         ),
       ],
     },
+  // SSH keys (docs/ssh.md): vault-cli ssh-agent against a real sshd.
+  'take an SSH private key rather than a signature (`get K --field ssh_private_key`, `render`, a fill)':
+    {
+      run: [
+        tested(
+          'ssh-agent',
+          'under run --ssh: ssh and git clone from inside the sandbox through the session’s agent; ~/.ssh hidden; the key itself refused',
+        ),
+      ],
+      sameUser: [
+        tested(
+          'ssh-agent',
+          'the private key is released to no agent: get, render and the key in no file, environment or memory',
+        ),
+      ],
+    },
+  'sign with an SSH key for a server whose host key its entry is not bound to, again and again': {
+    sameUser: [
+      tested(
+        'ssh-agent',
+        'an entry bound to another server’s host key: refused and counted; the second such attempt locks',
+      ),
+    ],
+  },
+  'sign with more distinct SSH keys than the limits allow': {
+    sameUser: [
+      tested(
+        'ssh-agent',
+        'an over-reading agent: signatures for more distinct keys than its limit are refused, then it is locked; then ssh fails at once',
+      ),
+    ],
+  },
+  'make up a session-bind, reuse one for another session, or sign through a forwarded agent (`ssh -A`)':
+    {
+      sameUser: [
+        tested(
+          'ssh-agent',
+          'session-binds: a forged one, another session’s data, a forwarded agent: refused and audited; a bind the server signed signs',
+        ),
+      ],
+    },
+  'crash or bloat `vault-cli ssh-agent` with malformed, truncated or oversized agent messages': {
+    sameUser: [
+      tested(
+        'ssh-agent',
+        'malformed, truncated and oversized agent messages: FAILURE or a closed connection; the agent serves on',
+      ),
+    ],
+  },
 };
 
 interface Row {

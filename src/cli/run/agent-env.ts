@@ -22,6 +22,8 @@ export async function agentEnv(
     proxy: SessionProxy;
     box: Box | null;
     profile: ProfileVars;
+    /** The session's SSH agent (`run --ssh`), or null. */
+    sshAuthSock?: string | null;
   },
 ): Promise<ChildEnv> {
   const { files } = s.proxy;
@@ -43,6 +45,7 @@ export async function agentEnv(
     proxy: [
       ...proxyEnv(inside, ca, noProxy),
       ...(s.box === null ? [] : [['VAULT_DIR', s.dir] as [string, string]]),
+      ...(s.sshAuthSock == null ? [] : [['SSH_AUTH_SOCK', s.sshAuthSock] as [string, string]]),
       ...s.profile.vars,
       ...awsVars,
     ],

@@ -1,13 +1,14 @@
 // A held session's command under the supervisor, with the proxy (and sandbox) around it.
 import { VaultError, oneLine } from '../../core/errors.js';
 import type { Launch } from '../../../shell/engine.js';
-import { flag, type CliContext } from '../context.js';
+import { flag, flagList, type CliContext } from '../context.js';
 import { agentEnv } from './agent-env.js';
 import { dashboardHandOver } from './handover.js';
 import type { ProfileVars } from './profile.js';
 import { sessionProxy, type SessionProxy } from './proxy.js';
 import type { Refusals } from './refusals.js';
 import type { Box } from './sandbox.js';
+import { sessionSshAgent } from './ssh.js';
 import { startLine } from './summary.js';
 
 /** The sandbox with the session's own host socket, the one way from inside to the host. */
@@ -35,6 +36,7 @@ export async function supervised(
   let proxy: SessionProxy | undefined;
   let relays: { close(): void } | undefined;
   let launched: Launch | undefined;
+  let ssh: { path: string; close(): void } | undefined;
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
@@ -42,12 +44,15 @@ export async function supervised(
       s.report.refused(new VaultError(code, detail)),
     );
     relays = box === null ? undefined : await box.engine.open(box.policy, proxy.proxy);
+    const sshKeys = flagList(ctx, 'ssh');
+    if (sshKeys.length > 0) ssh = await sessionSshAgent(ctx, s.dir, token, sshKeys);
     const { env, stripped } = await agentEnv(ctx, {
       token,
       dir: s.dir,
       proxy,
       box,
       profile: s.profile,
+      sshAuthSock: ssh?.path ?? null,
     });
     const { strippedLine } = await import('../../../shell/env.js');
     const told = strippedLine(stripped);
@@ -78,6 +83,7 @@ export async function supervised(
     }
     await launched?.release();
     relays?.close();
+    ssh?.close();
     await proxy?.proxy.close();
     proxy?.host.close();
   }

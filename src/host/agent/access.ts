@@ -407,7 +407,13 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
  */
 function auditRelease(a: Access, looked: readonly Looked[]): void {
   const action =
-    a.purpose.kind === 'fill' ? 'fill' : a.view.agent.kind === 'ai' ? 'ai_read' : 'read';
+    a.purpose.kind === 'fill'
+      ? 'fill'
+      : a.purpose.kind === 'ssh'
+        ? 'ssh_sign'
+        : a.view.agent.kind === 'ai'
+          ? 'ai_read'
+          : 'read';
   const byEntry = new Map<string, Looked[]>();
   for (const l of looked) {
     const group = byEntry.get(l.entryId ?? '');
@@ -433,7 +439,8 @@ function decide(a: Access, q: Asked): Decided {
   const { targets, refused, absent } = checkRefs(a, looked);
   if (refused.length > 0) return refuseRefs(a, q, refused);
   const present = absent.size === 0 ? looked : looked.filter((l) => !absent.has(l));
-  const limited = charge(a, present, targets);
+  // A public key is no secret: listing one is audited, never charged (ssh.ts).
+  const limited = a.purpose.kind === 'ssh_public' ? null : charge(a, present, targets);
   if (limited !== null) return limited;
   auditRelease(a, present);
   return { ok: true, targets, header: a.header };
@@ -489,7 +496,8 @@ export async function release(
 ): Promise<Secret[]> {
   const q = asked(refs);
   const actor = agentActor(session.agent.name);
-  const host = purpose.kind === 'fill' ? purpose.host : null;
+  const host =
+    purpose.kind === 'fill' ? purpose.host : purpose.kind === 'ssh' ? purpose.server : null;
   // Grouped with the other requests of this moment: one durable flush for all.
   const decided = await ctx.commitGrouped(
     (tx) =>

@@ -7,7 +7,12 @@
  */
 import { requestAllowed } from '../../core/caveats.js';
 import type { ErrorCode } from '../../core/errors.js';
-import { TOTP_FIELD } from '../../core/names.js';
+import {
+  SSH_FORWARD_BINDING,
+  SSH_KEY_FIELD,
+  SSH_PUBLIC_FIELD,
+  TOTP_FIELD,
+} from '../../core/names.js';
 import { KEY_BYTES } from '../../crypto/aead.js';
 import type { EntryRecord, FieldRecord, Grant, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
@@ -36,6 +41,18 @@ export type Purpose =
       readonly host: string | null;
       /** The proxy request the value goes into (absent for a render): for request caveats. */
       readonly request?: { readonly method: string; readonly target: string };
+    }
+  /** The public keys `vault-cli ssh-agent` lists (ssh.ts): audited, not charged to the limits. */
+  | { readonly kind: 'ssh_public' }
+  /** An SSH signature (ssh.ts): the server's host key, if shown, and what the binds showed. */
+  | {
+      readonly kind: 'ssh';
+      /** The fingerprint of the host key the session is bound to; null: no session-bind. */
+      readonly server: string | null;
+      /** The session came through a forwarded agent (`ssh -A`). */
+      readonly forwarded: boolean;
+      /** A session-bind that did not verify, or data for another session: refused so. */
+      readonly problem: ErrorCode | null;
     };
 
 /** What check() found for one entry of a request, kept for its other fields. */
@@ -157,6 +174,13 @@ export function check(
     return { code: 'VLT-3020' };
   // A one-time-password seed never leaves the host: only `totp` uses it, for a code.
   if (ref.field === TOTP_FIELD && purpose.kind !== 'totp') return { code: 'VLT-2052' };
+  // An SSH private key never leaves the host either: only a signature made with it does.
+  if ((ref.field === SSH_KEY_FIELD) !== (purpose.kind === 'ssh')) return { code: 'VLT-2065' };
+  if (purpose.kind === 'ssh_public' && ref.field !== SSH_PUBLIC_FIELD) return { code: 'VLT-2065' };
+  if (purpose.kind === 'ssh') {
+    const code = sshRefusal(meta.hosts, purpose);
+    return code === null ? { record, dataKey } : { code };
+  }
   if (host !== null && meta.hosts.length > 0 && !meta.hosts.includes(normalHost(host)))
     return { code: 'VLT-2045' };
   const caveat = caveatRefusal(on.caveats, purpose);
@@ -181,4 +205,18 @@ export function caveatRefusal(
   if (purpose.kind !== 'fill' || purpose.request === undefined) return 'VLT-2061';
   const { method, target } = purpose.request;
   return requestAllowed(rules, method, target) ? null : 'VLT-2060';
+}
+
+/**
+ * An SSH signature against the entry's binding: a session-bind that failed
+ * (VLT-2068), a forwarded agent where the binding does not allow one
+ * (VLT-2066), a bound entry asked to sign for a server whose host key is not
+ * bound, or for no server shown (VLT-2045, counted as a violation).
+ */
+function sshRefusal(hosts: readonly string[], p: Purpose & { kind: 'ssh' }): ErrorCode | null {
+  if (p.problem !== null) return p.problem;
+  if (p.forwarded && !hosts.includes(SSH_FORWARD_BINDING)) return 'VLT-2066';
+  const keys = hosts.filter((h) => h !== SSH_FORWARD_BINDING);
+  if (keys.length > 0 && (p.server === null || !keys.includes(p.server))) return 'VLT-2045';
+  return null;
 }

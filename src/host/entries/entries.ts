@@ -5,12 +5,14 @@
 import { VaultError, quote } from '../../core/errors.js';
 import {
   DEFAULT_TIER,
+  SSH_FORWARD_BINDING,
   TOTP_FIELD,
   checkEntryName,
   checkFieldName,
   checkSimpleName,
 } from '../../core/names.js';
 import type { EntrySummary } from '../../core/protocol.js';
+import { FINGERPRINT } from '../../core/ssh-wire.js';
 import { newKey, open, randomBytes, seal, wipe } from '../../crypto/aead.js';
 import type { Secret } from '../../crypto/secret.js';
 import type { EntryRecord, VaultHeader } from '../../store/schema.js';
@@ -79,6 +81,16 @@ export function normalHost(host: string): string {
   return host.trim().toLowerCase().replace(/\.$/, '');
 }
 
+/** An SSH server's host-key fingerprint (case kept), `+forward`, or a host name (normalHost). */
+function bindingOf(h: string): string {
+  const t = h.trim();
+  return isSshBinding(t) ? t : normalHost(h);
+}
+
+function isSshBinding(h: string): boolean {
+  return FINGERPRINT.test(h) || h === SSH_FORWARD_BINDING;
+}
+
 const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*)$/;
 
 /**
@@ -93,8 +105,9 @@ export function setHosts(
   req: { entry: string; hosts: readonly string[] },
   source: string,
 ): EntrySummary {
-  const hosts = [...new Set(req.hosts.map(normalHost))];
+  const hosts = [...new Set(req.hosts.map(bindingOf))];
   for (const h of hosts) {
+    if (isSshBinding(h)) continue;
     if (!HOST_NAME.test(h) || h.length > 253) {
       throw new VaultError('VLT-1002', `Not a host name: ${quote(h)}.`);
     }

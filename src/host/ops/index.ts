@@ -63,6 +63,8 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
   'resolve',
   'report',
   'sign',
+  'ssh.keys',
+  'ssh.sign',
   'status',
   'entry.show',
   'entry.ls',
@@ -78,4 +80,11 @@ export const CALLER_OPS: ReadonlySet<Op> = new Set<Op>([
 ]);
 
 /** The only operations a sandboxed session's socket serves. */
-export const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve', 'watch']);
+export const SANDBOX_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'ssh.keys',
+  'ssh.sign',
+  'watch',
+]);

@@ -9,13 +9,16 @@ import { VaultError } from '../../core/errors.js';
 import { release, reportSignal } from '../agent/access.js';
 import { readField, whoami } from '../agent/reads.js';
 import { signForProxy } from '../agent/sigv4.js';
+import { publicKeys, signFor } from '../agent/ssh.js';
 import { normalHost } from '../entries/entries.js';
 import { agentToken, asAgent, type OpArea } from './op.js';
 
 /** A destination as the proxy names one (a DNS name or an IP address): it is audited in clear. */
 const DESTINATION = /^[a-z0-9_.:-]{1,253}$/;
 
-export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report' | 'sign'> = {
+export const readOps: OpArea<
+  'whoami' | 'read' | 'resolve' | 'report' | 'sign' | 'ssh.keys' | 'ssh.sign'
+> = {
   whoami: async ({ ctx }, req) => whoami(ctx, agentToken(req), req.source),
   read: async (env, req) =>
     asAgent(env, req, async (session) => {
@@ -38,6 +41,24 @@ export const readOps: OpArea<'whoami' | 'read' | 'resolve' | 'report' | 'sign'> 
       const out = values.map((v) => v.expose().toString('base64'));
       for (const v of values) v.wipe();
       return { values: out };
+    }),
+  'ssh.keys': async (env, req) =>
+    asAgent(env, req, async (session) => ({
+      keys: await publicKeys(env.ctx, session, req.body.entries, req.source),
+    })),
+  'ssh.sign': async (env, req) =>
+    asAgent(env, req, async (session) => {
+      const { entry, key, data, flags, binds } = req.body;
+      const b64 = (s: string): Buffer => Buffer.from(s, 'base64');
+      const signed = {
+        entry,
+        key: b64(key),
+        data: b64(data),
+        flags: flags ?? 0,
+        binds: binds.map(b64),
+      };
+      const sig = await signFor(env.ctx, session, signed, req.source);
+      return { signature: sig.toString('base64') };
     }),
   report: async (env, req) => {
     const host = normalHost(req.body.host);
