@@ -219,6 +219,18 @@ export function verifyWithArchive(
   ctx: HostContext,
   s: OwnerSession,
   archivePaths: readonly string[],
+): AuditVerdict & { archived?: number; from?: number; sealProblem: string | null } {
+  const stateKey = s.stateKey();
+  const sealProblem =
+    stateKey === null ? null : ctx.store().read((tx) => tx.stateProblem(stateKey));
+  return { ...verifyChain(ctx, s, archivePaths), sealProblem };
+}
+
+/** verifyWithArchive's chain and anchor half. */
+function verifyChain(
+  ctx: HostContext,
+  s: OwnerSession,
+  archivePaths: readonly string[],
 ): AuditVerdict & { archived?: number; from?: number } {
   const { records, head, base, anchor } = ctx.store().read((tx) => ({
     records: tx.audit(),
