@@ -104,13 +104,14 @@ export class HostContext {
   }
 
   /**
-   * Takes the vault's state key, from the owner's unlock or a token's own
-   * record; false when this host already holds another (one of the two is
-   * not the vault's: the caller refuses).
+   * Takes the vault's state key, from the owner's unlock (`owner`: the root
+   * key opened it, so it replaces any other) or a token's own record; false
+   * when a token's differs from the one held (one of the two is not the
+   * vault's: the caller refuses).
    */
-  learnStateKey(key: Buffer): boolean {
+  learnStateKey(key: Buffer, owner = false): boolean {
     const held = this.heldStateKey();
-    if (held !== null) return held.equals(key);
+    if (held !== null && (held.equals(key) || !owner)) return held.equals(key);
     this.stateKey = Buffer.from(key);
     try {
       writeFileSync(join(this.dir, STATE_KEY_FILE), key, { mode: 0o600 });
@@ -187,7 +188,10 @@ export class HostContext {
     const store = this.store();
     store.room?.check(writes, true);
     try {
-      const out = store.write(fn);
+      const out = store.write((tx) => {
+        tx.requireStateKey();
+        return fn(tx);
+      });
       this.events.emit('commit');
       return out;
     } catch (err) {
@@ -228,7 +232,10 @@ export class HostContext {
     const store = this.store();
     store.room?.check(writes, false);
     try {
-      const out = await store.writeDurable(fn);
+      const out = await store.writeDurable((tx) => {
+        tx.requireStateKey();
+        return fn(tx);
+      });
       store.room?.settled();
       this.events.emit('commit');
       return out;

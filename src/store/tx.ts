@@ -72,6 +72,8 @@ export interface Rows {
 export class Tx {
   /** The state version this transaction writes, once it has written a sealed record. */
   private bumped: number | null = null;
+  /** The state as this transaction last checked or wrote it (its MAC checked once). */
+  private held: StateRecord | null = null;
 
   /** `sealKey`: the state key (seal.ts) when the host holds it. */
   constructor(
@@ -97,16 +99,28 @@ export class Tx {
   }
 
   /**
+   * A host writes a sealed vault only with its state key (a write without it
+   * would leave the state behind, and its audit records unkeyed).
+   * @throws VaultError VLT-3046
+   */
+  requireStateKey(): void {
+    if (this.sealKey === null && this.state() !== undefined) throw new VaultError('VLT-3046');
+  }
+
+  /**
    * The state a write extends, its MAC checked; undefined while the vault is
-   * not sealed. @throws VaultError VLT-3046 (no state key here), VLT-3045.
+   * not sealed, or when this transaction has no key (whoever writes the store
+   * without it, as a holder of the file or database may, leaves the state
+   * behind: the digest no longer matches). @throws VaultError VLT-3045.
    */
   private heldState(): StateRecord | undefined {
+    if (this.held !== null) return this.held;
     const state = this.state();
-    if (state === undefined) return undefined;
-    if (this.sealKey === null) throw new VaultError('VLT-3046');
+    if (state === undefined || this.sealKey === null) return undefined;
     if (!stateHolds(this.sealKey, state)) {
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state is not the vault’s.');
     }
+    this.held = state;
     return state;
   }
 
@@ -122,7 +136,9 @@ export class Tx {
   }
 
   private putState(key: Buffer, s: Omit<StateRecord, 'mac'>): void {
-    this.db.put(STATE_KEY, { ...s, mac: stateMac(key, s) });
+    const state = { ...s, mac: stateMac(key, s) };
+    this.db.put(STATE_KEY, state);
+    this.held = state;
   }
 
   /**
@@ -157,6 +173,7 @@ export class Tx {
       if (this.sealKey === null) return;
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state was removed.');
     }
+    this.requireStateKey();
     this.heldState();
     const held = this.sealKey === null ? undefined : this.db.sealedDigest?.(this.sealKey);
     if (held !== undefined && !held.equals(state.digest)) {

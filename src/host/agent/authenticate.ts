@@ -167,7 +167,10 @@ function learnStateKey(ctx: HostContext, h: Holder, wrapKey: Buffer, arena: KeyA
   if (box === undefined) return;
   const key = unwrapKey(wrapKey, box, h.stateSlot, arena);
   if (key === null || !ctx.learnStateKey(key)) {
-    throw new VaultError('VLT-3045', 'Rollback detected: the token’s state key is not the vault’s.');
+    throw new VaultError(
+      'VLT-3045',
+      'Rollback detected: the token’s state key is not the vault’s.',
+    );
   }
 }
 

@@ -9,8 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { AnchorRef, Decoded, HostStatus, Op, Results } from '../../core/protocol.js';
 import { bad } from '../../core/decode.js';
 import { Secret } from '../../crypto/secret.js';
-import { newKey, seal } from '../../crypto/aead.js';
-import { slots } from '../keys/slots.js';
+import { sealVault } from '../keys/state.js';
 import { anchorAudit, anchoredHead, rememberedAnchorProblem } from '../audit/log.js';
 import { VaultError } from '../../core/errors.js';
 import { authenticate, endSession, type AgentSession } from '../agent/access.js';
@@ -198,37 +197,6 @@ function refuseCutLog(ctx: HostContext, s: OwnerSession, req: Request<Op>): void
     'VLT-3003',
     `The audit log was cut back: ${problem}. Nothing was done; restore a backup, or see docs/threat-model.md ("the owner's anchor memory").`,
   );
-}
-
-/**
- * Gives this host the vault's state key (store/seal.ts); on the first owner
- * command by this build, makes the key and seals the vault as it is. A vault
- * whose chain already names sealed versions but has no state key lost it: that
- * is refused (VLT-3045), never sealed afresh over a rollback.
- * @throws VaultError VLT-3045 when this host holds another key.
- */
-function sealVault(ctx: HostContext, s: OwnerSession): void {
-  let key = s.stateKey();
-  if (key === null) {
-    const fresh = newKey();
-    const h = ctx.commit((tx) => {
-      const now = tx.header();
-      if (now === null || now.stateKey !== undefined) return now;
-      if (tx.audit().some((r) => typeof r.state === 'number')) {
-        throw new VaultError('VLT-3045', 'Rollback detected: the vault’s state key was removed.');
-      }
-      const sealed = { ...now, stateKey: seal(s.rootKey(), fresh, slots.stateKey(s.vaultId)) };
-      tx.putHeader(sealed);
-      tx.sealAll(fresh);
-      return sealed;
-    });
-    if (h !== null) s.adopt(h);
-    key = s.stateKey();
-    if (key === null) return;
-  }
-  if (!ctx.learnStateKey(key)) {
-    throw new VaultError('VLT-3045', 'Rollback detected: this host holds another state key.');
-  }
 }
 
 /**

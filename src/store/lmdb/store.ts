@@ -265,7 +265,10 @@ export class Store implements VaultStore {
     };
     this.#batched++;
     try {
-      const committed = db.transactionAsync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)), true);
+      const committed = db.transactionAsync(
+        () => fn(new Tx(new LmdbRows(this.db), this.sealKey)),
+        true,
+      );
       // lmdb-js's `flushed` is the flush of the batch being queued when its
       // `then` is called. Asked now, that is the batch this transaction just
       // joined; asked once the commit resolves, it is the batch the next
