@@ -5,8 +5,7 @@
  * Per-record MACs cannot find a rollback: a record copied back from earlier
  * is a genuine record and its MAC checks. So the `state` record holds a
  * digest of the whole set (every checksummed record: agents, rate and lock
- * state, sessions, grants, names, entries and fields, keys, the header, the
- * chain head), the XOR of a keyed tag of each (its key and its checksum),
+ * state, sessions, grants, names, entries and fields, keys, the header), the XOR of a keyed tag of each (its key and its checksum),
  * with a version one higher at every transaction that changes the set, all
  * MACed. A transaction updates the digest for the records it writes (two
  * tags each: the record before and after) and nothing else, so a write
@@ -24,7 +23,7 @@ import { recordSum, summed } from './schema.js';
 export const STATE_KEY = 'state';
 
 export interface StateRecord {
-  /** One more at every transaction that changes a sealed record. */
+  /** One more at every transaction that changes a sealed record or appends an audit record. */
   readonly version: number;
   /** XOR of rowTag over every sealed record. */
   readonly digest: Buffer;
@@ -33,9 +32,14 @@ export interface StateRecord {
   readonly mac: Buffer;
 }
 
-/** Whether the record under `key` is in the sealed set. */
+/**
+ * Whether the record under `key` is in the sealed set: every checksummed
+ * record but the host's clean-close mark and the audit chain's own head,
+ * base and anchor (the chain has its links, its keyed records and the
+ * owner's anchor; a cut after the anchor is the anchor memory's to find).
+ */
 export function sealedKey(key: string): boolean {
-  return summed(key) && key !== 'settled';
+  return summed(key) && key !== 'settled' && !key.startsWith('audit-');
 }
 
 function hmac(key: Buffer, ...parts: (string | number | Buffer)[]): Buffer {

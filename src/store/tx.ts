@@ -147,8 +147,12 @@ export class Tx {
    */
   stateVersion(): number | null {
     const state = this.heldState();
-    if (state === undefined) return null;
-    this.bumped ??= state.version + 1;
+    if (state === undefined || this.sealKey === null) return null;
+    if (this.bumped === null) {
+      // The version the record names is the state's from this transaction on.
+      this.bumped = state.version + 1;
+      this.putState(this.sealKey, { ...state, version: this.bumped });
+    }
     return this.bumped;
   }
 
