@@ -271,6 +271,17 @@ export const ERRORS = {
   'VLT-3043': { exit: 74, message: 'The vault could not be migrated; the source is unchanged.' },
   /** A host's TCP listener serves agents' reads and fills only. */
   'VLT-3044': { exit: 77, message: 'Not served over TCP; use the host’s Unix socket.' },
+  /** The sealed state (store/seal.ts) does not hold: a record rolled back, changed or removed in the store. */
+  'VLT-3045': {
+    exit: 74,
+    message: 'Rollback detected: the vault’s records are not the ones it sealed; access refused.',
+  },
+  /** The vault is sealed and this host does not hold its state key yet. */
+  'VLT-3046': {
+    exit: 77,
+    message:
+      'This host does not hold the vault’s state key yet: run an owner command here once (or use a token made by this build).',
+  },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

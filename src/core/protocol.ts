@@ -282,6 +282,8 @@ export interface Results {
     unanchored: number;
     /** Why the anchor does not hold (a rewrite or cut before it), or null. */
     anchorProblem: string | null;
+    /** Why the sealed state does not hold (a rollback, an audit record not keyed), or null. */
+    sealProblem?: string | null;
   };
 }
 

@@ -3,6 +3,7 @@
  * once the vault exists) and the clock. Injected, so tests can drive time.
  */
 import { EventEmitter } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import { VaultError, type ErrorCode } from '../core/errors.js';
@@ -14,8 +15,13 @@ import { configuredStore, recordStore } from '../store/location.js';
 import { auditShape, damageCode } from './damage.js';
 import { CallerCache } from './agent/caller-cache.js';
 
+/** The vault's state key as this host holds it (store/seal.ts), in its own directory only. */
+export const STATE_KEY_FILE = 'state.key';
+
 export class HostContext {
   private opened: VaultStore | null = null;
+  /** The state key once an owner command or a token has given it; kept in the directory (0600). */
+  private stateKey: Buffer | null = null;
   /** While a restore swaps the store file, no request opens it. */
   private swapping = false;
   /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
@@ -78,8 +84,42 @@ export class HostContext {
         throw new VaultError('VLT-3004', undefined, { cause: err });
       }
       this.opened.onForeignCommit(() => this.events.emit('commit'));
+      const key = this.heldStateKey();
+      if (key !== null) this.opened.sealWith(key);
     }
     return this.opened;
+  }
+
+  /** The state key this host holds (from its directory once an earlier run learned it), or null. */
+  heldStateKey(): Buffer | null {
+    if (this.stateKey === null) {
+      try {
+        const raw = readFileSync(join(this.dir, STATE_KEY_FILE));
+        if (raw.length === 32) this.stateKey = raw;
+      } catch {
+        // None yet.
+      }
+    }
+    return this.stateKey;
+  }
+
+  /**
+   * Takes the vault's state key, from the owner's unlock (`owner`: the root
+   * key opened it, so it replaces any other) or a token's own record; false
+   * when a token's differs from the one held (one of the two is not the
+   * vault's: the caller refuses).
+   */
+  learnStateKey(key: Buffer, owner = false): boolean {
+    const held = this.heldStateKey();
+    if (held !== null && (held.equals(key) || !owner)) return held.equals(key);
+    this.stateKey = Buffer.from(key);
+    try {
+      writeFileSync(join(this.dir, STATE_KEY_FILE), key, { mode: 0o600 });
+    } catch {
+      // Held for this run; learned again from the next owner command or token.
+    }
+    this.opened?.sealWith(key);
+    return true;
   }
 
   /**
@@ -148,7 +188,10 @@ export class HostContext {
     const store = this.store();
     store.room?.check(writes, true);
     try {
-      const out = store.write(fn);
+      const out = store.write((tx) => {
+        tx.requireStateKey();
+        return fn(tx);
+      });
       this.events.emit('commit');
       return out;
     } catch (err) {
@@ -189,7 +232,10 @@ export class HostContext {
     const store = this.store();
     store.room?.check(writes, false);
     try {
-      const out = await store.writeDurable(fn);
+      const out = await store.writeDurable((tx) => {
+        tx.requireStateKey();
+        return fn(tx);
+      });
       store.room?.settled();
       this.events.emit('commit');
       return out;

@@ -31,10 +31,14 @@ const textOrNull = (v: unknown) => v === null || typeof v === 'string';
 
 /** Exactly the fields of an audit record, each of its type (the chain's hash reads a missing one as empty). */
 export function auditShape(a: unknown): a is AuditRecord {
+  if (!obj(a)) return false;
+  // A sealed vault's records (store/seal.ts) name their version and carry the hosts' key.
+  const keys = Object.keys(a)
+    .filter((k) => !((k === 'state' && int(a.state)) || (k === 'mac' && buf(a.mac))))
+    .sort()
+    .join(',');
   return (
-    obj(a) &&
-    (Object.keys(a).sort().join(',') === AUDIT_KEYS ||
-      (Object.keys(a).sort().join(',') === EPOCH_AUDIT_KEYS && buf(a.epoch) && buf(a.sealed))) &&
+    (keys === AUDIT_KEYS || (keys === EPOCH_AUDIT_KEYS && buf(a.epoch) && buf(a.sealed))) &&
     int(a.seq) &&
     typeof a.at === 'number' &&
     typeof a.action === 'string' &&

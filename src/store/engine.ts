@@ -54,6 +54,11 @@ export interface VaultStore {
    */
   onForeignCommit(wake: () => void): void;
   close(): Promise<void>;
+  /**
+   * Gives the store the state key (seal.ts): every transaction from now on
+   * keeps the sealed state and keys the audit records it appends.
+   */
+  sealWith(key: Buffer): void;
   /** Where the host must keep room on the disk itself (LMDB); absent where the engine does. */
   readonly room?: StoreRoom;
   /**

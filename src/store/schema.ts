@@ -46,6 +46,8 @@ export interface VaultHeader {
   /** Tier name -> tier key wrapped by the root key. */
   readonly tiers: Readonly<Record<string, Buffer>>;
   readonly created: number;
+  /** The state key (store/seal.ts), wrapped by the root key; absent until the vault is sealed. */
+  readonly stateKey?: Buffer;
 }
 
 export interface EntryRecord {
@@ -117,6 +119,8 @@ export interface AgentRecord extends Grants {
   readonly publicKey: Buffer;
   /** The agent's box secret key, wrapped by a key derived from its token. */
   readonly secretKey: Buffer;
+  /** The vault's state key (store/seal.ts), wrapped by the same token key: how a host learns it. */
+  readonly stateKey?: Buffer;
   /** Schema 1 only: tier name -> tier key sealed to the agent (read by the migration). */
   readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
@@ -154,6 +158,8 @@ export interface SessionRecord extends Grants {
   readonly publicKey: Buffer;
   /** The session's box secret key, wrapped by a key derived from the session token. */
   readonly secretKey: Buffer;
+  /** The vault's state key, wrapped by the session token's key (as AgentRecord.stateKey). */
+  readonly stateKey?: Buffer;
   /** Schema 1 only. */
   readonly tierKeys?: Readonly<Record<string, Buffer>>;
   readonly created: number;
@@ -209,6 +215,10 @@ export interface AuditRecord {
   readonly subject: string | null;
   readonly prev: Buffer;
   readonly hash: Buffer;
+  /** The sealed state's version its transaction wrote (store/seal.ts); covered by the hash. */
+  readonly state?: number;
+  /** Keyed by the hosts under the state key (not covered by the hash, which it MACs). */
+  readonly mac?: Buffer;
 }
 
 /** Wrong owner passphrases (or recovery keys) since the last unlock, for the delay before the next try. */
@@ -271,7 +281,8 @@ export function recordSum(value: unknown): Buffer {
 
 /** Whether a store key carries a checksum of its own. */
 export function summed(key: string): boolean {
-  return !key.startsWith('audit/') && !key.startsWith(SUM_PREFIX);
+  // The sealed state (seal.ts) is MACed whole: no checksum of its own.
+  return !key.startsWith('audit/') && !key.startsWith(SUM_PREFIX) && key !== 'state';
 }
 
 /** One record as `vault check` sees it: its key, its value, or why it cannot be read. */

@@ -5,7 +5,19 @@
  * synchronously: a transaction is a function of a `Tx` over them, and
  * whatever it returns leaves the host only after its commit is durable.
  */
+import { VaultError } from '../core/errors.js';
 import { LOST_RATE_STATE, type RateState } from '../core/policy.js';
+import {
+  auditKeyMac,
+  digestOf,
+  rowTag,
+  sealedKey,
+  stateHolds,
+  stateMac,
+  STATE_KEY,
+  xorInto,
+  type StateRecord,
+} from './seal.js';
 import {
   K,
   recordSum,
@@ -45,6 +57,12 @@ export interface Rows {
   getKeys(range: KeyRange): Iterable<unknown>;
   put(key: string, value: unknown): void;
   remove(key: string): void;
+  /**
+   * The digest (seal.ts) of the sealed records as held, kept as they change,
+   * where the engine keeps its rows in memory (PostgreSQL's copy); absent
+   * where computing it would mean reading the whole store (LMDB).
+   */
+  sealedDigest?(key: Buffer): Buffer;
 }
 
 /**
@@ -52,16 +70,151 @@ export interface Rows {
  * (Rows above): the schema lives here once, whichever engine holds it.
  */
 export class Tx {
-  constructor(private readonly db: Rows) {}
+  /** The state version this transaction writes, once it has written a sealed record. */
+  private bumped: number | null = null;
+  /** The state as this transaction last checked or wrote it (its MAC checked once). */
+  private held: StateRecord | null = null;
+
+  /** `sealKey`: the state key (seal.ts) when the host holds it. */
+  constructor(
+    private readonly db: Rows,
+    private readonly sealKey: Buffer | null = null,
+  ) {}
 
   private set(key: string, value: unknown): void {
+    if (sealedKey(key)) this.touch(key, this.db.get(key), value);
     this.db.put(key, value);
     if (summed(key)) this.db.put(SUM_PREFIX + key, recordSum(value));
   }
 
   private del(key: string): void {
+    if (sealedKey(key)) this.touch(key, this.db.get(key), undefined);
     this.db.remove(key);
     if (summed(key)) this.db.remove(SUM_PREFIX + key);
+  }
+
+  /** The sealed state as stored, or undefined (a vault not sealed yet). */
+  state(): StateRecord | undefined {
+    return this.db.get(STATE_KEY) as StateRecord | undefined;
+  }
+
+  /**
+   * A host writes a sealed vault only with its state key (a write without it
+   * would leave the state behind, and its audit records unkeyed).
+   * @throws VaultError VLT-3046
+   */
+  requireStateKey(): void {
+    if (this.sealKey === null && this.state() !== undefined) throw new VaultError('VLT-3046');
+  }
+
+  /**
+   * The state a write extends, its MAC checked; undefined while the vault is
+   * not sealed, or when this transaction has no key (whoever writes the store
+   * without it, as a holder of the file or database may, leaves the state
+   * behind: the digest no longer matches). @throws VaultError VLT-3045.
+   */
+  private heldState(): StateRecord | undefined {
+    if (this.held !== null) return this.held;
+    const state = this.state();
+    if (state === undefined || this.sealKey === null) return undefined;
+    if (!stateHolds(this.sealKey, state)) {
+      throw new VaultError('VLT-3045', 'Rollback detected: the sealed state is not the vault’s.');
+    }
+    this.held = state;
+    return state;
+  }
+
+  /** The record under `key` changes from `before` to `after`: the digest follows. */
+  private touch(key: string, before: unknown, after: unknown): void {
+    const state = this.heldState();
+    if (state === undefined || this.sealKey === null) return;
+    const digest = Buffer.from(state.digest);
+    if (before !== undefined) xorInto(digest, rowTag(this.sealKey, key, before));
+    if (after !== undefined) xorInto(digest, rowTag(this.sealKey, key, after));
+    this.bumped ??= state.version + 1;
+    this.putState(this.sealKey, { version: this.bumped, digest, keyedFrom: state.keyedFrom });
+  }
+
+  private putState(key: Buffer, s: Omit<StateRecord, 'mac'>): void {
+    const state = { ...s, mac: stateMac(key, s) };
+    this.db.put(STATE_KEY, state);
+    this.held = state;
+  }
+
+  /**
+   * The version this transaction writes (the audit record names it), or
+   * null while the vault is not sealed.
+   */
+  stateVersion(): number | null {
+    const state = this.heldState();
+    if (state === undefined || this.sealKey === null) return null;
+    if (this.bumped === null) {
+      // The version the record names is the state's from this transaction on.
+      this.bumped = state.version + 1;
+      this.putState(this.sealKey, { ...state, version: this.bumped });
+    }
+    return this.bumped;
+  }
+
+  /**
+   * Seals the vault as it is (the owner's first unlock by this build): the
+   * digest of every sealed record, audit records keyed from the next one.
+   */
+  sealAll(key: Buffer): void {
+    const head = this.auditHead();
+    const s = { version: 1, digest: digestOf(key, this.db.getRange({})), keyedFrom: 0 };
+    this.putState(key, { ...s, keyedFrom: (head?.seq ?? 0) + 1 });
+  }
+
+  /**
+   * A host's check before it serves on these records: the state is the
+   * vault's, and (where the engine keeps the digest) the records are the
+   * ones it seals. @throws VaultError VLT-3045 (rollback detected), VLT-3046.
+   */
+  assertSealed(): void {
+    const state = this.state();
+    if (state === undefined) {
+      if (this.sealKey === null) return;
+      throw new VaultError('VLT-3045', 'Rollback detected: the sealed state was removed.');
+    }
+    this.requireStateKey();
+    this.heldState();
+    const held = this.sealKey === null ? undefined : this.db.sealedDigest?.(this.sealKey);
+    if (held !== undefined && !held.equals(state.digest)) {
+      throw new VaultError(
+        'VLT-3045',
+        'Rollback detected: a record that decides access is not the one the vault sealed.',
+      );
+    }
+  }
+
+  /**
+   * What is wrong with the sealed state, read whole (`vault check`, `audit
+   * --verify`), or null: its MAC, the digest of the records, the version the
+   * audit chain names, audit records not keyed.
+   */
+  stateProblem(key: Buffer): string | null {
+    const state = this.state();
+    const audit = this.audit();
+    const named = audit.filter((r) => typeof r.state === 'number');
+    if (state === undefined) {
+      return named.length > 0 ? 'rollback detected: the sealed state was removed' : null;
+    }
+    if (!stateHolds(key, state)) return 'rollback detected: the sealed state is not the vault’s';
+    for (const r of audit) {
+      if (r.seq < state.keyedFrom) continue;
+      if (!Buffer.isBuffer(r.mac) || !auditKeyMac(key, r.seq, r.hash).equals(r.mac)) {
+        return `audit record ${r.seq} was not written by a vault host (not keyed)`;
+      }
+    }
+    if (!digestOf(key, this.db.getRange({})).equals(state.digest)) {
+      return 'rollback detected: records that decide access are not the ones the vault sealed';
+    }
+    const last = named.at(-1)?.state ?? 0;
+    if (last > state.version) {
+      return `rollback detected: the audit chain vouches for version ${last}, the state is at ${state.version}`;
+    }
+    return null;
   }
 
   /**
@@ -349,7 +502,12 @@ export class Tx {
   }
   appendAudit(r: AuditRecord): void {
     // Audit records carry their own hash chain; the head carries a checksum.
-    this.set(K.audit(r.seq), r);
+    // Keyed under the state key when sealed: a record appended by SQL is not.
+    const keyed =
+      this.sealKey !== null && r.state !== undefined
+        ? { ...r, mac: auditKeyMac(this.sealKey, r.seq, r.hash) }
+        : r;
+    this.set(K.audit(r.seq), keyed);
     this.set(K.auditHead, { seq: r.seq, hash: r.hash });
   }
   /** The last record moved to an archive (`audit archive`): the chain in the store starts after it. */

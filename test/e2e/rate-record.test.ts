@@ -6,12 +6,15 @@
 // charge. Revoking drops the rate record; a rate record lost reads as locked
 // and `vault check` names it. The store is read with the host stopped.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertRefused, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, ok } from '../support/rig.js';
 import { editRecords } from '../support/store-damage.js';
 import { parseToken } from '../../src/crypto/token.js';
 import { recordSum } from '../../src/store/schema.js';
+import { rowTag, stateMac, xorInto, type StateRecord } from '../../src/store/seal.js';
 
 const rig = new Rig();
 const entries = ['e1', 'e2', 'e3', 'e4'];
@@ -71,7 +74,17 @@ async function toOlderLayout(id: string): Promise<void> {
     const rate = db.get(`rate/${id}`) as unknown;
     assert.ok(rate !== undefined && !('rate' in agent));
     const older = { ...agent, rate };
+    // The layout changed as the vault itself would change it: its sealed state
+    // (issue 36) kept in step with the host's key, so only the layout differs.
+    const key = readFileSync(join(rig.vaultDir, 'state.key'));
+    const state = db.get('state') as StateRecord;
+    const digest = Buffer.from(state.digest);
+    xorInto(digest, rowTag(key, `agent/${id}`, agent));
+    xorInto(digest, rowTag(key, `agent/${id}`, older));
+    xorInto(digest, rowTag(key, `rate/${id}`, rate));
+    const sealed = { version: state.version + 1, digest, keyedFrom: state.keyedFrom };
     db.transactionSync(() => {
+      void db.put('state', { ...sealed, mac: stateMac(key, sealed) });
       void db.put(`agent/${id}`, older);
       void db.put(`sum/agent/${id}`, recordSum(older));
       void db.remove(`rate/${id}`);

@@ -353,6 +353,18 @@ const PROCESS_HOLD = [
 // rules, the same-user test shows the other columns too, beside a test of
 // that mode's own path (a session under `run`, an agent of another user
 // through the hardened host).
+/** Issue 36: the sealed state and keyed audit records against SQL a database holder runs. */
+const TEAM_SEALED = [
+  tested(
+    'team-rollback',
+    'an agent’s earlier rate record copied back after a lockdown: refused on every host, not unlocked, reported',
+  ),
+  tested(
+    'team-rollback',
+    'agent, entry and field rows from before `agent revoke` copied back: the revoked token stays refused, reported',
+  ),
+  tested('team-rollback', 'a record appended to the audit table by SQL fails audit --verify'),
+];
 const TEAM_DUMP = tested(
   'team',
   'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
@@ -460,6 +472,8 @@ const LEDGER: Record<string, Entry> = {
     sameUser: [TEAM_DUMP],
     hardened: [TEAM_DUMP],
   },
+  'team mode, with the database password: put an agent’s earlier rate or lock rows back, or the rows from before `agent revoke`, or append an audit record by SQL':
+    { run: TEAM_SEALED, sameUser: TEAM_SEALED, hardened: TEAM_SEALED },
   'read an entry outside the scope; guess names to learn which exist': {
     run: [
       tested('run', '--scope narrows the session: an entry of the agent outside it is refused'),

@@ -52,6 +52,9 @@ export const run: Command = async (ctx) => {
         `Audit chain does not match the owner's anchor: ${v.anchorProblem}.`,
       );
     }
+    if (typeof v.sealProblem === 'string') {
+      throw new VaultError('VLT-3045', `Audit --verify: ${v.sealProblem}.`);
+    }
     const where =
       v.archived !== undefined
         ? ` (${v.archived} in the archive, ${v.records - v.archived} in the store)`

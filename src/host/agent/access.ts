@@ -500,8 +500,10 @@ export async function release(
     purpose.kind === 'fill' ? purpose.host : purpose.kind === 'ssh' ? purpose.server : null;
   // Grouped with the other requests of this moment: one durable flush for all.
   const decided = await ctx.commitGrouped(
-    (tx) =>
-      decide(
+    (tx) => {
+      // Nothing is decided on records the vault did not seal (a rollback: VLT-3045).
+      tx.assertSealed();
+      return decide(
         {
           tx,
           ctx,
@@ -514,7 +516,8 @@ export async function release(
           host,
         },
         q,
-      ),
+      );
+    },
     // At most one record per distinct reference (AUDITED_REFUSALS + 1 when refused), and a lock's.
     (q.distinct.length + 1) * RECORD_BYTES,
   );
@@ -567,6 +570,7 @@ export async function reportSignal(
   const actor = agentActor(session.agent.name);
   const done = await ctx.commitGrouped(
     (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
+      tx.assertSealed();
       const a: Access = {
         tx,
         ctx,

@@ -30,6 +30,7 @@ import {
   rotateEntry,
   verifyAgent,
   withAgentMac,
+  stateKeyBox,
 } from '../keys/grants.js';
 import { tokenKeys } from '../../crypto/kdf.js';
 import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
@@ -102,6 +103,7 @@ export function addAgent(
         verifier,
         publicKey: pair.publicKey,
         secretKey: seal(wrapKey, pair.secretKey, slots.agentSecretKey(header.vaultId, id)),
+        ...stateKeyBox(s, wrapKey, id),
         ...granted,
         indexKey: sealTo(pair.publicKey, indexKey),
         created: ctx.now(),

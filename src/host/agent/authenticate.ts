@@ -115,10 +115,15 @@ function stillValid(ctx: HostContext, k: CallerKeys): AgentRecord | null {
 interface Holder {
   readonly agent: AgentRecord;
   /** The record the token opens: the agent's own, or its session's. */
-  readonly record: Pick<AgentRecord, 'verifier' | 'publicKey' | 'secretKey' | 'indexKey'>;
+  readonly record: Pick<
+    AgentRecord,
+    'verifier' | 'publicKey' | 'secretKey' | 'indexKey' | 'stateKey'
+  >;
   readonly sessionId?: string;
   /** The slot the record's secret key is wrapped under. */
   readonly slot: Buffer;
+  /** The slot its box of the state key is wrapped under. */
+  readonly stateSlot: Buffer;
   /** Why the token no longer opens anything (revoked, expired), or null. */
   readonly barred: string | null;
 }
@@ -132,7 +137,9 @@ function holderOf(ctx: HostContext, header: VaultHeader, id: string): Holder | n
     const agent = tx.agent(id);
     if (agent !== null) {
       const barred = agent.revoked !== null ? 'Token revoked.' : null;
-      return { agent, record: agent, slot: slots.agentSecretKey(header.vaultId, id), barred };
+      const slot = slots.agentSecretKey(header.vaultId, id);
+      const stateSlot = slots.stateKeyByToken(header.vaultId, id);
+      return { agent, record: agent, slot, stateSlot, barred };
     }
     const r = tx.session(id);
     const owner = r === null ? null : tx.agent(r.agentId);
@@ -144,8 +151,27 @@ function holderOf(ctx: HostContext, header: VaultHeader, id: string): Holder | n
           ? 'Token expired.'
           : null;
     const slot = slots.sessionSecretKey(header.vaultId, r.id);
-    return { agent: owner, record: r, sessionId: r.id, slot, barred };
+    const stateSlot = slots.stateKeyByToken(header.vaultId, r.id);
+    return { agent: owner, record: r, sessionId: r.id, slot, stateSlot, barred };
   });
+}
+
+/**
+ * Gives the host the vault's state key from the token's own record (a token
+ * made once the vault was sealed), wrapped under the token's key, so no
+ * database holder can have put it there.
+ * @throws VaultError VLT-3045 when it does not open or is not the one the host holds.
+ */
+function learnStateKey(ctx: HostContext, h: Holder, wrapKey: Buffer, arena: KeyArena): void {
+  const box = h.record.stateKey;
+  if (box === undefined) return;
+  const key = unwrapKey(wrapKey, box, h.stateSlot, arena);
+  if (key === null || !ctx.learnStateKey(key)) {
+    throw new VaultError(
+      'VLT-3045',
+      'Rollback detected: the token’s state key is not the vault’s.',
+    );
+  }
 }
 
 /**
@@ -168,6 +194,7 @@ function openCaller(
     if (!equal(verifier, h.record.verifier)) return denied(agentActor(h.agent.name));
     const secretKey = unwrapKey(wrapKey, h.record.secretKey, h.slot, arena);
     if (secretKey === null) throw new VaultError('VLT-3003');
+    learnStateKey(ctx, h, wrapKey, arena);
     const keys = { publicKey: h.record.publicKey, secretKey };
     const indexKey = openSealed(keys, h.record.indexKey, arena);
     if (indexKey === null) throw new VaultError('VLT-3003');

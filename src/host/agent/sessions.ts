@@ -31,6 +31,7 @@ import {
   sessionMacHolds,
   verifyAgent,
   withSessionMac,
+  stateKeyBox,
 } from '../keys/grants.js';
 import { ownerEvent } from '../audit/event.js';
 import type { OwnerSession } from '../owner/session.js';
@@ -110,6 +111,7 @@ export function mintSession(
         verifier,
         publicKey: pair.publicKey,
         secretKey: seal(wrapKey, pair.secretKey, slots.sessionSecretKey(header.vaultId, id)),
+        ...stateKeyBox(s, wrapKey, id),
         ...granted,
         indexKey: sealTo(pair.publicKey, indexKey),
         created: now,

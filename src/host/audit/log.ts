@@ -32,6 +32,10 @@ export function recordHash(r: Omit<AuditRecord, 'hash'>): Buffer {
     r.subject ?? '',
   ];
   // A record of the old form hashes as it always did; removing or adding `epoch` changes the hash.
+  // So does removing `state` (store/seal.ts): the version a record names is in its hash.
+  if (r.state !== undefined) {
+    return keyedHash(null, 'audit-v3', ...fields, r.epoch ?? Buffer.alloc(0), r.state, r.prev);
+  }
   return r.epoch === undefined
     ? keyedHash(null, 'audit-v1', ...fields, r.prev)
     : keyedHash(null, 'audit-v2', ...fields, r.epoch, r.prev);
@@ -42,6 +46,8 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
   const head = tx.auditHead();
   const seq = (head?.seq ?? 0) + 1;
   const names = sealNames(header.auditPublicKey, seq, e);
+  // The sealed state's version this transaction writes: the chain vouches for it.
+  const version = tx.stateVersion();
   const base = {
     seq,
     at: e.at,
@@ -56,6 +62,7 @@ export function appendAudit(tx: Tx, header: VaultHeader, e: AuditEvent): AuditRe
     subject: e.subject,
     prev: head?.hash ?? GENESIS,
     ...(names === null ? {} : { epoch: names.epoch }),
+    ...(version === null ? {} : { state: version }),
   };
   const record: AuditRecord = { ...base, hash: recordHash(base) };
   tx.appendAudit(record);

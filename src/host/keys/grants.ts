@@ -251,3 +251,13 @@ export function rotateEntry(
     wipe(old);
   }
 }
+
+/**
+ * The vault's state key (store/seal.ts) wrapped by a new token's key, for the
+ * agent or session record `id`: how a host that never saw the owner learns
+ * it, from a token, never from the database. Nothing before the vault is sealed.
+ */
+export function stateKeyBox(s: OwnerSession, wrapKey: Buffer, id: string): { stateKey?: Buffer } {
+  const key = s.stateKey();
+  return key === null ? {} : { stateKey: seal(wrapKey, key, slots.stateKeyByToken(s.vaultId, id)) };
+}

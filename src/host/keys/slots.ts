@@ -12,6 +12,9 @@ export const slots = {
   auditSecretKey: (vaultId: Buffer) => slot('audit-sk', vaultId),
   tierKey: (vaultId: Buffer, tier: string) => slot('tier', vaultId, tier),
   macKey: (vaultId: Buffer) => slot('mac', vaultId),
+  /** The state key (store/seal.ts): by the root key, and by each agent's or session's token key. */
+  stateKey: (vaultId: Buffer) => slot('state', vaultId),
+  stateKeyByToken: (vaultId: Buffer, id: string) => slot('state-by-token', vaultId, id),
   /** Schema 2: every slot sealed by or around a data key names its generation. */
   dataKey: (vaultId: Buffer, entryId: string, tier: string, gen: number) =>
     slot('dek2', vaultId, entryId, tier, gen),

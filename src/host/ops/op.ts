@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { AnchorRef, Decoded, HostStatus, Op, Results } from '../../core/protocol.js';
 import { bad } from '../../core/decode.js';
 import { Secret } from '../../crypto/secret.js';
+import { sealVault } from '../keys/state.js';
 import { anchorAudit, anchoredHead, rememberedAnchorProblem } from '../audit/log.js';
 import { VaultError } from '../../core/errors.js';
 import { authenticate, endSession, type AgentSession } from '../agent/access.js';
@@ -157,6 +158,7 @@ export function owner<O extends Op, T = Results[O]>(
     try {
       if (terms.releases !== undefined) s.requireProof(terms.releases);
       refuseCutLog(ctx, s, req);
+      sealVault(ctx, s);
       if (terms.rotate !== false) rotatePending(ctx, s);
       // Awaited: the anchor goes on the head the command leaves (a backup's record included).
       const out = await run(env, req, s, pass);

@@ -319,6 +319,8 @@ export async function rekeyVault(
         macKey: seal(root, mac, slots.macKey(v)),
         auditSecretKey: seal(root, s.auditKeys().secretKey, slots.auditSecretKey(v)),
         tiers,
+        // The state key stays (hosts and tokens hold it); only its wrap is new.
+        ...rewrappedStateKey(s, root, v),
       };
       tx.putHeader(h2);
       s2.adopt(h2);
@@ -363,4 +365,10 @@ export async function rekeyVault(
     s2.wipe();
     wipe(ownerKey, recovery, mac, ...fresh);
   }
+}
+
+/** The state key (store/seal.ts) wrapped by a new root key, when the vault is sealed. */
+function rewrappedStateKey(s: OwnerSession, root: Buffer, v: Buffer): { stateKey?: Buffer } {
+  const key = s.stateKey();
+  return key === null ? {} : { stateKey: seal(root, key, slots.stateKey(v)) };
 }

@@ -86,6 +86,18 @@ export class OwnerSession {
     return keyedHash(this.macKey(), 'audit-anchor-key');
   }
 
+  /**
+   * The vault's state key (store/seal.ts), or null before the vault is sealed.
+   * @throws VaultError VLT-3003 when it does not open.
+   */
+  stateKey(): Buffer | null {
+    const wrapped = this.header.stateKey;
+    if (wrapped === undefined) return null;
+    const key = unwrapKey(this.root, wrapped, slots.stateKey(this.vaultId));
+    if (key === null) throw new VaultError('VLT-3003');
+    return key;
+  }
+
   /** The root key, for the schema migration only. */
   rootKey(): Buffer {
     return this.root;

@@ -64,6 +64,7 @@ function encode(r: AuditRecord): unknown {
     ...r,
     sealed: r.sealed === null ? null : r.sealed.toString('base64'),
     ...(r.epoch === undefined ? {} : { epoch: r.epoch.toString('base64') }),
+    ...(r.mac === undefined ? {} : { mac: r.mac.toString('base64') }),
     prev: r.prev.toString('base64'),
     hash: r.hash.toString('base64'),
   };
@@ -76,6 +77,8 @@ function decode(o: Record<string, unknown>): AuditRecord {
     sealed: o.sealed === null ? null : b(o.sealed),
     // Archives made before audit epochs have no record that carries one.
     ...(o.epoch === undefined ? {} : { epoch: b(o.epoch) }),
+    // Keyed records (store/seal.ts) keep their hosts' MAC.
+    ...(o.mac === undefined ? {} : { mac: b(o.mac) }),
     prev: b(o.prev),
     hash: b(o.hash),
   };
@@ -216,6 +219,18 @@ function readArchive(s: OwnerSession, path: string): { head: ArchiveHead; record
  * last one ends.
  */
 export function verifyWithArchive(
+  ctx: HostContext,
+  s: OwnerSession,
+  archivePaths: readonly string[],
+): AuditVerdict & { archived?: number; from?: number; sealProblem: string | null } {
+  const stateKey = s.stateKey();
+  const sealProblem =
+    stateKey === null ? null : ctx.store().read((tx) => tx.stateProblem(stateKey));
+  return { ...verifyChain(ctx, s, archivePaths), sealProblem };
+}
+
+/** verifyWithArchive's chain and anchor half. */
+function verifyChain(
   ctx: HostContext,
   s: OwnerSession,
   archivePaths: readonly string[],

@@ -41,6 +41,7 @@ import { HostContext } from '../context.js';
 import { openName } from '../keys/grants.js';
 import { ownerEvent, unlockOwner, type OwnerSession } from '../owner/keys.js';
 import { endOrphanedSessions } from '../agent/sessions.js';
+import { sealRestored } from '../keys/state.js';
 
 /** Flushes a file or directory to disk. */
 function fsyncPath(path: string): void {
@@ -362,6 +363,7 @@ export async function restoreVault(
       const records = backupStore.read((tx) => tx.allRecords());
       await stagedCtx.close();
       await restoreRecords(ctx, records, req.passphrase, source);
+      await sealRestored(ctx, req.passphrase, source);
       ctx.commit((tx) =>
         appendAudit(
           tx,
@@ -414,6 +416,7 @@ export async function restoreVault(
       if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
       throw new VaultError('VLT-3038', undefined, { cause: failure });
     }
+    await sealRestored(ctx, req.passphrase, source);
     ctx.commit((tx) =>
       appendAudit(
         tx,

@@ -342,6 +342,10 @@ export function checkSealed(
     for (const seq of unopenedNames(audit, s.auditKeys())) {
       problems.add('VLT-3031', `audit ${seq}`, 'Its sealed entry name does not open.');
     }
+    // The sealed state (store/seal.ts): a record rolled back, changed or removed.
+    const stateKey = s.stateKey();
+    const sealProblem = stateKey === null ? null : tx.stateProblem(stateKey);
+    if (sealProblem !== null) problems.add('VLT-3045', 'state', `${sealProblem}.`);
     // The owner's anchor: its MAC holds and the record it names is the one in
     // the chain. A vault with no anchor yet (migrated, no owner command since)
     // is not damaged; `audit --verify` says it is unanchored. A removed

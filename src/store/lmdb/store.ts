@@ -173,6 +173,13 @@ export class Store implements VaultStore {
     return statSync(this.path).size;
   }
 
+  /** The state key (seal.ts) once the host holds it. */
+  private sealKey: Buffer | null = null;
+
+  sealWith(key: Buffer): void {
+    this.sealKey = Buffer.from(key);
+  }
+
   /**
    * Reads on lmdb-js's shared read transaction; no transaction of its own is
    * begun. That is one snapshot only while `fn` runs synchronously: lmdb-js
@@ -182,7 +189,7 @@ export class Store implements VaultStore {
    * writes nothing. So `fn` must neither await nor write (no caller does).
    */
   read<T>(fn: (tx: Tx) => T): T {
-    return fn(new Tx(new LmdbRows(this.db)));
+    return fn(new Tx(new LmdbRows(this.db), this.sealKey));
   }
 
   /**
@@ -191,7 +198,7 @@ export class Store implements VaultStore {
    */
   write<T>(fn: (tx: Tx) => T): T {
     try {
-      return this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db))));
+      return this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)));
     } catch (err) {
       throw commitFailure(err) ?? err;
     }
@@ -258,7 +265,10 @@ export class Store implements VaultStore {
     };
     this.#batched++;
     try {
-      const committed = db.transactionAsync(() => fn(new Tx(new LmdbRows(this.db))), true);
+      const committed = db.transactionAsync(
+        () => fn(new Tx(new LmdbRows(this.db), this.sealKey)),
+        true,
+      );
       // lmdb-js's `flushed` is the flush of the batch being queued when its
       // `then` is called. Asked now, that is the batch this transaction just
       // joined; asked once the commit resolves, it is the batch the next

@@ -7,6 +7,7 @@
  */
 import { Packr } from 'msgpackr';
 import type { KeyRange, Rows } from '../tx.js';
+import { rowTag, sealedKey, xorInto } from '../seal.js';
 
 /**
  * Plain MessagePack, every record self-contained: no shared structures (which
@@ -48,6 +49,8 @@ export class Mirror implements Rows {
    * undone alone, and the whole of it at a failed commit.
    */
   private undo: [key: string, before: Buffer | null][] | null = null;
+  /** The digest of the sealed records held (seal.ts), kept as each row changes, once asked for. */
+  private digest: { key: Buffer; value: Buffer } | null = null;
 
   /** Applies rows fetched from the database (null: deleted there). */
   apply(rows: readonly { key: string; value: Buffer | null }[], version: number): void {
@@ -56,6 +59,32 @@ export class Mirror implements Rows {
   }
 
   private setRaw(key: string, value: Buffer | null): void {
+    const d = this.digest !== null && sealedKey(key) ? this.digest : null;
+    if (d !== null && this.raw.has(key)) xorInto(d.value, this.tagOf(d.key, key));
+    this.changeRaw(key, value);
+    if (d !== null && value !== null) xorInto(d.value, this.tagOf(d.key, key));
+  }
+
+  private tagOf(sealKey: Buffer, key: string): Buffer {
+    try {
+      return rowTag(sealKey, key, this.get(key));
+    } catch {
+      // A row that does not decode is no row the vault sealed.
+      return Buffer.alloc(32, 0xff);
+    }
+  }
+
+  /** The digest of the sealed rows held (seal.ts), computed whole once, then kept. */
+  sealedDigest(sealKey: Buffer): Buffer {
+    if (this.digest === null || !this.digest.key.equals(sealKey)) {
+      const value = Buffer.alloc(32);
+      for (const key of this.keys) if (sealedKey(key)) xorInto(value, this.tagOf(sealKey, key));
+      this.digest = { key: Buffer.from(sealKey), value };
+    }
+    return this.digest.value;
+  }
+
+  private changeRaw(key: string, value: Buffer | null): void {
     this.decoded.delete(key);
     if (value === null) {
       if (!this.raw.delete(key)) return;

@@ -261,9 +261,16 @@ export class PgStore implements VaultStore {
     this.mirror.apply(rows, reply.version ?? this.mirror.version);
   }
 
+  /** The state key (seal.ts) once the host holds it. */
+  private sealKey: Buffer | null = null;
+
+  sealWith(key: Buffer): void {
+    this.sealKey = Buffer.from(key);
+  }
+
   read<T>(fn: (tx: Tx) => T): T {
     this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-    return fn(new Tx(this.mirror));
+    return fn(new Tx(this.mirror, this.sealKey));
   }
 
   write<T>(fn: (tx: Tx) => T): T {
@@ -271,7 +278,7 @@ export class PgStore implements VaultStore {
     this.mirror.begin();
     let out: T;
     try {
-      out = fn(new Tx(this.mirror));
+      out = fn(new Tx(this.mirror, this.sealKey));
     } catch (err) {
       this.mirror.rollback();
       try {
@@ -340,7 +347,7 @@ export class PgStore implements VaultStore {
     for (const q of group) {
       const mark = this.mirror.mark();
       try {
-        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror)) });
+        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror, this.sealKey)) });
       } catch (err) {
         this.mirror.undoTo(mark);
         outcomes.push({ ok: false, err });
