@@ -1,0 +1,100 @@
+/**
+ * Fault injection for e2e tests: a real host started under fault-shim.c (an
+ * LD_PRELOAD shim compiled here with the machine's cc into the test's temp
+ * dir) that fails chosen file-system calls on one file with a chosen errno,
+ * switched on and off while the host runs.
+ *
+ * Chosen over `strace -e inject` (which stages the same faults): strace
+ * stops the host at every system call it traces (slower by a measured
+ * factor on the host's write path, and the timing of the faults is what
+ * these tests are about), can only match by descriptor number or every call,
+ * not by the file or by the size of a write, and switching a fault off means
+ * detaching it. The shim costs a stat of its control file per wrapped call.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, type Rig } from './rig.js';
+
+export type FaultCall =
+  'pwrite' | 'write' | 'fdatasync' | 'fsync' | 'msync' | 'ftruncate' | 'fallocate';
+export type FaultErrno = 'EIO' | 'ENOSPC' | 'EROFS';
+
+/** LMDB's meta page record, as this lmdb-js build writes it (pwrite64 of 128 bytes on its O_DSYNC descriptor). */
+export const META_WRITE_BYTES = 128;
+
+const SOURCE = join(import.meta.dirname, 'fault-shim.c');
+
+/** Whether a C compiler is here to build the shim. */
+export function canInject(): boolean {
+  return spawnSync('cc', ['--version']).status === 0;
+}
+
+/** Compiles the shim into `dir`; returns the library's path. */
+export function buildShim(dir: string): string {
+  const out = join(dir, 'fault-shim.so');
+  const r = spawnSync('cc', ['-shared', '-fPIC', '-O1', '-o', out, SOURCE, '-ldl'], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`cc fault-shim.c: ${r.stderr}`);
+  return out;
+}
+
+/** A host running under the shim, and the switch for its faults. */
+export class FaultyHost {
+  readonly ctl: string;
+  private constructor(
+    readonly proc: ChildProcess,
+    dir: string,
+  ) {
+    this.ctl = join(dir, 'faults.ctl');
+  }
+
+  /**
+   * Starts the rig's host under the shim (the rig's host stopped first),
+   * waiting until it answers. The owner's client refuses such a host: only
+   * the agent's path (and a test build, docs/development.md) talks to it.
+   */
+  static async start(rig: Rig, dir: string): Promise<FaultyHost> {
+    const shim = buildShim(dir);
+    await rig.stop();
+    const ctl = join(dir, 'faults.ctl');
+    writeFileSync(ctl, '');
+    const proc = spawn(process.execPath, [CLI, 'daemon'], {
+      env: { ...rig.env, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
+      stdio: 'ignore',
+    });
+    const host = new FaultyHost(proc, dir);
+    for (let i = 0; i < 200 && !existsSync(join(rig.vaultDir, 'host.sock')); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    return host;
+  }
+
+  /** Fails `calls` on `file` with `errno` (writes of `size` bytes only, when given) from now on. */
+  fail(calls: readonly FaultCall[], errno: FaultErrno, file: string, size = 0): void {
+    this.#set(`${calls.join(',')} ${errno} ${size} ${file}\n`);
+  }
+
+  /** Every fault off. */
+  heal(): void {
+    this.#set('');
+  }
+
+  /** The calls the shim has failed so far, one `call size` line each. */
+  hits(): string[] {
+    const f = `${this.ctl}.hits`;
+    return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
+  }
+
+  #set(line: string): void {
+    // Replaced whole (a new inode), so the shim sees every change.
+    writeFileSync(`${this.ctl}.new`, line);
+    renameSync(`${this.ctl}.new`, this.ctl);
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    this.proc.kill('SIGTERM');
+    await new Promise((r) => this.proc.once('exit', r));
+  }
+}
