@@ -6,13 +6,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  ownerOn,
+  testBuild,
   canInject,
   FaultyHost,
   META_WRITE_BYTES,
   type FaultCall,
   type FaultErrno,
 } from '../support/faults.js';
-import { Rig, ok, type Result } from '../support/rig.js';
+import { CLI, Rig, ok, type Result } from '../support/rig.js';
 
 const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,6 +49,22 @@ async function readers(
   return tally;
 }
 
+/** Owner writes (`entry set W<i>`) one after another until `stop`, on the test build `cli`. */
+async function ownerWrites(
+  cli: string,
+  rig: Rig,
+  stop: () => boolean,
+): Promise<{ acknowledged: string[]; refused: string[] }> {
+  const acknowledged: string[] = [];
+  const refused: string[] = [];
+  for (let i = 0; !stop(); i++) {
+    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
+    if (r.code === 0) acknowledged.push(`W${i}`);
+    else refused.push(/VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`);
+  }
+  return { acknowledged, refused };
+}
+
 async function faultWindow(
   t: { diagnostic(s: string): void },
   calls: readonly FaultCall[],
@@ -63,7 +81,9 @@ async function faultWindow(
       ['A'],
       ['--per-minute', '100000', '--per-hour', '100000'],
     );
-    host = await FaultyHost.start(rig, rig.root);
+    // The owner's writes go through a test build that accepts the shimmed host.
+    const cli = testBuild(rig.root);
+    host = await FaultyHost.start(rig, rig.root, cli);
     const store = join(rig.vaultDir, 'vault.mdb');
     assert.equal(
       ok(await rig.agent(['get', 'A'], token)),
@@ -72,7 +92,8 @@ async function faultWindow(
     );
 
     let phase: 'before' | 'fault' | 'after' | 'done' = 'before';
-    const running = readers(rig, token, 3, () => phase === 'done');
+    const running = readers(rig, token, 2, () => phase === 'done');
+    const writing = ownerWrites(cli, rig, () => phase === 'done');
     await sleep(300);
     phase = 'fault';
     host.fail(calls, errno, store, size);
@@ -94,6 +115,7 @@ async function faultWindow(
     }
     phase = 'done';
     const tally = await running;
+    const writes = await writing;
     assert.ok(hits > 0, 'the fault was never met');
     assert.equal(host.proc.exitCode, null, 'the host died');
     assert.equal(served, 5, `not served again after the fault: ${codes.join(' ')}`);
@@ -104,12 +126,28 @@ async function faultWindow(
 
     const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
     const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
-    assert.equal(reads, tally.released + served + 1, 'a value went out without its audit record');
+    // Every value released has its record. A refused read may have one too:
+    // under a failed fdatasync its commit can reach the file all the same
+    // (LMDB wrote the pages and the meta page; only the flush failed).
+    const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
+    const released = tally.released + served + 1;
+    assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
+    assert.ok(
+      reads <= released + refused,
+      `${reads} audited, ${released} released, ${refused} refused`,
+    );
+    // Every owner write acknowledged is there; refused ones were refused with VLT-3004.
+    const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
+    const names = new Set(listed.map((e) => e.name));
+    for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
+    for (const code of writes.refused)
+      assert.equal(code, 'VLT-3004', `an owner write refused with ${code}`);
+    assert.ok(writes.acknowledged.length > 0, 'no owner write was acknowledged');
     ok(await rig.owner(['audit', '--verify']));
     ok(await rig.owner(['vault', 'check']));
     t.diagnostic(
       `${calls.join(',')} ${errno}${size ? ` (${size}-byte writes)` : ''} from 150 ms: ${hits} calls failed, ` +
-        `${tally.released} reads released and audited, refused ${JSON.stringify([...tally.refused])}, served again after`,
+        `${tally.released} reads released and audited, refused ${JSON.stringify([...tally.refused])}, served again after; owner writes ${writes.acknowledged.length} acknowledged (all present), refused ${JSON.stringify(writes.refused)}`,
     );
   } finally {
     await host?.stop();
@@ -138,3 +176,31 @@ for (const errno of ['EIO', 'ENOSPC', 'EROFS'] as const) {
     (t) => faultWindow(t, ['fdatasync', 'fsync'], errno, 0),
   );
 }
+
+test(
+  'a production build refuses a host under the fault shim; only the test build talks to it',
+  { skip },
+  async () => {
+    const rig = new Rig();
+    let host: FaultyHost | null = null;
+    try {
+      await rig.create();
+      const cli = testBuild(rig.root);
+      host = await FaultyHost.start(rig, rig.root, CLI);
+      const r = await rig.owner(['entry', 'ls']);
+      assert.equal(
+        r.code === 0,
+        false,
+        'the production build sent the passphrase to a preloaded host',
+      );
+      assert.match(r.stderr, /VLT-3010: [^\n]*LD_PRELOAD/);
+      await host.stop();
+      host = await FaultyHost.start(rig, rig.root, cli);
+      ok(await ownerOn(cli, rig, ['entry', 'ls']));
+    } finally {
+      await host?.stop();
+      await rig.stop();
+      await rig.dispose();
+    }
+  },
+);

@@ -14,9 +14,9 @@
  * decide it. The shim costs a stat of its control file per wrapped call.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { CLI, type Rig } from './rig.js';
+import { cpSync, existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { CLI, type Result, type Rig } from './rig.js';
 
 export type FaultCall =
   'pwrite' | 'write' | 'fdatasync' | 'fsync' | 'msync' | 'ftruncate' | 'fallocate';
@@ -42,6 +42,46 @@ export function buildShim(dir: string): string {
   return out;
 }
 
+/**
+ * A copy of the built tree in `dir` whose owner's client accepts a host
+ * under the shim (src/client/test-build.ts set true in the copy only): the
+ * build flag a production build never has. Returns its CLI script; the host
+ * must be started from the same script (the client checks that).
+ */
+export function testBuild(dir: string): string {
+  const root = join(dirname(CLI), '..', '..', '..');
+  const to = join(dir, 'test-build');
+  cpSync(join(root, 'dist'), join(to, 'dist'), { recursive: true });
+  cpSync(join(root, 'package.json'), join(to, 'package.json'));
+  symlinkSync(join(root, 'node_modules'), join(to, 'node_modules'));
+  const flag = join(to, 'dist', 'src', 'client', 'test-build.js');
+  const built = readFileSync(flag, 'utf8');
+  if (!/ACCEPT_FAULT_SHIM = false/.test(built)) throw new Error(`${flag}: no flag to set`);
+  writeFileSync(flag, built.replace('ACCEPT_FAULT_SHIM = false', 'ACCEPT_FAULT_SHIM = true'));
+  return join(to, 'dist', 'src', 'cli', 'main.js');
+}
+
+/** Runs the owner's command `args` on the test build `cli`, as rig.owner does on the real one. */
+export function ownerOn(
+  cli: string,
+  rig: Rig,
+  args: readonly string[],
+  input = '',
+): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { env: rig.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+    child.on('close', (code, signal) =>
+      resolve({ code, signal, stdout, stderr, stdoutBytes: Buffer.from(stdout) }),
+    );
+  });
+}
+
 /** A host running under the shim, and the switch for its faults. */
 export class FaultyHost {
   readonly ctl: string;
@@ -57,12 +97,12 @@ export class FaultyHost {
    * waiting until it answers. The owner's client refuses such a host: only
    * the agent's path (and a test build, docs/development.md) talks to it.
    */
-  static async start(rig: Rig, dir: string): Promise<FaultyHost> {
+  static async start(rig: Rig, dir: string, cli = CLI): Promise<FaultyHost> {
     const shim = buildShim(dir);
     await rig.stop();
     const ctl = join(dir, 'faults.ctl');
     writeFileSync(ctl, '');
-    const proc = spawn(process.execPath, [CLI, 'daemon'], {
+    const proc = spawn(process.execPath, [cli, 'daemon'], {
       env: { ...rig.env, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
       stdio: 'ignore',
     });

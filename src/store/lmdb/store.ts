@@ -209,6 +209,8 @@ export class Store implements VaultStore {
     try {
       return fn(new Tx(new LmdbRows(this.db)));
     } catch (err) {
+      // The caller's own refusal (a VaultError) says nothing of the environment.
+      if (err instanceof VaultError) throw err;
       throw this.#afterFailure(err) ?? err;
     }
   }
