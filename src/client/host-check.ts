@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { LOCK_NAME } from '../core/protocol.js';
 import type { PeerCred } from '../kernel/unix.js';
+import { ACCEPT_FAULT_SHIM } from './test-build.js';
 
 /** Whom the owner's client expects at the other end: this installation's host. */
 export interface ExpectedHost {
@@ -288,8 +289,11 @@ function checkProcess(pid: number, expected: ExpectedHost): void {
   const faked = (kv: string) =>
     expected.acceptFaketime === true &&
     (/^FAKETIME/.test(kv) || /^LD_PRELOAD=[^:]*\/libfaketime[^/:]*$/.test(kv));
+  const shimmed = (kv: string) =>
+    ACCEPT_FAULT_SHIM &&
+    (/^FAULT_SHIM_CTL=/.test(kv) || /^LD_PRELOAD=[^:]*\/fault-shim\.so$/.test(kv));
   const steering = env
-    .filter((kv) => !faked(kv))
+    .filter((kv) => !faked(kv) && !shimmed(kv))
     .map((kv) => kv.split('=')[0] ?? '')
     .filter((k) => STEERING.test(k));
   if (steering.length > 0) refuse(`pid ${pid} runs with ${steering.join(', ')} set`);

@@ -14,7 +14,9 @@ import { open, type RootDatabase } from 'lmdb';
 import { STORE_FILE } from '../../core/protocol.js';
 import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
+import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure } from './failures.js';
+import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
 import { LmdbRows, quiet } from './rows.js';
 
@@ -39,9 +41,29 @@ export class Store implements VaultStore {
   room: DiskRoom | undefined;
 
   private constructor(
-    private readonly db: RootDatabase,
+    private db: RootDatabase,
     readonly path: string,
+    /** Opens this file anew: after a failed meta-page write (recover.ts). */
+    private readonly reopen: () => RootDatabase = () => db,
   ) {}
+
+  /** Set while the environment is unusable and being reopened (recover.ts). */
+  readonly #recovery = new Recovery(() => this.#replace());
+
+  async #replace(): Promise<void> {
+    await waitFor(() => this.#batched === 0 && this.#turn.length === 0);
+    try {
+      await this.db.close();
+    } catch {
+      // An environment LMDB marked fatal: closed as far as it goes.
+    }
+    this.db = this.reopen();
+  }
+
+  /** After a failed commit or read: whether LMDB's environment is now unusable (then it is reopened). */
+  #afterFailure(err: unknown): VaultError | null {
+    return this.#recovery.check(err, () => envUsable(this.db));
+  }
 
   /** Whether a store file exists in `dir`; checked before opening so a read never creates one. */
   static exists(dir: string): boolean {
@@ -54,8 +76,9 @@ export class Store implements VaultStore {
 
   /** Opens a store file by its path (a backup being inspected or restored). */
   static openFile(path: string, readOnly = false): Store {
-    const db = open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
-    return new Store(db, path);
+    const opener = () =>
+      open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
+    return new Store(opener(), path, opener);
   }
 
   /** A scratch copy for `vault check`'s write probe: nothing in it needs to reach the disk. */
@@ -189,7 +212,14 @@ export class Store implements VaultStore {
    * writes nothing. So `fn` must neither await nor write (no caller does).
    */
   read<T>(fn: (tx: Tx) => T): T {
-    return fn(new Tx(new LmdbRows(this.db), this.sealKey));
+    this.#recovery.refuseWhileRecovering();
+    try {
+      return fn(new Tx(new LmdbRows(this.db), this.sealKey));
+    } catch (err) {
+      // The caller's own refusal (a VaultError) says nothing of the environment.
+      if (err instanceof VaultError) throw err;
+      throw this.#afterFailure(err) ?? err;
+    }
   }
 
   /**
@@ -197,11 +227,19 @@ export class Store implements VaultStore {
    * Throwing inside `fn` aborts it: nothing is written.
    */
   write<T>(fn: (tx: Tx) => T): T {
+    this.#recovery.refuseWhileRecovering();
     try {
       return this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)));
     } catch (err) {
-      throw commitFailure(err) ?? err;
+      const failed = commitFailure(err);
+      return this.#throwAfter(err, failed);
     }
+  }
+
+  /** A failed commit's refusal, now knowing whether it left the environment unusable. */
+  #throwAfter(err: unknown, failed: VaultError | null): never {
+    const fatal = this.#afterFailure(failed ?? err);
+    throw failed ?? fatal ?? err;
   }
 
   /**
@@ -229,6 +267,11 @@ export class Store implements VaultStore {
    * blocked on the disk; a lone write blocks it only while nothing else waits.
    */
   writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
+    try {
+      this.#recovery.refuseWhileRecovering();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.#batched > 0) return this.#writeBatched(fn);
     return new Promise<T>((resolve, reject) => {
       this.#turn.push({ fn, resolve: resolve as (v: unknown) => void, reject });
@@ -280,11 +323,14 @@ export class Store implements VaultStore {
       const flushed = new Promise<void>((resolve) => {
         void this.db.flushed.then(() => resolve());
       });
-      const out = await committed;
-      await flushed;
+      // A batch queued behind a failed meta-page write never settles (lmdb-js
+      // only logs its MDB_PANIC): the recovery refuses it instead.
+      const out = await this.#recovery.race(committed);
+      await this.#recovery.race(flushed);
       return out;
     } catch (err) {
-      throw commitFailure(err, await commitCause(err)) ?? err;
+      if (err instanceof VaultError) throw err;
+      return this.#throwAfter(err, commitFailure(err, await commitCause(err)));
     } finally {
       this.#batched--;
     }
