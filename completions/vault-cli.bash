@@ -49,6 +49,7 @@ __vault_cli_command() {
     'agent wrap') echo 'agent wrap'; return ;;
     'agent scope') echo 'agent scope'; return ;;
     'agent limits') echo 'agent limits'; return ;;
+    'agent group') echo 'agent group'; return ;;
     'agent lock') echo 'agent lock'; return ;;
     'agent unlock') echo 'agent unlock'; return ;;
     'agent revoke') echo 'agent revoke'; return ;;
@@ -105,7 +106,7 @@ _vault_cli() {
           'proxy') __vault_cli_words 'env ca'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls exposed hosts'; return 0 ;;
-          'agent') __vault_cli_words 'add ls show wrap scope limits lock unlock revoke'; return 0 ;;
+          'agent') __vault_cli_words 'add ls show wrap scope limits group lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
           'completion') __vault_cli_words 'install bash zsh fish'; return 0 ;;
@@ -223,6 +224,7 @@ _vault_cli() {
       'agent wrap') __vault_cli_words '--command --rm --help' ;;
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --values-per-minute --help' ;;
+      'agent group') __vault_cli_words '--json --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
       'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--id --help' ;;
@@ -282,6 +284,7 @@ _vault_cli() {
     'agent wrap') valued=' --command ' ;;
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour --values-per-minute ' ;;
+    'agent group') valued='  ' ;;
     'agent lock') valued='  ' ;;
     'agent unlock') valued=' --port ' ;;
     'agent revoke') valued=' --id ' ;;
@@ -328,6 +331,8 @@ _vault_cli() {
     'agent wrap 0') __vault_cli_names agent ;;
     'agent scope 0') __vault_cli_names agent ;;
     'agent limits 0') __vault_cli_names agent ;;
+    'agent group 0') __vault_cli_names agent ;;
+    'agent group 1') : ;;
     'agent lock 0') __vault_cli_names agent ;;
     'agent unlock 0') __vault_cli_names agent ;;
     'agent revoke 0') __vault_cli_names agent ;;

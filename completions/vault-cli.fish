@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'render' 'exec' 'git-credential' 'run' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent group' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -73,6 +73,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'show' -d 'show an agent�
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'wrap' -d 'make shell-init wrap a command so it runs under run --agent <name>'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'scope' -d 'add entries to or remove them from an agent’s scope'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'limits' -d 'change an agent’s rate limits'
+complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'group' -d 'count entries as one credential in an agent’s minute window'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'lock' -d 'lock an agent now'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'unlock' -d 'lift an agent’s lockdown with an enrolled hardware key (WebAuthn, in a browser)'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'revoke' -d 'revoke an agent’s token for good'
@@ -217,6 +218,9 @@ complete -c vault-cli -n '__vault_cli_is agent limits' -l per-hour -x -d 'distin
 complete -c vault-cli -n '__vault_cli_is agent limits' -l values-per-minute -x -d 'credentials released per minute, re-reads included'
 complete -c vault-cli -n '__vault_cli_is agent limits' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent limits' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent group' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is agent group' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is agent group' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent lock' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

@@ -211,6 +211,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'agent.scope',
   'agent.limits',
   'agent.lock',
+  'agent.group',
   'agent.revoke',
   'key.vouch',
   'key.finish',

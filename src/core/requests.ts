@@ -170,6 +170,8 @@ export const REQUESTS = {
     valuesPerMinute: optCount,
   }),
   'agent.lock': object({ ...owner, name: str }),
+  // Entries counted as one credential in the minute window; none: the group removed.
+  'agent.group': object({ ...owner, name: str, group: str, entries: strList }),
   // By name, or by id when the name no longer finds the agent (its name row altered).
   'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({

@@ -1,6 +1,7 @@
 /** The owner's agents: add, list, show, scope, limits, lock, revoke. */
 import {
   addAgent,
+  groupAgent,
   listAgents,
   lockAgent,
   revokeAgent,
@@ -18,6 +19,7 @@ type AgentOp =
   | 'agent.scope'
   | 'agent.limits'
   | 'agent.lock'
+  | 'agent.group'
   | 'agent.revoke';
 
 export const agentOps: OpArea<AgentOp> = {
@@ -37,6 +39,10 @@ export const agentOps: OpArea<AgentOp> = {
   'agent.limits': owner(async ({ ctx }, { body, source }, s) => {
     const { name, perMinute, perHour, valuesPerMinute } = body;
     return setLimits(ctx, s, { name, perMinute, perHour, valuesPerMinute }, source);
+  }),
+  'agent.group': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, group, entries } = body;
+    return groupAgent(ctx, s, { name, group, entries }, source);
   }),
   'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
   'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {
