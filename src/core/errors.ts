@@ -210,6 +210,15 @@ export const ERRORS = {
   'VLT-3043': { exit: 74, message: 'The vault could not be migrated; the source is unchanged.' },
   /** A host's TCP listener serves agents' reads and fills only. */
   'VLT-3044': { exit: 77, message: 'Not served over TCP; use the host’s Unix socket.' },
+  /**
+   * A remote agent (VAULT_HOST_URL) refused the host's TLS certificate: the
+   * CA it trusts (VAULT_HOST_CA) does not sign it. Nothing was sent.
+   */
+  'VLT-3060': {
+    exit: 77,
+    message:
+      'The remote vault host’s certificate is not signed by VAULT_HOST_CA; nothing was sent.',
+  },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

@@ -1,0 +1,111 @@
+// Issue 38: refusals that blame the wrong thing now say what happened and
+// what to do (docs/errors.md: the cause, then the command). One test per
+// message, each asserting the code and the command it names.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertRefused } from '../support/e2e-helpers.js';
+import { ok, Rig, runCli } from '../support/rig.js';
+
+const rig = new Rig();
+let port = 0;
+let hostCert = '';
+let impostorCert = '';
+
+/** A self-signed certificate for 127.0.0.1, made by openssl in `dir`. */
+function certificate(dir: string, name: string): { cert: string; key: string } {
+  const cert = join(dir, `${name}.pem`);
+  const key = join(dir, `${name}.key`);
+  const made = spawnSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+      .concat(['-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`])
+      .concat(['-addext', 'subjectAltName=IP:127.0.0.1']),
+    { encoding: 'utf8' },
+  );
+  assert.equal(made.status, 0, made.stderr);
+  return { cert, key };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const p = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return p;
+}
+
+/** The remote machine: its own HOME and an empty VAULT_DIR, no host, no store. */
+function remoteEnv(url: string, ca: string): NodeJS.ProcessEnv {
+  const root = join(rig.root, 'remote');
+  mkdirSync(join(root, 'vault'), { recursive: true });
+  return {
+    PATH: process.env.PATH,
+    HOME: root,
+    LANG: 'C.UTF-8',
+    VAULT_DIR: join(root, 'vault'),
+    VAULT_CONFIG_DIR: join(root, 'config'),
+    VAULT_HOST_URL: url,
+    VAULT_HOST_CA: ca,
+  };
+}
+
+before(async () => {
+  await rig.create();
+  await rig.set('DB', 'db-value-4e1a');
+  const tls = certificate(rig.root, 'host');
+  hostCert = tls.cert;
+  impostorCert = certificate(rig.root, 'impostor').cert;
+  port = await freePort();
+  rig.env.VAULT_LISTEN_TLS = `127.0.0.1:${port}`;
+  rig.env.VAULT_TLS_CERT = tls.cert;
+  rig.env.VAULT_TLS_KEY = tls.key;
+  await rig.stop();
+  ok(await rig.owner(['entry', 'ls'])); // the host again, now listening on TCP too
+});
+after(() => rig.dispose());
+
+test('a revoked token: ask the owner for a new token, then vault-cli init', async () => {
+  const token = await rig.addAgent('gone', ['DB']);
+  ok(await rig.owner(['agent', 'revoke', 'gone']));
+  const msg = assertRefused(await rig.agent(['get', 'DB'], token), 'VLT-2040', 'revoked');
+  assert.match(msg, /ask the owner for a new token/);
+  assert.match(msg, /`vault-cli init`/);
+});
+
+test('a remote agent whose CA does not sign the host certificate: VLT-3060 names VAULT_HOST_CA, nothing sent', async () => {
+  const token = await rig.addAgent('remote-ci', ['DB']);
+  // The host as it is, trusted: the read works.
+  const good = await runCli(['get', 'DB'], {
+    ...remoteEnv(`tls://127.0.0.1:${port}`, hostCert),
+    VAULT_TOKEN: token,
+  });
+  assert.equal(good.code, 0, good.stderr);
+  const r = await runCli(['get', 'DB'], {
+    ...remoteEnv(`tls://127.0.0.1:${port}`, impostorCert),
+    VAULT_TOKEN: token,
+  });
+  assert.equal(r.stdout, '');
+  assert.equal(r.code, 77, r.stderr);
+  assert.match(r.stderr, /^vault-cli: VLT-3060: /);
+  assert.match(r.stderr, /does not vouch for/);
+  assert.match(r.stderr, /set VAULT_HOST_CA/);
+  assert.doesNotMatch(r.stderr, /stopped before replying/);
+});
+
+test('a wrong port in VAULT_HOST_URL: nothing answered there, check VAULT_HOST_URL; nothing "started"', async () => {
+  const token = await rig.addAgent('remote-typo', ['DB']);
+  const wrong = await freePort();
+  const r = await runCli(['get', 'DB'], {
+    ...remoteEnv(`tls://127.0.0.1:${wrong}`, hostCert),
+    VAULT_TOKEN: token,
+  });
+  assert.equal(r.code, 69, r.stderr);
+  assert.match(r.stderr, /^vault-cli: VLT-3005: No vault host answered at tls:\/\/127\.0\.0\.1:/);
+  assert.match(r.stderr, /ECONNREFUSED/);
+  assert.match(r.stderr, /VAULT_HOST_URL/);
+  assert.doesNotMatch(r.stderr, /could not be started/);
+});
