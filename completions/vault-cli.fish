@@ -187,7 +187,7 @@ complete -c vault-cli -n '__vault_cli_is import' -l from -x -a 'dotenv 1pux 1pas
 complete -c vault-cli -n '__vault_cli_is import' -l dry-run -d 'list the entries and field names it would create; no values'
 complete -c vault-cli -n '__vault_cli_is import' -l overwrite -d 'set the imported fields of entries that already exist'
 complete -c vault-cli -n '__vault_cli_is import' -l skip-existing -d 'leave entries that already exist as they are'
-complete -c vault-cli -n '__vault_cli_is import' -l prefix -x -d 'put this before every imported name (e.g. "myapp/")'
+complete -c vault-cli -n '__vault_cli_is import' -l prefix -x -d 'put this before every imported name (e.g. "myapp-"; no "/")'
 complete -c vault-cli -n '__vault_cli_is import' -l field -x -a 'password key private_key secret_key token totp' -d 'dotenv: the field each variable goes in (default: password)'
 complete -c vault-cli -n '__vault_cli_is import' -l entry -x -d 'dotenv: one entry whose fields are the variables'
 complete -c vault-cli -n '__vault_cli_is import' -l tier -x -d 'tier of the new entries (default: default)'

@@ -3,7 +3,7 @@
 // message, each asserting the code and the command it names.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -108,4 +108,17 @@ test('a wrong port in VAULT_HOST_URL: nothing answered there, check VAULT_HOST_U
   assert.match(r.stderr, /ECONNREFUSED/);
   assert.match(r.stderr, /VAULT_HOST_URL/);
   assert.doesNotMatch(r.stderr, /could not be started/);
+});
+
+test('import --prefix with /: refused before anything is read, saying why and what to use', async () => {
+  const file = join(rig.root, 'app.env');
+  writeFileSync(file, 'GITHUB_TOKEN=ghp-e2e-4d1f\n', { mode: 0o600 });
+  const before = ok(await rig.owner(['entry', 'ls']));
+  const r = await rig.owner(['import', file, '--prefix', 'myapp/']);
+  assert.equal(r.code, 65, r.stderr);
+  assert.match(r.stderr, /^vault-cli: VLT-1002: A prefix may not hold "\/"/);
+  assert.match(r.stderr, /Use --prefix "myapp-"/);
+  assert.equal(ok(await rig.owner(['entry', 'ls'])), before, 'nothing imported');
+  ok(await rig.owner(['import', file, '--prefix', 'myapp-']));
+  assert.match(ok(await rig.owner(['entry', 'ls'])), /myapp-GITHUB_TOKEN/);
 });
