@@ -219,6 +219,8 @@ export const ERRORS = {
     message:
       'The remote vault host’s certificate is not signed by VAULT_HOST_CA; nothing was sent.',
   },
+  /** A file or directory vault-cli must write is refused by the system (src/cli/unwritable.ts). */
+  'VLT-3061': { exit: 73, message: 'A file vault-cli must write is not writable.' },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

@@ -3,12 +3,13 @@
 // message, each asserting the code and the command it names.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertRefused } from '../support/e2e-helpers.js';
-import { ok, Rig, runCli } from '../support/rig.js';
+import { CLI, ok, Rig, runCli } from '../support/rig.js';
 
 const rig = new Rig();
 let port = 0;
@@ -122,3 +123,56 @@ test('import --prefix with /: refused before anything is read, saying why and wh
   ok(await rig.owner(['import', file, '--prefix', 'myapp-']));
   assert.match(ok(await rig.owner(['entry', 'ls'])), /myapp-GITHUB_TOKEN/);
 });
+
+/**
+ * The CLI with `ro` mounted read-only (bubblewrap): a read-only file system
+ * as the system reports it, which running as root does not stop otherwise.
+ */
+function underReadOnly(ro: string, args: string[], env: NodeJS.ProcessEnv, input = '') {
+  const bwrap = ['--bind', '/', '/', '--ro-bind', ro, ro, '--dev', '/dev', '--proc', '/proc'];
+  return spawnSync('bwrap', [...bwrap, process.execPath, CLI, ...args], {
+    env,
+    input,
+    encoding: 'utf8',
+  });
+}
+const noBwrap = existsSync('/usr/bin/bwrap') ? false : 'needs bubblewrap (.ci/run installs it)';
+
+test(
+  'a read-only parent of VAULT_DIR at vault create: VLT-3005 names the directory and VAULT_DIR, not VLT-3007',
+  { skip: noBwrap },
+  () => {
+    const ro = join(rig.root, 'ro-parent');
+    mkdirSync(ro);
+    const r = underReadOnly(ro, ['vault', 'create'], { ...rig.env, VAULT_DIR: join(ro, 'vault') });
+    assert.equal(r.status, 69, r.stderr);
+    assert.match(
+      r.stderr,
+      /^vault-cli: VLT-3005: The vault host could not be started: the vault directory .*ro-parent\/vault is not writable \(EROFS\)/,
+    );
+    assert.match(r.stderr, /set VAULT_DIR to a directory you can write/);
+    assert.doesNotMatch(r.stderr, /VLT-3007/);
+  },
+);
+
+test(
+  'a read-only config dir at init: VLT-3061 names the file and VAULT_CONFIG_DIR, not VLT-3007',
+  { skip: noBwrap },
+  async () => {
+    const token = await rig.addAgent('readonly-init', ['DB']);
+    const cfg = join(rig.root, 'ro-config');
+    mkdirSync(cfg);
+    const env = { ...rig.env, VAULT_CONFIG_DIR: cfg, VAULT_TOKEN: undefined };
+    const r = underReadOnly(cfg, ['init'], env, token + '\n');
+    assert.equal(r.status, 73, r.stderr);
+    assert.match(
+      r.stderr,
+      /^vault-cli: VLT-3061: Cannot write .*ro-config\/token[^ ]* \(EROFS: a read-only file system\)/,
+    );
+    assert.match(
+      r.stderr,
+      /set VAULT_CONFIG_DIR to a directory you can write, then run this again/,
+    );
+    assert.doesNotMatch(r.stderr, /VLT-3007/);
+  },
+);
