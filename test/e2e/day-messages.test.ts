@@ -176,3 +176,21 @@ test(
     assert.doesNotMatch(r.stderr, /VLT-3007/);
   },
 );
+
+test('did you mean: an agent and an entry the owner misspelt', async () => {
+  await rig.addAgent('claude', ['DB']);
+  const agent = await rig.owner(['agent', 'show', 'claud']);
+  assert.equal(agent.code, 67, agent.stderr);
+  assert.match(
+    agent.stderr,
+    /^vault-cli: VLT-4002: No such agent: "?claud"? \(did you mean "claude"\?\)\./,
+  );
+  const entry = await rig.owner(['entry', 'show', 'DBB']);
+  assert.equal(entry.code, 66, entry.stderr);
+  assert.match(
+    entry.stderr,
+    /^vault-cli: VLT-4001: No such entry: "?DBB"? \(did you mean "DB"\?\)\./,
+  );
+  const cmd = await rig.owner(['entry', 'list']);
+  assert.match(cmd.stderr, /did you mean "entry ls"/);
+});
