@@ -52,6 +52,7 @@ __vault_cli_command() {
     'agent scope') echo 'agent scope'; return ;;
     'agent limits') echo 'agent limits'; return ;;
     'agent caveats') echo 'agent caveats'; return ;;
+    'agent group') echo 'agent group'; return ;;
     'agent lock') echo 'agent lock'; return ;;
     'agent unlock') echo 'agent unlock'; return ;;
     'agent revoke') echo 'agent revoke'; return ;;
@@ -111,7 +112,7 @@ _vault_cli() {
           'held') __vault_cli_words 'restore'; return 0 ;;
           'vault') __vault_cli_words 'create migrate passwd backup check restore rekey'; return 0 ;;
           'entry') __vault_cli_words 'set rm show ls exposed hosts import-ssh'; return 0 ;;
-          'agent') __vault_cli_words 'add ls show wrap scope limits caveats lock unlock revoke'; return 0 ;;
+          'agent') __vault_cli_words 'add ls show wrap scope limits caveats group lock unlock revoke'; return 0 ;;
           'key') __vault_cli_words 'add ls rm'; return 0 ;;
           'audit') __vault_cli_words 'archive'; return 0 ;;
           'completion') __vault_cli_words 'install bash zsh fish'; return 0 ;;
@@ -238,6 +239,7 @@ _vault_cli() {
       'agent scope') __vault_cli_words '--add --rm --help' ;;
       'agent limits') __vault_cli_words '--per-minute --per-hour --values-per-minute --help' ;;
       'agent caveats') __vault_cli_words '--clear --help' ;;
+      'agent group') __vault_cli_words '--json --help' ;;
       'agent lock') __vault_cli_words '--help' ;;
       'agent unlock') __vault_cli_words '--no-browser --port --help' ;;
       'agent revoke') __vault_cli_words '--id --help' ;;
@@ -302,6 +304,7 @@ _vault_cli() {
     'agent scope') valued=' --add --rm ' ;;
     'agent limits') valued=' --per-minute --per-hour --values-per-minute ' ;;
     'agent caveats') valued='  ' ;;
+    'agent group') valued='  ' ;;
     'agent lock') valued='  ' ;;
     'agent unlock') valued=' --port ' ;;
     'agent revoke') valued=' --id ' ;;
@@ -355,6 +358,8 @@ _vault_cli() {
     'agent limits 0') __vault_cli_names agent ;;
     'agent caveats 0') __vault_cli_names agent ;;
     'agent caveats 1') __vault_cli_names entry ;;
+    'agent group 0') __vault_cli_names agent ;;
+    'agent group 1') : ;;
     'agent lock 0') __vault_cli_names agent ;;
     'agent unlock 0') __vault_cli_names agent ;;
     'agent revoke 0') __vault_cli_names agent ;;

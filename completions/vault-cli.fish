@@ -10,7 +10,7 @@ function __vault_cli_command
         string match -q -- '-*' $w; and break
         set -a lead $w
     end
-    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'ssh-agent' 'render' 'exec' 'git-credential' 'run' 'held' 'held restore' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'entry import-ssh' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
+    set -l known 'init' 'get' 'totp' 'proxy' 'proxy env' 'proxy ca' 'ssh-agent' 'render' 'exec' 'git-credential' 'run' 'held' 'held restore' 'unlock' 'lock' 'dashboard' 'vault create' 'vault migrate' 'vault passwd' 'vault backup' 'vault check' 'vault restore' 'vault rekey' 'entry set' 'entry rm' 'entry show' 'entry ls' 'entry exposed' 'entry hosts' 'entry import-ssh' 'import' 'agent add' 'agent ls' 'agent show' 'agent wrap' 'agent scope' 'agent limits' 'agent caveats' 'agent group' 'agent lock' 'agent unlock' 'agent revoke' 'key add' 'key ls' 'key rm' 'sweep' 'audit' 'audit archive' 'shell-init' 'completion' 'completion install' 'doctor' 'daemon' 'daemon stop' 'daemon status' 'host install' 'host uninstall' 'host status' 'help'
     if test (count $lead) -ge 2; and contains -- "$lead[1] $lead[2]" $known
         echo "$lead[1] $lead[2]"
     else if test (count $lead) -ge 1; and contains -- "$lead[1]" $known
@@ -78,6 +78,7 @@ complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'wrap' -d 'make shell-ini
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'scope' -d 'add entries to or remove them from an agent’s scope'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'limits' -d 'change an agent’s rate limits'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'caveats' -d 'limit the requests the proxy fills an entry into for an agent (method and path)'
+complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'group' -d 'count entries as one credential in an agent’s minute window'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'lock' -d 'lock an agent now'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'unlock' -d 'lift an agent’s lockdown with an enrolled hardware key (WebAuthn, in a browser)'
 complete -c vault-cli -n '__vault_cli_lead 1 agent' -a 'revoke' -d 'revoke an agent’s token for good'
@@ -200,7 +201,7 @@ complete -c vault-cli -n '__vault_cli_is import' -l from -x -a 'dotenv 1pux 1pas
 complete -c vault-cli -n '__vault_cli_is import' -l dry-run -d 'list the entries and field names it would create; no values'
 complete -c vault-cli -n '__vault_cli_is import' -l overwrite -d 'set the imported fields of entries that already exist'
 complete -c vault-cli -n '__vault_cli_is import' -l skip-existing -d 'leave entries that already exist as they are'
-complete -c vault-cli -n '__vault_cli_is import' -l prefix -x -d 'put this before every imported name (e.g. "myapp/")'
+complete -c vault-cli -n '__vault_cli_is import' -l prefix -x -d 'put this before every imported name (e.g. "myapp-"; no "/")'
 complete -c vault-cli -n '__vault_cli_is import' -l field -x -a 'password key private_key secret_key token totp' -d 'dotenv: the field each variable goes in (default: password)'
 complete -c vault-cli -n '__vault_cli_is import' -l entry -x -d 'dotenv: one entry whose fields are the variables'
 complete -c vault-cli -n '__vault_cli_is import' -l tier -x -d 'tier of the new entries (default: default)'
@@ -234,6 +235,9 @@ complete -c vault-cli -n '__vault_cli_is agent limits' -a '(__vault_cli_names ag
 complete -c vault-cli -n '__vault_cli_is agent caveats' -l clear -d 'lift the caveats (any request)'
 complete -c vault-cli -n '__vault_cli_is agent caveats' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent caveats' -a '(__vault_cli_names agent)'
+complete -c vault-cli -n '__vault_cli_is agent group' -l json -d 'machine-readable output'
+complete -c vault-cli -n '__vault_cli_is agent group' -l help -d 'show this help'
+complete -c vault-cli -n '__vault_cli_is agent group' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent lock' -l help -d 'show this help'
 complete -c vault-cli -n '__vault_cli_is agent lock' -a '(__vault_cli_names agent)'
 complete -c vault-cli -n '__vault_cli_is agent unlock' -l no-browser -d 'print the ceremony page’s URL only; do not open a browser'

@@ -102,7 +102,7 @@ export function Dashboard({
     null,
     () => initialState(now()),
   );
-  const { rows } = useWindowSize();
+  const { rows, columns } = useWindowSize();
   const live = useRef(true);
   const refreshAgents = useRef<() => void>(() => {});
   const refreshEntries = useRef<() => void>(() => {});
@@ -246,17 +246,20 @@ export function Dashboard({
     }
   });
 
-  return <Screen state={state} rows={rows} vault={vault} />;
+  return <Screen state={state} rows={rows} columns={columns} vault={vault} />;
 }
 
 /** The whole screen for a state: what the dashboard shows, with no behaviour of its own. */
 export function Screen({
   state,
   rows,
+  columns = 80,
   vault,
 }: {
   readonly state: State;
   readonly rows: number;
+  /** The terminal's width: the entry list gives its fields what is spare. */
+  readonly columns?: number;
   readonly vault: string;
 }) {
   const mode = modeOf(state);
@@ -294,7 +297,12 @@ export function Screen({
     );
   } else if (state.view === 'entries') {
     view = (
-      <EntriesView entries={state.entries} selected={state.selected.entries} rows={body - 1} />
+      <EntriesView
+        entries={state.entries}
+        selected={state.selected.entries}
+        rows={body - 1}
+        width={columns}
+      />
     );
   } else {
     view = (

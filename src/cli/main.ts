@@ -135,9 +135,15 @@ main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
-  (err: unknown) => {
+  async (err: unknown) => {
+    const refused =
+      err instanceof VaultError
+        ? null
+        : (await import('./unwritable.js')).unwritable(err, process.env);
     const e =
-      err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
+      err instanceof VaultError
+        ? err
+        : (refused ?? new VaultError('VLT-3007', undefined, { cause: err }));
     process.stderr.write(e.line() + '\n');
     if (!(err instanceof VaultError) && process.env.VAULT_DEBUG === '1') console.error(err);
     process.exitCode = e.exitCode;

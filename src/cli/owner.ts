@@ -126,15 +126,30 @@ export async function ownerPassphrase(
   if (ctx.env.VAULT_NO_PROMPT === '1' && ctx.paths.passphraseFile === null) {
     throw new VaultError('VLT-2054');
   }
-  const typed = await askPassphrase(ctx, confirm, check);
+  let typed = await askPassphrase(ctx, confirm, check);
   if (session && ctx.paths.passphraseFile === null && opensSession(ctx)) {
-    if (await openSession(ctx, typed)) {
-      typedForSession = typed;
-      return undefined;
+    // Typed at the terminal: a slip is asked again, PASSPHRASE_TRIES in all
+    // (as sudo does); the host's growing delay between wrong ones still runs.
+    for (let tries = 1; ; tries++) {
+      try {
+        if (!(await openSession(ctx, typed))) return typed;
+        typedForSession = typed;
+        return undefined;
+      } catch (err) {
+        if (!(err instanceof VaultError && err.code === 'VLT-3002')) throw err;
+        if (tries >= PASSPHRASE_TRIES) throw err;
+        ctx.stderr.write(
+          `vault-cli: wrong passphrase (${tries} of ${PASSPHRASE_TRIES} tries); try again\n`,
+        );
+        typed = await askPassphrase(ctx, confirm, check);
+      }
     }
   }
   return typed;
 }
+
+/** Passphrases typed at the terminal before a wrong one is final (VLT-3002). */
+export const PASSPHRASE_TRIES = 3;
 
 /**
  * The passphrase this command's owner typed to open the terminal's session:

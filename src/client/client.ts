@@ -59,7 +59,16 @@ async function callOnce<O extends Op>(
         `The system vault host (user ${opts.system.user}) is not running; start it (vault-cli host status says how).`,
       );
     }
-    if (opts.autoStart === false || opts.remote != null) throw new VaultError('VLT-3005');
+    if (opts.remote != null) {
+      // Nothing is started for a tls:// URL: the host runs on its own machine.
+      const { host, port } = opts.remote;
+      throw new VaultError(
+        'VLT-3005',
+        `No vault host answered at tls://${host}:${port} (${err.message}): check the host and ` +
+          'port in VAULT_HOST_URL against VAULT_LISTEN_TLS on the host’s machine, and that its host runs there.',
+      );
+    }
+    if (opts.autoStart === false) throw new VaultError('VLT-3005');
     // No vault and no host: say so without starting one or touching the disk.
     // (`vault restore` may bring one back into an empty directory.)
     if (

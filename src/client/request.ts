@@ -170,6 +170,10 @@ export function post<O extends Op>(
       payload.fill(0);
       if (settled || refused) return;
       settled = true;
+      if (!connected && opts.remote != null && /CERT|SELF_SIGNED|UNABLE_TO_/.test(err.code ?? '')) {
+        reject(untrusted(opts.remote, err));
+        return;
+      }
       // Nothing was sent yet: a host that vanished (its idle stop unlinked the
       // socket, or reset a connection it had not accepted) is a stopped host.
       if (
@@ -217,6 +221,7 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'agent.limits',
   'agent.lock',
   'agent.caveats',
+  'agent.group',
   'agent.revoke',
   'key.vouch',
   'key.finish',
@@ -225,6 +230,20 @@ const WRITES: ReadonlySet<Op> = new Set<Op>([
   'audit.archive',
   'sweep.mark',
 ]);
+
+/** A remote host whose certificate VAULT_HOST_CA does not vouch for: nothing was sent. */
+function untrusted(
+  r: NonNullable<ClientOptions['remote']>,
+  err: NodeJS.ErrnoException,
+): VaultError {
+  return new VaultError(
+    'VLT-3060',
+    `The vault host at tls://${r.host}:${r.port} presented a certificate that VAULT_HOST_CA ` +
+      `(${r.ca}) does not vouch for (${err.code ?? 'TLS'}); nothing was sent. Copy the host's ` +
+      'certificate (its VAULT_TLS_CERT, or the CA that signed it) to this machine and set VAULT_HOST_CA to it.',
+    { cause: err },
+  );
+}
 
 /** What to say when the host went away mid-request (killed, crashed) and replied nothing. */
 export function goneMidRequest(op: Op, cause?: unknown): VaultError {

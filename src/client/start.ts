@@ -4,8 +4,8 @@
  * it to answer. Loaded only then, so a call to a running host (`get`) never
  * pays for it.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { SPAWNED_BY_ENV, type Op, type Ops, type Reply } from '../core/protocol.js';
 import type { ClientOptions } from './options.js';
@@ -23,18 +23,32 @@ interface Spawned {
   readonly exited: () => boolean;
 }
 
+/**
+ * mkdir -p, but with the system's own reason: Node's recursive mkdir reports
+ * a read-only parent as ENOENT, so that case is asked again without it.
+ */
+function makeDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !existsSync(dirname(dir))) throw err;
+    mkdirSync(dir, { mode: 0o700 });
+  }
+}
+
 async function startDaemon(opts: ClientOptions): Promise<Spawned> {
   const { spawn } = await import('node:child_process');
-  mkdirSync(opts.vaultDir, { recursive: true, mode: 0o700 });
   let log: number;
   try {
+    makeDir(opts.vaultDir);
     log = openSync(join(opts.vaultDir, 'host.log'), 'a', 0o600);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOSPC') {
       throw new VaultError(
         'VLT-3005',
-        `The vault host could not be started: the vault directory is not writable (${code}).`,
+        `The vault host could not be started: the vault directory ${opts.vaultDir} is not writable (${code}); ` +
+          'make it (or its parent) writable, or set VAULT_DIR to a directory you can write.',
         { cause: err },
       );
     }

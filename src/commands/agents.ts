@@ -141,6 +141,31 @@ export const AGENTS: readonly CommandDef[] = [
     module: 'agent',
   },
   {
+    path: ['agent', 'group'],
+    summary: 'count entries as one credential in an agent’s minute window',
+    side: 'owner',
+    args: [
+      agentArg,
+      { name: 'group', summary: 'the group’s name' },
+      {
+        name: 'entries',
+        summary: 'entries in the agent’s scope; none removes the group',
+        optional: true,
+        rest: true,
+        complete: 'entry',
+      },
+    ],
+    flags: [json],
+    notes: [
+      'A template’s references, say: rendered together they take one of the minute’s slots; the hour still counts each entry. Declaring or growing a group asks for the passphrase itself.',
+    ],
+    examples: [
+      'vault-cli agent group claude app-config "DB Prod" Stripe SMTP Sentry OpenAI',
+      'vault-cli agent group claude app-config',
+    ],
+    module: 'agent',
+  },
+  {
     path: ['agent', 'lock'],
     summary: 'lock an agent now',
     side: 'owner',

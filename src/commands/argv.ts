@@ -13,6 +13,7 @@ import {
   type FlagDef,
 } from './table.js';
 import { VaultError, quote } from '../core/errors.js';
+import { closest, didYouMean } from '../core/suggest.js';
 
 export type FlagValue = string | number | boolean | string[];
 
@@ -27,6 +28,9 @@ export interface Invocation {
   /** The group named when help was asked for a group, e.g. ['entry']. */
   readonly group: readonly string[];
 }
+
+/** Commands that read a secret from their prompt or stdin: an extra word may be one. */
+const TAKES_VALUE_ON_STDIN = ['entry set', 'init'];
 
 function usage(message: string): VaultError {
   return new VaultError('VLT-1001', `${message} (see vault-cli --help)`);
@@ -83,9 +87,13 @@ export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocat
     const first = leading[0];
     if (first !== undefined && commands.some((c) => c.path[0] === first)) {
       if (leading.length === 1) return { command: null, args: {}, flags: {}, help: true, group };
-      throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}`);
+      const subs = commands.filter((c) => c.path[0] === first).map((c) => c.path[1] ?? '');
+      const near = closest(leading[1] ?? '', subs);
+      const hint = near === null ? '' : ` (did you mean ${quote(`${first} ${near}`)}?)`;
+      throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}${hint}`);
     }
-    throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}`);
+    const tops = [...new Set(commands.map((c) => c.path[0] ?? ''))];
+    throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}${didYouMean(first ?? '', tops)}`);
   }
   if (wantsHelp) return { command, args: {}, flags: {}, help: true, group: command.path };
 
@@ -156,6 +164,14 @@ export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocat
     p++;
   }
   if (p < positionals.length) {
+    const path = command.path.join(' ');
+    if (TAKES_VALUE_ON_STDIN.includes(path)) {
+      // Not echoed: it may be the value itself, typed where it does not belong.
+      throw usage(
+        `unexpected argument after ${path} (not repeated here): if it was a value or a token, ` +
+          `it is now in your shell history, so remove it there; ${path} reads it from its prompt or stdin`,
+      );
+    }
     throw usage(`unexpected argument ${quote(positionals[p] ?? '')}`);
   }
   return { command, args, flags, help: false, group: command.path };

@@ -123,7 +123,7 @@ export const ENTRIES: readonly CommandDef[] = [
         name: 'prefix',
         value: 'string',
         metavar: '<text>',
-        summary: 'put this before every imported name (e.g. "myapp/")',
+        summary: 'put this before every imported name (e.g. "myapp-"; no "/")',
       },
       { ...field, summary: 'dotenv: the field each variable goes in (default: password)' },
       {
@@ -148,7 +148,7 @@ export const ENTRIES: readonly CommandDef[] = [
     ],
     examples: [
       'vault-cli import .env --dry-run',
-      'vault-cli import .env --prefix "myapp/"',
+      'vault-cli import .env --prefix "myapp-"',
       'vault-cli import ~/Downloads/export.1pux --skip-existing',
       'vault-cli import --from pass',
     ],

@@ -182,13 +182,14 @@ export function formatAuditTable(
 
 /**
  * Entry names are free text, and in a refusal's record the agent chose them:
- * quoted when they hold spaces, quotes or any character a terminal would act
+ * quoted when they hold spaces, quotes, a `/` (so `"1p/GitHub"/password` reads
+ * as one entry and its field, issue 38) or any character a terminal would act
  * on or that would make the line read otherwise (C0, C1 such as U+009B, CSI
  * on some terminals; bidi overrides, zero-width characters), those escaped.
  */
 export function displayEntry(name: string | null): string {
   if (name === null) return '-';
-  if (/^[^\s"]+$/.test(name) && unshowableIn(name) === null) return name;
+  if (/^[^\s"/]+$/.test(name) && unshowableIn(name) === null) return name;
   return showableJson(JSON.stringify(name));
 }
 

@@ -282,6 +282,17 @@ export const ERRORS = {
     message:
       'This host does not hold the vault’s state key yet: run an owner command here once (or use a token made by this build).',
   },
+  /**
+   * A remote agent (VAULT_HOST_URL) refused the host's TLS certificate: the
+   * CA it trusts (VAULT_HOST_CA) does not sign it. Nothing was sent.
+   */
+  'VLT-3060': {
+    exit: 77,
+    message:
+      'The remote vault host’s certificate is not signed by VAULT_HOST_CA; nothing was sent.',
+  },
+  /** A file or directory vault-cli must write is refused by the system (src/cli/unwritable.ts). */
+  'VLT-3061': { exit: 73, message: 'A file vault-cli must write is not writable.' },
   'VLT-4001': { exit: 66, message: 'No such entry.' },
   'VLT-4002': { exit: 67, message: 'No such agent.' },
   'VLT-4003': { exit: 73, message: 'An agent with this name already exists.' },

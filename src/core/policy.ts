@@ -17,6 +17,12 @@ export interface Limits {
    * perMinute. Absent from agents made before it: VALUES_PER_MINUTE.
    */
   readonly valuesPerMinute?: number;
+  /**
+   * Sets of entry ids the owner declared one credential for the minute window
+   * (`vault-cli agent group`): a template's references, say. The hour window
+   * still counts each entry. Group name -> entry ids.
+   */
+  readonly groups?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The default of Limits.valuesPerMinute: ten a second on average, as many at once. */
@@ -53,6 +59,17 @@ export interface RateState {
    * at `at`. Absent: full.
    */
   readonly values?: { readonly left: number; readonly at: number } | null;
+  /**
+   * The request refused by the latest violation, and when: retried first once
+   * its retry time has come, asking for nothing new, it is allowed and the
+   * violation forgiven (the agent did what it was told).
+   */
+  readonly owed?: { readonly at: number; readonly ids: readonly string[] } | null;
+  /**
+   * Names the latest refusal charged (chargeRefused): the request right after
+   * may take their slots over, so a typo and its corrected retry take one.
+   */
+  readonly guessed?: readonly string[] | null;
 }
 
 export const FRESH_RATE_STATE: RateState = {
@@ -122,6 +139,8 @@ function prune(state: RateState, now: number): RateState {
     lock: state.lock,
     quietUntil: quiet !== null && now < quiet ? quiet : null,
     ...(state.values == null ? {} : { values: state.values }),
+    owed: state.owed != null && violations.includes(state.owed.at) ? state.owed : null,
+    guessed: state.guessed ?? null,
   };
 }
 
@@ -140,8 +159,24 @@ export function raisesLimits(old: Limits, next: Limits): boolean {
   return (
     next.perMinute > old.perMinute ||
     next.perHour > old.perHour ||
-    valuesLimit(next) > valuesLimit(old)
+    valuesLimit(next) > valuesLimit(old) ||
+    joinsGroup(old, next)
   );
+}
+
+/** Whether `next` puts an entry into a group it was not in under `old`: a wider minute. */
+function joinsGroup(old: Limits, next: Limits): boolean {
+  return Object.entries(next.groups ?? {}).some(
+    ([name, ids]) => ids.length > 1 && ids.some((id) => !(old.groups?.[name] ?? []).includes(id)),
+  );
+}
+
+/** What the minute window counts an entry as: its group, or itself. */
+export function minuteUnit(limits: Limits): (id: string) => string {
+  const of = new Map<string, string>();
+  for (const [name, ids] of Object.entries(limits.groups ?? {}))
+    for (const id of ids) if (!of.has(id)) of.set(id, `group:${name}`);
+  return (id) => of.get(id) ?? id;
 }
 
 /**
@@ -157,6 +192,22 @@ function valuesLeft(state: RateState, limits: Limits, now: number): number {
   return Math.min(cap, b.left + refill);
 }
 
+/** The units (minuteUnit) read within `span`, each at the latest read of one of its entries. */
+function unitTimes(
+  reads: Readonly<Record<string, number>>,
+  unit: (id: string) => string,
+  span: number,
+  now: number,
+): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const [id, at] of Object.entries(reads)) {
+    if (!inWindow(at, now, span)) continue;
+    const u = unit(id);
+    times.set(u, Math.max(at, times.get(u) ?? at));
+  }
+  return times;
+}
+
 /**
  * When a window would have room for `wanted`: the time the oldest reads not in
  * `wanted` have aged out far enough, or null if `wanted` alone is too many.
@@ -164,18 +215,18 @@ function valuesLeft(state: RateState, limits: Limits, now: number): number {
 function retryTime(
   reads: Readonly<Record<string, number>>,
   wanted: ReadonlySet<string>,
-  limit: number,
-  span: number,
+  w: Window,
   now: number,
 ): number | null {
-  const others = Object.entries(reads)
-    .filter(([id, at]) => !wanted.has(id) && inWindow(at, now, span))
+  const asked = new Set([...wanted].map(w.unit));
+  const others = [...unitTimes(reads, w.unit, w.span, now)]
+    .filter(([u]) => !asked.has(u))
     .map(([, at]) => at)
     .sort((a, b) => a - b);
-  const excess = others.length + wanted.size - limit;
+  const excess = others.length + asked.size - w.limit;
   if (excess > others.length) return null;
   const t = others[excess - 1];
-  return t === undefined ? now : t + span;
+  return t === undefined ? now : t + w.span;
 }
 
 function distinctInWindow(
@@ -183,17 +234,88 @@ function distinctInWindow(
   wanted: ReadonlySet<string>,
   span: number,
   now: number,
+  unit: (id: string) => string = (id) => id,
 ): number {
-  const ids = new Set(wanted);
-  for (const [id, at] of Object.entries(reads)) if (inWindow(at, now, span)) ids.add(id);
-  return ids.size;
+  const units = new Set(unitTimes(reads, unit, span, now).keys());
+  for (const id of wanted) units.add(unit(id));
+  return units.size;
+}
+
+interface Window {
+  readonly window: 'minute' | 'hour';
+  readonly limit: number;
+  readonly span: number;
+  readonly unit: (id: string) => string;
+}
+
+function windowsOf(limits: Limits): Window[] {
+  return [
+    { window: 'minute', limit: limits.perMinute, span: MINUTE_MS, unit: minuteUnit(limits) },
+    { window: 'hour', limit: limits.perHour, span: HOUR_MS, unit: (id) => id },
+  ];
+}
+
+/**
+ * The slots the latest refusal's names took (RateState.guessed), given over
+ * to the names this request reads for the first time in the hour, one each:
+ * the retry of a typo takes its slot instead of a second one.
+ */
+function takeOver(s: RateState, wanted: ReadonlySet<string>): RateState {
+  const guessed = s.guessed ?? [];
+  if (guessed.length === 0) return s;
+  let fresh = [...wanted].filter((id) => s.reads[id] === undefined).length;
+  const reads = { ...s.reads };
+  for (const g of guessed) {
+    if (fresh === 0) break;
+    if (reads[g] === undefined) continue;
+    delete reads[g];
+    fresh--;
+  }
+  return { ...s, reads, guessed: null };
+}
+
+/**
+ * After an allowed request: the violation owed forgiven if this was its
+ * retry, asking for nothing new (no entry outside the refused request the
+ * hour has not counted); given up if the request asked for something new.
+ */
+function settle(s: RateState, wanted: ReadonlySet<string>): RateState {
+  const owed = s.owed ?? null;
+  if (owed === null || s.quietUntil != null) return s;
+  const ids = [...wanted];
+  const nothingNew = ids.every((id) => owed.ids.includes(id) || s.reads[id] !== undefined);
+  if (!nothingNew) return { ...s, owed: null };
+  if (!ids.some((id) => owed.ids.includes(id))) return s;
+  const violations = [...s.violations];
+  const i = violations.indexOf(owed.at);
+  if (i >= 0) violations.splice(i, 1);
+  return { ...s, violations, owed: null };
+}
+
+/**
+ * The windows `wanted` would take over their limit. A request that adds
+ * nothing to a window (re-reads) is never over it, even when refused names
+ * have filled it.
+ */
+function overs(
+  reads: Readonly<Record<string, number>>,
+  wanted: ReadonlySet<string>,
+  windows: readonly Window[],
+  now: number,
+): Window[] {
+  return windows.filter((w) => {
+    const after = distinctInWindow(reads, wanted, w.span, now, w.unit);
+    return after > w.limit && after > distinctInWindow(reads, new Set(), w.span, now, w.unit);
+  });
 }
 
 /**
  * Decides a read of `entryIds` (all of them or none: render charges at once).
  * Re-reading an entry already counted in a window costs nothing in that
  * window; every entry released takes one from the values bucket, re-reads
- * too.
+ * too. While a violation's quiet time runs a re-read does not renew its
+ * entry's time, so the retry time the agent was told stays true; the retry
+ * itself, asking for nothing new, forgives the violation (settle).
  */
 export function decideRead(
   state: RateState,
@@ -202,35 +324,46 @@ export function decideRead(
   now: number,
 ): Decision {
   if (state.lock !== null) return { kind: 'locked' };
-  const s = prune(state, now);
   const wanted = new Set(entryIds);
-  const windows = [
-    { window: 'minute' as const, limit: limits.perMinute, span: MINUTE_MS },
-    { window: 'hour' as const, limit: limits.perHour, span: HOUR_MS },
-  ];
+  const base = prune(state, now);
+  const s = takeOver(base, wanted);
+  // Refused, the request takes nothing over: the names keep their slots.
+  const kept: RateState = { ...base, guessed: null };
+  const windows = windowsOf(limits);
   // Not over-reading but a request too big for the limits: told, never counted.
-  const alone = windows.find((w) => wanted.size > w.limit);
+  const alone = windows.find((w) => new Set([...wanted].map(w.unit)).size > w.limit);
   if (alone !== undefined) {
-    return { kind: 'too-many', window: alone.window, limit: alone.limit, wanted: wanted.size };
+    const n = new Set([...wanted].map(alone.unit)).size;
+    return { kind: 'too-many', window: alone.window, limit: alone.limit, wanted: n };
   }
-  const over = windows.filter((w) => distinctInWindow(s.reads, wanted, w.span, now) > w.limit);
-  if (over.length > 0) {
-    const retries = over.map((w) => retryTime(s.reads, wanted, w.limit, w.span, now));
+  if (overs(s.reads, wanted, windows, now).length > 0) {
+    // Judged as the state stands without the take-over, so the retry time
+    // told fits the state kept.
+    const over = overs(kept.reads, wanted, windows, now);
+    const retries = over.map((w) => retryTime(kept.reads, wanted, w, now));
     const retryAt = retries.includes(null) ? null : Math.max(...(retries as number[]));
     const worst = over[over.length - 1];
-    return violated(s, retryAt, worst?.window ?? 'minute', now, worst?.span ?? MINUTE_MS);
+    return violated(
+      kept,
+      wanted,
+      retryAt,
+      worst?.window ?? 'minute',
+      now,
+      worst?.span ?? MINUTE_MS,
+    );
   }
   const cap = valuesLimit(limits);
   const left = valuesLeft(s, limits, now);
   if (wanted.size > left) {
     // Never more than the bucket holds: the minute's distinct limit, which passed, is at most cap.
     const retryAt = now + Math.ceil(((wanted.size - left) * MINUTE_MS) / cap);
-    return violated(s, retryAt, 'values a minute', now, MINUTE_MS);
+    return violated(kept, wanted, retryAt, 'values a minute', now, MINUTE_MS);
   }
+  const quiet = s.quietUntil != null;
   const reads = { ...s.reads };
-  for (const id of wanted) reads[id] = now;
+  for (const id of wanted) if (!quiet || reads[id] === undefined) reads[id] = now;
   const values = { left: left - wanted.size, at: now };
-  return { kind: 'allow', state: { ...s, reads, values } };
+  return { kind: 'allow', state: { ...settle(s, wanted), reads, values } };
 }
 
 /**
@@ -239,6 +372,7 @@ export function decideRead(
  */
 function violated(
   s: RateState,
+  wanted: ReadonlySet<string>,
   retryAt: number | null,
   window: 'minute' | 'hour' | 'values a minute',
   now: number,
@@ -250,12 +384,16 @@ function violated(
   const violations = [...s.violations, now];
   if (s.violations.length > 0) {
     const lock = { at: now, reason: 'violations' as const };
-    return { kind: 'lockdown', state: { ...s, violations, lock, quietUntil: null } };
+    const state = { ...s, violations, lock, quietUntil: null, owed: null };
+    return { kind: 'lockdown', state };
   }
   const quietUntil = retryAt ?? now + span;
+  // A loop over the values bucket retries the same request too: only a
+  // distinct window's violation can be forgiven by its retry.
+  const owed = window === 'values a minute' ? null : { at: now, ids: [...wanted] };
   return {
     kind: 'limited',
-    state: { ...s, violations, quietUntil },
+    state: { ...s, violations, quietUntil, owed },
     retryAt,
     window,
     counted: true,
@@ -278,17 +416,23 @@ export function chargeRefused(
   now: number,
 ): RateState {
   const s = prune(state, now);
+  // Told to wait for its retry time, the agent is charged nothing more, so
+  // the retry at that time still fits ("retry after T" stays true).
+  if (s.quietUntil != null) return s;
   const reads = { ...s.reads };
+  const guessed: string[] = [];
   let room = limits.perHour - distinctInWindow(reads, new Set(), HOUR_MS, now);
   for (const id of ids) {
     if (reads[id] !== undefined) {
       reads[id] = now;
+      guessed.push(id);
     } else if (room > 0) {
       reads[id] = now;
+      guessed.push(id);
       room--;
     }
   }
-  return { ...s, reads };
+  return { ...s, reads, guessed };
 }
 
 /**
@@ -305,6 +449,7 @@ export function newSlots(
   now: number,
 ): number {
   const s = prune(state, now);
+  if (s.quietUntil != null) return 0;
   const room = limits.perHour - distinctInWindow(s.reads, new Set(), HOUR_MS, now);
   const fresh = new Set(ids.filter((id) => s.reads[id] === undefined)).size;
   return Math.max(0, Math.min(room, fresh));
@@ -351,7 +496,7 @@ export function lockByHand(state: RateState, now: number): RateState {
  * their windows.
  */
 export function unlock(state: RateState): RateState {
-  return { ...state, lock: null, violations: [], quietUntil: null };
+  return { ...state, lock: null, violations: [], quietUntil: null, owed: null, guessed: null };
 }
 
 /** Distinct reads in the current minute and hour, for `agent show` and the dashboard. */

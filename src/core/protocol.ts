@@ -202,6 +202,7 @@ export interface Results {
   'agent.limits': AgentSummary;
   'agent.lock': AgentSummary;
   'agent.caveats': AgentSummary;
+  'agent.group': AgentSummary;
   /** Entries the agent held whose rotation failed after the revocation (it is revoked all the same). */
   'agent.revoke': { unrotated: { entry: string; code: string }[] };
   /**

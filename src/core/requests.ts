@@ -226,6 +226,8 @@ export const REQUESTS = {
   'agent.lock': object({ ...owner, name: str }),
   /** Request caveats for one entry: `rules` replaces the agent's rules for it; `clear` lifts them. */
   'agent.caveats': object({ ...owner, name: str, entry: str, rules: strList, clear: flag }),
+  // Entries counted as one credential in the minute window; none: the group removed.
+  'agent.group': object({ ...owner, name: str, group: str, entries: strList }),
   // By name, or by id when the name no longer finds the agent (its name row altered).
   'agent.revoke': object({ ...owner, name: optional(str), id: optional(str) }),
   'session.start': object({

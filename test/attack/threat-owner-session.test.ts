@@ -46,6 +46,7 @@ const ATTEMPTS: readonly (readonly [string, string])[] = [
   ['add', 'vault-cli agent add thief --scope Alpha --scope Beta'],
   ['widen', 'vault-cli agent scope bot --add Beta'],
   ['raise', 'vault-cli agent limits bot --per-minute 99'],
+  ['group', 'vault-cli agent group bot app Alpha Beta'],
   ['hosts', 'vault-cli entry hosts Alpha --clear'],
   ['hostsmore', 'vault-cli entry hosts Alpha api.example.com evil.example.net'],
   ['run', "vault-cli run --agent bot --no-sandbox -- sh -c 'vault-cli get Alpha | cat'"],
@@ -112,11 +113,12 @@ test('a hook on the unlocked terminal gets no value, no token and no wider rule;
   const agents = (await rig.owner(['agent', 'ls'])).stdout;
   assert.doesNotMatch(agents, /thief/);
   const bot = JSON.parse((await rig.owner(['agent', 'show', 'bot', '--json'])).stdout) as {
-    limits: { perMinute: number };
+    limits: { perMinute: number; groups?: unknown };
     scope: string[];
     state: string;
   };
   assert.equal(bot.limits.perMinute, 2);
+  assert.equal(bot.limits.groups, undefined, 'no group declared');
   assert.deepEqual(bot.scope, ['Alpha']);
   assert.equal(bot.state, 'locked');
   const shown = JSON.parse((await rig.owner(['agent', 'show', 'bot', '--json'])).stdout) as {

@@ -302,13 +302,14 @@ test(
         () => /▲ limited\s+e4\/password\s+cli:greedy\s+VLT-2042/.test(strip(lastFrame())),
         'limited in the feed',
       );
-      // The minute has room again 61 s later: three more reads, then the second violation locks.
+      // The minute has room again 61 s later: three new reads instead of the
+      // retry of e4 (which would clear the violation), then the second violation locks.
       clock.set(61);
-      for (const e of ['e4', 'e5', 'e6']) assert.equal((await read(e)).code, 0, e);
-      assert.match((await read('e7')).stderr, /^vault-cli: VLT-2043: /);
+      for (const e of ['e5', 'e6', 'e7']) assert.equal((await read(e)).code, 0, e);
+      assert.match((await read('e8')).stderr, /^vault-cli: VLT-2043: /);
       await until(() => row().includes('■ LOCKED'), 'the agent locked');
       await until(
-        () => /■ locked\s+e7\/password\s+cli:greedy/.test(strip(lastFrame())),
+        () => /■ locked\s+e8\/password\s+cli:greedy/.test(strip(lastFrame())),
         'locked in the feed',
       );
       // Unlocking needs an enrolled hardware key; without one the panel says so in the VLT form.

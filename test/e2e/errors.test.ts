@@ -315,10 +315,12 @@ describe('VLT-2042 and VLT-2043: rate limit, lockdown, lock by hand', () => {
       // Re-reading the entry already counted costs nothing.
       assert.equal(ok(await timed.agent(['get', 'One'], t)), 'v-one\n');
 
-      // A minute later there is room again; the next excess is the second violation.
+      // A minute later there is room again; asking for something new instead
+      // of retrying Two (which would clear the violation), the next excess is
+      // the second violation.
       clock.set(70);
-      assert.equal(ok(await timed.agent(['get', 'Two'], t)), 'v-two\n');
-      assertRefused(await timed.agent(['get', 'Three'], t), 'VLT-2043', 'lockdown');
+      assert.equal(ok(await timed.agent(['get', 'Three'], t)), 'v-three\n');
+      assertRefused(await timed.agent(['get', 'Two'], t), 'VLT-2043', 'lockdown');
       for (const argv of [
         ['get', 'One'],
         ['get', 'Two'],
@@ -327,10 +329,10 @@ describe('VLT-2042 and VLT-2043: rate limit, lockdown, lock by hand', () => {
       ]) {
         assertRefused(await timed.agent(argv, t), 'VLT-2043', argv.join(' '));
       }
-      // render too, with nothing on stdout: of Two alone, which the minute's limit
+      // render too, with nothing on stdout: of Three alone, which the minute's limit
       // would allow (it was read in this minute), so only the lock refuses it.
       assertRefused(
-        await timed.agent(['render', '-'], t, { input: 'two=vault://Two/password\n' }),
+        await timed.agent(['render', '-'], t, { input: 'three=vault://Three/password\n' }),
         'VLT-2043',
         'render',
       );
@@ -363,8 +365,8 @@ describe('VLT-2042 and VLT-2043: rate limit, lockdown, lock by hand', () => {
         'limited Two VLT-2042',
         'limited Two VLT-2042',
         'ai_read One ok',
-        'ai_read Two ok',
-        'locked Three VLT-2043',
+        'ai_read Three ok',
+        'locked Two VLT-2043',
       ]);
     },
   );

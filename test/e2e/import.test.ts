@@ -52,15 +52,15 @@ test('a .env file: every variable an entry, values only in the vault, one audit 
     '.env',
     `# app\nexport DOTENV_STRIPE="${stripe}"\nDOTENV_PEM='${pem}'\nDOTENV_EMPTY=\n`,
   );
-  const r = await rig.owner(['import', env, '--prefix', 'app/']);
+  const r = await rig.owner(['import', env, '--prefix', 'app-']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /imported 2 of 2 entries: 2 created/);
   assert.ok(!everything(r).includes(stripe) && !everything(r).includes(pem));
-  assert.equal(await reveal('app/DOTENV_STRIPE'), stripe);
-  assert.equal(await reveal('app/DOTENV_PEM'), pem);
-  assert.ok(!(await names()).includes('app/DOTENV_EMPTY'));
+  assert.equal(await reveal('app-DOTENV_STRIPE'), stripe);
+  assert.equal(await reveal('app-DOTENV_PEM'), pem);
+  assert.ok(!(await names()).includes('app-DOTENV_EMPTY'));
   const added = (await auditRecords(rig)).filter(
-    (a) => a.action === 'entry_add' && (a.entry ?? '').startsWith('app/DOTENV_'),
+    (a) => a.action === 'entry_add' && (a.entry ?? '').startsWith('app-DOTENV_'),
   );
   assert.equal(added.length, 2);
   const audit = ok(await rig.owner(['audit', '--json']));
@@ -270,22 +270,22 @@ test('a pass store, decrypted with gpg as pass does: password, fields, notes; a 
 
     const passEnv = { env: { GNUPGHOME: gnupg, PASSWORD_STORE_DIR: store } };
     const dry = await rig.owner(
-      ['import', '--from', 'pass', '--prefix', 'pass/', '--dry-run'],
+      ['import', '--from', 'pass', '--prefix', 'pass-', '--dry-run'],
       passEnv,
     );
     assert.equal(dry.code, 0, dry.stderr);
     assert.ok(!everything(dry).includes(pw));
     assert.match(
       dry.stdout,
-      /"pass\/mail" {2}password\n {2}"pass\/web\/github\.com" {2}password,user,notes/,
+      /"?pass-mail"? {2}password\n {2}"pass-web\/github\.com" {2}password,user,notes/,
     );
 
-    const r = await rig.owner(['import', '--from', 'pass', '--prefix', 'pass/'], passEnv);
+    const r = await rig.owner(['import', '--from', 'pass', '--prefix', 'pass-'], passEnv);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(await reveal('pass/web/github.com'), pw);
-    assert.equal(await reveal('pass/web/github.com', 'user'), 'alice');
-    assert.equal(await reveal('pass/web/github.com', 'notes'), 'recovery codes below');
-    assert.equal(await reveal('pass/mail'), `${pw}-mail`);
+    assert.equal(await reveal('pass-web/github.com'), pw);
+    assert.equal(await reveal('pass-web/github.com', 'user'), 'alice');
+    assert.equal(await reveal('pass-web/github.com', 'notes'), 'recovery codes below');
+    assert.equal(await reveal('pass-mail'), `${pw}-mail`);
 
     symlinkSync(join(rig.root, '.ssh'), join(store, 'linked'));
     const linked = await rig.owner(['import', '--from', 'pass', '--dry-run'], passEnv);

@@ -49,7 +49,7 @@ async function expectCode(
 
 // The steps share one host clock, so they run in order, each agent on its own.
 test(
-  'minute window: 3 allowed, the 4th refused, re-reads free and refresh, then a lock',
+  'minute window: 3 allowed, the 4th refused, re-reads free and refresh, the retry clears, then a lock',
   { skip },
   async () => {
     const token = await rig.addAgent('minute', entries);
@@ -63,8 +63,14 @@ test(
     assert.match(refused, /retry after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\./);
     // e3 (read at +0 s) has left; e1 and e2, re-read at +5 s, are still counted: room for one.
     clock.set(61);
-    await expectRead(token, 'e4');
-    await expectCode(token, 'e5', 'VLT-2043', 77); // the second violation within 2 h locks
+    await expectRead(token, 'e4'); // the retry, asking for nothing new: the violation is cleared
+    await expectCode(token, 'e5', 'VLT-2042', 75); // so this one is a first again
+    // e1 and e2 leave at +65 s: then something new instead of the retry of
+    // e5, and over the limit again, is the second violation within 2 h: locked.
+    clock.set(70);
+    await expectRead(token, 'e6');
+    await expectRead(token, 'e7');
+    await expectCode(token, 'e8', 'VLT-2043', 77);
     const show = await rig.owner(['agent', 'show', 'minute', '--json']);
     assert.equal(JSON.parse(show.stdout).state, 'locked');
   },
@@ -194,8 +200,9 @@ test(
     await expectRead(handy, 'e1');
     await expectCode(greedy, 'e2', 'VLT-2042', 75);
     clock.set(200_070);
-    await expectRead(greedy, 'e2');
-    await expectCode(greedy, 'e3', 'VLT-2043', 77);
+    // Something new instead of the retry of e2 (which would clear the violation), then over again.
+    await expectRead(greedy, 'e3');
+    await expectCode(greedy, 'e4', 'VLT-2043', 77);
     const lock = await rig.owner(['agent', 'lock', 'killed-handy']);
     assert.equal(lock.code, 0, lock.stderr);
     await expectCode(handy, 'e1', 'VLT-2043', 77);

@@ -24,13 +24,15 @@ const count = (run: PtyRun, text: string) => run.output().split(text).length - 1
  * status the shell printed for it. The marker is typed split (`rc""=`) so the
  * terminal's echo of the line never matches it.
  */
-async function typed(line: string, answer?: string): Promise<number> {
+async function typed(line: string, answer?: string | readonly string[]): Promise<number> {
   const before = count(shell, 'rc=');
   const prompts = count(shell, PROMPT);
   shell.pty.write(`${line}; echo "rc""=$?"\r`);
-  if (answer !== undefined) {
-    await until(() => count(shell, PROMPT) > prompts, `a prompt for ${line}`);
-    for (const key of answer) shell.pty.write(key);
+  // One answer a prompt, in turn (a wrong passphrase is asked again, three tries in all).
+  const answers = answer === undefined ? [] : typeof answer === 'string' ? [answer] : answer;
+  for (const [i, a] of answers.entries()) {
+    await until(() => count(shell, PROMPT) > prompts + i, `prompt ${i + 1} for ${line}`);
+    for (const key of a) shell.pty.write(key);
     shell.pty.write('\r');
   }
   await until(() => count(shell, 'rc=') > before, line);
@@ -103,8 +105,12 @@ test('a process inside `vault-cli run --no-sandbox` on the unlocked terminal nev
   shell.pty.write('\r');
   await until(() => count(shell, PROMPT) > prompts + 1, 'the prompt inside run');
   assert.equal(count(shell, PROMPT), prompts + 2, 'run asked once; the inner command once');
-  for (const key of 'not-the-passphrase') shell.pty.write(key);
-  shell.pty.write('\r');
+  // Wrong three times (a slip is asked again, three tries in all): refused.
+  for (let i = 0; i < 3; i++) {
+    await until(() => count(shell, PROMPT) > prompts + 1 + i, `the inner prompt ${i + 1}`);
+    for (const key of `not-the-passphrase-${i}`) shell.pty.write(key);
+    shell.pty.write('\r');
+  }
   await until(() => /in=\d+/.test(shell.output()), 'the inner command');
   // run hands the terminal back (flushing what was typed before): wait for the shell.
   await until(() => (shell.output().split('in=').at(-1) ?? '').includes('$ '), 'the shell again');
@@ -191,9 +197,9 @@ test('the first owner command on a terminal opens the session: one prompt, then 
   await until(() => other.output().includes(PROMPT), 'the prompt on the other terminal');
   other.pty.kill();
   await other.exited;
-  // A wrong passphrase opens nothing: refused once (one guess), and still asked after.
+  // A wrong passphrase opens nothing: refused after three tries, and still asked after.
   assert.equal(await typed('vault-cli lock'), 0);
-  assert.equal(await typed('vault-cli entry ls', 'not-the-passphrase'), 77);
+  assert.equal(await typed('vault-cli entry ls', ['not-it-1', 'not-it-2', 'not-it-3']), 77);
   assert.equal(await typed('VAULT_NO_PROMPT=1 vault-cli entry ls'), 77);
   assert.equal(await typed('vault-cli lock'), 0);
 });

@@ -309,7 +309,9 @@ function simulate(limits: Limits, steps: readonly Step[]): { at: number; id: str
     now += s.dt;
     const d = decideRead(state, limits, s.ids, now);
     if (d.kind === 'allow') {
-      for (const id of new Set(s.ids)) out.push({ at: now, id });
+      // What the windows count: a re-read in a violation's quiet time keeps
+      // its entry's earlier time (so the retry time told stays true).
+      for (const id of new Set(s.ids)) if (d.state.reads[id] === now) out.push({ at: now, id });
       state = d.state;
     } else if (d.kind === 'limited') {
       state = d.state;
@@ -377,7 +379,10 @@ test('chargeRefused: each distinct refused name takes a slot; the hour bounds wh
   const b = chargeRefused(a, limits, ['?a'], T0 + 1000);
   assert.deepEqual(usage(b, T0 + 1000), { minute: 2, hour: 2 });
   assert.equal(decideRead(b, limits, ['e1'], T0 + 2000).kind, 'allow');
-  assert.equal(decideRead(b, limits, ['e1', 'e2'], T0 + 2000).kind, 'limited');
+  // The read right after a refusal takes its name's slot over (a typo's
+  // retry, issue 38): ?a's here, so three new ones meet ?b and are over.
+  assert.equal(decideRead(b, limits, ['e1', 'e2'], T0 + 2000).kind, 'allow');
+  assert.equal(decideRead(b, limits, ['e1', 'e2', 'e3'], T0 + 2000).kind, 'limited');
   // A thousand guesses store no more names than the hour allows.
   const many = Array.from({ length: 1000 }, (_, i) => `?g${i}`);
   const c = chargeRefused(b, limits, many, T0 + 3000);

@@ -10,29 +10,46 @@ export interface EntriesViewProps {
   readonly entries: readonly EntrySummary[];
   readonly selected: number;
   readonly rows: number;
+  /** The terminal's width (80 if unknown): the fields column takes what the hosts leave. */
+  readonly width?: number;
 }
 
-const W = { name: 24, fields: 32 };
+const W = { name: 24, fields: 32, hosts: 20 };
 
-export function EntriesView({ entries, selected, rows }: EntriesViewProps) {
+/**
+ * The fields cell: exposed fields first, and when the list is cut, the
+ * count of exposed ones kept at its end, so the mark `sweep` set is never
+ * what the width cuts off (issue 38).
+ */
+export function fieldsCell(fields: EntrySummary['fields'], width: number): string {
+  const exposed = fields.filter((f) => f.exposed !== undefined);
+  const ordered = [...exposed, ...fields.filter((f) => f.exposed === undefined)];
+  const text = ordered
+    .map((f) => `${plain(f.name)} v${f.version}${f.exposed === undefined ? '' : ' EXPOSED'}`)
+    .join(', ');
+  if (exposed.length === 0 || Array.from(text).length <= width) return cell(text, width);
+  const mark = ` ${exposed.length} EXPOSED`;
+  return cell(text, Math.max(1, width - mark.length)) + mark;
+}
+
+export function EntriesView({ entries, selected, rows, width = 80 }: EntriesViewProps) {
   const [start, end] = windowOf(entries.length, selected, Math.max(1, rows));
+  const fieldsW = Math.max(W.fields, width - 2 - W.name - 2 - W.hosts - 1);
   return (
     <Box flexDirection="column" flexShrink={0}>
       <Text bold>
         {'  '}
-        {cell('ENTRY', W.name)} {cell('FIELDS (version)', W.fields)} HOSTS
+        {cell('ENTRY', W.name)} {cell('FIELDS (version)', fieldsW)} HOSTS
       </Text>
       {entries.length === 0 ? <Text dimColor> no entries yet (a adds one)</Text> : null}
       {entries.slice(start, end).map((e, i) => {
         const chosen = start + i === selected;
-        const fields = e.fields
-          .map((f) => `${plain(f.name)} v${f.version}${f.exposed === undefined ? '' : ' EXPOSED'}`)
-          .join(', ');
+        const fields = fieldsCell(e.fields, fieldsW);
         const hosts = e.hosts.length === 0 ? 'any' : e.hosts.map(plain).join(', ');
         return (
           <Text key={e.name} inverse={chosen}>
             {chosen ? '> ' : '  '}
-            {cell(entryName(e.name), W.name)} {cell(fields, W.fields)} {hosts}
+            {cell(entryName(e.name), W.name)} {fields} {hosts}
           </Text>
         );
       })}

@@ -25,8 +25,10 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 
 export function Header({ vault, now, view, agents, entries, loaded = true }: HeaderProps) {
   const locked = agents.filter((a) => a.state === 'locked').length;
-  const violation = agents.filter((a) => a.state === 'violation').length;
-  const live = agents.filter((a) => a.state !== 'revoked').length;
+  const live = agents.filter((a) => a.state !== 'revoked');
+  // Every live agent's recent violations, a locked one's too: "0 violations"
+  // beside a lock that two of them caused read as a contradiction (issue 38).
+  const violation = live.reduce((n, a) => n + a.violations.length, 0);
   return (
     <Box flexDirection="column" flexShrink={0}>
       <Box justifyContent="space-between">
@@ -43,7 +45,7 @@ export function Header({ vault, now, view, agents, entries, loaded = true }: Hea
         </Box>
         {loaded ? (
           <Text>
-            {plural(live, 'agent', 'agents')} ·{' '}
+            {plural(live.length, 'agent', 'agents')} ·{' '}
             <Text color={locked > 0 ? 'red' : undefined}>{locked} locked</Text> ·{' '}
             <Text color={violation > 0 ? 'yellow' : undefined}>
               {plural(violation, 'violation', 'violations')}

@@ -1,4 +1,4 @@
-/** `vault-cli agent add|ls|show|scope|limits|lock|unlock|revoke`: the owner's agents. */
+/** `vault-cli agent add|ls|show|scope|limits|group|lock|unlock|revoke`: the owner's agents. */
 import { formatTime } from '../../core/audit.js';
 import { VaultError, isErrorCode } from '../../core/errors.js';
 import type { AgentSummary } from '../../core/protocol.js';
@@ -110,6 +110,12 @@ export const run: Command = async (ctx) => {
     }
     case 'lock':
       return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
+    case 'group': {
+      const group = arg(ctx, 'group');
+      const rest = ctx.inv.args['entries'];
+      const entries = Array.isArray(rest) ? rest : [];
+      return print(ctx, await ctx.call('agent.group', { passphrase, name, group, entries }));
+    }
     case 'revoke':
       return revoke(ctx, passphrase, name);
     default:
@@ -178,6 +184,9 @@ function showText(a: AgentSummary): string {
       'scope:',
       ...a.scope.map((e) => `  ${e}`),
       ...caveatLines(a),
+      ...Object.entries(a.limits.groups ?? {}).map(
+        ([g, names]) => `group ${g} (one credential a minute): ${names.join(', ')}`,
+      ),
     ].join('\n') + '\n'
   );
 }

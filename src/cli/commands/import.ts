@@ -37,6 +37,23 @@ function shownName(name: string): string {
   return `"${showable(name)}"`;
 }
 
+/**
+ * A prefix with `/` made names a reference cannot spell plainly: a reference
+ * splits entry and field at its first `/`, so `vault://myapp/GitHub/password`
+ * names entry `myapp` (refused as not in scope, a slot taken), and the entry
+ * `myapp/GitHub` is `vault://myapp%2FGitHub/password`. Refused, saying why
+ * and what to use, before anything is read (issue 38).
+ */
+function slashPrefix(prefix: string): VaultError {
+  const plain = prefix.replaceAll('/', '-');
+  return new VaultError(
+    'VLT-1002',
+    `A prefix may not hold "/": a reference splits entry and field at the first "/", so ` +
+      `vault://${prefix}GitHub/password would not name the entry ${JSON.stringify(`${prefix}GitHub`)}. ` +
+      `Use --prefix ${JSON.stringify(plain)} (or a "." or ":" in place of the "/").`,
+  );
+}
+
 export const run: Command = async (ctx) => {
   const given = arg(ctx, 'source');
   const format = formatOf(ctx, given);
@@ -47,6 +64,7 @@ export const run: Command = async (ctx) => {
     throw new VaultError('VLT-1001', '--overwrite and --skip-existing exclude each other.');
   }
   const prefix = flagString(ctx, 'prefix');
+  if (prefix?.includes('/') === true) throw slashPrefix(prefix);
   const entry = flagString(ctx, 'entry');
   const field = flagString(ctx, 'field');
   const { entries, skipped } = await parseSource(format, source, {

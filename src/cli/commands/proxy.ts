@@ -34,6 +34,21 @@ async function authority(ctx: CliContext, token: string) {
   );
 }
 
+/** Whether something accepts connections on 127.0.0.1:`p` (a proxy, we assume). */
+async function listening(p: number): Promise<boolean> {
+  const { connect } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port: p });
+    const done = (yes: boolean) => {
+      s.destroy();
+      resolve(yes);
+    };
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+    s.setTimeout(2000, () => done(false));
+  });
+}
+
 /** A value for a POSIX shell: single-quoted unless plainly safe. */
 const shq = (v: string) =>
   /^[A-Za-z0-9_./:,=@+-]+$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`;
@@ -52,7 +67,11 @@ export const run: Command = async (ctx) => {
     return 0;
   }
   if (sub === 'env') {
-    await authority(ctx, token);
+    // Only made when missing: the CA files are the running proxy's, perhaps
+    // under another agent's token, and a new CA written under it would make
+    // every client refuse it (one CA per proxy; issue 38).
+    const p = ctx.paths;
+    if (!existsSync(p.proxyCa) || !existsSync(p.proxyCaBundle)) await authority(ctx, token);
     // Without the bypass a local test service is reached directly, and gets the literal reference.
     const direct = flag(ctx, 'no-local-bypass') ? [] : NO_PROXY;
     const vars = proxyEnv(`http://127.0.0.1:${port(ctx)}`, ctx.paths, direct);
@@ -61,7 +80,18 @@ export const run: Command = async (ctx) => {
     if (aws !== undefined)
       vars.push(...(await import('../../crypto/aws-surrogate.js')).awsEnv(token, aws));
     ctx.stdout.write(vars.map(([k, v]) => `export ${k}=${shq(v)}\n`).join(''));
+    if (!(await listening(port(ctx)))) {
+      const flagText = port(ctx) === PROXY_PORT ? '' : ` --port ${port(ctx)}`;
+      ctx.stderr.write(
+        `vault-cli: no proxy listens on 127.0.0.1:${port(ctx)}: tools given these variables cannot connect (curl exits 7); start one with \`vault-cli proxy${flagText}\`.\n`,
+      );
+    }
     return 0;
+  }
+  // A second proxy on a port in use would fail to listen only after it had
+  // replaced the CA files the running one serves with: refused first.
+  if (await listening(port(ctx))) {
+    throw new VaultError('VLT-1002', `Port ${port(ctx)} is in use: is a proxy already running?`);
   }
 
   // The token is checked before anything listens: a proxy that cannot resolve is no use.

@@ -39,7 +39,7 @@ import type {
 import type { Tx } from '../../store/tx.js';
 import { accessEvent } from '../audit/event.js';
 import { appendAudit } from '../audit/log.js';
-import { authenticate, endSession, type AgentSession } from './authenticate.js';
+import { AGENT_REVOKED, authenticate, endSession, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from '../audit/refusals.js';
 import type { HostContext } from '../context.js';
 import { RECORD_BYTES } from '../../store/engine.js';
@@ -231,11 +231,15 @@ function refuseAgain(
   return { ok: false, err: new VaultError(code, message) };
 }
 
+/** A revoked agent's token is told what to do; an ended session's, that it is revoked. */
+const revokedText = (agent: AgentRecord): string =>
+  agent.revoked !== null ? AGENT_REVOKED : 'Token revoked.';
+
 /** Check, the caller: its token still good and the agent not locked. */
 function barred(a: Access, looked: readonly Looked[]): Refusal | null {
   const { agent, dead } = a.view;
   if (agent.revoked !== null || dead)
-    return refuseAgain(a, looked, 'denied', 'VLT-2040', 'Token revoked.');
+    return refuseAgain(a, looked, 'denied', 'VLT-2040', revokedText(agent));
   if (agent.rate.lock !== null) return refuseAgain(a, looked, 'locked', 'VLT-2043');
   return null;
 }
@@ -583,7 +587,7 @@ export async function reportSignal(
         host: signal.host,
       };
       const { agent, dead } = a.view;
-      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', 'Token revoked.');
+      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', revokedText(agent));
       const counted = recordViolation(agent.rate, ctx.now());
       if (counted.kind === 'locked') return { outcome: 'locked' };
       tx.putRate(agent.id, counted.state);

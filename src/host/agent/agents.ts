@@ -160,7 +160,8 @@ function summarise(
     kind: a.kind,
     state,
     scope,
-    limits: a.limits,
+    // Groups by entry name, as the owner named them (stored by id).
+    limits: { ...a.limits, ...groupNames(tx, s, header, a) },
     usage: usage(a.rate, now),
     valuesLeft: valuesAvailable(a.rate, a.limits, now),
     violations: recent,
@@ -173,6 +174,16 @@ function summarise(
       })
       .sort((x, y) => x.entry.localeCompare(y.entry)),
   };
+}
+
+function groupNames(tx: Tx, s: OwnerSession, header: VaultHeader, a: AgentRecord) {
+  if (a.limits.groups === undefined) return {};
+  const name = (id: string) => {
+    const e = tx.entry(id);
+    return e === null ? id : entryName(s, header, e);
+  };
+  const groups = Object.entries(a.limits.groups).map(([g, ids]) => [g, ids.map(name)]);
+  return { groups: Object.fromEntries(groups) as Record<string, string[]> };
 }
 
 export function listAgents(ctx: HostContext, s: OwnerSession): AgentSummary[] {
@@ -339,6 +350,44 @@ export function setCaveats(
           field,
         }),
       ],
+    };
+  });
+}
+
+/**
+ * Declares `entries` one credential for the agent's minute window (its hour
+ * still counts each), or, with none, removes the group. Each entry must be in
+ * the agent's scope. Declaring or growing a group lets the agent read more a
+ * minute, so it needs the passphrase itself, as raising a limit does.
+ * @throws VaultError VLT-4001 an entry that does not exist; VLT-1002 one
+ *   outside the agent's scope; VLT-2055 widening without the passphrase.
+ */
+export function groupAgent(
+  ctx: HostContext,
+  s: OwnerSession,
+  req: { name: string; group: string; entries: readonly string[] },
+  source: string,
+): AgentSummary {
+  return changeAgent(ctx, s, req.name, source, (tx, _h, a) => {
+    const found = entryIds(tx, s, req.entries);
+    const ids = [...new Set(found.map((e) => e.id))];
+    const others = Object.fromEntries(
+      Object.entries(a.limits.groups ?? {}).filter(([g]) => g !== req.group),
+    );
+    const groups = ids.length > 0 ? { ...others, [req.group]: ids } : others;
+    const limits = { ...a.limits, groups };
+    // First: a hook on an unlocked terminal learns nothing about the scope.
+    if (raisesLimits(a.limits, limits)) s.requireProof('Grouping entries as one credential');
+    const outside = req.entries.find((_n, i) => !a.scope.includes(found[i]?.id ?? ''));
+    if (outside !== undefined) {
+      throw new VaultError(
+        'VLT-1002',
+        `${quote(outside)} is not in ${quote(a.name)}'s scope: \`vault-cli agent scope ${a.name} --add <entry>\` first.`,
+      );
+    }
+    return {
+      next: { ...a, limits },
+      events: [ownerEvent(ctx, 'agent_limits', source, { subject: a.name, entry: req.group })],
     };
   });
 }

@@ -129,6 +129,14 @@ interface Holder {
 }
 
 /**
+ * What a revoked agent token is told: only the owner can make a new one. (A
+ * `run` session's token ends with its process and says only "revoked": `run`
+ * mints the next.)
+ */
+export const AGENT_REVOKED =
+  'Token revoked: ask the owner for a new token (`vault-cli agent add`), then store it with `vault-cli init`.';
+
+/**
  * The agent or session a token's id names, read in one transaction; null when
  * it names neither (or a session of an agent that is gone).
  */
@@ -136,7 +144,7 @@ function holderOf(ctx: HostContext, header: VaultHeader, id: string): Holder | n
   return ctx.store().read((tx): Holder | null => {
     const agent = tx.agent(id);
     if (agent !== null) {
-      const barred = agent.revoked !== null ? 'Token revoked.' : null;
+      const barred = agent.revoked !== null ? AGENT_REVOKED : null;
       const slot = slots.agentSecretKey(header.vaultId, id);
       const stateSlot = slots.stateKeyByToken(header.vaultId, id);
       return { agent, record: agent, slot, stateSlot, barred };

@@ -5,7 +5,12 @@ export function retryText(d: { retryAt: number | null; window: string }): string
     d.retryAt === null
       ? 'this request alone exceeds the limit'
       : `retry after ${new Date(d.retryAt).toISOString()}`;
-  return `Rate limit exceeded (${d.window}); violation recorded; ${when}.`;
+  // Only a distinct window's violation is forgiven by its retry (policy.ts settle).
+  const forgiven =
+    d.retryAt === null || d.window === 'values a minute'
+      ? ''
+      : ' (retried then, before asking for anything new, this request clears it)';
+  return `Rate limit exceeded (${d.window}); violation recorded${forgiven}; ${when}.`;
 }
 
 /** What an agent whose request alone is over its limit is told: nothing counted, and who can change it. */
@@ -17,6 +22,10 @@ export function tooManyText(
   return (
     `This request names ${d.wanted} distinct credentials and the agent may read ${d.limit} a ${d.window}: ` +
     `nothing was released and no violation recorded. Ask the owner to raise the limit ` +
-    `(vault-cli agent limits ${agent} ${flag} ${d.wanted}), or ask for fewer at once.`
+    `(vault-cli agent limits ${agent} ${flag} ${d.wanted})` +
+    (d.window === 'minute'
+      ? ` or to count these entries as one credential (vault-cli agent group ${agent} <group> <entry>...)`
+      : '') +
+    `, or ask for fewer at once.`
   );
 }

@@ -9,6 +9,7 @@
  * looked for among the records before it is called unknown.
  */
 import { VaultError, quote } from '../../core/errors.js';
+import { didYouMean } from '../../core/suggest.js';
 import type { AgentRecord } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 
@@ -40,7 +41,11 @@ export function agentByName(tx: Tx, name: string): AgentRecord {
       `No name index row leads to agent ${quote(name)} (changed outside vault-cli): ${BY_ID}.`,
     );
   }
-  throw new VaultError('VLT-4002', `No such agent: ${quote(name)}.`);
+  const live = tx
+    .agents()
+    .filter((r) => r.revoked === null)
+    .map((r) => r.name);
+  throw new VaultError('VLT-4002', `No such agent: ${quote(name)}${didYouMean(name, live)}.`);
 }
 
 /**

@@ -36,6 +36,7 @@ import {
 import { ownerEvent } from '../audit/event.js';
 import type { OwnerSession } from '../owner/session.js';
 import { slots } from '../keys/slots.js';
+import { didYouMean } from '../../core/suggest.js';
 import { parseSeed } from './totp.js';
 
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -66,8 +67,28 @@ function headerOf(tx: Tx, s: OwnerSession): VaultHeader {
 
 function mustFindEntry(tx: Tx, s: OwnerSession, name: string): EntryRecord {
   const e = findEntry(tx, s, name);
-  if (e === null) throw new VaultError('VLT-4001', `No such entry: ${quote(name)}.`);
+  if (e === null) {
+    throw new VaultError(
+      'VLT-4001',
+      `No such entry: ${quote(name)}${didYouMean(name, ownNames(tx, s))}.`,
+    );
+  }
   return e;
+}
+
+/** Every entry's name, as the owner may see them: only on a miss, for "did you mean". */
+function ownNames(tx: Tx, s: OwnerSession): string[] {
+  const header = headerOf(tx, s);
+  return tx.entries().flatMap((e) => {
+    const dataKey = s.dataKey(header, e);
+    try {
+      return [openName(header, dataKey, e) ?? []].flat();
+    } catch {
+      return [];
+    } finally {
+      wipe(dataKey);
+    }
+  });
 }
 
 function readMeta(header: VaultHeader, dataKey: Buffer, e: EntryRecord): EntryMeta {

@@ -1,6 +1,7 @@
 /** The owner's agents: add, list, show, scope, limits, lock, revoke. */
 import {
   addAgent,
+  groupAgent,
   listAgents,
   lockAgent,
   revokeAgent,
@@ -20,6 +21,7 @@ type AgentOp =
   | 'agent.limits'
   | 'agent.lock'
   | 'agent.caveats'
+  | 'agent.group'
   | 'agent.revoke';
 
 export const agentOps: OpArea<AgentOp> = {
@@ -43,6 +45,10 @@ export const agentOps: OpArea<AgentOp> = {
   'agent.caveats': owner(async ({ ctx }, { body, source }, s) => {
     const { name, entry, rules, clear } = body;
     return setCaveats(ctx, s, { name, entry, rules, clear }, source);
+  }),
+  'agent.group': owner(async ({ ctx }, { body, source }, s) => {
+    const { name, group, entries } = body;
+    return groupAgent(ctx, s, { name, group, entries }, source);
   }),
   'agent.lock': owner(async ({ ctx }, { body, source }, s) => lockAgent(ctx, s, body.name, source)),
   'agent.revoke': owner(async ({ ctx }, { body, source }, s) => {

@@ -477,8 +477,10 @@ export function beginUnlock(
   if (keys.length === 0) {
     throw new VaultError(
       'VLT-4004',
-      `No hardware key is enrolled, and only one can unlock ${quote(req.name)}: ` +
-        'enrol one with `vault-cli key add` (two are better), then run this again.',
+      `No hardware key is enrolled, so nothing can lift ${quote(req.name)}'s lock. ` +
+        `To give it a working identity now: \`vault-cli agent revoke ${req.name}\`, then ` +
+        `\`vault-cli agent add ${req.name} --scope <entry>...\` (a new token; the lock stays ` +
+        'in the audit; docs/hardware-key.md). For next time, enrol a key with `vault-cli key add` (two are better).',
     );
   }
   const c = issueChallenge(
