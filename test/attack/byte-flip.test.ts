@@ -46,6 +46,8 @@ const DAMAGE = new Set([
   'VLT-3034',
   'VLT-3035',
   'VLT-3036',
+  // A changed record the sealed state no longer vouches for (issue 36): `vault check` names the state.
+  'VLT-3045',
 ]);
 
 /** A small deterministic generator, so a failing run can be repeated with FLIP_SEED. */
