@@ -57,6 +57,12 @@ export interface Profile {
   /** Variables the agent needs set (never secrets: the data file is public). */
   readonly env: Readonly<Record<string, string>>;
   readonly model: ModelProvider | null;
+  /**
+   * An entry holding an AWS key pair: the agent's AWS variables are a
+   * surrogate for it, re-signed at the session's proxy (`run --aws`, which
+   * overrides it; docs/proxy.md "AWS SigV4"). Null: no AWS variables.
+   */
+  readonly aws: string | null;
 }
 
 export type Profiles = ReadonlyMap<string, Profile>;
@@ -74,7 +80,17 @@ function record(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const FIELDS = ['summary', 'commands', 'write', 'readOnly', 'keep', 'private', 'env', 'model'];
+const FIELDS = [
+  'summary',
+  'commands',
+  'write',
+  'readOnly',
+  'keep',
+  'private',
+  'env',
+  'model',
+  'aws',
+];
 const MODEL_FIELDS = ['host', 'variable', 'header', 'entry', 'field'];
 
 /** The profile's model: the owner's fields over the shipped ones, field by field; null for none. */
@@ -134,6 +150,9 @@ function profileFrom(name: string, v: unknown, base: Profile | undefined, where:
   const privates = has('private') ? v.private : (base?.private ?? []);
   if (!Array.isArray(privates)) throw invalid(at, '"private" must be a list');
   const model = has('model') ? modelFrom(v.model, base?.model ?? null, at) : (base?.model ?? null);
+  const aws = has('aws') ? v.aws : (base?.aws ?? null);
+  if (aws !== null && (typeof aws !== 'string' || aws === ''))
+    throw invalid(at, '"aws" must be null or the name of an entry holding an AWS key pair');
   const summary = has('summary') ? v.summary : (base?.summary ?? name);
   if (typeof summary !== 'string') throw invalid(at, '"summary" must be a string');
   const write = has('write') ? strings(v.write, at, 'write') : (base?.write ?? []);
@@ -152,6 +171,7 @@ function profileFrom(name: string, v: unknown, base: Profile | undefined, where:
     private: privates.map((p: unknown) => privateFrom(p, at)),
     env: env as Record<string, string>,
     model,
+    aws,
   };
 }
 

@@ -398,3 +398,39 @@ test('under run --aws, sandboxed: the agent’s environment, output and files ho
   for (const f of filesUnder(work)) noSecret(f, 'a file the agent wrote');
   assert.ok(!env.includes(tempId) && !r.output.includes(tempId), 'not even the key id');
 });
+
+test('a profile’s aws setting gives the agent the surrogate without --aws; --aws overrides it', async () => {
+  installBin(rig);
+  const work = join(rig.root, 'profile-work');
+  mkdirSync(work, { recursive: true });
+  mkdirSync(rig.configDir, { recursive: true });
+  writeFileSync(
+    join(rig.configDir, 'profiles.json'),
+    JSON.stringify({ awsshell: { summary: 'a shell with AWS', commands: [], aws: 'Temp' } }),
+  );
+  const runEnv = async (extra: string[], file: string) => {
+    const r = await underPty(rig, [
+      'run',
+      '--agent',
+      'ci',
+      '--profile',
+      'awsshell',
+      ...extra,
+      '--',
+      'sh',
+      '-c',
+      `env > ${join(work, file)}`,
+    ]).exited;
+    assert.equal(r.exitCode, 0, r.output);
+    return readFileSync(join(work, file), 'utf8');
+  };
+  const fromProfile = await runEnv([], 'profile.txt');
+  assert.match(fromProfile, /^AWS_ACCESS_KEY_ID=VLT0/m);
+  assert.match(fromProfile, new RegExp(`^AWS_SECRET_ACCESS_KEY=${SURROGATE_SECRET}$`, 'm'));
+  assert.ok(!fromProfile.includes(tempId), 'no real key id');
+  // The surrogate names its entry: --aws for another entry gives another one.
+  const flag = await runEnv(['--aws', 'Other'], 'flag.txt');
+  const id = (env: string) => /^AWS_ACCESS_KEY_ID=(.*)$/m.exec(env)?.[1];
+  assert.ok(id(flag)?.startsWith('VLT0'));
+  assert.notEqual(id(flag), id(fromProfile));
+});

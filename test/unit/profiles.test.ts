@@ -382,3 +382,22 @@ test("property: outside the keep key paths the merged file is the owner's; an un
     { numRuns: RUNS },
   );
 });
+
+test('aws: a profile names the entry its AWS surrogate stands for; the owner may set or clear it; anything else is refused', () => {
+  const profiles = loadProfiles({
+    claude: { aws: 'AWS Dev' },
+    mine: { commands: ['mine'] },
+  });
+  assert.equal(profiles.get('claude')?.aws, 'AWS Dev');
+  // Field by field: the rest of the shipped profile stays.
+  assert.equal(profiles.get('claude')?.model?.variable, 'ANTHROPIC_API_KEY');
+  assert.equal(profiles.get('mine')?.aws, null);
+  assert.equal(loadProfiles(null).get('codex')?.aws, null);
+  assert.equal(loadProfiles({ claude: { aws: null } }).get('claude')?.aws, null);
+  for (const aws of ['', 42, ['AWS']]) {
+    assert.throws(
+      () => loadProfiles({ claude: { aws } }),
+      (e: unknown) => e instanceof VaultError && e.code === 'VLT-1002' && /"aws"/.test(e.message),
+    );
+  }
+});

@@ -34,7 +34,8 @@ export async function agentEnv(
     (h) => h !== s.profile.throughProxy,
   );
   const ca = { proxyCa: files.cert, proxyCaBundle: files.bundle, proxyCaDir: files.dir };
-  const aws = flagString(ctx, 'aws');
+  // `--aws` names the entry; else the profile's `aws` setting, if any.
+  const aws = flagString(ctx, 'aws') ?? s.profile.aws ?? undefined;
   // Bound to the session's token: another session's proxy refuses them (VLT-2058).
   const awsVars =
     aws === undefined ? [] : (await import('../../crypto/aws-surrogate.js')).awsEnv(s.token, aws);

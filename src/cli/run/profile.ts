@@ -9,6 +9,8 @@ import { flagList, flagString, type CliContext } from '../context.js';
 export interface ProfileVars {
   vars: [string, string][];
   throughProxy: string | null;
+  /** The profile's AWS entry (`run --aws` overrides it), or null. */
+  aws: string | null;
 }
 
 /** An environment variable set to a `vault://` reference the proxy fills. */
@@ -90,7 +92,7 @@ export function profileVars(profile: Profile | null, key: ModelKey | null): Prof
   const vars: [string, string][] = Object.entries(profile?.env ?? {});
   if (key !== null) vars.push([key.variable, key.ref]);
   const host = profile?.model?.host.replace(/:[0-9]+$/, '') ?? null;
-  return { vars, throughProxy: host };
+  return { vars, throughProxy: host, aws: profile?.aws ?? null };
 }
 
 /**
