@@ -108,3 +108,20 @@ test('a key pair bound to other hosts: each re-sign to this one is an exfil atte
   );
   assert.ok(records.some((a) => a.action === 'locked'));
 });
+
+test('request caveats apply to re-signs: GET / is signed, a request outside them is refused (VLT-2060) before the host signs', async () => {
+  const scoped = await rig.addAgent('scoped', ['AWS'], ['--per-minute', '100']);
+  ok(await rig.owner(['agent', 'caveats', 'scoped', 'AWS', 'GET /']));
+  const listed = await listBuckets(scoped, 'AWS');
+  assert.equal(listed.code, 0, listed.out);
+  ok(await rig.owner(['agent', 'caveats', 'scoped', 'AWS', 'GET /only-this']));
+  const seen = stand.up.seen.length;
+  const refused = await listBuckets(scoped, 'AWS');
+  assert.notEqual(refused.code, 0, refused.out);
+  assert.equal(stand.up.seen.length, seen, 'nothing reached the stand-in');
+  const records = (await auditRecords(rig)).filter((a) => a.actor === 'cli:scoped');
+  assert.ok(
+    records.some((a) => a.outcome === 'VLT-2060' && a.entry === 'AWS'),
+    'audited as VLT-2060',
+  );
+});

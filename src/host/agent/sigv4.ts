@@ -134,7 +134,9 @@ export async function signForProxy(
     { entry, field: AWS_FIELDS.secret },
     { entry, field: AWS_FIELDS.token, optional: true },
   ];
-  const values = await release(ctx, session, refs, { kind: 'fill', host }, source);
+  // The request it signs, for the entry's caveats (core/caveats.ts), as a fill's.
+  const request = { method: r.method, target: r.query === '' ? r.path : `${r.path}?${r.query}` };
+  const values = await release(ctx, session, refs, { kind: 'fill', host, request }, source);
   const [id, secret, sessionToken] = values as [Secret, Secret, Secret | undefined];
   try {
     const credentials = {
