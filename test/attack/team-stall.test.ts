@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { assertRefused, disposeAll, hex, hostPid } from '../support/e2e-helpers.js';
+import { assertRefused, disposeAll, hex, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Postgres } from '../support/postgres.js';
 import { ok, Rig, type Result } from '../support/rig.js';
 
@@ -104,4 +104,12 @@ test('a stopped database: refusals, status and the owner answered within the bou
   assert.equal(got?.code, 0, got?.stderr);
   assert.equal(got?.stdout, `${value}\n`);
   assert.equal(await hostPid(rig), pid);
+
+  // `daemon stop` stops it while the database is stopped (before: refused, so a
+  // host stopped only by its pid). The passphrase cannot be checked then (the
+  // header is in the database): it stops as a host whose store it cannot open.
+  stall();
+  const stop = await answered('daemon stop', () => rig.owner(['daemon', 'stop']));
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(await waitGone(pid), true);
 });
