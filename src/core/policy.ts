@@ -115,6 +115,12 @@ export type Decision =
       readonly window: 'minute' | 'hour' | 'values a minute';
       /** False when the refusal belongs to the violation already recorded. */
       readonly counted: boolean;
+      /**
+       * Whether this request, retried at `retryAt` asking for nothing new,
+       * forgives the violation (settle): the violation's own request, never
+       * another refused under its quiet time, nor a values-a-minute one.
+       */
+      readonly clears: boolean;
     }
   /** Refused, and this violation locked the agent. */
   | { readonly kind: 'lockdown'; readonly state: RateState }
@@ -283,13 +289,23 @@ function settle(s: RateState, wanted: ReadonlySet<string>): RateState {
   const owed = s.owed ?? null;
   if (owed === null || s.quietUntil != null) return s;
   const ids = [...wanted];
-  const nothingNew = ids.every((id) => owed.ids.includes(id) || s.reads[id] !== undefined);
-  if (!nothingNew) return { ...s, owed: null };
+  if (!asksNothingNew(s, owed, ids)) return { ...s, owed: null };
   if (!ids.some((id) => owed.ids.includes(id))) return s;
   const violations = [...s.violations];
   const i = violations.indexOf(owed.at);
   if (i >= 0) violations.splice(i, 1);
   return { ...s, violations, owed: null };
+}
+
+/** Whether `ids` ask for nothing outside the owed request the hour has not counted. */
+const asksNothingNew = (s: RateState, owed: { readonly ids: readonly string[] }, ids: string[]) =>
+  ids.every((id) => owed.ids.includes(id) || s.reads[id] !== undefined);
+
+/** Whether `wanted` is the owed request again: allowed at its retry time, it forgives the violation. */
+function retriesOwed(s: RateState, wanted: ReadonlySet<string>): boolean {
+  const owed = s.owed ?? null;
+  const ids = [...wanted];
+  return owed !== null && asksNothingNew(s, owed, ids) && ids.some((id) => owed.ids.includes(id));
 }
 
 /**
@@ -379,7 +395,9 @@ function violated(
   span: number,
 ): Decision {
   if (s.quietUntil !== null && s.quietUntil !== undefined) {
-    return { kind: 'limited', state: s, retryAt, window, counted: false };
+    // The same request again is told the same; another is told it clears nothing.
+    const clears = retriesOwed(s, wanted);
+    return { kind: 'limited', state: s, retryAt, window, counted: false, clears };
   }
   const violations = [...s.violations, now];
   if (s.violations.length > 0) {
@@ -397,6 +415,7 @@ function violated(
     retryAt,
     window,
     counted: true,
+    clears: owed !== null,
   };
 }
 

@@ -51,9 +51,13 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
 
 /**
  * Called with every refusal the proxy answers (the code, and the message the
- * client gets: never a value or a token), for its owner to show.
+ * client gets: never a value or a token), for its owner to show. `vault` is
+ * false only for what the vault had no part in: a request that sent no proxy
+ * token (Unauthenticated: nothing could be filled), and an upstream that
+ * failed a request carrying no reference (the proxy only forwarded it). A
+ * wrong token, a refused destination, a malformed request are the vault's.
  */
-export type RefusalHook = (code: ErrorCode, detail: string) => void;
+export type RefusalHook = (code: ErrorCode, detail: string, vault: boolean) => void;
 
 export function statusOf(err: VaultError): number {
   if (err instanceof Unauthenticated) return 407;
@@ -118,10 +122,16 @@ function refusalHeaders(err: VaultError, length: number): [string, string][] {
 
 /**
  * An error reply on a socket that is not (or no longer) an HTTP response
- * object; `report` hears of it.
+ * object; `report` hears of it. `carried`: false for an upstream's failure
+ * of a request that carried no reference.
  */
-export function rawError(socket: Duplex, err: VaultError, report?: RefusalHook): void {
-  report?.(err.code, err.message);
+export function rawError(
+  socket: Duplex,
+  err: VaultError,
+  report?: RefusalHook,
+  carried = true,
+): void {
+  report?.(err.code, err.message, carried && !(err instanceof Unauthenticated));
   const body = errorBody(err);
   const head = serializeHead(
     statusLine(statusOf(err), reasonOf(err)),
@@ -132,10 +142,16 @@ export function rawError(socket: Duplex, err: VaultError, report?: RefusalHook):
 
 /**
  * An error reply as the response to `res`'s request, or a cut connection
- * once a head went out; `report` hears of it either way.
+ * once a head went out; `report` hears of it either way (`carried` as for
+ * rawError).
  */
-export function reply(res: ServerResponse, err: VaultError, report?: RefusalHook): void {
-  report?.(err.code, err.message);
+export function reply(
+  res: ServerResponse,
+  err: VaultError,
+  report?: RefusalHook,
+  carried = true,
+): void {
+  report?.(err.code, err.message, carried && !(err instanceof Unauthenticated));
   if (res.headersSent) {
     res.destroy();
     return;

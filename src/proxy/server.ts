@@ -85,6 +85,13 @@ const SERVER_OPTIONS = {
 };
 
 /**
+ * Whether a request carried something of the vault's: a value filled (its
+ * replacements, a SigV4 re-sign's included). An upstream's failure of one
+ * that did not is the agent's own traffic (refusal.ts RefusalHook).
+ */
+const carries = (p: Prepared): boolean => p.replacements.length > 0;
+
+/**
  * Starts the proxy on 127.0.0.1:`opts.port` (0: any free port).
  * @throws VaultError VLT-3007 when this Node's HTTP parser is not the one the proxy was built against; the listen error (EADDRINUSE) as it is.
  */
@@ -119,9 +126,9 @@ export class ProxyServer implements RunningProxy {
   /** The tunnels' decrypted connections: never listens, gets sockets handed over. */
   readonly #inner: Server = createServer(SERVER_OPTIONS);
   /** The owner's refusal hook, never allowed to break the answer it reports. */
-  readonly #report: RefusalHook = (code, detail) => {
+  readonly #report: RefusalHook = (code, detail, vault) => {
     try {
-      this.#opts.onRefusal?.(code, detail);
+      this.#opts.onRefusal?.(code, detail, vault);
     } catch {
       // A hook that throws must not cost the client its refusal.
     }
@@ -430,7 +437,7 @@ export class ProxyServer implements RunningProxy {
         end: () => relay?.end(),
         fail: (reason, headSeen) => {
           if (headSeen) relay?.fail();
-          else reply(res, upstreamFailure(r.dest, reason), this.#report);
+          else reply(res, upstreamFailure(r.dest, reason), this.#report, carries(p));
         },
       },
       own,
@@ -503,7 +510,8 @@ export class ProxyServer implements RunningProxy {
       if (reset && again === null && stale !== null && !stale.heard && isReplayable(req)) {
         if (!res.destroyed) return this.#exchangeViaClient(req, res, r, p, stale.address);
       }
-      reply(res, upstreamFailure(r.dest, err.code ?? 'connection failed'), this.#report);
+      const failed = upstreamFailure(r.dest, err.code ?? 'connection failed');
+      reply(res, failed, this.#report, carries(p));
     });
     sendBody(req, res, clientBody(up), (chunk) => this.#scavenger.count(chunk), p.body);
   }
@@ -526,7 +534,7 @@ export class ProxyServer implements RunningProxy {
     const plan = planResponse(req.method, status, message, raw, p.replacements);
     if (plan.kind === 'refuse') {
       source.destroy();
-      reply(res, plan.error, this.#report);
+      reply(res, plan.error, this.#report, carries(p));
       return null;
     }
     const headers = responseHeaders(raw, p.replacements, plan.scrubBody);
@@ -554,7 +562,7 @@ export class ProxyServer implements RunningProxy {
     const sent = { ...p, headers: p.headers.delete(...upgradeDrops(p.replacements)) };
     const up = this.#client.request(req, r, sent, true);
     socket.once('close', () => wipeValues(p));
-    relayUpgrade(socket, head, up, r.dest, p.replacements, this.#report);
+    relayUpgrade(socket, head, up, r.dest, p.replacements, this.#report, carries(p));
     up.end();
   }
 }

@@ -40,7 +40,8 @@ function answerHead(res: IncomingMessage, headers: RawHeaders): Buffer | null {
 
 /**
  * Relays the answer to `up`, the handshake sent on: `client` is the client's
- * socket, `head` what it sent past its request; `report` hears of a refusal.
+ * socket, `head` what it sent past its request; `report` hears of a refusal
+ * (`carried`: whether the handshake carried a value, as refusal.ts says).
  */
 export function relayUpgrade(
   client: Duplex,
@@ -49,9 +50,11 @@ export function relayUpgrade(
   dest: Destination,
   replacements: readonly Replacement[],
   report?: RefusalHook,
+  carried = true,
 ): void {
+  const refuse = (err: VaultError) => rawError(client, err, report, carried);
   up.on('upgrade', (upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) =>
-    upgraded(client, head, upRes, upSocket, upHead, dest, replacements, report),
+    upgraded(client, head, upRes, upSocket, upHead, dest, replacements, refuse),
   );
   up.on('response', (upRes: IncomingMessage) => {
     // The server declined the upgrade: an ordinary response, then close.
@@ -61,13 +64,13 @@ export function relayUpgrade(
     const answer = answerHead(upRes, headers);
     if (answer === null) {
       upRes.destroy();
-      return rawError(client, unrelayable(), report);
+      return refuse(unrelayable());
     }
     client.write(answer);
     pipeline(upRes, scrubStream(replacements), client, () => client.destroy());
   });
   up.on('error', (err: NodeJS.ErrnoException) =>
-    rawError(client, upstreamFailure(dest, err.code ?? 'connection failed'), report),
+    refuse(upstreamFailure(dest, err.code ?? 'connection failed')),
   );
 }
 
@@ -80,18 +83,18 @@ function upgraded(
   upHead: Buffer,
   dest: Destination,
   replacements: readonly Replacement[],
-  report: RefusalHook | undefined,
+  refuse: (err: VaultError) => void,
 ): void {
   if (!isWebSocket(upRes.headers.upgrade)) {
     upSocket.destroy();
     const message = `Upstream ${dest.host}:${dest.port} switched to another protocol.`;
-    return rawError(client, new VaultError('VLT-3008', message), report);
+    return refuse(new VaultError('VLT-3008', message));
   }
   const raw = new RawHeaders(upRes.rawHeaders);
   const answer = answerHead(upRes, responseHeaders(raw, replacements, false, true));
   if (answer === null) {
     upSocket.destroy();
-    return rawError(client, unrelayable(), report);
+    return refuse(unrelayable());
   }
   client.write(answer);
   join(client, head, upSocket, upHead, replacements);

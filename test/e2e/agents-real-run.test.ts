@@ -99,6 +99,9 @@ for (const agent of AGENTS) {
       assert.ok(sent.length > 0, log);
       assert.deepEqual(new Set(sent), new Set([agent.headerValue(key)]), log);
       assert.ok(!r.output.includes(key));
+      // Its own clients' traffic (Codex's update and plugin checks, a client
+      // that drops the proxy token) is none of the vault's: no refusal line.
+      assert.doesNotMatch(r.output, /the proxy refused: /, log);
 
       // Its transcript came back (its profile's keep list), and nothing it needs was held.
       const home = files(rig.root).map((f) => relative(rig.root, f));

@@ -194,3 +194,26 @@ test('did you mean: an agent and an entry the owner misspelt', async () => {
   const cmd = await rig.owner(['entry', 'list']);
   assert.match(cmd.stderr, /did you mean "entry ls"/);
 });
+
+test('a template with more references than the limit: VLT-2042 names agent limits and agent group, nothing released, no violation', async () => {
+  const names = ['Cfg1', 'Cfg2', 'Cfg3', 'Cfg4'];
+  for (const n of names) await rig.set(n, `value of ${n}`);
+  const token = await rig.addAgent('renderer', names);
+  const template = names.map((n) => `${n}: vault://${n}/password`).join('\n') + '\n';
+  const said = assertRefused(
+    await rig.agent(['render', '-'], token, { input: template }),
+    'VLT-2042',
+    'four references under 3 a minute',
+  );
+  assert.match(said, /nothing was released and no violation recorded/);
+  assert.match(said, /\(vault-cli agent limits renderer --per-minute 4\)/);
+  assert.match(said, /vault-cli agent group renderer <group> <entry>\.\.\./);
+  const shown = JSON.parse(ok(await rig.owner(['agent', 'show', 'renderer', '--json']))) as {
+    state: string;
+    violations: unknown[];
+  };
+  assert.deepEqual([shown.state, shown.violations.length], ['active', 0]);
+  // The command it names lets the same template through.
+  ok(await rig.owner(['agent', 'limits', 'renderer', '--per-minute', '4']));
+  assert.match(ok(await rig.agent(['render', '-'], token, { input: template })), /value of Cfg4/);
+});

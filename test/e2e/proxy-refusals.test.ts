@@ -5,6 +5,7 @@
 // `vault-cli proxy` process, and the proxy as `run` starts it for a sandbox
 // (confined to this machine's outside), in this process.
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Authority } from '../../src/proxy/ca.js';
@@ -210,5 +211,69 @@ describe('proxy refusals: a sandboxed session’s proxy, its onRefusal hook', ()
       ['VLT-2051'],
     );
     assert.ok(heard.every((h) => !h.detail.includes(other)));
+  });
+});
+
+describe('proxy refusals: which are the vault’s (the hook’s `vault`), as run tells its owner', () => {
+  const rig = new Rig();
+  let proxy: RunningProxy;
+  let caFile: string;
+  let dead: number;
+  const heard: { code: string; vault: boolean }[] = [];
+
+  before(async () => {
+    const ca = makeTestCa(rig.root);
+    caFile = join(rig.root, 'session-ca.pem');
+    const authority = Authority.ephemeral({
+      cert: caFile,
+      bundle: join(rig.root, 'session-bundle.pem'),
+      systemRoots: ca.caFile,
+    });
+    // A port nothing listens on: every upstream connection to it fails.
+    const probe = createServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    dead = (probe.address() as AddressInfo).port;
+    await new Promise<void>((done) => probe.close(() => done()));
+    proxy = await startInProcess({
+      port: 0,
+      authority,
+      upstreamCa: [ca.cert],
+      requireCaller: true,
+      sessionToken: 'vlt_session',
+      resolve: (refs) => Promise.resolve(refs.map(() => Buffer.from('stand-in value'))),
+      onRefusal: (code, _detail, vault) => heard.push({ code, vault }),
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await rig.dispose();
+  });
+
+  const through = async (token: string | null, headers: readonly string[]) => {
+    const before = heard.length;
+    const url = token === null ? `http://127.0.0.1:${proxy.port}` : proxyUrl(proxy.port, token);
+    const r = await curl(
+      ['-sS', '-f', '--proxy', url, '--cacert', caFile, ...headers, `https://localhost:${dead}/`],
+      rig.root,
+    );
+    assert.notEqual(r.code, 0, r.stderr);
+    return heard.slice(before);
+  };
+
+  test('no proxy token: VLT-2040, not the vault’s (nothing could be filled)', async () => {
+    assert.deepEqual(await through(null, []), [{ code: 'VLT-2040', vault: false }]);
+  });
+
+  test('an upstream that fails a request with no reference: VLT-3008, not the vault’s', async () => {
+    assert.deepEqual(await through('vlt_session', []), [{ code: 'VLT-3008', vault: false }]);
+  });
+
+  test('an upstream that fails a request a value went into: VLT-3008, the vault’s', async () => {
+    const ref = ['-H', 'Authorization: Bearer vault://X/y'];
+    assert.deepEqual(await through('vlt_session', ref), [{ code: 'VLT-3008', vault: true }]);
+  });
+
+  test('another token than the session’s: VLT-2051, the vault’s', async () => {
+    assert.deepEqual(await through(`vlt_${hex(20)}`, []), [{ code: 'VLT-2051', vault: true }]);
   });
 });

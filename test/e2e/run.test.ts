@@ -237,3 +237,52 @@ test('the proxy’s refusals of the session are shown on run’s stderr, one lin
   assert.equal(refused.length, 1, r.stderr);
   assert.match(refused[0] ?? '', /^vault-cli: the proxy refused: VLT-2053: /);
 });
+
+test('one violation is one line on run’s stderr however often the client retries it; the agent’s own traffic is one line at the end', async () => {
+  await rig.set('P1', 'first value');
+  await rig.set('P2', 'second value');
+  for (const e of ['P1', 'P2']) ok(await rig.owner(['entry', 'hosts', e, 'localhost']));
+  await rig.addAgent('retrier', ['P1', 'P2'], ['--per-minute', '1']);
+  // Nothing listens on localhost:9: what reaches the upstream fails there (VLT-3008).
+  const to = 'https://localhost:9/';
+  const script = [
+    `curl -s -o /dev/null -H 'X-A: vault://P1/password' ${to}`,
+    // Over the minute: refused (429, VLT-2042); curl retries a 429 twice.
+    // (To stdout: with -o, curl 7.88 fails its retry truncating the file.)
+    `curl -s --retry 2 --retry-delay 1 -H 'X-B: vault://P2/password' ${to} >/dev/null`,
+    // The agent's own: no reference, and no proxy token.
+    `curl -s -o /dev/null ${to}`,
+    `curl -s -o /dev/null --proxy "$(printf %s "$HTTPS_PROXY" | sed 's|//[^@]*@|//|')" ${to}`,
+    'exit 0',
+  ].join('; ');
+  const r = await rig.owner([
+    'run',
+    '--agent',
+    'retrier',
+    '--allow-net',
+    'localhost:9',
+    '--',
+    'sh',
+    '-c',
+    `NO_PROXY= no_proxy= sh -c "${script.replace(/"/g, '\\"')}"`,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stderr.split('\n');
+  const violations = lines.filter((l) => l.startsWith('vault-cli: the proxy refused: VLT-2042'));
+  assert.equal(violations.length, 1, r.stderr);
+  assert.match(violations[0] ?? '', /violation recorded/);
+  assert.ok(lines.includes('vault-cli: the proxy refused 2 more with VLT-2042'), r.stderr);
+  // The failed upstream of the request a value went into is the vault's: shown.
+  assert.equal(lines.filter((l) => /refused: VLT-3008: .*localhost:9/.test(l)).length, 1);
+  assert.ok(!lines.some((l) => l.includes('refused: VLT-2040')), r.stderr);
+  assert.ok(
+    lines.includes(
+      "vault-cli: not shown: 2 requests with no vault reference failed at the proxy (VLT-3008 1, VLT-2040 1): the agent's own traffic (docs/run.md)",
+    ),
+    r.stderr,
+  );
+  const shown = JSON.parse(ok(await rig.owner(['agent', 'show', 'retrier', '--json']))) as {
+    violations: unknown[];
+  };
+  assert.equal(shown.violations.length, 1);
+});

@@ -18,6 +18,7 @@ import {
   type Limits,
   type RateState,
 } from '../../src/core/policy.js';
+import { retryText } from '../../src/host/agent/limit-text.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
@@ -222,4 +223,25 @@ test('property: an agent asking for more new names than its limit each minute is
     ),
     { numRuns: RUNS },
   );
+});
+
+test('one violation is told as one: its request again is told the same; another under its quiet time, that it is no new one and clears nothing', () => {
+  let s = allowed(decideRead(FRESH_RATE_STATE, DEFAULT_LIMITS, ['a', 'b', 'c'], T0));
+  const first = decideRead(s, DEFAULT_LIMITS, ['d'], T0 + 1_000);
+  assert.ok(first.kind === 'limited' && first.counted && first.clears);
+  s = first.state;
+  // The client retries it at once (curl --retry, an agent's HTTP client on a 429).
+  const again = decideRead(s, DEFAULT_LIMITS, ['d'], T0 + 3_000);
+  assert.ok(again.kind === 'limited' && !again.counted && again.clears);
+  assert.equal(retryText(again), retryText(first), 'the same refusal, word for word');
+  assert.match(retryText(first), /violation recorded \(retried then.*clears it\); retry after /);
+  // Something else meanwhile: refused under the same violation, and told so.
+  const other = decideRead(s, DEFAULT_LIMITS, ['e'], T0 + 5_000);
+  assert.ok(other.kind === 'limited' && !other.counted && !other.clears);
+  assert.doesNotMatch(retryText(other), /violation recorded|clears it\)/);
+  assert.match(retryText(other), /no new violation.*does not clear; retry after /);
+  assert.deepEqual(s.violations, [T0 + 1_000], 'one violation');
+  // What it was told holds: the other request at T does not forgive it; the first's does.
+  const at = (first.retryAt ?? 0) + 1;
+  assert.deepEqual(allowed(decideRead(s, DEFAULT_LIMITS, ['d'], at)).violations, []);
 });

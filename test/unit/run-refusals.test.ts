@@ -32,9 +32,10 @@ test('a code repeated within a second is counted, and the count comes with its n
   report.refused(new VaultError('VLT-2041'));
   assert.equal(lines.length, 1);
   advance(1);
-  report.refused(new VaultError('VLT-2041'));
+  // (The same line again would only be counted: the test below.)
+  report.refused(new VaultError('VLT-2041', 'Access denied: vault://Y/z.'));
   assert.deepEqual(lines.slice(1), [
-    'vault-cli: the proxy refused: VLT-2041: Access denied. (5 more before it)',
+    'vault-cli: the proxy refused: VLT-2041: Access denied: vault://Y/z. (5 more before it)',
   ]);
 });
 
@@ -54,6 +55,42 @@ test('held while the dashboard shows: counted into the next line of the code, or
   ]);
   report.flush();
   assert.deepEqual(lines.slice(1), ['vault-cli: the proxy refused 1 more with VLT-2042']);
+  report.flush();
+  assert.equal(lines.length, 2);
+});
+
+test('one violation reads as one: the same refusal again (a client retrying it) is counted, not shown again', () => {
+  const { lines, report, advance } = rig();
+  const violation = new VaultError(
+    'VLT-2042',
+    'Rate limit exceeded (minute); violation recorded; retry after 2026-11-29T07:27:41.444Z.',
+  );
+  report.refused(violation);
+  advance(2_000);
+  report.refused(violation);
+  advance(2_000);
+  report.refused(violation);
+  assert.deepEqual(lines, [`vault-cli: the proxy refused: ${violation.line().slice(11)}`]);
+  // Another refusal of the code is shown, with the repeats counted before it.
+  report.refused(new VaultError('VLT-2042', 'Rate limit exceeded (minute); no new violation.'));
+  assert.match(lines[1] ?? '', /no new violation\. \(2 more before it\)$/);
+  report.flush();
+  assert.equal(lines.length, 2);
+});
+
+test('the agent’s own traffic (no reference, no proxy token) is not shown, only counted in one line at the end', () => {
+  const { lines, report } = rig();
+  report.refused(new VaultError('VLT-2040'), false);
+  report.refused(new VaultError('VLT-3008', 'Upstream github.com:443: ENOTFOUND.'), false);
+  report.refused(new VaultError('VLT-3008', 'Upstream ab.chatgpt.com:443: ENOTFOUND.'), false);
+  assert.deepEqual(lines, []);
+  // A refusal of the vault's with the same code is still shown.
+  report.refused(new VaultError('VLT-3008', 'Upstream api.example.com:443: ECONNREFUSED.'));
+  assert.equal(lines.length, 1);
+  report.flush();
+  assert.deepEqual(lines.slice(1), [
+    "vault-cli: not shown: 3 requests with no vault reference failed at the proxy (VLT-2040 1, VLT-3008 2): the agent's own traffic (docs/run.md)",
+  ]);
   report.flush();
   assert.equal(lines.length, 2);
 });

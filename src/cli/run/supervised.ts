@@ -40,8 +40,8 @@ export async function supervised(
   try {
     // Sandboxed, the proxy is the agent's only way out: not back into this machine,
     // except to what the owner allowed with --allow-net.
-    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail) =>
-      s.report.refused(new VaultError(code, detail)),
+    proxy = await sessionProxy(ctx, s.dir, token, box?.policy.confine, (code, detail, vault) =>
+      s.report.refused(new VaultError(code, detail), vault),
     );
     relays = box === null ? undefined : await box.engine.open(box.policy, proxy.proxy);
     const sshKeys = flagList(ctx, 'ssh');

@@ -1,15 +1,25 @@
 /** What an agent refused by its rate limits is told (access.ts charge): when to retry, or who can raise them. */
 
-export function retryText(d: { retryAt: number | null; window: string }): string {
+export function retryText(d: {
+  retryAt: number | null;
+  window: string;
+  counted: boolean;
+  clears: boolean;
+}): string {
   const when =
     d.retryAt === null
       ? 'this request alone exceeds the limit'
       : `retry after ${new Date(d.retryAt).toISOString()}`;
-  // Only a distinct window's violation is forgiven by its retry (policy.ts settle).
+  // Only the violation's own request, retried at T, forgives it (policy.ts settle).
   const forgiven =
-    d.retryAt === null || d.window === 'values a minute'
+    d.retryAt === null || !d.clears
       ? ''
       : ' (retried then, before asking for anything new, this request clears it)';
+  // Another request refused while the violation's quiet time runs records no
+  // second one, and is not told it was recorded: read twice, the agent and
+  // the owner would count two violations (the second locks).
+  if (!d.counted && !d.clears)
+    return `Rate limit exceeded (${d.window}); no new violation: refused under the one already recorded, which this request does not clear; ${when}.`;
   return `Rate limit exceeded (${d.window}); violation recorded${forgiven}; ${when}.`;
 }
 
