@@ -65,6 +65,10 @@ export function agentKey(entry: string, line: string): AgentKey {
   return { entry, blob, comment: `vault://${entry}` };
 }
 
+// Replies made once: a client asking again and again makes no garbage of them.
+const FAILURE = failureReply();
+const SUCCESS = successReply();
+
 /** A buffer with memory of its own (never a slice of Node's shared pool), for `free`. */
 const own = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
 
@@ -177,6 +181,8 @@ class Connections {
 
 interface Agent {
   readonly keys: readonly AgentKey[];
+  /** The identities answer, made once (the keys do not change). */
+  readonly list: Buffer;
   readonly sign: Signer;
   readonly onRefusal: (err: unknown) => void;
   readonly conns: Connections;
@@ -210,18 +216,18 @@ function receive(agent: Agent, conn: Conn, chunk: Buffer): boolean {
  */
 function decide(agent: Agent, conn: Conn, body: Buffer): Buffer | (() => Promise<Buffer>) | null {
   const req = parseAgentRequest(body);
-  if (req === null || req.type === 'unsupported') return failureReply();
-  if (req.type === 'identities') return identitiesReply(agent.keys);
+  if (req === null || req.type === 'unsupported') return FAILURE;
+  if (req.type === 'identities') return agent.list;
   if (req.type === 'bind') {
-    if (conn.binds.length >= MAX_BINDS || req.raw.length > MAX_BIND) return failureReply();
+    if (conn.binds.length >= MAX_BINDS || req.raw.length > MAX_BIND) return FAILURE;
     if (!agent.conns.reserve(conn, req.raw.length)) return null;
     const bind = own(req.raw.length);
     bind.set(req.raw);
     conn.binds.push(bind);
-    return successReply();
+    return SUCCESS;
   }
   const key = agent.keys.find((k) => k.blob.equals(req.keyBlob));
-  if (key === undefined) return failureReply();
+  if (key === undefined) return FAILURE;
   if (!agent.conns.reserve(conn, req.data.length)) return null;
   const data = own(req.data.length);
   data.set(req.data);
@@ -231,7 +237,7 @@ function decide(agent: Agent, conn: Conn, body: Buffer): Buffer | (() => Promise
       return signReply(await agent.sign(request));
     } catch (err) {
       agent.onRefusal(err);
-      return failureReply();
+      return FAILURE;
     } finally {
       agent.conns.release(conn, data.length);
       free(data);
@@ -295,7 +301,7 @@ export async function startSshAgent(opts: {
   sign: Signer;
   onRefusal: (err: unknown) => void;
 }): Promise<{ close(): Promise<void> }> {
-  const agent: Agent = { ...opts, conns: new Connections() };
+  const agent: Agent = { ...opts, list: identitiesReply(opts.keys), conns: new Connections() };
   const server = createServer((socket) => serve(agent, socket));
   const old = process.umask(0o177);
   try {
