@@ -13,14 +13,14 @@
 // replies a client never reads (they piled up unsent), and SIGTERM ends the
 // agent while clients hold connections (before, it waited on them forever).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { encodeRequest, frame } from '../../src/core/ssh-wire.js';
-import { hex } from '../support/e2e-helpers.js';
-import { CLI, ok, Rig, terminate } from '../support/rig.js';
+import { ok, Rig, terminate } from '../support/rig.js';
+import { startSshAgentProcess } from '../support/ssh-agent.js';
 
 /** The agent's budget for bytes of messages (BUFFER_BUDGET in src/cli/ssh-agent.ts). */
 const BUDGET_MIB = 1;
@@ -71,21 +71,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `vault-cli ssh-agent` offering `deploy`; resolves with the process and its socket. */
 async function startAgent(): Promise<{ child: ChildProcess; pid: number; sock: string }> {
-  const sock = join(rig.root, `agent-${hex(4)}.sock`);
-  const child = spawn(process.execPath, [CLI, 'ssh-agent', '--socket', sock, 'deploy'], {
-    env: { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, sock } = await startSshAgentProcess(rig, token, ['deploy']);
   agents.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  for (let i = 0; i < 400 && !out.includes('SSH_AUTH_SOCK='); i++) {
-    if (child.exitCode !== null) throw new Error(`ssh-agent exited: ${err}`);
-    await sleep(25);
-  }
-  assert.match(out, /SSH_AUTH_SOCK=/);
   assert.ok(child.pid !== undefined);
   return { child, pid: child.pid, sock };
 }
