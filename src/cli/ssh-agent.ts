@@ -124,6 +124,7 @@ class Connections {
    * @returns false when `conn` itself was closed.
    */
   reserve(conn: Conn, bytes: number): boolean {
+    if (conn.closed) return false;
     this.held += bytes;
     conn.extra += bytes;
     while (this.held > BUFFER_BUDGET) {
