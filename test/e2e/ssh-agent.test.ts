@@ -6,7 +6,7 @@
 // no file, environment or memory of the processes the agent runs. The host's
 // clock is moved by libfaketime for the rate windows (support/faketime.ts).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import {
   closeSync,
   mkdirSync,
@@ -28,7 +28,8 @@ import { encodeRequest, frame, takeFrames, WireWriter } from '../../src/core/ssh
 import { auditRecords, hex } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
 import { installBin, runScript, said } from '../support/pty.js';
-import { CLI, Rig, ok } from '../support/rig.js';
+import { Rig, ok } from '../support/rig.js';
+import { startSshAgentProcess } from '../support/ssh-agent.js';
 import { sshdSkip, startSshd, type Sshd } from '../support/sshd.js';
 
 const skip =
@@ -70,21 +71,8 @@ async function importKey(entry: string, file: string): Promise<void> {
 
 /** Starts `vault-cli ssh-agent` as the agent with `token`; resolves with its socket. */
 async function sshAgent(token: string, entries: readonly string[]): Promise<string> {
-  const sock = join(rig.root, `agent-${hex(4)}.sock`);
-  const child = spawn(process.execPath, [CLI, 'ssh-agent', '--socket', sock, ...entries], {
-    env: { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, sock } = await startSshAgentProcess(rig, token, entries);
   agents.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  for (let i = 0; i < 400 && !out.includes('SSH_AUTH_SOCK='); i++) {
-    if (child.exitCode !== null) throw new Error(`ssh-agent exited: ${err}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.match(out, /SSH_AUTH_SOCK=/);
   return sock;
 }
 

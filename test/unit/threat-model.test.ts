@@ -1417,6 +1417,18 @@ const LEDGER: Record<string, Entry> = {
         'ssh-agent',
         'malformed, truncated and oversized agent messages: FAILURE or a closed connection; the agent serves on',
       ),
+      tested(
+        'ssh-agent-flood',
+        '300 half-sent 256 KiB messages: the agent keeps at most 64 connections and its budget of bytes, and answers a fresh client during and after',
+      ),
+      tested(
+        'ssh-agent-flood',
+        'session-binds: 64 KiB ones refused; 7 KiB ones kept within the budget; a real-sized one taken',
+      ),
+      tested(
+        'ssh-agent-flood',
+        'replies never read: 8 connections each pipelining 100,000 requests; the agent holds its budget, not the replies',
+      ),
     ],
   },
 };

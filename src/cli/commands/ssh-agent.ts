@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import { flagString, type Command } from '../context.js';
-import { agentKey, startSshAgent } from '../ssh-agent.js';
+import { hostKeys, hostSigner, startSshAgent } from '../ssh-agent.js';
 import { loadToken } from '../token.js';
 
 export const run: Command = async (ctx) => {
@@ -18,24 +18,13 @@ export const run: Command = async (ctx) => {
   const entries = Array.isArray(names) ? names : typeof names === 'string' ? [names] : [];
   if (entries.length === 0)
     throw new VaultError('VLT-1001', 'Name the entries whose keys it offers.');
-  const listed = await ctx.call('ssh.keys', { token, entries });
-  const keys = entries.map((entry, i) => agentKey(entry, listed.keys[i] ?? ''));
+  const keys = await hostKeys(ctx, token, entries);
   const path =
     flagString(ctx, 'socket') ?? join(mkdtempSync(join(tmpdir(), 'vault-ssh-')), 'agent.sock');
-  const server = await startSshAgent({
+  const agent = await startSshAgent({
     path,
     keys,
-    sign: async (req) => {
-      const res = await ctx.call('ssh.sign', {
-        token,
-        entry: req.entry,
-        key: req.key.toString('base64'),
-        data: req.data.toString('base64'),
-        flags: req.flags,
-        binds: req.binds.map((b) => b.toString('base64')),
-      });
-      return Buffer.from(res.signature, 'base64');
-    },
+    sign: hostSigner(ctx, token),
     // ssh shows only "agent refused operation": the reason goes to this agent's stderr.
     onRefusal: (err) => {
       const line =
@@ -46,7 +35,7 @@ export const run: Command = async (ctx) => {
   const quoted = /^[A-Za-z0-9_./:,=@+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
   ctx.stdout.write(`SSH_AUTH_SOCK=${quoted}; export SSH_AUTH_SOCK;\n`);
   await new Promise<void>((resolve) => {
-    const stop = () => server.close(() => resolve());
+    const stop = () => void agent.close().then(resolve);
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });

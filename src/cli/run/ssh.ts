@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
-import { agentKey, startSshAgent } from '../ssh-agent.js';
+import { hostKeys, hostSigner, startSshAgent } from '../ssh-agent.js';
 
 /**
  * Serves the SSH agent protocol for the session on `ssh-agent.sock` in the
@@ -18,23 +18,12 @@ export async function sessionSshAgent(
   token: string,
   entries: readonly string[],
 ): Promise<{ path: string; close(): void }> {
-  const listed = await ctx.call('ssh.keys', { token, entries: [...entries] });
-  const keys = entries.map((entry, i) => agentKey(entry, listed.keys[i] ?? ''));
+  const keys = await hostKeys(ctx, token, entries);
   const path = join(dir, 'ssh-agent.sock');
-  const server = await startSshAgent({
+  const agent = await startSshAgent({
     path,
     keys,
-    sign: async (req) => {
-      const res = await ctx.call('ssh.sign', {
-        token,
-        entry: req.entry,
-        key: req.key.toString('base64'),
-        data: req.data.toString('base64'),
-        flags: req.flags,
-        binds: req.binds.map((b) => b.toString('base64')),
-      });
-      return Buffer.from(res.signature, 'base64');
-    },
+    sign: hostSigner(ctx, token),
     onRefusal: (err) => {
       const e = err instanceof VaultError ? err : new VaultError('VLT-3007');
       ctx.stderr.write(
@@ -42,5 +31,5 @@ export async function sessionSshAgent(
       );
     },
   });
-  return { path, close: () => server.close() };
+  return { path, close: () => void agent.close() };
 }
