@@ -9,7 +9,12 @@ import { call } from '../../src/client/client.js';
 import { VaultError } from '../../src/core/errors.js';
 import type { AuditView } from '../../src/core/audit.js';
 import { formatToken, parseToken } from '../../src/crypto/token.js';
-import { PROCESS_IDLE_MS } from '../../src/host/owner/unlock.js';
+import {
+  DEFAULT_IDLE_MS,
+  DEFAULT_TTL_MS,
+  PROCESS_IDLE_MS,
+  bindingOf,
+} from '../../src/host/owner/unlock.js';
 import { HostTier } from '../support/host-tier.js';
 
 let h: HostTier;
@@ -109,6 +114,30 @@ test('the owner’s process hold stands for the passphrase until it has been idl
   await h.owner('agent.ls', { passphrase: undefined });
   h.clock.advance(PROCESS_IDLE_MS);
   assert.equal(await code(h.owner('agent.ls', { passphrase: undefined })), 'VLT-2054');
+});
+
+test('a terminal’s owner session runs out after its idle time (or, with no terminal, is refused)', async () => {
+  const passless = () => h.owner('agent.ls', { passphrase: undefined });
+  if (bindingOf({ pid: process.pid, uid: process.getuid?.() ?? 0 }) === null) {
+    // Tests started without a controlling terminal (CI): the host names none for this process.
+    const err = await h.owner('owner.unlock', {}).then(
+      () => assert.fail('a session without a terminal'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof VaultError);
+    assert.equal(err.code, 'VLT-2054');
+    assert.match(err.message, /needs a terminal of its own/);
+    return;
+  }
+  const t0 = h.clock.ms;
+  const view = await h.owner('owner.unlock', {});
+  assert.equal(view.expires, t0 + DEFAULT_TTL_MS);
+  assert.equal(view.idleMs, DEFAULT_IDLE_MS);
+  h.clock.advance(DEFAULT_IDLE_MS - 1);
+  await passless();
+  h.clock.advance(DEFAULT_IDLE_MS);
+  assert.equal(await code(passless()), 'VLT-2054');
+  assert.equal((await h.owner('owner.session', { passphrase: undefined })).session, null);
 });
 
 test('a wrong passphrase: VLT-3002, audited at the clock’s time; the next try waits its delay in host time only', async () => {
