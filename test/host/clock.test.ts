@@ -140,7 +140,7 @@ test('a terminal’s owner session runs out after its idle time (or, with no ter
   assert.equal((await h.owner('owner.session', { passphrase: undefined })).session, null);
 });
 
-test('a wrong passphrase: VLT-3002, audited at the clock’s time; the next try waits its delay in host time only', async () => {
+test('a wrong passphrase: VLT-3002, audited at the clock’s time with its ordinal, also after the guess delay has run in host time', async () => {
   const t0 = h.clock.ms;
   assert.equal(await code(h.owner('agent.ls', { passphrase: 'wrong' })), 'VLT-3002');
   // The guess delay is measured on the host's clock: moved past it, nothing waits.

@@ -138,6 +138,29 @@ test('a second violation exactly two hours after the first is a first again: no 
   assert.deepEqual(s.violations, [t0 + 2 * HOUR]);
 });
 
+test('values a minute: re-reads draw on a bucket refilled evenly; its retry time is exact too', async () => {
+  const { token } = await h.owner('agent.add', {
+    kind: 'ai',
+    name: 'loop',
+    scope: entries,
+    limits: { perMinute: 3, perHour: 10, valuesPerMinute: 5 },
+  });
+  for (let i = 0; i < 5; i++) await allowed(token, 'e1');
+  const message = await refused(token, 'e1', 'VLT-2042');
+  // One value short, refilled at 5 a minute: 12 s.
+  const retryAt = h.clock.ms + 12_000;
+  assert.equal(
+    message,
+    `Rate limit exceeded (values a minute); violation recorded; retry after ${iso(retryAt)}.`,
+  );
+  h.clock.ms = retryAt - 1;
+  await refused(token, 'e1', 'VLT-2042');
+  h.clock.ms = retryAt;
+  await allowed(token, 'e1');
+  // Not forgiven by its retry: a loop retries the same request (policy.ts violated).
+  assert.equal((await show('loop')).state, 'violation');
+});
+
 test('a request alone over the limit is refused whole, and counts nothing', async () => {
   const token = await h.agent('many', entries, { perMinute: 2 });
   const err = await call3(token);
