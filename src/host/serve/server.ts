@@ -230,7 +230,7 @@ class HostRun {
       ctx: this.ctx,
       sockets: this.#sockets,
       stop: this.stop,
-      startedAt: Date.now(),
+      startedAt: this.ctx.now(),
       mode: shared ? 'hardened' : 'same-user',
       followers: this.#followers,
       owners: this.#owners,

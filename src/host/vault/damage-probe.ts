@@ -26,7 +26,7 @@ const verdicts = new WeakMap<HostContext, { at: number; code: ErrorCode | null }
 
 /** The damage the store holds (VLT-3034 a record that does not decode, VLT-3030/3035 a failed checksum), or null. */
 export function storeDamage(ctx: HostContext): ErrorCode | null {
-  const now = Date.now();
+  const now = ctx.now();
   const last = verdicts.get(ctx);
   if (last !== undefined && now - last.at < PROBE_MS) return last.code;
   let code: ErrorCode | null = null;
