@@ -40,7 +40,7 @@ export interface ExpectedHost {
  * started with one of these is not this installation's host, whoever started it.
  */
 const STEERING =
-  /^(LD_|DYLD_|FAKETIME|NODE_OPTIONS$|NODE_INSPECT|NODE_REPL_EXTERNAL_MODULE$|NODE_PATH$|NODE_V8_COVERAGE$|NODE_DEBUG_NATIVE$|NODE_ICU_DATA$|GLIBC_TUNABLES$|MALLOC_)/;
+  /^(LD_|DYLD_|FAKETIME|NODE_OPTIONS$|NODE_COMPILE_CACHE$|NODE_INSPECT|NODE_REPL_EXTERNAL_MODULE$|NODE_PATH$|NODE_V8_COVERAGE$|NODE_DEBUG_NATIVE$|NODE_ICU_DATA$|GLIBC_TUNABLES$|MALLOC_)/;
 
 /** The namespaces the host must share with the owner's client (/proc/PID/ns/<name>). */
 const NAMESPACES = ['mnt', 'user'] as const;

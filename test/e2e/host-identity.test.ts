@@ -267,6 +267,20 @@ describe('the owner’s client checks the host before it sends the passphrase', 
     assert.match(assertRefused(r, 'VLT-3010'), /NODE_OPTIONS/);
   });
 
+  // Node loads compiled code from this directory: one a same-user agent can
+  // write (the default is under $TMPDIR) steers the host as NODE_OPTIONS would.
+  test('the real host started with NODE_COMPILE_CACHE gets no passphrase', async () => {
+    ok(await rig.owner(['entry', 'ls']));
+    const pid = await hostPid(rig);
+    process.kill(pid, 'SIGKILL');
+    assert.ok(await waitGone(pid));
+    writeFileSync(record, '');
+    squatter = daemon(rig, { NODE_COMPILE_CACHE: join(rig.root, 'compile-cache') });
+    await waitListening(rig, pid);
+    const r = await rig.owner(['entry', 'ls']);
+    assert.match(assertRefused(r, 'VLT-3010'), /NODE_COMPILE_CACHE/);
+  });
+
   test('the real host under faketime gets no passphrase (unless the owner says so)', async (t) => {
     if (LIBFAKETIME === null)
       return t.skip('libfaketime is not installed (apt-get install faketime)');

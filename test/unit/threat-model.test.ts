@@ -736,6 +736,7 @@ const LEDGER: Record<string, Entry> = {
         'host-identity',
         'the real host started with NODE_OPTIONS=--inspect gets no passphrase',
       ),
+      tested('host-identity', 'the real host started with NODE_COMPILE_CACHE gets no passphrase'),
       tested(
         'host-identity',
         'the real host under faketime gets no passphrase (unless the owner says so)',
