@@ -121,7 +121,7 @@ test(
     // The page names the request as the host read it.
     assert.match(
       pageSeen,
-      /entry\.reveal &quot;Alpha&quot;|entry\.reveal "Alpha"|entry.reveal \\"Alpha\\"/,
+      /<h1>Confirm entry\.reveal &#34;Alpha&#34; &#34;password&#34;<\/h1>/,
     );
   },
 );
