@@ -53,12 +53,12 @@ const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
  * with it, the audit anchor the owner's client last saw.
  */
 /**
- * `confirm`: an enrolled key's assertion over a challenge bound to this very
+ * `keyProof`: an enrolled key's assertion over a challenge bound to this very
  * request (`owner.confirm`), for what an owner session with a key enrolled
  * does not stand for alone (src/host/owner/hardware-keys.ts finishConfirm).
  */
-const confirm = optional(object({ challengeId: str, result: anything }));
-const owner = { passphrase: optional(str), seenAnchor, confirm } as const satisfies Fields;
+const keyProof = optional(object({ challengeId: str, result: anything }));
+const owner = { passphrase: optional(str), seenAnchor, keyProof } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;

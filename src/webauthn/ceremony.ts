@@ -178,7 +178,7 @@ export async function enrolKey(
   return done;
 }
 
-/** The owner's answer for one request: sent with it as `confirm`. */
+/** The owner's answer for one request: sent with it as `keyProof`. */
 export interface Confirmation {
   readonly challengeId: string;
   readonly result: unknown;
@@ -190,7 +190,7 @@ const PROOF_FIELDS = new Set([
   'newPassphrase',
   'recoveryKey',
   'seenAnchor',
-  'confirm',
+  'keyProof',
 ]);
 
 /**

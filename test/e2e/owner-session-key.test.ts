@@ -182,11 +182,11 @@ const answer = async (n) => {
 const reveal = { entry: 'Alpha', field: 'password' };
 const b1 = await post('owner.confirm', { origin, op: 'agent.add', body: { kind: 'ai', name: 'evil', scope: ['Alpha'] } });
 writeFileSync(dir + '/begin1.json', JSON.stringify(b1));
-const r1 = await post('entry.reveal', { ...reveal, confirm: { challengeId: b1.result.challengeId, result: await answer(1) } });
+const r1 = await post('entry.reveal', { ...reveal, keyProof: { challengeId: b1.result.challengeId, result: await answer(1) } });
 console.log('swapped=' + JSON.stringify(r1.ok ? 'released' : r1.code));
 const b2 = await post('owner.confirm', { origin, op: 'entry.reveal', body: reveal });
 writeFileSync(dir + '/begin2.json', JSON.stringify(b2));
-const r2 = await post('entry.reveal', { ...reveal, confirm: { challengeId: b2.result.challengeId, result: await answer(2) } });
+const r2 = await post('entry.reveal', { ...reveal, keyProof: { challengeId: b2.result.challengeId, result: await answer(2) } });
 console.log('bound=' + JSON.stringify(r2.ok ? 'released' : r2.code));
 `;
 

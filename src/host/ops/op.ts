@@ -166,9 +166,9 @@ export function owner<O extends Op, T = Results[O]>(
           s.provedBy === 'terminal' ||
           (s.provedBy === 'passphrase' && bySession && env.owners.view(req.binding()) !== null);
       }
-      const confirm = (req.body as { confirm?: { challengeId: string; result: unknown } }).confirm;
-      if (confirm !== undefined) {
-        await finishConfirm(ctx, req.op, req.body, confirm, req.source);
+      const proof = (req.body as { keyProof?: { challengeId: string; result: unknown } }).keyProof;
+      if (proof !== undefined) {
+        await finishConfirm(ctx, req.op, req.body, proof, req.source);
         s.keyConfirmed = true;
       }
       if (terms.releases !== undefined) s.requireProof(terms.releases);

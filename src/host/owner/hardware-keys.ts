@@ -598,7 +598,7 @@ export async function finishUnlock(
 const NOT_THE_REQUEST: ReadonlySet<string> = new Set([
   ...OWNER_SECRET_FIELDS,
   'seenAnchor',
-  'confirm',
+  'keyProof',
 ]);
 
 /**
