@@ -134,6 +134,26 @@ function bringBack(src: string, dest: string, root: string, start: bigint | null
   return null;
 }
 
+/** Files compared byte for byte with the owner's; a larger one rewritten is judged as changed. */
+const SAME_MAX = 64n << 20n;
+
+/**
+ * Whether the copy's file `at` is the owner's file at `owner` as it is now:
+ * a regular file (never a link) with the same permission bits and the same
+ * bytes. Such a file changes nothing in the owner's home, so it is neither
+ * held nor written back.
+ */
+function sameAsOwner(at: string, owner: string, st: BigIntStats): boolean {
+  try {
+    const mine = lstatSync(owner, { bigint: true });
+    if (!mine.isFile() || mine.size !== st.size || st.size > SAME_MAX) return false;
+    if ((mine.mode & 0o7777n) !== (st.mode & 0o7777n)) return false;
+    return readFileSync(at).equals(readFileSync(owner));
+  } catch {
+    return false;
+  }
+}
+
 /** Judges every entry of one copy: back when kept, held otherwise; unchanged ones stay as they are. */
 function judge(
   at: string,
@@ -148,6 +168,9 @@ function judge(
   }
   const before = ctx.started.seen.get(at);
   if (before?.id === identity(st)) return;
+  // Rewritten with the owner's very bytes and mode (Codex unpacks its
+  // `skills/.system` anew at every start): no change to the owner's home.
+  if (st.isFile() && sameAsOwner(at, owner, st)) return;
   if (st.isFile() && st.size > KEPT_MAX) ctx.said.push(`${shownPath(owner)} is over 1 GiB: held`);
   else if (st.isFile() && (st.mode & 0o111n) === 0n && ctx.kept(owner)) {
     const why = bringBack(at, owner, root, before?.size ?? null);

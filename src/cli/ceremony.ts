@@ -4,7 +4,9 @@
  * WebAuthn modules are loaded only here, only by the commands that run one.
  */
 import { spawn } from 'node:child_process';
-import type { CeremonyHooks } from '../webauthn/ceremony.js';
+import { VaultError } from '../core/errors.js';
+import type { Op, Ops } from '../core/protocol.js';
+import type { CeremonyHooks, Confirmation } from '../webauthn/ceremony.js';
 import { flag, flagCount, type CliContext } from './context.js';
 
 /** Tries xdg-open; a machine without one still has the URL on stderr. */
@@ -29,4 +31,31 @@ export function ceremonyHooks(ctx: CliContext, what: string): CeremonyHooks {
     },
     ...(port === undefined ? {} : { port }),
   };
+}
+
+/**
+ * A touch of an enrolled key for request `op` (VLT-2070: an owner session
+ * with a hardware key enrolled). The owner is told which command asks, as
+ * proveAgain tells it for the passphrase; the page names the request as the
+ * host read it.
+ * @throws VaultError VLT-2055 when no one can answer here (stdin is not a
+ *   terminal: a git hook, a pipe, a daemon). Nothing was done.
+ */
+export async function confirmByKey<O extends Op>(
+  ctx: CliContext,
+  op: O,
+  body: Ops[O]['req'],
+  refusal: VaultError,
+): Promise<Confirmation> {
+  const command = ['vault-cli', ...(ctx.inv.command?.path ?? [])].join(' ');
+  if ((ctx.stdin as { isTTY?: boolean }).isTTY !== true) {
+    throw new VaultError(
+      'VLT-2055',
+      `${command}: ${refusal.message.replace(/\.$/, '')}; there is no terminal on stdin to ask on, so nothing was done. Run it yourself at a terminal.`,
+      { cause: refusal },
+    );
+  }
+  ctx.stderr.write(`vault-cli: ${command}: ${refusal.message}\n`);
+  const { confirmRequest } = await import('../webauthn/ceremony.js');
+  return confirmRequest(op, body, ceremonyHooks(ctx, `${command}: confirm with your key`));
 }

@@ -109,6 +109,12 @@ async function main(argv: readonly string[]): Promise<number> {
       try {
         return await call(to, op, body);
       } catch (err) {
+        // With a hardware key enrolled: a touch of the key, bound to this very request.
+        if (err instanceof VaultError && err.code === 'VLT-2070') {
+          if ((body as { keyProof?: unknown }).keyProof !== undefined) throw err;
+          const { confirmByKey } = await import('./ceremony.js');
+          return call(to, op, { ...body, keyProof: await confirmByKey(ctx, op, body, err) });
+        }
         // An owner session only tightens: what it does not prove is asked again, once.
         if (!(err instanceof VaultError && err.code === 'VLT-2055')) throw err;
         if (!sentWithoutPassphrase(body)) throw err;

@@ -172,6 +172,18 @@ export const ERRORS = {
   'VLT-2067': { exit: 65, message: 'The SSH key file cannot be imported.' },
   /** A session-bind whose signature does not verify, or a signature asked for another session than the bound one. */
   'VLT-2068': { exit: 77, message: 'SSH session binding does not verify; nothing was signed.' },
+  /**
+   * An owner session only tightens, and a hardware key is enrolled: what
+   * releases a value or loosens a rule needs a touch of an enrolled key on a
+   * page whose challenge names this very request (op and arguments); the
+   * passphrase alone is not enough on a terminal with an open session
+   * (src/host/owner/confirm.ts, docs/hardware-key.md).
+   */
+  'VLT-2070': {
+    exit: 77,
+    message:
+      'This releases a value or loosens a rule: with a hardware key enrolled, an owner session needs a touch of the key for this very command.',
+  },
   'VLT-3001': { exit: 78, message: 'No vault at the configured location.' },
   'VLT-3002': { exit: 77, message: 'Wrong passphrase.' },
   'VLT-3003': { exit: 74, message: 'Vault data failed authentication.' },
@@ -383,5 +395,16 @@ export function needsPassphraseItself(what: string): VaultError {
   return new VaultError(
     'VLT-2055',
     `${what} needs the passphrase itself: an owner session only narrows and observes.`,
+  );
+}
+
+/**
+ * The refusal of what an owner session with a hardware key enrolled does not
+ * stand for without a touch of the key bound to the request (VLT-2070).
+ */
+export function needsHardwareKey(what: string): VaultError {
+  return new VaultError(
+    'VLT-2070',
+    `${what} needs a touch of your hardware key: with a key enrolled, an owner session only narrows and observes, and the passphrase alone is not enough.`,
   );
 }

@@ -249,6 +249,8 @@ export interface Results {
   'owner.unlock': OwnerSessionView & { terminal: string };
   /** Ends the caller's terminal's owner session. */
   'owner.lock': { ended: boolean };
+  /** A confirmation's challenge: `what` names the request, as the page shows it. */
+  'owner.confirm': { challengeId: string; options: RequestOptionsJSON; what: string };
   /**
    * `sweep`: the values released since `since` (ms) and, with `stored`, every
    * stored value, for the owner's own process to look for in transcripts;

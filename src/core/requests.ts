@@ -52,7 +52,13 @@ const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
  * absent: the caller's terminal's owner session stands for it (owner-unlock.ts);
  * with it, the audit anchor the owner's client last saw.
  */
-const owner = { passphrase: optional(str), seenAnchor } as const satisfies Fields;
+/**
+ * `keyProof`: an enrolled key's assertion over a challenge bound to this very
+ * request (`owner.confirm`), for what an owner session with a key enrolled
+ * does not stand for alone (src/host/owner/hardware-keys.ts finishConfirm).
+ */
+const keyProof = optional(object({ challengeId: str, result: anything }));
+const owner = { passphrase: optional(str), seenAnchor, keyProof } as const satisfies Fields;
 /** An agent's or a session's token. */
 const agent = { token: str } as const satisfies Fields;
 const auditFilter = { agent: optional(str), since: optWhole, afterSeq: optWhole } as const;
@@ -256,6 +262,8 @@ export const REQUESTS = {
   'owner.session': object({}),
   'owner.unlock': object({ passphrase: str, ttlMs: optCount, idleMs: optCount }),
   'owner.lock': object({}),
+  /** A challenge for an enrolled key to confirm request `op` with `body` (the same body sent after). */
+  'owner.confirm': object({ ...owner, origin: str, op: str, body: anything }),
   'audit.verify': object({ ...owner, archives: absentOk(strList) }),
   // `hold`: with the passphrase, keep the owner key for this process (owner-unlock.ts).
   'sweep.values': object({ ...owner, hold: flag, since: optWhole, stored: flag }),

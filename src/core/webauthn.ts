@@ -27,7 +27,13 @@ export type ChallengePurpose =
       readonly agentId: string;
       readonly agentName: string;
       readonly lockAt: number;
-    };
+    }
+  /**
+   * One owner request, confirmed inside an owner session (docs/hardware-key.md):
+   * `op` and `request`, the SHA-256 (hex) of its decoded arguments
+   * (confirmDigest), so an assertion for one command is no other's.
+   */
+  | { readonly kind: 'confirm'; readonly op: string; readonly request: string };
 
 /** Who vouches for an enrolment made with the recovery key (a key's name cannot contain spaces). */
 export const VOUCHED_BY_RECOVERY = 'recovery key';
@@ -46,6 +52,7 @@ export function challengeBinding(purpose: ChallengePurpose, origin: string): str
   if (purpose.kind === 'unlock') parts.push(purpose.agentId, purpose.agentName, purpose.lockAt);
   if (purpose.kind === 'vouch') parts.push(purpose.name);
   if (purpose.kind === 'enrol') parts.push(purpose.vouchedBy ?? '');
+  if (purpose.kind === 'confirm') parts.push(purpose.op, purpose.request);
   return JSON.stringify(parts);
 }
 
@@ -105,6 +112,9 @@ export function challengeRefusal(
   if (p.kind === 'unlock' && wanted.kind === 'unlock') {
     if (p.agentId !== wanted.agentId || p.lockAt !== wanted.lockAt) return 'wrong purpose';
     if (p.agentName !== wanted.agentName) return 'wrong purpose';
+  }
+  if (p.kind === 'confirm' && wanted.kind === 'confirm') {
+    if (p.op !== wanted.op || p.request !== wanted.request) return 'wrong purpose';
   }
   return null;
 }

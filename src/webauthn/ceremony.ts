@@ -177,3 +177,46 @@ export async function enrolKey(
   if (done === null) throw new VaultError('VLT-4007', 'Could not enrol the hardware key.');
   return done;
 }
+
+/** The owner's answer for one request: sent with it as `keyProof`. */
+export interface Confirmation {
+  readonly challengeId: string;
+  readonly result: unknown;
+}
+
+/** Proof fields of a request body, not its arguments: never sent inside another request. */
+const PROOF_FIELDS = new Set([
+  'passphrase',
+  'newPassphrase',
+  'recoveryKey',
+  'seenAnchor',
+  'keyProof',
+]);
+
+/**
+ * An enrolled key's touch for request `op` with `body` (an owner session with
+ * a key enrolled, VLT-2070): the host binds the challenge to the op and its
+ * arguments and the page names them; the assertion is checked when the
+ * request is sent again with it, and stands for that request alone.
+ * @throws VaultError VLT-4004 no key enrolled, VLT-4007 the page closed without an answer.
+ */
+export async function confirmRequest<O extends Op>(
+  op: O,
+  body: Ops[O]['req'],
+  hooks: CeremonyHooks,
+): Promise<Confirmation> {
+  const args = Object.fromEntries(Object.entries(body).filter(([k]) => !PROOF_FIELDS.has(k)));
+  const done = await run<Confirmation>(hooks, async (origin) => {
+    const r = await hooks.call('owner.confirm', { origin, op, body: args });
+    return {
+      kind: 'get',
+      title: `Confirm ${r.what}`,
+      what: `confirm ${r.what}`,
+      options: r.options,
+      success: 'Sent to vault-cli: the terminal says whether it was done. You can close this page.',
+      relay: (result) => Promise.resolve({ done: { challengeId: r.challengeId, result } }),
+    } satisfies Step<Confirmation>;
+  });
+  if (done === null) throw new VaultError('VLT-4007', 'The request was not confirmed.');
+  return done;
+}

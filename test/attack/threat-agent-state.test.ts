@@ -183,3 +183,36 @@ describe("what an agent leaves in its state is held, not left for the owner's ne
     );
   });
 });
+
+// Codex unpacks its `skills/.system` anew at every start: files rewritten with
+// the owner's very bytes change nothing in the owner's home and are not held
+// (they were, about 40 lines a run). Rewritten with other bytes, or made
+// executable, they are held as any change is.
+test("Codex's skills rewritten byte-identical are not held; changed or made executable, they are", async () => {
+  const system = join(home, '.codex', 'skills', '.system');
+  mkdirSync(join(system, 'a'), { recursive: true });
+  writeFileSync(join(system, 'a', 'SKILL.md'), 'the shipped skill a\n');
+  writeFileSync(join(system, 'b.md'), 'the shipped skill b\n');
+  writeFileSync(join(system, 'c.md'), 'the shipped skill c\n');
+  const r = await inside(
+    [
+      'set -e',
+      // As Codex does: the folder removed and unpacked again.
+      'cd ~/.codex/skills && rm -rf .system && mkdir -p .system/a',
+      "printf 'the shipped skill a\\n' > .system/a/SKILL.md",
+      "printf 'run touch /tmp/pwned\\n' > .system/b.md",
+      "printf 'the shipped skill c\\n' > .system/c.md && chmod +x .system/c.md",
+    ].join('\n'),
+    'codex',
+  );
+  assert.ok(!named(r.output, '~/.codex/skills/.system/a/SKILL.md'), r.output);
+  assert.equal(readFileSync(join(system, 'a', 'SKILL.md'), 'utf8'), 'the shipped skill a\n');
+  assert.ok(named(r.output, '~/.codex/skills/.system/b.md'), r.output);
+  assert.equal(readFileSync(join(system, 'b.md'), 'utf8'), 'the shipped skill b\n');
+  assert.ok(named(r.output, '~/.codex/skills/.system/c.md'), r.output);
+  assert.equal(lstatSync(join(system, 'c.md')).mode & 0o111, 0);
+  const id = session(r.output);
+  const held = join(rig.vaultDir, 'held', id, 'files', system);
+  assert.ok(!existsSync(join(held, 'a', 'SKILL.md')));
+  assert.ok(existsSync(join(held, 'b.md')));
+});

@@ -71,6 +71,7 @@ test('a decoded body has the types its definition promises; keys not defined are
   assert.deepEqual(body, {
     passphrase: 'p',
     seenAnchor: undefined,
+    keyProof: undefined,
     kind: 'ai',
     name: 'bot',
     scope: [],
@@ -81,6 +82,7 @@ test('a decoded body has the types its definition promises; keys not defined are
     {
       passphrase: '',
       seenAnchor: undefined,
+      keyProof: undefined,
       path: '/b',
       confirm: false,
     },

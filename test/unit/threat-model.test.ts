@@ -1432,6 +1432,23 @@ const LEDGER: Record<string, Entry> = {
       ),
     ],
   },
+  'with a hardware key enrolled, a process on the unlocked terminal (a hook) that has the passphrase, from a file the agent read or a prompt it raised':
+    {
+      sameUser: [
+        tested(
+          'owner-session-key',
+          'the passphrase alone is refused in the session: with stdin closed (a hook), and at the terminal',
+        ),
+        tested(
+          'owner-session-key',
+          '`entry show --reveal` in the session needs the key, and works with it',
+        ),
+      ],
+    },
+  "replay a key's assertion made for one owner request (`agent add`) with another (`entry show --reveal`)":
+    {
+      sameUser: [tested('owner-session-key', 'an assertion made for another request is refused')],
+    },
 };
 
 interface Row {

@@ -19,6 +19,7 @@ import type { OwnerSecrets } from '../owner/secrets.js';
 import type { Binding, OwnerSessions, ProcessBinding } from '../owner/unlock.js';
 import { rotatePending } from '../agent/sessions.js';
 import type { SessionSockets } from '../serve/session-sockets.js';
+import { finishConfirm, keysEnrolled } from '../owner/hardware-keys.js';
 
 /** What every handler may use of the running host. */
 export interface HostEnv {
@@ -156,6 +157,20 @@ export function owner<O extends Op, T = Results[O]>(
       }
     }
     try {
+      // With a hardware key enrolled, a terminal with an open owner session
+      // releases and loosens only on a touch of the key bound to the request:
+      // the passphrase sent from it (typed at a prompt a hook raised, or read
+      // from a file the agent found) is not enough.
+      if (recoveryKey === undefined && keysEnrolled(ctx)) {
+        s.keyGate =
+          s.provedBy === 'terminal' ||
+          (s.provedBy === 'passphrase' && bySession && env.owners.view(req.binding()) !== null);
+      }
+      const proof = (req.body as { keyProof?: { challengeId: string; result: unknown } }).keyProof;
+      if (proof !== undefined) {
+        await finishConfirm(ctx, req.op, req.body, proof, req.source);
+        s.keyConfirmed = true;
+      }
       if (terms.releases !== undefined) s.requireProof(terms.releases);
       refuseCutLog(ctx, s, req);
       sealVault(ctx, s);

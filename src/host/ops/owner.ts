@@ -6,11 +6,12 @@
  */
 import { VaultError } from '../../core/errors.js';
 import { appendAudit } from '../audit/log.js';
+import { beginConfirm } from '../owner/hardware-keys.js';
 import { ownerEvent } from '../owner/keys.js';
 import { ttyName } from '../owner/unlock.js';
 import { owner, type OpArea } from './op.js';
 
-type OwnerOp = 'owner.session' | 'owner.unlock' | 'owner.lock';
+type OwnerOp = 'owner.session' | 'owner.unlock' | 'owner.lock' | 'owner.confirm';
 
 export const ownerOps: OpArea<OwnerOp> = {
   'owner.session': async ({ owners }, req) => ({ session: owners.view(req.binding()) }),
@@ -45,6 +46,9 @@ export const ownerOps: OpArea<OwnerOp> = {
     // The passphrase itself: a session does not extend itself.
     { session: false },
   ),
+
+  // Issues a challenge only: the request it names is judged when it comes, with the assertion.
+  'owner.confirm': owner(({ ctx }, req) => beginConfirm(ctx, req.body)),
 
   // No proof asked: it only ends what this very terminal holds.
   'owner.lock': async ({ ctx, owners }, req) => {

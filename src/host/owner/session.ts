@@ -3,7 +3,7 @@
  * (names), tier keys, the data keys under them, the MAC key (agent and session
  * records) and the audit key pair. Wiped at the request's end.
  */
-import { VaultError, needsPassphraseItself } from '../../core/errors.js';
+import { VaultError, needsHardwareKey, needsPassphraseItself } from '../../core/errors.js';
 import { newKey, seal, unwrapKey, wipe, type KeyArena } from '../../crypto/aead.js';
 import type { KeyPair } from '../../crypto/box.js';
 import { keyedHash } from '../../crypto/hash.js';
@@ -36,16 +36,32 @@ export class OwnerSession {
   /**
    * An owner session only tightens: what releases a value or loosens a rule
    * needs the passphrase with the request (or the hold of the process that
-   * sent it). A terminal's session alone could be any process on that
+   * sent it); with a hardware key enrolled, a touch of the key bound to the
+   * request instead (keyGate). A terminal's session alone could be any process on that
    * terminal: a git hook, a package script or a direnv `.envrc` the agent
    * wrote, run by the owner's next command.
    * @param what what is released or loosened, as the refusal names it ("Revealing a value").
-   * @throws VaultError VLT-2055 naming `what`, when the terminal's session alone proved it.
+   * @throws VaultError VLT-2055 naming `what`, when the terminal's session alone proved it;
+   *   VLT-2070 when the key is needed and the request came without its confirmation.
    */
   requireProof(what: string): void {
+    if (this.keyGate) {
+      if (this.keyConfirmed) return;
+      throw needsHardwareKey(what);
+    }
     if (this.provedBy !== 'terminal') return;
     throw needsPassphraseItself(what);
   }
+
+  /**
+   * Set by the owner gate (ops/op.ts) when a hardware key is enrolled and
+   * the caller's terminal holds an open owner session (whether or not the
+   * passphrase came with the request): what releases or loosens then needs
+   * a touch of the key, confirmed for this very request (VLT-2070).
+   */
+  keyGate = false;
+  /** Set when this request came with an enrolled key's assertion over its own op and arguments. */
+  keyConfirmed = false;
 
   /** The header as this session last saw or wrote it. */
   get header(): VaultHeader {
