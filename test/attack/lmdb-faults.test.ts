@@ -18,6 +18,8 @@ import { CLI, Rig, ok, type Result } from '../support/rig.js';
 
 const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Past any fault window's run on a loaded machine (about 40 s at a load of 17 on 2 cores). */
+const STALL_MS = 180_000;
 
 interface Tally {
   released: number;
@@ -73,6 +75,7 @@ async function faultWindow(
 ): Promise<void> {
   const rig = new Rig();
   let host: FaultyHost | null = null;
+  let watchdog: NodeJS.Timeout | undefined;
   try {
     await rig.create();
     await rig.set('A', 'value-a');
@@ -92,6 +95,16 @@ async function faultWindow(
     );
 
     let phase: 'before' | 'fault' | 'after' | 'done' = 'before';
+    // A window takes seconds (half a minute on a loaded machine). One that
+    // stalls prints where, and its host is killed so the test fails on it
+    // ('the host died') instead of holding the file until the suite's limit.
+    let stall = '';
+    const faulty = host;
+    watchdog = setTimeout(() => {
+      stall = `stalled in phase ${phase}: ${faulty.stalled()}`;
+      console.log(stall);
+      faulty.proc.kill('SIGKILL');
+    }, STALL_MS);
     const running = readers(rig, token, 2, () => phase === 'done');
     const writing = ownerWrites(cli, rig, () => phase === 'done');
     await sleep(300);
@@ -116,6 +129,8 @@ async function faultWindow(
     phase = 'done';
     const tally = await running;
     const writes = await writing;
+    clearTimeout(watchdog);
+    assert.equal(stall, '');
     assert.ok(hits > 0, 'the fault was never met');
     assert.equal(host.proc.exitCode, null, 'the host died');
     assert.equal(served, 5, `not served again after the fault: ${codes.join(' ')}`);
@@ -150,6 +165,7 @@ async function faultWindow(
         `${tally.released} reads released and audited, refused ${JSON.stringify([...tally.refused])}, served again after; owner writes ${writes.acknowledged.length} acknowledged (all present), refused ${JSON.stringify(writes.refused)}`,
     );
   } finally {
+    clearTimeout(watchdog);
     await host?.stop();
     await rig.stop();
     await rig.dispose();

@@ -14,9 +14,22 @@
  * decide it. The shim costs a stat of its control file per wrapped call.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CLI, type Result, type Rig } from './rig.js';
+import { CLI, terminate, type Result, type Rig } from './rig.js';
+
+/** Longer than any owner command of a fault test takes on a loaded machine. */
+const OWNER_DEADLINE_MS = 120_000;
 
 export type FaultCall =
   'pwrite' | 'write' | 'fdatasync' | 'fsync' | 'msync' | 'ftruncate' | 'fallocate';
@@ -70,15 +83,18 @@ export function ownerOn(
 ): Promise<Result> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, ...args], { env: rig.env });
+    // A command that never ends fails its test (its fate shows SIGKILL) instead of holding the file.
+    const deadline = setTimeout(() => child.kill('SIGKILL'), OWNER_DEADLINE_MS);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     child.stdin.on('error', () => {});
     child.stdin.end(input);
-    child.on('close', (code, signal) =>
-      resolve({ code, signal, stdout, stderr, stdoutBytes: Buffer.from(stdout) }),
-    );
+    child.on('close', (code, signal) => {
+      clearTimeout(deadline);
+      resolve({ code, signal, stdout, stderr, stdoutBytes: Buffer.from(stdout) });
+    });
   });
 }
 
@@ -102,10 +118,13 @@ export class FaultyHost {
     await rig.stop();
     const ctl = join(dir, 'faults.ctl');
     writeFileSync(ctl, '');
+    // Its log kept beside the control file: what a stalled test prints (stalled()).
+    const log = openSync(join(dir, 'faulty-host.log'), 'a');
     const proc = spawn(process.execPath, [cli, 'daemon'], {
       env: { ...rig.env, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', log],
     });
+    closeSync(log);
     const host = new FaultyHost(proc, dir);
     for (let i = 0; i < 200 && !existsSync(join(rig.vaultDir, 'host.sock')); i++)
       await new Promise((r) => setTimeout(r, 25));
@@ -115,6 +134,26 @@ export class FaultyHost {
   /** Fails `calls` on `file` with `errno` (writes of `size` bytes only, when given) from now on. */
   fail(calls: readonly FaultCall[], errno: FaultErrno, file: string, size = 0): void {
     this.#set(`${calls.join(',')} ${errno} ${size} ${file}\n`);
+  }
+
+  /**
+   * What the host was doing, for a test that stalled: its log's last lines
+   * and where each of its threads waits in the kernel.
+   */
+  stalled(): string {
+    const pid = this.proc.pid;
+    let threads = '';
+    try {
+      for (const t of readdirSync(`/proc/${pid}/task`)) {
+        const comm = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+        const wchan = readFileSync(`/proc/${pid}/task/${t}/wchan`, 'utf8').trim();
+        threads += ` ${t}:${comm}:${wchan}`;
+      }
+    } catch {
+      threads += ' (gone)';
+    }
+    const log = readFileSync(join(dirname(this.ctl), 'faulty-host.log'), 'utf8');
+    return `host ${pid} threads${threads}; hits ${this.hits().length}; log:\n${log.split('\n').slice(-40).join('\n')}`;
   }
 
   /** Every fault off. */
@@ -134,9 +173,8 @@ export class FaultyHost {
     renameSync(`${this.ctl}.new`, this.ctl);
   }
 
+  /** SIGTERM, as a user stops a host; one still there 15 s later is killed and fails the test. */
   async stop(): Promise<void> {
-    if (this.proc.exitCode !== null) return;
-    this.proc.kill('SIGTERM');
-    await new Promise((r) => this.proc.once('exit', r));
+    await terminate(this.proc);
   }
 }
