@@ -17,7 +17,7 @@
  * Keys follow scope (schema 2): the caller's token opens its key pair, which
  * opens the grants of its scope (one data key per entry) and nothing else.
  */
-import { agentActor, type AuditAction } from '../../core/audit.js';
+import { agentActor } from '../../core/audit.js';
 import { ERRORS, VaultError, type ErrorCode } from '../../core/errors.js';
 import {
   chargeRefused,
@@ -29,62 +29,39 @@ import {
 import { open, wipe } from '../../crypto/aead.js';
 import { keyedHash } from '../../crypto/hash.js';
 import { Secret } from '../../crypto/secret.js';
-import type {
-  AgentRecord,
-  EntryRecord,
-  FieldRecord,
-  Grants,
-  VaultHeader,
-} from '../../store/schema.js';
-import type { Tx } from '../../store/tx.js';
+import type { EntryRecord, FieldRecord, VaultHeader } from '../../store/schema.js';
 import { accessEvent } from '../audit/event.js';
-import { appendAudit } from '../audit/log.js';
-import { AGENT_REVOKED, authenticate, endSession, type AgentSession } from './authenticate.js';
+import { authenticate, endSession, type AgentSession } from './authenticate.js';
 import { coalesceRefusal } from '../audit/refusals.js';
 import type { HostContext } from '../context.js';
 import { RECORD_BYTES } from '../../store/engine.js';
-import { sessionLive } from './sessions.js';
 import { retryText, tooManyText } from './limit-text.js';
 import { check, checkEntry, type EntryCheck, type FieldRef, type Purpose } from './entry-check.js';
 import { slots } from '../keys/slots.js';
 import { parseSeed, totpCode } from '../entries/totp.js';
 import { accessTokens, type OAuthRecords } from '../entries/oauth.js';
+import {
+  asked,
+  audit,
+  auditRefused,
+  keyOf,
+  lockedBy,
+  lookUp,
+  refuseAgain,
+  refuseAll,
+  revokedText,
+  view,
+  type Access,
+  type Asked,
+  type Looked,
+  type Refusal,
+  type Refused,
+} from './access-records.js';
 
 // Step 1 of the order has a module of its own; its callers import it from here.
 export { authenticate, endSession, type AgentSession };
-
-interface CallerView {
-  readonly agent: AgentRecord;
-  readonly scope: readonly string[];
-  readonly grants: Grants['grants'];
-  readonly index: Grants['index'];
-  /** The session token's session was revoked or has expired. */
-  readonly dead: boolean;
-}
-
-/**
- * What the caller may see right now, read inside the transaction: the agent as
- * stored (for its rate state and lock), and the scope, grants and name index
- * of the token — the agent's own, or its session's (narrower, sealed to the
- * session's key pair). A session that was revoked or has expired sees nothing.
- */
-function view(tx: Tx, ctx: HostContext, s: AgentSession): CallerView {
-  const agent = tx.agent(s.agent.id) ?? s.agent;
-  if (s.sessionId === undefined) {
-    const { scope, grants, index } = agent;
-    return { agent, scope, grants: grants ?? {}, index: index ?? {}, dead: false };
-  }
-  const r = tx.session(s.sessionId);
-  if (r === null || !sessionLive(r, ctx.now()))
-    return { agent, scope: [], grants: {}, index: {}, dead: true };
-  return {
-    agent,
-    scope: r.scope.filter((id) => agent.scope.includes(id)),
-    grants: r.grants ?? {},
-    index: r.index ?? {},
-    dead: false,
-  };
-}
+// The proxy's reports have a module of their own, as step 1 does.
+export { reportSignal, type Signal } from './signal.js';
 
 export type { FieldRef, Purpose } from './entry-check.js';
 
@@ -100,140 +77,7 @@ interface Target {
   oauth?: OAuthRecords;
 }
 
-/** Refused references audited by name in one request; the rest share one record. */
-const AUDITED_REFUSALS = 16;
-
-const keyOf = (r: FieldRef): string => JSON.stringify([r.entry, r.field]);
-
-/** A request's references: each distinct one once, and where it stands in the request. */
-interface Asked {
-  readonly refs: readonly FieldRef[];
-  readonly distinct: readonly FieldRef[];
-  readonly positions: ReadonlyMap<string, readonly number[]>;
-}
-
-/** Built once, so the cost of a request stays linear in its size (issue 16). */
-function asked(refs: readonly FieldRef[]): Asked {
-  const at = new Map<string, { ref: FieldRef; indices: number[] }>();
-  refs.forEach((r, index) => {
-    const k = keyOf(r);
-    const seen = at.get(k);
-    if (seen === undefined) at.set(k, { ref: r, indices: [index] });
-    else seen.indices.push(index);
-  });
-  const values = [...at.values()];
-  return {
-    refs,
-    distinct: values.map((v) => v.ref),
-    positions: new Map(values.map((v) => [keyOf(v.ref), v.indices])),
-  };
-}
-
-/** One access's write transaction: what each step reads, and where it writes. */
-interface Access {
-  readonly tx: Tx;
-  readonly ctx: HostContext;
-  readonly header: VaultHeader;
-  readonly session: AgentSession;
-  /** The caller as this transaction sees it. */
-  readonly view: CallerView;
-  readonly actor: string;
-  readonly source: string;
-  readonly purpose: Purpose;
-  /** The destination of a fill, for the host binding and the audit record; else null. */
-  readonly host: string | null;
-}
-
-/** A reference as the caller's own index resolves it. */
-interface Looked {
-  readonly ref: FieldRef;
-  readonly entryId: string | null;
-  readonly entry: EntryRecord | null;
-}
-
-interface Refused {
-  readonly l: Looked;
-  readonly code: ErrorCode;
-}
-
-/** The request refused: the transaction still commits what the refusal wrote (audit, charge). */
-type Refusal = { ok: false; err: VaultError };
 type Decided = { ok: true; targets: Target[]; header: VaultHeader } | Refusal;
-
-/**
- * Look up: only in the caller's own index, so a name outside its scope is in
- * no row it can read.
- */
-function lookUp(a: Access, refs: readonly FieldRef[]): Looked[] {
-  return refs.map((ref) => {
-    const entryId = a.view.index[a.session.row(ref.entry)] ?? null;
-    return { ref, entryId, entry: entryId === null ? null : a.tx.entry(entryId) };
-  });
-}
-
-function audit(a: Access, action: AuditAction, code: 'ok' | ErrorCode, l: Looked): void {
-  const { entryId, ref } = l;
-  appendAudit(
-    a.tx,
-    a.header,
-    accessEvent(a.ctx, action, code, a.actor, a.source, {
-      entryId,
-      entry: ref.entry,
-      field: ref.field,
-      host: a.host,
-    }),
-  );
-}
-
-/**
- * Audits refused references: each of the first AUDITED_REFUSALS by name, the
- * rest in one record that counts them, so one request grows the store by a
- * bounded amount however many names it guesses.
- */
-function auditRefused(a: Access, action: AuditAction, refused: readonly Refused[]): void {
-  for (const { l, code } of refused.slice(0, AUDITED_REFUSALS)) audit(a, action, code, l);
-  const rest = refused.length - AUDITED_REFUSALS;
-  if (rest <= 0) return;
-  const code = refused[AUDITED_REFUSALS]?.code ?? 'VLT-2041';
-  const more = { entry: `(${rest} more references)`, host: a.host };
-  appendAudit(a.tx, a.header, accessEvent(a.ctx, action, code, a.actor, a.source, more));
-}
-
-/** Every reference refused for one reason, audited. */
-function refuseAll(
-  a: Access,
-  looked: readonly Looked[],
-  action: AuditAction,
-  code: ErrorCode,
-  message?: string,
-): Refusal {
-  auditRefused(
-    a,
-    action,
-    looked.map((l) => ({ l, code })),
-  );
-  return { ok: false, err: new VaultError(code, message) };
-}
-
-/**
- * A refusal that repeats for as long as nothing changes (locked, revoked):
- * recorded as refuseAll does, but coalesced per source (refusal-audit.ts).
- */
-function refuseAgain(
-  a: Access,
-  looked: readonly Looked[],
-  action: AuditAction,
-  code: ErrorCode,
-  message?: string,
-): Refusal {
-  const e = accessEvent(a.ctx, action, code, a.actor, a.source);
-  coalesceRefusal(a.ctx, a.tx, a.header, e, () => refuseAll(a, looked, action, code));
-  return { ok: false, err: new VaultError(code, message) };
-}
-
-/** A revoked agent's token is told what to do; an ended session's, that it is revoked. */
-const revokedText = (agent: AgentRecord): string =>
-  agent.revoked !== null ? AGENT_REVOKED : 'Token revoked.';
 
 /** Check, the caller: its token still good and the agent not locked. */
 function barred(a: Access, looked: readonly Looked[]): Refusal | null {
@@ -282,30 +126,6 @@ function checkRefs(
     else targets.push(c);
   }
   return { targets, refused, absent };
-}
-
-/** The lock an exfiltration attempt caused, audited where the attempt went. */
-function auditLock(a: Access): void {
-  appendAudit(
-    a.tx,
-    a.header,
-    accessEvent(a.ctx, 'locked', 'VLT-2043', a.actor, a.source, { host: a.host }),
-  );
-}
-
-/**
- * The refusal of a request whose exfiltration attempt was the agent's second
- * violation: the attempt is audited (`exfil`), and so is the lock it caused.
- */
-function lockedBy(a: Access, what: string): Refusal {
-  auditLock(a);
-  return {
-    ok: false,
-    err: new VaultError(
-      'VLT-2043',
-      `Second violation (${what}): agent locked; the owner must unlock it with the hardware key.`,
-    ),
-  };
 }
 
 const UNBOUND = 'a reference sent to a host its entry is not bound to';
@@ -530,80 +350,6 @@ export async function release(
   const who = { agent: session.agent.name, source, host };
   await accessTokens(ctx, decided.header, decided.targets, values, who);
   return refs.map((r) => values.get(keyOf(r)) as Secret);
-}
-
-/**
- * What the proxy saw that the host cannot: a request carrying references
- * whose Host is not where it goes (VLT-2048). The proxy refused it; this
- * reports it for the caller it acted for.
- */
-export interface Signal {
-  readonly kind: 'host_mismatch';
-  /** Where the request went: the CONNECT target, or the absolute-form URL's host. */
-  readonly host: string;
-  /** The references it carried, as written. */
-  readonly refs: readonly FieldRef[];
-}
-
-/** The code each signal is audited with: the refusal the proxy gave. */
-const SIGNAL_CODE: Record<Signal['kind'], ErrorCode> = { host_mismatch: 'VLT-2048' };
-
-/**
- * Records a signal the proxy reported as a violation of the caller's own
- * limits (policy.ts recordViolation), in one write transaction: its
- * references audited as `exfil` with the destination host (at most
- * AUDITED_REFUSALS + 1 records), and a `locked` record when it is the second.
- *
- * Who can report what: the token is the only name of the agent a signal is
- * about, so a report can only ever count against the agent (or the session's
- * agent) whose token it carries. A token the host refuses is VLT-2040 from
- * authenticate and counts against nobody. A locked agent's report writes
- * nothing (its lock is recorded already), so however many reports a caller
- * sends, it adds a bounded number of records between two unlocks.
- * @returns what it did: `recorded` a first violation, `lockdown` a second
- *   (the agent is locked), or nothing (`locked`: the agent was locked already).
- * @throws VaultError VLT-2040 (revoked, or the session ended), VLT-3004.
- */
-export async function reportSignal(
-  ctx: HostContext,
-  session: AgentSession,
-  signal: Signal,
-  source: string,
-): Promise<{ outcome: 'recorded' | 'lockdown' | 'locked' }> {
-  const q = asked(signal.refs);
-  const actor = agentActor(session.agent.name);
-  const done = await ctx.commitGrouped(
-    (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
-      tx.assertSealed();
-      const a: Access = {
-        tx,
-        ctx,
-        header: ctx.header(tx),
-        session,
-        view: view(tx, ctx, session),
-        actor,
-        source,
-        purpose: { kind: 'fill', host: signal.host },
-        host: signal.host,
-      };
-      const { agent, dead } = a.view;
-      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', revokedText(agent));
-      const counted = recordViolation(agent.rate, ctx.now());
-      if (counted.kind === 'locked') return { outcome: 'locked' };
-      tx.putRate(agent.id, counted.state);
-      const code = SIGNAL_CODE[signal.kind];
-      auditRefused(
-        a,
-        'exfil',
-        lookUp(a, q.distinct).map((l) => ({ l, code })),
-      );
-      if (counted.kind === 'lockdown') auditLock(a);
-      return { outcome: counted.kind };
-    },
-    (AUDITED_REFUSALS + 2) * RECORD_BYTES,
-  );
-  if (done instanceof VaultError) throw done;
-  return done;
 }
 
 function totpOr(purpose: Purpose, value: Buffer, now: number): Secret {

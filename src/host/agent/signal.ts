@@ -1,0 +1,98 @@
+/**
+ * What the proxy reports about a caller that the host cannot see itself
+ * (a Host that is not where the request went), counted as the caller's
+ * own violation.
+ */
+import { agentActor } from '../../core/audit.js';
+import { VaultError, type ErrorCode } from '../../core/errors.js';
+import { recordViolation } from '../../core/policy.js';
+import { type AgentSession } from './authenticate.js';
+import type { HostContext } from '../context.js';
+import { RECORD_BYTES } from '../../store/engine.js';
+import { type FieldRef } from './entry-check.js';
+import {
+  AUDITED_REFUSALS,
+  asked,
+  auditLock,
+  auditRefused,
+  lookUp,
+  revokedText,
+  view,
+  type Access,
+} from './access-records.js';
+
+// Step 1 of the order has a module of its own; its callers import it from here.
+
+/**
+ * What the proxy saw that the host cannot: a request carrying references
+ * whose Host is not where it goes (VLT-2048). The proxy refused it; this
+ * reports it for the caller it acted for.
+ */
+export interface Signal {
+  readonly kind: 'host_mismatch';
+  /** Where the request went: the CONNECT target, or the absolute-form URL's host. */
+  readonly host: string;
+  /** The references it carried, as written. */
+  readonly refs: readonly FieldRef[];
+}
+
+/** The code each signal is audited with: the refusal the proxy gave. */
+const SIGNAL_CODE: Record<Signal['kind'], ErrorCode> = { host_mismatch: 'VLT-2048' };
+
+/**
+ * Records a signal the proxy reported as a violation of the caller's own
+ * limits (policy.ts recordViolation), in one write transaction: its
+ * references audited as `exfil` with the destination host (at most
+ * AUDITED_REFUSALS + 1 records), and a `locked` record when it is the second.
+ *
+ * Who can report what: the token is the only name of the agent a signal is
+ * about, so a report can only ever count against the agent (or the session's
+ * agent) whose token it carries. A token the host refuses is VLT-2040 from
+ * authenticate and counts against nobody. A locked agent's report writes
+ * nothing (its lock is recorded already), so however many reports a caller
+ * sends, it adds a bounded number of records between two unlocks.
+ * @returns what it did: `recorded` a first violation, `lockdown` a second
+ *   (the agent is locked), or nothing (`locked`: the agent was locked already).
+ * @throws VaultError VLT-2040 (revoked, or the session ended), VLT-3004.
+ */
+export async function reportSignal(
+  ctx: HostContext,
+  session: AgentSession,
+  signal: Signal,
+  source: string,
+): Promise<{ outcome: 'recorded' | 'lockdown' | 'locked' }> {
+  const q = asked(signal.refs);
+  const actor = agentActor(session.agent.name);
+  const done = await ctx.commitGrouped(
+    (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
+      tx.assertSealed();
+      const a: Access = {
+        tx,
+        ctx,
+        header: ctx.header(tx),
+        session,
+        view: view(tx, ctx, session),
+        actor,
+        source,
+        purpose: { kind: 'fill', host: signal.host },
+        host: signal.host,
+      };
+      const { agent, dead } = a.view;
+      if (agent.revoked !== null || dead) return new VaultError('VLT-2040', revokedText(agent));
+      const counted = recordViolation(agent.rate, ctx.now());
+      if (counted.kind === 'locked') return { outcome: 'locked' };
+      tx.putRate(agent.id, counted.state);
+      const code = SIGNAL_CODE[signal.kind];
+      auditRefused(
+        a,
+        'exfil',
+        lookUp(a, q.distinct).map((l) => ({ l, code })),
+      );
+      if (counted.kind === 'lockdown') auditLock(a);
+      return { outcome: counted.kind };
+    },
+    (AUDITED_REFUSALS + 2) * RECORD_BYTES,
+  );
+  if (done instanceof VaultError) throw done;
+  return done;
+}
