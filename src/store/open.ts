@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import type { VaultStore } from './engine.js';
 import { scanInChild } from './lmdb/scan.js';
-export { isFailedCommitEcho } from './lmdb/failures.js';
+export { isFailedCommitEcho, diskFault } from './lmdb/failures.js';
 import { Store } from './lmdb/store.js';
 import { checkArgvUrl } from './location.js';
 import { displayUrl, PgStore } from './pg/pg.js';

@@ -17,9 +17,10 @@
  * ERRNO  EIO, ENOSPC or EROFS
  * SIZE   0 for any write, else only writes of exactly this many bytes
  *        (LMDB's meta page record: 128 bytes in this lmdb-js build)
- * PATH   the file (as /proc/self/fd/N reads) whose descriptors fail; ending
- *        in `*`, every file whose path begins with what precedes it (the
- *        start-up scan's scratch copy, `.check-<pid>/vault.mdb`)
+ * PATH   the file (as /proc/self/fd/N reads) whose descriptors fail, or a
+ *        shell pattern (fnmatch: `*` within one name) for files named only
+ *        once they are made: the start-up scan's scratch copy (its
+ *        directory `<vault>/.check-<pid>`), a backup's (in `.<name>.tmp-<random>`)
  *
  * An empty file switches every fault off. Each call failed appends a line
  * (call, size) to FAULT_SHIM_CTL.hits, so a test can tell that its fault was
@@ -35,6 +36,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,9 +103,27 @@ static void hit(const char *name, long n) {
   syscall(SYS_close, fd);
 }
 
+/*
+ * Set while this thread is inside fails(): a signal handler that calls a
+ * wrapped function meanwhile (libuv's SIGCHLD handler reads and writes its
+ * signal pipe) must not wait for the lock its own thread holds (a deadlock
+ * that hung the host), so such a call is never failed.
+ */
+static int decide(int which, int fd, long n, const char *name);
+static __thread int inside __attribute__((tls_model("initial-exec")));
+
 /* Whether this call on `fd` (writing `n` bytes, or -1 for no size) fails; errno set when it does. */
 static int fails(int which, int fd, long n, const char *name) {
-  if (getenv("FAULT_SHIM_CTL") == NULL) return 0;
+  if (inside || getenv("FAULT_SHIM_CTL") == NULL) return 0;
+  int saved = errno;
+  inside = 1;
+  int out = decide(which, fd, n, name);
+  inside = 0;
+  if (!out) errno = saved;
+  return out;
+}
+
+static int decide(int which, int fd, long n, const char *name) {
   pthread_mutex_lock(&lock);
   reload();
   int on = (calls & which) != 0 && (size == 0 || n == size);
@@ -118,9 +138,7 @@ static int fails(int which, int fd, long n, const char *name) {
     ssize_t len = readlink(link, target, sizeof target - 1);
     if (len < 0) return 0;
     target[len] = 0;
-    size_t wlen = strlen(want);
-    int prefix = wlen > 0 && want[wlen - 1] == '*';
-    if (prefix ? strncmp(target, want, wlen - 1) != 0 : strcmp(target, want) != 0) return 0;
+    if (fnmatch(want, target, FNM_PATHNAME | FNM_PERIOD) != 0) return 0;
   }
   hit(name, n);
   errno = e;

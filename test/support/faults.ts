@@ -151,7 +151,10 @@ export class FaultyHost {
   ): FaultyHost {
     const shim = buildShim(dir);
     const ctl = join(dir, 'faults.ctl');
-    writeFileSync(ctl, `${fault.calls.join(',')} ${fault.errno} ${fault.size ?? 0} ${fault.file}\n`);
+    writeFileSync(
+      ctl,
+      `${fault.calls.join(',')} ${fault.errno} ${fault.size ?? 0} ${fault.file}\n`,
+    );
     const proc = spawn(process.execPath, [cli, 'daemon'], {
       env: { ...rig.env, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
       stdio: ['ignore', 'ignore', 'pipe'],

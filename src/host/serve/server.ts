@@ -437,7 +437,9 @@ class HostRun {
           endSessionsOfEarlierHost(this.ctx, this.log);
         }
       })
-      .catch((err: unknown) => this.log(`the store scan failed: ${err instanceof Error ? err.name : typeof err}`))
+      .catch((err: unknown) =>
+        this.log(`the store scan failed: ${err instanceof Error ? err.name : typeof err}`),
+      )
       .finally(() => {
         this.#scanning = false;
         this.#scanned = Date.now();

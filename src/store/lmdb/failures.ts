@@ -82,14 +82,16 @@ const DISK_FAULTS: readonly (readonly [string, number, RegExp])[] = [
 
 /**
  * The name of the disk fault `err` is (EIO, ENOSPC, EROFS, EDQUOT), from
- * Node's file calls or lmdb-js's (which carries the errno as a number), or
- * null when it is not one (LMDB's own MDB_ codes: damage, a full map).
+ * Node's file calls or lmdb-js's (which carries the errno as a number, or,
+ * from its copy, only strerror's text), or null when it is not one (LMDB's
+ * own MDB_ codes: damage, a full map).
  */
 export function diskFault(err: unknown): string | null {
   if (!(err instanceof Error)) return null;
   const code = (err as { code?: unknown }).code;
   const found = DISK_FAULTS.find(
-    ([name, errno, text]) => code === name || (code === errno && text.test(err.message)),
+    ([name, errno, text]) =>
+      code === name || ((code === errno || code === undefined) && text.test(err.message)),
   );
   return found?.[0] ?? null;
 }

@@ -46,7 +46,7 @@ function readWhole(path: string): void {
   }
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
-    for (let at = 0; ; ) {
+    for (let at = 0; ;) {
       const n = readSync(fd, buf, 0, buf.length, at);
       if (n === 0) break;
       at += n;
@@ -145,7 +145,9 @@ if (path === undefined) {
     // A read the disk failed (EIO); else LMDB's code (MDB_PAGE_NOTFOUND: ...)
     // or what the check found; no record's content.
     const what = err instanceof Error ? err.message.split(':')[0]?.slice(0, 60) : 'error';
-    process.stdout.write(err instanceof ReadFault ? `fault ${err.message}\n` : `${what ?? 'error'}\n`);
+    process.stdout.write(
+      err instanceof ReadFault ? `fault ${err.message}\n` : `${what ?? 'error'}\n`,
+    );
     // An environment left mid-transaction by a failed write can hang its close.
     process.exit(1);
   }
