@@ -17,6 +17,7 @@ import { ERRORS, VaultError } from '../core/errors.js';
 import type { CliContext, Command } from './context.js';
 import { anchorMemory, proveAgain, refuseInsideRun, sentWithoutPassphrase } from './owner.js';
 import { hostEnv, resolvePaths, type Paths } from './paths.js';
+import { ACCEPT_FAKETIME } from '../client/test-build.js';
 
 // On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
 const { readFileSync } = process.getBuiltinModule('node:fs');
@@ -85,7 +86,8 @@ async function main(argv: readonly string[]): Promise<number> {
     vaultDir: paths.vaultDir,
     socketDir: paths.socketDir,
     daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
-    acceptFaketime: env.VAULT_ACCEPT_FAKETIME === '1',
+    // A test build's (src/client/test-build.ts), never the environment's.
+    acceptFaketime: ACCEPT_FAKETIME,
     // The hardened host runs as its own user: a client neither starts nor doubts it by pid.
     system: paths.systemHost,
     anchors: anchorMemory(paths.anchorsFile, paths.vaultDir),

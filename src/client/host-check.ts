@@ -27,8 +27,8 @@ export interface ExpectedHost {
   readonly script: string;
   /**
    * Accept a host under libfaketime (LD_PRELOAD and FAKETIME_* set): the
-   * tests that move the host's clock, by VAULT_ACCEPT_FAKETIME=1 in the
-   * owner's own environment. Nothing else is relaxed.
+   * tests that move the host's clock, in a test build only (ACCEPT_FAKETIME
+   * in test-build.ts; never from the environment). Nothing else is relaxed.
    */
   readonly acceptFaketime?: boolean;
   /** The hardened host's uid: then the socket and its directory must be that user's. */

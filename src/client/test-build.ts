@@ -10,3 +10,11 @@
 
 /** Accept a host preloaded with test/support/fault-shim.c (LD_PRELOAD=…/fault-shim.so, FAULT_SHIM_CTL). */
 export const ACCEPT_FAULT_SHIM: boolean = false;
+/**
+ * Accept a host under libfaketime (LD_PRELOAD=…/libfaketime…, FAKETIME_*):
+ * the tests that move the host's clock (test/support/faketime.ts). Before,
+ * VAULT_ACCEPT_FAKETIME=1 in the owner's environment did it: an agent that
+ * can set that environment could have the owner's client trust a host whose
+ * clock it moves (issue 42). A production build ignores that variable.
+ */
+export const ACCEPT_FAKETIME: boolean = false;

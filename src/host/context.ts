@@ -26,6 +26,14 @@ export class HostContext {
   private swapping = false;
   /** Set when the store could not be read whole at start (a damaged page): never opened here then. */
   damaged: string | null = null;
+  /**
+   * Set while the disk fails to read the store at start (EIO: a fault of the
+   * disk, not damage): every use refused with it (VLT-3004 naming the fault),
+   * and the start-up scan run again (`rescan`) until it reads whole.
+   */
+  scanFault: VaultError | null = null;
+  /** Runs the start-up scan again (the host sets it; at most one at a time, not more than once a second). */
+  rescan: () => void = () => {};
   /** Emits 'commit' after every write transaction this host commits (for audit --follow), 'close' before it closes. */
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
@@ -77,10 +85,16 @@ export class HostContext {
           'A page of the store cannot be read (run `vault-cli vault check`; restore a backup).',
         );
       }
+      if (this.scanFault !== null) {
+        this.rescan();
+        throw this.scanFault;
+      }
       try {
         this.opened = place.open();
       } catch (err) {
-        // A store that cannot be opened for writing cannot take an audit record: refuse.
+        // A store that cannot be opened for writing cannot take an audit record:
+        // refuse (naming the fault when the store says it: a disk that fails reads).
+        if (err instanceof VaultError && err.code === 'VLT-3004') throw err;
         throw new VaultError('VLT-3004', undefined, { cause: err });
       }
       this.opened.onForeignCommit(() => this.events.emit('commit'));

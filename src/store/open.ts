@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import type { VaultStore } from './engine.js';
 import { scanInChild } from './lmdb/scan.js';
-export { isFailedCommitEcho } from './lmdb/failures.js';
+export { isFailedCommitEcho, diskFault } from './lmdb/failures.js';
 import { Store } from './lmdb/store.js';
 import { checkArgvUrl } from './location.js';
 import { displayUrl, PgStore } from './pg/pg.js';
@@ -49,6 +49,7 @@ export interface StorePlace {
    * checksums): the store read whole, and written into on a copy, in a child
    * process, before anything in this one opens it. Null when it survives (or
    * there is no store yet), else what went wrong.
+   * @throws VaultError VLT-3004 when the disk fails to read it (EIO): not damage
    */
   scan?(): Promise<string | null>;
 }
@@ -124,6 +125,7 @@ export function openStoreFile(path: string): VaultStore {
  * A store file in the backup format read whole, and written into on a copy,
  * in a child process (lmdb/scan.ts): null when it survives, else what went
  * wrong. Before anything in this process opens it.
+ * @throws VaultError VLT-3004 when the disk fails to read it (EIO): not damage
  */
 export function scanStoreFile(path: string): Promise<string | null> {
   return scanInChild(path);

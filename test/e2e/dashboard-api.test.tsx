@@ -273,8 +273,9 @@ test(
       const lapi: DashboardApi = hostDashboardApi(
         {
           vaultDir: locked.vaultDir,
-          daemon: { node: process.execPath, script: CLI, env: locked.env },
-          // The host runs under libfaketime: the owner's client is told to accept it.
+          // The host runs under libfaketime, from the clock's test build: this
+          // in-process client is told to accept it, as that build's client is.
+          daemon: { node: process.execPath, script: clock.cli, env: locked.env },
           acceptFaketime: true,
         },
         PASSPHRASE,

@@ -17,8 +17,8 @@ import {
   settleHosts,
   waitGone,
 } from '../support/e2e-helpers.js';
-import { LIBFAKETIME } from '../support/faketime.js';
-import { CLI, Rig, fate, ok, type Result } from '../support/rig.js';
+import { LIBFAKETIME, faketimeBuild } from '../support/faketime.js';
+import { CLI, Rig, fate, ok, runCli, type Result } from '../support/rig.js';
 
 function daemon(rig: Rig, env: Record<string, string> = {}): ChildProcess {
   return spawn(process.execPath, [CLI, 'daemon'], {
@@ -281,18 +281,34 @@ describe('the owner’s client checks the host before it sends the passphrase', 
     assert.match(assertRefused(r, 'VLT-3010'), /NODE_COMPILE_CACHE/);
   });
 
-  test('the real host under faketime gets no passphrase (unless the owner says so)', async (t) => {
+  test('the real host under faketime gets no passphrase, VAULT_ACCEPT_FAKETIME=1 or not: only a test build accepts it', async (t) => {
     if (LIBFAKETIME === null)
       return t.skip('libfaketime is not installed (apt-get install faketime)');
     ok(await rig.owner(['entry', 'ls']));
     const pid = await hostPid(rig);
     process.kill(pid, 'SIGKILL');
     assert.ok(await waitGone(pid));
-    squatter = daemon(rig, { LD_PRELOAD: LIBFAKETIME, FAKETIME: '+1d' });
-    await waitListening(rig, pid);
+    const faked = { LD_PRELOAD: LIBFAKETIME, FAKETIME: '+1d' };
+    squatter = daemon(rig, faked);
+    const fakedPid = await waitListening(rig, pid);
     const r = await rig.owner(['entry', 'ls']);
     assert.match(assertRefused(r, 'VLT-3010'), /LD_PRELOAD/);
-    ok(await rig.owner(['entry', 'ls'], { env: { VAULT_ACCEPT_FAKETIME: '1' } }));
+    // An agent that can set the owner's environment cannot turn the check off:
+    // the variable that did (before issue 42) is ignored by a production build.
+    const told = await rig.owner(['entry', 'ls'], { env: { VAULT_ACCEPT_FAKETIME: '1' } });
+    assert.match(assertRefused(told, 'VLT-3010'), /LD_PRELOAD/);
+    // A test build (ACCEPT_FAKETIME set in a copy of dist) accepts a host under
+    // libfaketime started from its own script, and nothing else.
+    await unsquat();
+    assert.ok(await waitGone(fakedPid));
+    const cli = faketimeBuild(rig.root);
+    squatter = spawn(process.execPath, [cli, 'daemon'], {
+      env: { ...rig.env, ...faked },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await waitListening(rig, fakedPid);
+    ok(await runCli(['entry', 'ls'], rig.env, {}, cli));
+    assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3010');
   });
 
   test('with the real host back, owner commands work again', async () => {

@@ -4,8 +4,8 @@
  * test rewrites. Only the wall clock is faked; timers keep real time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { CLI, type Rig } from './rig.js';
 
 const LIBS = [
@@ -15,17 +15,40 @@ const LIBS = [
 
 export const LIBFAKETIME = LIBS.find((p) => existsSync(p)) ?? null;
 
+/**
+ * A copy of the built tree in `dir` whose owner's client accepts a host under
+ * libfaketime (ACCEPT_FAKETIME in src/client/test-build.ts set true in the
+ * copy only): a build flag, which a production build never has, not an
+ * environment variable an agent could set. Returns its CLI script; the host
+ * must be started from the same script (the client checks that).
+ */
+export function faketimeBuild(dir: string): string {
+  const root = join(dirname(CLI), '..', '..', '..');
+  const to = join(dir, 'faketime-build');
+  cpSync(join(root, 'dist'), join(to, 'dist'), { recursive: true });
+  cpSync(join(root, 'package.json'), join(to, 'package.json'));
+  symlinkSync(join(root, 'node_modules'), join(to, 'node_modules'));
+  const flag = join(to, 'dist', 'src', 'client', 'test-build.js');
+  const built = readFileSync(flag, 'utf8');
+  if (!/ACCEPT_FAKETIME = false/.test(built)) throw new Error(`${flag}: no flag to set`);
+  writeFileSync(flag, built.replace('ACCEPT_FAKETIME = false', 'ACCEPT_FAKETIME = true'));
+  return join(to, 'dist', 'src', 'cli', 'main.js');
+}
+
 export class FakeClock {
   private offset = 0;
   private readonly file: string;
   private host: ChildProcess | null = null;
+  /** The test build the host runs and the rig's commands now run (faketimeBuild). */
+  readonly cli: string;
 
   constructor(private readonly rig: Rig) {
     this.file = join(rig.root, 'faketime');
     this.write();
     // The owner's client checks the host before sending the passphrase, and a
-    // host under a preload is not one it trusts unless told (host-check.ts).
-    (rig.env as Record<string, string>).VAULT_ACCEPT_FAKETIME = '1';
+    // host under a preload is not one it trusts: only a test build's is.
+    this.cli = faketimeBuild(rig.root);
+    rig.cli = this.cli;
   }
 
   private write(): void {
@@ -46,7 +69,7 @@ export class FakeClock {
   /** Starts the host under libfaketime and waits until it answers. */
   async start(): Promise<void> {
     if (LIBFAKETIME === null) throw new Error('libfaketime not installed');
-    this.host = spawn(process.execPath, [CLI, 'daemon'], {
+    this.host = spawn(process.execPath, [this.cli, 'daemon'], {
       env: {
         ...this.rig.env,
         LD_PRELOAD: LIBFAKETIME,

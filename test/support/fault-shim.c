@@ -10,20 +10,33 @@
  *   CALLS ERRNO SIZE PATH
  *
  * CALLS  comma-separated: pwrite (pwrite, pwrite64, pwritev), write (write,
- *        writev), fdatasync, fsync, msync, ftruncate, fallocate
+ *        writev), fdatasync, fsync, msync, ftruncate, fallocate, pread
+ *        (pread, pread64, preadv: LMDB reads its meta pages so when it
+ *        opens a file; its other reads are of the map, which no shim sees),
+ *        read (read, readv)
  * ERRNO  EIO, ENOSPC or EROFS
  * SIZE   0 for any write, else only writes of exactly this many bytes
  *        (LMDB's meta page record: 128 bytes in this lmdb-js build)
- * PATH   the file (as /proc/self/fd/N reads) whose descriptors fail
+ * PATH   the file (as /proc/self/fd/N reads) whose descriptors fail, or a
+ *        shell pattern (fnmatch: `*` within one name) for files named only
+ *        once they are made: the start-up scan's scratch copy (its
+ *        directory `<vault>/.check-<pid>`), a backup's (in `.<name>.tmp-<random>`)
  *
  * An empty file switches every fault off. Each call failed appends a line
  * (call, size) to FAULT_SHIM_CTL.hits, so a test can tell that its fault was
  * met. msync has no descriptor: it fails for every mapping while on.
+ *
+ * A child the process starts keeps the shim even when it is given an
+ * environment of its own (the host's start-up scan runs in a child whose
+ * environment is PATH only): execve adds LD_PRELOAD and FAULT_SHIM_CTL, as
+ * this process was started with them, to the child's environment (as does
+ * execvp, which libuv calls once it has set `environ` to the child's).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +47,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { C_PWRITE = 1, C_WRITE = 2, C_FDATASYNC = 4, C_FSYNC = 8, C_MSYNC = 16, C_FTRUNCATE = 32, C_FALLOCATE = 64 };
+enum { C_PWRITE = 1, C_WRITE = 2, C_FDATASYNC = 4, C_FSYNC = 8, C_MSYNC = 16, C_FTRUNCATE = 32, C_FALLOCATE = 64, C_PREAD = 128, C_READ = 256 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stat seen;
@@ -72,6 +85,8 @@ static void reload(void) {
          : strcmp(s, "msync") == 0     ? C_MSYNC
          : strcmp(s, "ftruncate") == 0 ? C_FTRUNCATE
          : strcmp(s, "fallocate") == 0 ? C_FALLOCATE
+         : strcmp(s, "pread") == 0     ? C_PREAD
+         : strcmp(s, "read") == 0      ? C_READ
                                        : 0;
   }
   calls = c;
@@ -88,9 +103,27 @@ static void hit(const char *name, long n) {
   syscall(SYS_close, fd);
 }
 
+/*
+ * Set while this thread is inside fails(): a signal handler that calls a
+ * wrapped function meanwhile (libuv's SIGCHLD handler reads and writes its
+ * signal pipe) must not wait for the lock its own thread holds (a deadlock
+ * that hung the host), so such a call is never failed.
+ */
+static int decide(int which, int fd, long n, const char *name);
+static __thread int inside __attribute__((tls_model("initial-exec")));
+
 /* Whether this call on `fd` (writing `n` bytes, or -1 for no size) fails; errno set when it does. */
 static int fails(int which, int fd, long n, const char *name) {
-  if (getenv("FAULT_SHIM_CTL") == NULL) return 0;
+  if (inside || getenv("FAULT_SHIM_CTL") == NULL) return 0;
+  int saved = errno;
+  inside = 1;
+  int out = decide(which, fd, n, name);
+  inside = 0;
+  if (!out) errno = saved;
+  return out;
+}
+
+static int decide(int which, int fd, long n, const char *name) {
   pthread_mutex_lock(&lock);
   reload();
   int on = (calls & which) != 0 && (size == 0 || n == size);
@@ -105,7 +138,7 @@ static int fails(int which, int fd, long n, const char *name) {
     ssize_t len = readlink(link, target, sizeof target - 1);
     if (len < 0) return 0;
     target[len] = 0;
-    if (strcmp(target, want) != 0) return 0;
+    if (fnmatch(want, target, FNM_PATHNAME | FNM_PERIOD) != 0) return 0;
   }
   hit(name, n);
   errno = e;
@@ -171,4 +204,70 @@ int posix_fallocate(int fd, off_t off, off_t n) {
   REAL(posix_fallocate);
   /* posix_fallocate returns the error rather than setting errno. */
   return fails(C_FALLOCATE, fd, -1, "posix_fallocate") ? errno : real(fd, off, n);
+}
+ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+  REAL(pread);
+  return fails(C_PREAD, fd, (long)n, "pread") ? -1 : real(fd, buf, n, off);
+}
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off) {
+  REAL(pread64);
+  return fails(C_PREAD, fd, (long)n, "pread64") ? -1 : real(fd, buf, n, off);
+}
+ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
+  REAL(preadv);
+  return fails(C_PREAD, fd, iovlen(iov, cnt), "preadv") ? -1 : real(fd, iov, cnt, off);
+}
+ssize_t read(int fd, void *buf, size_t n) {
+  REAL(read);
+  return fails(C_READ, fd, (long)n, "read") ? -1 : real(fd, buf, n);
+}
+ssize_t readv(int fd, const struct iovec *iov, int cnt) {
+  REAL(readv);
+  return fails(C_READ, fd, iovlen(iov, cnt), "readv") ? -1 : real(fd, iov, cnt);
+}
+
+/*
+ * The shim's own two variables, as this process was started with them (a
+ * child's exec may come after its environment was replaced), and execve
+ * resolved before any fork: the child of a vfork may not call dlsym.
+ */
+static char keep_preload[4200], keep_ctl[4200];
+static __typeof__(execve) *real_execve;
+static __typeof__(execvp) *real_execvp;
+
+__attribute__((constructor)) static void keep(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  const char *ctl = getenv("FAULT_SHIM_CTL");
+  if (pre != NULL && ctl != NULL && strlen(pre) < 4000 && strlen(ctl) < 4000) {
+    snprintf(keep_preload, sizeof keep_preload, "LD_PRELOAD=%s", pre);
+    snprintf(keep_ctl, sizeof keep_ctl, "FAULT_SHIM_CTL=%s", ctl);
+  }
+  real_execve = (__typeof__(execve) *)dlsym(RTLD_NEXT, "execve");
+  real_execvp = (__typeof__(execvp) *)dlsym(RTLD_NEXT, "execvp");
+}
+
+/* `envp` with the shim's two variables as this process was started with them (in a static array: no malloc after fork). */
+static char *const *with_shim(char *const envp[]) {
+  static char *with[1024];
+  if (keep_ctl[0] == 0 || envp == NULL) return envp;
+  int n = 0;
+  for (int i = 0; envp[i] != NULL && n < 1020; i++) {
+    if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0 || strncmp(envp[i], "FAULT_SHIM_CTL=", 15) == 0)
+      continue;
+    with[n++] = envp[i];
+  }
+  with[n++] = keep_preload;
+  with[n++] = keep_ctl;
+  with[n] = NULL;
+  return with;
+}
+
+int execve(const char *file, char *const argv[], char *const envp[]) {
+  return real_execve(file, argv, with_shim(envp));
+}
+
+/* libuv sets `environ` to the child's environment, then calls execvp. */
+int execvp(const char *file, char *const argv[]) {
+  environ = (char **)with_shim(environ);
+  return real_execvp(file, argv);
 }

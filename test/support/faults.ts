@@ -32,7 +32,15 @@ import { CLI, terminate, type Result, type Rig } from './rig.js';
 const OWNER_DEADLINE_MS = 120_000;
 
 export type FaultCall =
-  'pwrite' | 'write' | 'fdatasync' | 'fsync' | 'msync' | 'ftruncate' | 'fallocate';
+  | 'pwrite'
+  | 'write'
+  | 'fdatasync'
+  | 'fsync'
+  | 'msync'
+  | 'ftruncate'
+  | 'fallocate'
+  | 'pread'
+  | 'read';
 export type FaultErrno = 'EIO' | 'ENOSPC' | 'EROFS';
 
 /** LMDB's meta page record, as this lmdb-js build writes it (pwrite64 of 128 bytes on its O_DSYNC descriptor). */
@@ -101,6 +109,8 @@ export function ownerOn(
 /** A host running under the shim, and the switch for its faults. */
 export class FaultyHost {
   readonly ctl: string;
+  /** What the host wrote on stderr (its log), when started by startFailing. */
+  log = '';
   private constructor(
     readonly proc: ChildProcess,
     dir: string,
@@ -165,6 +175,32 @@ export class FaultyHost {
   hits(): string[] {
     const f = `${this.ctl}.hits`;
     return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
+  }
+
+  /**
+   * As start(), with the fault already on when the host starts (its start-up
+   * scan, a child that the shim follows into, meets it). It does not wait
+   * for the socket: a start that the fault makes fail shows as an exit.
+   */
+  static startFailing(
+    rig: Rig,
+    dir: string,
+    cli: string,
+    fault: { calls: readonly FaultCall[]; errno: FaultErrno; file: string; size?: number },
+  ): FaultyHost {
+    const shim = buildShim(dir);
+    const ctl = join(dir, 'faults.ctl');
+    writeFileSync(
+      ctl,
+      `${fault.calls.join(',')} ${fault.errno} ${fault.size ?? 0} ${fault.file}\n`,
+    );
+    const proc = spawn(process.execPath, [cli, 'daemon'], {
+      env: { ...rig.env, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const host = new FaultyHost(proc, dir);
+    proc.stderr?.on('data', (c: Buffer) => (host.log += c.toString('utf8')));
+    return host;
   }
 
   #set(line: string): void {

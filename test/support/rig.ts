@@ -34,6 +34,7 @@ export function runCli(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   opts: RunOptions = {},
+  cli = CLI,
 ): Promise<Result> {
   return new Promise((resolve, reject) => {
     const merged: NodeJS.ProcessEnv = { ...env };
@@ -41,7 +42,7 @@ export function runCli(
       if (v === undefined) delete merged[k];
       else merged[k] = v;
     }
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [cli, ...args], {
       env: merged,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -110,6 +111,11 @@ export class Rig {
   readonly passphraseFile: string;
   /** Environment of the owner: passphrase file set. */
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * The CLI script owner() and agent() run: the built one, or a test build
+   * (test/support/faketime.ts sets one whose client accepts its faked host).
+   */
+  cli = CLI;
 
   constructor() {
     this.root = mkdtempSync(join(tmpdir(), 'vault-cli-test-'));
@@ -137,13 +143,13 @@ export class Rig {
 
   /** Runs as the owner (passphrase file in the environment). */
   owner(args: readonly string[], opts: RunOptions = {}): Promise<Result> {
-    return runCli(args, this.env, opts);
+    return runCli(args, this.env, opts, this.cli);
   }
 
   /** Runs as an agent: no passphrase file; `token` in VAULT_TOKEN when given. */
   agent(args: readonly string[], token?: string, opts: RunOptions = {}): Promise<Result> {
     const env = { ...this.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token, ...opts.env };
-    return runCli(args, this.env, { ...opts, env });
+    return runCli(args, this.env, { ...opts, env }, this.cli);
   }
 
   /** `vault create`, failing the test when it does not succeed. */

@@ -739,7 +739,7 @@ const LEDGER: Record<string, Entry> = {
       tested('host-identity', 'the real host started with NODE_COMPILE_CACHE gets no passphrase'),
       tested(
         'host-identity',
-        'the real host under faketime gets no passphrase (unless the owner says so)',
+        'the real host under faketime gets no passphrase, VAULT_ACCEPT_FAKETIME=1 or not: only a test build accepts it',
       ),
     ],
     hardened: [STORE_UNREADABLE],

@@ -119,6 +119,9 @@ function takeHostLock(dir: string): number | null {
 
 export class HostAlreadyRunning extends Error {}
 
+/** The least time between two runs of the start-up scan while the disk fails to read the store. */
+const RESCAN_MS = 1000;
+
 /**
  * No `run` holds a session of an earlier host: their sessions end before the
  * first request. A store that cannot be read or written for it (a header that
@@ -376,13 +379,13 @@ class HostRun {
       // instead of reading too; the child never takes host.lock. It costs the
       // start about 0.1 s on a 100 KB store, most of it the child's Node start,
       // and about 1.1 s on a 30 MB one (docs/how-it-works.md).
-      this.ctx.damaged = (await this.ctx.place().scan?.()) ?? null;
-      if (this.ctx.damaged !== null)
-        this.log(`the store cannot be read whole: ${this.ctx.damaged}`);
+      await this.#scan();
+      this.ctx.rescan = this.#rescan;
       // Before the socket listens, so that a start that fails ends here, with
       // nothing served: a start that threw after listening left a host serving
       // half-started, with no idle stop and no signal handlers.
-      if (this.ctx.damaged === null) endSessionsOfEarlierHost(this.ctx, this.log);
+      if (this.ctx.damaged === null && this.ctx.scanFault === null)
+        endSessionsOfEarlierHost(this.ctx, this.log);
       // Under the lock, a socket file left here is a dead host's: no live host can own it.
       rmSync(socketPath, { force: true });
       await listenOnce(this.#server, socketPath);
@@ -392,6 +395,56 @@ class HostRun {
       throw err;
     }
   }
+
+  /**
+   * The start-up scan (above): damage found is kept (VLT-3034 until `vault
+   * check` or a restore); a disk that fails to read the store (EIO) is not
+   * damage: it is kept as the refusal naming it (VLT-3004), and the scan runs
+   * again on a later request (#rescan) until the store reads whole.
+   */
+  async #scan(): Promise<void> {
+    try {
+      this.ctx.damaged = (await this.ctx.place().scan?.()) ?? null;
+      this.ctx.scanFault = null;
+    } catch (err) {
+      if (!(err instanceof VaultError && err.code === 'VLT-3004')) throw err;
+      this.ctx.scanFault = err;
+      this.log(`the start-up scan: ${err.message}`);
+      return;
+    }
+    if (this.ctx.damaged !== null) this.log(`the store cannot be read whole: ${this.ctx.damaged}`);
+  }
+
+  /** When the scan ended last (ms since the epoch), and whether one runs now. */
+  #scanned = Date.now();
+  #scanning = false;
+
+  /**
+   * The start-up scan again, after a disk fault kept the store unread: asked
+   * by each request refused meanwhile, run at most once at a time and not
+   * within a second of the last one (a scan reads the whole file). Once it
+   * reads whole, the sessions of an earlier host end, as at a start, in the
+   * same turn that lets requests open the store.
+   */
+  readonly #rescan = (): void => {
+    if (this.#scanning || this.#stopping || Date.now() - this.#scanned < RESCAN_MS) return;
+    this.#scanning = true;
+    void this.#scan()
+      .then(() => {
+        if (this.#stopping) return;
+        if (this.ctx.damaged === null && this.ctx.scanFault === null) {
+          this.log('the store reads whole again: serving');
+          endSessionsOfEarlierHost(this.ctx, this.log);
+        }
+      })
+      .catch((err: unknown) =>
+        this.log(`the store scan failed: ${err instanceof Error ? err.name : typeof err}`),
+      )
+      .finally(() => {
+        this.#scanning = false;
+        this.#scanned = Date.now();
+      });
+  };
 
   /** Also takes remote agents over TCP with TLS, when asked (remote.ts). */
   async listenRemote(): Promise<void> {

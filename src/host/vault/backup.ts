@@ -35,7 +35,7 @@ import { Secret } from '../../crypto/secret.js';
 import type { Tx } from '../../store/tx.js';
 import type { VaultStore } from '../../store/engine.js';
 import { appendAudit } from '../audit/log.js';
-import { openStoreFile, scanStoreFile } from '../../store/open.js';
+import { diskFault, openStoreFile, scanStoreFile } from '../../store/open.js';
 import { checkStore } from './check.js';
 import { HostContext } from '../context.js';
 import { openName } from '../keys/grants.js';
@@ -99,6 +99,7 @@ const OUTPUT_ERRORS: Readonly<Record<string, string>> = {
   ENOSPC: 'its file system is full',
   EDQUOT: 'the disk quota is used up',
   EXDEV: 'it crosses file systems',
+  EIO: 'its disk reported an I/O error',
 };
 
 /**
@@ -134,7 +135,9 @@ export function checkOutputPath(path: string, what: string): void {
  * and why; anything else as it is.
  */
 export function outputFailure(err: unknown, path: string, what: string): unknown {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  // lmdb-js's copy reports the errno as a number (and its text): named as Node names it.
+  const code = typeof errno === 'string' ? errno : diskFault(err);
   if (err instanceof VaultError || typeof code !== 'string') return err;
   const why = OUTPUT_ERRORS[code];
   if (why === undefined) return err;
@@ -171,11 +174,23 @@ export async function backupVault(
     } catch (err) {
       throw outputFailure(err, target, 'backup');
     }
-    const damage = await scanStoreFile(tmp);
-    if (damage !== null)
-      throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
-    const bytes = statSync(tmp).size;
-    const summary = await withStoreFile(tmp, (s) => s.read((tx) => summarize(tx, target, bytes)));
+    let summary: BackupSummary;
+    try {
+      const damage = await scanStoreFile(tmp);
+      if (damage !== null)
+        throw new VaultError('VLT-3034', `The copy cannot be read whole: ${damage}.`);
+      const bytes = statSync(tmp).size;
+      summary = await withStoreFile(tmp, (s) => s.read((tx) => summarize(tx, target, bytes)));
+    } catch (err) {
+      // The disk failed to read the copy back (EIO): no backup, and not the vault's fault.
+      if (!(err instanceof VaultError && err.code === 'VLT-3004')) throw err;
+      const fault = /\((E[A-Z]+)\)/.exec(err.message)?.[1] ?? 'EIO';
+      throw new VaultError(
+        'VLT-1002',
+        `Cannot write the backup to ${target}: the copy did not read back, ${OUTPUT_ERRORS[fault] ?? 'its disk failed'} (${fault}).`,
+        { cause: err },
+      );
+    }
     try {
       renameSync(tmp, target);
       fsyncPath(dir);

@@ -71,3 +71,43 @@ export async function commitCause(err: unknown): Promise<unknown> {
     clearTimeout(timer);
   }
 }
+
+/** A failing disk's errors, by name: Node's `code`, and lmdb-js's (the errno number, its strerror text). */
+const DISK_FAULTS: readonly (readonly [string, number, RegExp])[] = [
+  ['EIO', 5, /input\/output error/i],
+  ['ENOSPC', 28, /no space left on device/i],
+  ['EROFS', 30, /read-only file system/i],
+  ['EDQUOT', 122, /disk quota exceeded/i],
+];
+
+/**
+ * The name of the disk fault `err` is (EIO, ENOSPC, EROFS, EDQUOT), from
+ * Node's file calls or lmdb-js's (which carries the errno as a number, or,
+ * from its copy, only strerror's text), or null when it is not one (LMDB's
+ * own MDB_ codes: damage, a full map).
+ */
+export function diskFault(err: unknown): string | null {
+  if (!(err instanceof Error)) return null;
+  const code = (err as { code?: unknown }).code;
+  const found = DISK_FAULTS.find(
+    ([name, errno, text]) =>
+      code === name || ((code === errno || code === undefined) && text.test(err.message)),
+  );
+  return found?.[0] ?? null;
+}
+
+/**
+ * A store file the disk failed to read (`fault`: EIO, as diskFault names it):
+ * VLT-3004, as every refusal for a disk that fails (nothing can be released
+ * without its audit record), naming the cause; not damage (VLT-3034), which
+ * the file may well not have once the disk reads again.
+ */
+export function readFailure(fault: string): VaultError {
+  const why =
+    WRITE_FAILURES.find(([pattern]) => pattern.test(fault))?.[1] ??
+    `the vault’s disk failed (${fault})`;
+  return new VaultError(
+    'VLT-3004',
+    `The store file could not be read: ${why}; access refused until it can be.`,
+  );
+}

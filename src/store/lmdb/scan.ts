@@ -10,6 +10,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processRunning } from '../../kernel/process.js';
+import { readFailure } from './failures.js';
 
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
@@ -33,7 +34,10 @@ function removeDeadScratch(dir: string): void {
   }
 }
 
-/** Reads the whole store file in a child process: null when it survives, else what went wrong. */
+/**
+ * Reads the whole store file in a child process: null when it survives, else what went wrong.
+ * @throws VaultError VLT-3004 when the disk fails to read the file (EIO): a fault of the disk, not damage
+ */
 export function scanInChild(storePath: string, writes = true): Promise<string | null> {
   // Built, the worker is scan-worker.js beside this file; run from source (tests), the .ts through tsx.
   // (From source, the built worker when there is one: tsx costs the child half a second.)
@@ -49,7 +53,7 @@ export function scanInChild(storePath: string, writes = true): Promise<string | 
       : ['--import', 'tsx', here.replace(/scan\.ts$/, 'scan-worker.ts'), storePath];
   if (!writes) args.push('--read-only');
   removeDeadScratch(dirname(storePath));
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     // stdin stays open, unused: the worker learns from its end that this process died.
     const child = spawn(process.execPath, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -66,7 +70,9 @@ export function scanInChild(storePath: string, writes = true): Promise<string | 
         rmSync(join(dirname(storePath), `.check-${child.pid}`), { recursive: true, force: true });
       }
       const doing = /^read [0-9]+/.test(out) ? 'writing into it' : 'reading it';
+      const fault = /^fault (E[A-Z]+)\n/.exec(out)?.[1];
       if (code === 0 && /(^|\n)ok [0-9]+\n$/.test(out)) resolve(null);
+      else if (fault !== undefined) reject(readFailure(fault));
       else if (signal === 'SIGKILL') resolve(`${doing} did not finish (a damaged page loops)`);
       else if (signal !== null) resolve(`${doing} crashed (${signal})`);
       else {

@@ -8,14 +8,14 @@
  * (`writeDurable`). A reply the host sends after either describes durable
  * state.
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { STORE_FILE } from '../../core/protocol.js';
 import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
 import { VaultError } from '../../core/errors.js';
-import { commitCause, commitFailure } from './failures.js';
+import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
 import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
 import { LmdbRows, quiet } from './rows.js';
@@ -28,6 +28,27 @@ import { LmdbRows, quiet } from './rows.js';
  * on a sound store, which the host's transactions never come near.
  */
 const PROBE_CHUNK = 64;
+
+/**
+ * Reads the file's first 64 KiB (its two meta pages, at any page size LMDB
+ * uses) through read(2) before LMDB opens it. A read the disk fails there
+ * (EIO) crashes lmdb-js's open: a failed mdb_env_open frees its environment's
+ * context twice (lmdb-js 3.5.6, EnvWrap::openEnv), SIGSEGV. Here it is the
+ * refusal that names it (VLT-3004). A file not there yet is LMDB's to create.
+ * @throws VaultError VLT-3004 when the disk fails the read
+ */
+function readMetaPages(path: string): void {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, 'r');
+    readSync(fd, Buffer.alloc(65536), 0, 65536, 0);
+  } catch (err) {
+    const fault = diskFault(err);
+    if (fault !== null) throw readFailure(fault);
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
 
 /** A write waiting for the end of its turn of the event loop (Store.writeDurable). */
 interface Queued {
@@ -76,8 +97,10 @@ export class Store implements VaultStore {
 
   /** Opens a store file by its path (a backup being inspected or restored). */
   static openFile(path: string, readOnly = false): Store {
-    const opener = () =>
-      open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
+    const opener = () => {
+      readMetaPages(path);
+      return open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
+    };
     return new Store(opener(), path, opener);
   }
 
