@@ -162,7 +162,8 @@ export class FaultyHost {
     } catch {
       threads += ' (gone)';
     }
-    const log = readFileSync(join(dirname(this.ctl), 'faulty-host.log'), 'utf8');
+    const file = join(dirname(this.ctl), 'faulty-host.log');
+    const log = existsSync(file) ? readFileSync(file, 'utf8') : this.log;
     return `host ${pid} threads${threads}; hits ${this.hits().length}; log:\n${log.split('\n').slice(-40).join('\n')}`;
   }
 
