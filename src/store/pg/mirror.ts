@@ -8,6 +8,7 @@
 import { Packr } from 'msgpackr';
 import type { KeyRange, Rows } from '../tx.js';
 import { rowTag, sealedKey, xorInto } from '../seal.js';
+import { SortedKeys } from './sorted-keys.js';
 
 /**
  * Plain MessagePack, every record self-contained: no shared structures (which
@@ -24,21 +25,17 @@ export function decodeRecord(raw: Buffer): unknown {
   return packr.unpack(raw);
 }
 
-/** Binary search: the index of the first key >= `key`. */
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((keys[mid] as string) < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+/**
+ * How many decoded records a host keeps beside the encoded rows: the ones
+ * its requests use again and again (agents, their rate records, the header),
+ * not every row (issue 37: a decoded copy of each of 700,000 rows was most
+ * of a host's 1.1 GB).
+ */
+const DECODED = 4096;
 
 export class Mirror implements Rows {
   /** Sorted, as LMDB orders string keys (ASCII keys: code units and bytes agree). */
-  private readonly keys: string[] = [];
+  private keys = new SortedKeys();
   private readonly raw = new Map<string, Buffer>();
   private readonly decoded = new Map<string, unknown>();
   /** The database version these rows are at; 0 before the first load. */
@@ -54,7 +51,11 @@ export class Mirror implements Rows {
 
   /** Applies rows fetched from the database (null: deleted there). */
   apply(rows: readonly { key: string; value: Buffer | null }[], version: number): void {
-    for (const r of rows) this.setRaw(r.key, r.value);
+    if (this.keys.size === 0 && this.digest === null && this.undo === null) {
+      // A first load: every key set, then sorted once.
+      for (const r of rows) if (r.value !== null) this.raw.set(r.key, r.value);
+      this.keys = SortedKeys.from([...this.raw.keys()]);
+    } else for (const r of rows) this.setRaw(r.key, r.value);
     this.version = version;
   }
 
@@ -67,7 +68,9 @@ export class Mirror implements Rows {
 
   private tagOf(sealKey: Buffer, key: string): Buffer {
     try {
-      return rowTag(sealKey, key, this.get(key));
+      // Decoded for the tag only: not kept (the cache holds what requests use).
+      const raw = this.raw.get(key);
+      return rowTag(sealKey, key, raw === undefined ? undefined : decodeRecord(raw));
     } catch {
       // A row that does not decode is no row the vault sealed.
       return Buffer.alloc(32, 0xff);
@@ -87,15 +90,10 @@ export class Mirror implements Rows {
   private changeRaw(key: string, value: Buffer | null): void {
     this.decoded.delete(key);
     if (value === null) {
-      if (!this.raw.delete(key)) return;
-      const at = lowerBound(this.keys, key);
-      if (this.keys[at] === key) this.keys.splice(at, 1);
+      if (this.raw.delete(key)) this.keys.delete(key);
       return;
     }
-    if (!this.raw.has(key)) {
-      const at = lowerBound(this.keys, key);
-      this.keys.splice(at, 0, key);
-    }
+    if (!this.raw.has(key)) this.keys.insert(key);
     this.raw.set(key, value);
   }
 
@@ -104,16 +102,20 @@ export class Mirror implements Rows {
     const raw = this.raw.get(key);
     if (raw === undefined) return undefined;
     const value = decodeRecord(raw);
+    if (this.decoded.size >= DECODED) {
+      // The oldest decoded goes first (a Map keeps insertion order).
+      for (const old of this.decoded.keys()) {
+        this.decoded.delete(old);
+        break;
+      }
+    }
     this.decoded.set(key, value);
     return value;
   }
 
   /** A snapshot of the range, so a transaction may remove what it iterates. */
   getKeys(range: KeyRange): string[] {
-    const from = range.start === undefined ? 0 : lowerBound(this.keys, range.start);
-    const to = range.end === undefined ? this.keys.length : lowerBound(this.keys, range.end);
-    const out = this.keys.slice(from, Math.max(from, to));
-    return range.limit === undefined ? out : out.slice(0, range.limit);
+    return this.keys.range(range.start, range.end, range.limit);
   }
 
   getRange(range: KeyRange): { key: string; value: unknown }[] {
@@ -186,6 +188,6 @@ export class Mirror implements Rows {
   }
 
   get size(): number {
-    return this.keys.length;
+    return this.keys.size;
   }
 }

@@ -33,6 +33,12 @@ export type PgRequest =
   | { readonly op: 'refresh'; readonly since: number }
   | { readonly op: 'begin'; readonly since: number }
   | {
+      readonly op: 'load';
+      /** The last key of the page before; null: the first page, which opens the snapshot. */
+      readonly after: string | null;
+      readonly limit: number;
+    }
+  | {
       readonly op: 'commit';
       readonly version: number;
       readonly keys: string[];
@@ -53,6 +59,8 @@ export type PgReply =
       readonly version?: number;
       readonly rows?: PgRow[];
       readonly missing?: boolean;
+      /** A load's last page (its snapshot closed). */
+      readonly done?: boolean;
     }
   | {
       readonly ok: false;
@@ -182,6 +190,44 @@ async function handle(req: PgRequest): Promise<PgReply> {
       if (first === undefined) return { ok: true, missing: true };
       const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
       return { ok: true, version: Number(first.v), rows };
+    }
+    case 'load': {
+      // A first load in pages of the one snapshot, in key order: neither this
+      // thread nor the host's holds the whole table's answer at once (issue 37).
+      const c = await connected();
+      let version: number | undefined;
+      if (req.after === null) {
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          const meta = await c.query<{ version: string }>(
+            'SELECT version FROM vault_meta WHERE id = 1',
+          );
+          const v = meta.rows[0]?.version;
+          if (v === undefined) {
+            await c.query('ROLLBACK');
+            return { ok: true, missing: true };
+          }
+          version = Number(v);
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => {});
+          if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
+          throw err;
+        }
+      }
+      try {
+        const rows = await c.query<PgRow>(
+          `SELECT key, value FROM vault_rows
+             WHERE value IS NOT NULL AND ($1::text IS NULL OR key > $1)
+             ORDER BY key LIMIT $2`,
+          [req.after, req.limit],
+        );
+        const done = rows.rows.length < req.limit;
+        if (done) await c.query('COMMIT');
+        return { ok: true, rows: rows.rows, done, ...(version === undefined ? {} : { version }) };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
     }
     case 'begin': {
       const c = await connected();
