@@ -59,6 +59,18 @@ export class Mirror implements Rows {
     this.version = version;
   }
 
+  /**
+   * One page of a first load, in key order (pg.ts `load`): set as it comes,
+   * so no answer is held whole. Only into an empty copy.
+   */
+  loadPage(rows: readonly { key: string; value: Buffer | null }[]): void {
+    for (const r of rows) {
+      if (r.value === null) continue;
+      if (!this.raw.has(r.key)) this.keys.append(r.key);
+      this.raw.set(r.key, r.value);
+    }
+  }
+
   private setRaw(key: string, value: Buffer | null): void {
     const d = this.digest !== null && sealedKey(key) ? this.digest : null;
     if (d !== null && this.raw.has(key)) xorInto(d.value, this.tagOf(d.key, key));

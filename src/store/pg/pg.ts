@@ -38,8 +38,8 @@ import { Tx } from '../tx.js';
 const ANSWER_MS = 2_000;
 /** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
 const CREATE_MS = 30_000;
-/** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
-const LOAD_PAGE = 10_000;
+/** Rows a page of the first load (pg-worker.ts `load`): under a MB, answered well within ANSWER_MS. */
+const LOAD_PAGE = 2_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
 /** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
@@ -108,7 +108,7 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  private readonly mirror = new Mirror();
+  private mirror = new Mirror();
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
@@ -257,14 +257,13 @@ export class PgStore implements VaultStore {
 
   /**
    * The first load: every row of one snapshot, in pages of LOAD_PAGE in key
-   * order, set into the copy at once and sorted once (issue 37: one answer
-   * of 700,000 rows, inserted one at a time, took a cold host 65-72 s and
-   * left it with the peak of that answer in both threads).
+   * order, each appended to the copy as it comes (issue 37: one answer of
+   * 700,000 rows, inserted one at a time into one sorted array, took a cold
+   * host 65-72 s, and holding that answer whole set both threads' peak).
    * @throws VaultError VLT-3040, VLT-3041
    */
   private load(): void {
     if (this.loaded) return;
-    const rows: { key: string; value: Buffer | null }[] = [];
     let version: number | undefined;
     let after: string | null = null;
     try {
@@ -272,12 +271,17 @@ export class PgStore implements VaultStore {
         const got = this.call({ op: 'load', after, limit: LOAD_PAGE });
         if (got.missing === true) this.apply(got);
         version ??= got.version;
-        for (const r of got.rows ?? [])
-          rows.push({ key: r.key, value: r.value === null ? null : Buffer.from(r.value) });
+        const rows = (got.rows ?? []).map((r) => ({
+          key: r.key,
+          value: r.value === null ? null : Buffer.from(r.value),
+        }));
+        this.mirror.loadPage(rows);
         if (got.done === true) break;
         after = rows[rows.length - 1]?.key ?? null;
       }
     } catch (err) {
+      // A part of a snapshot is no copy: the next request loads afresh.
+      this.mirror = new Mirror();
       try {
         this.call({ op: 'rollback' });
       } catch {
@@ -285,7 +289,7 @@ export class PgStore implements VaultStore {
       }
       throw err;
     }
-    this.mirror.apply(rows, version ?? 0);
+    this.mirror.version = version ?? 0;
     this.loaded = true;
   }
 
