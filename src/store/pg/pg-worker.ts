@@ -215,12 +215,20 @@ async function handle(req: PgRequest): Promise<PgReply> {
         }
       }
       try {
-        const rows = await c.query<PgRow>(
-          `SELECT key, value FROM vault_rows
-             WHERE value IS NOT NULL AND ($1::text IS NULL OR key > $1)
-             ORDER BY key LIMIT $2`,
-          [req.after, req.limit],
-        );
+        // Two statements, so each page is a range of the key's index: one
+        // `($1 IS NULL OR key > $1)` was planned as a scan and sort of the
+        // whole table per page (30,000 entries: 5 s of a cold start).
+        const rows =
+          req.after === null
+            ? await c.query<PgRow>(
+                `SELECT key, value FROM vault_rows WHERE value IS NOT NULL ORDER BY key LIMIT $1`,
+                [req.limit],
+              )
+            : await c.query<PgRow>(
+                `SELECT key, value FROM vault_rows
+                   WHERE key > $1 AND value IS NOT NULL ORDER BY key LIMIT $2`,
+                [req.after, req.limit],
+              );
         const done = rows.rows.length < req.limit;
         if (done) await c.query('COMMIT');
         return { ok: true, rows: rows.rows, done, ...(version === undefined ? {} : { version }) };
