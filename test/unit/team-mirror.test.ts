@@ -118,3 +118,20 @@ test('a first load of rows in any order reads back sorted; the decoded cache is 
   m.commit(2);
   assert.deepEqual(m.get('r/5'), { i: -5 });
 });
+
+test('a first load in pages, in any order, keeps the sealed digest the whole set has', async () => {
+  const { randomBytes } = await import('node:crypto');
+  const key = randomBytes(32);
+  const rows = Array.from({ length: 3000 }, (_, i) =>
+    row(i % 3 === 0 ? `audit/${i}` : `entry/${(i * 7919) % 3000}`, { i }),
+  );
+  const paged = new Mirror();
+  for (let at = 0; at < rows.length; at += 700) paged.loadPage(rows.slice(at, at + 700), key);
+  paged.loaded(9);
+  const whole = new Mirror();
+  whole.apply(rows, 9);
+  assert.deepEqual(paged.getKeys({}), whole.getKeys({}));
+  assert.deepEqual(paged.sealedDigest(key), whole.sealedDigest(key));
+  assert.notDeepEqual(whole.sealedDigest(key), Buffer.alloc(32));
+  assert.equal(paged.version, 9);
+});

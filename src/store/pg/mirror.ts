@@ -60,15 +60,27 @@ export class Mirror implements Rows {
   }
 
   /**
-   * One page of a first load, in key order (pg.ts `load`): set as it comes,
-   * so no answer is held whole. Only into an empty copy.
+   * One page of a first load (pg.ts `load`), in any order: set as it comes,
+   * so no answer is held whole, the digest kept when the key is known; the
+   * keys are sorted once at the end (`loaded`). Only into an empty copy.
    */
-  loadPage(rows: readonly { key: string; value: Buffer | null }[]): void {
-    for (const r of rows) {
-      if (r.value === null) continue;
-      if (!this.raw.has(r.key)) this.keys.append(r.key);
-      this.raw.set(r.key, r.value);
+  loadPage(rows: readonly { key: string; value: Buffer | null }[], sealKey: Buffer | null): void {
+    if (sealKey !== null && this.digest === null && this.raw.size === 0) {
+      // The digest kept from the first page on, while the database reads the next.
+      this.digest = { key: Buffer.from(sealKey), value: Buffer.alloc(32) };
     }
+    const d = this.digest;
+    for (const r of rows) {
+      if (r.value === null || this.raw.has(r.key)) continue;
+      this.raw.set(r.key, r.value);
+      if (d !== null && sealedKey(r.key)) xorInto(d.value, this.tagOf(d.key, r.key));
+    }
+  }
+
+  /** The first load is whole, at `version`: its keys sorted once. */
+  loaded(version: number): void {
+    this.keys = SortedKeys.from([...this.raw.keys()]);
+    this.version = version;
   }
 
   private setRaw(key: string, value: Buffer | null): void {

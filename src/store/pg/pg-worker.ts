@@ -34,8 +34,8 @@ export type PgRequest =
   | { readonly op: 'begin'; readonly since: number }
   | {
       readonly op: 'load';
-      /** The last key of the page before; null: the first page, which opens the snapshot. */
-      readonly after: string | null;
+      /** False: the first page, which opens the snapshot and its cursor. */
+      readonly more: boolean;
       readonly limit: number;
     }
   | {
@@ -99,6 +99,8 @@ INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 `;
 
 let client: pg.Client | null = null;
+/** A load's next page, asked for before the host asks (`load`). */
+let prefetched: Promise<pg.QueryResult<PgRow>> | null = null;
 let listener: pg.Client | null = null;
 
 /**
@@ -196,7 +198,8 @@ async function handle(req: PgRequest): Promise<PgReply> {
       // thread nor the host's holds the whole table's answer at once (issue 37).
       const c = await connected();
       let version: number | undefined;
-      if (req.after === null) {
+      if (!req.more) {
+        prefetched = null;
         await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
           const meta = await c.query<{ version: string }>(
@@ -215,22 +218,28 @@ async function handle(req: PgRequest): Promise<PgReply> {
         }
       }
       try {
-        // Two statements, so each page is a range of the key's index: one
-        // `($1 IS NULL OR key > $1)` was planned as a scan and sort of the
-        // whole table per page (30,000 entries: 5 s of a cold start).
-        const rows =
-          req.after === null
-            ? await c.query<PgRow>(
-                `SELECT key, value FROM vault_rows WHERE value IS NOT NULL ORDER BY key LIMIT $1`,
-                [req.limit],
-              )
-            : await c.query<PgRow>(
-                `SELECT key, value FROM vault_rows
-                   WHERE key > $1 AND value IS NOT NULL ORDER BY key LIMIT $2`,
-                [req.after, req.limit],
-              );
+        // One cursor over the snapshot, read a page at a time: one plan for
+        // the whole load, in the table's order (the host sorts the keys once).
+        // A statement per page (`key > $1 ... LIMIT`) waited on the server
+        // about 30 ms a page at 30,000 entries; the key's index, in order,
+        // took 550 ms against a plain scan's 80 ms.
+        if (!req.more) {
+          await c.query(
+            `DECLARE vault_load NO SCROLL CURSOR FOR
+               SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
+          );
+        }
+        const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
+        const rows = await (prefetched ?? c.query<PgRow>(fetch));
+        prefetched = null;
         const done = rows.rows.length < req.limit;
         if (done) await c.query('COMMIT');
+        else {
+          // The next page read while the host takes this one in (a failure
+          // is the next request's: it awaits this same promise).
+          prefetched = c.query<PgRow>(fetch);
+          prefetched.catch(() => {});
+        }
         return { ok: true, rows: rows.rows, done, ...(version === undefined ? {} : { version }) };
       } catch (err) {
         await c.query('ROLLBACK').catch(() => {});
@@ -279,6 +288,7 @@ async function handle(req: PgRequest): Promise<PgReply> {
       }
     }
     case 'rollback': {
+      prefetched = null;
       if (client !== null) await client.query('ROLLBACK');
       return { ok: true };
     }

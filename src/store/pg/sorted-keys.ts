@@ -75,24 +75,6 @@ export class SortedKeys {
     return true;
   }
 
-  /** Adds `key`, at the end when it sorts after every key held (a load in key order). */
-  append(key: string): void {
-    const i = this.chunks.length - 1;
-    const c = this.chunks[i];
-    if (c === undefined || key <= (this.lasts[i] as string)) {
-      this.insert(key);
-      return;
-    }
-    if (c.length < CHUNK) {
-      c.push(key);
-      this.lasts[i] = key;
-    } else {
-      this.chunks.push([key]);
-      this.lasts.push(key);
-    }
-    this.count++;
-  }
-
   /** Removes `key`; false if it was not there. */
   delete(key: string): boolean {
     const i = lowerBound(this.lasts, key);
