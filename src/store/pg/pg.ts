@@ -38,7 +38,7 @@ import { Tx } from '../tx.js';
 const ANSWER_MS = 2_000;
 /** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
 const CREATE_MS = 30_000;
-/** Rows a page of the first load (pg-worker.ts `load`): under a MB, answered well within ANSWER_MS. */
+/** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
 const LOAD_PAGE = 10_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
