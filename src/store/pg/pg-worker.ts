@@ -61,6 +61,8 @@ export type PgReply =
       readonly missing?: boolean;
       /** A load's last page (its snapshot closed). */
       readonly done?: boolean;
+      /** A load's page, packed (`pack`) and handed over whole: no object or copy per row. */
+      readonly packed?: ArrayBuffer;
     }
   | {
       readonly ok: false;
@@ -240,7 +242,12 @@ async function handle(req: PgRequest): Promise<PgReply> {
           prefetched = c.query<PgRow>(fetch);
           prefetched.catch(() => {});
         }
-        return { ok: true, rows: rows.rows, done, ...(version === undefined ? {} : { version }) };
+        return {
+          ok: true,
+          packed: pack(rows.rows),
+          done,
+          ...(version === undefined ? {} : { version }),
+        };
       } catch (err) {
         await c.query('ROLLBACK').catch(() => {});
         throw err;
@@ -317,8 +324,31 @@ async function handle(req: PgRequest): Promise<PgReply> {
   }
 }
 
+/**
+ * Rows as one buffer of its own, `[key length u32][key][value length u32][value]`
+ * per row (every value here is there: a load reads no removals), to be
+ * moved to the host's thread, not copied (pg.ts `unpack`).
+ */
+function pack(rows: readonly PgRow[]): ArrayBuffer {
+  let size = 0;
+  for (const r of rows) size += 8 + Buffer.byteLength(r.key) + (r.value?.length ?? 0);
+  const out = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const r of rows) {
+    const k = out.write(r.key, at + 4);
+    out.writeUInt32BE(k, at);
+    at += 4 + k;
+    const v = r.value ?? new Uint8Array(0);
+    out.writeUInt32BE(v.length, at);
+    out.set(v, at + 4);
+    at += 4 + v.length;
+  }
+  return out.buffer;
+}
+
 function reply(r: PgReply): void {
-  start.port.postMessage(r);
+  const moved = r.ok && r.packed !== undefined ? [r.packed] : [];
+  start.port.postMessage(r, moved);
   Atomics.store(start.flag, 0, 1);
   Atomics.notify(start.flag, 0);
 }
