@@ -130,8 +130,17 @@ test('a first load in pages, in any order, keeps the sealed digest the whole set
   paged.loaded(9);
   const whole = new Mirror();
   whole.apply(rows, 9);
+  // The worker's way: each page's share computed apart (pageDigest), the copy given it.
+  const { pageDigest } = await import('../../src/store/pg/mirror.js');
+  const shared = new Mirror();
+  for (let at = 0; at < rows.length; at += 700) {
+    const part = rows.slice(at, at + 700);
+    shared.loadPage(part, key, pageDigest(key, part));
+  }
+  shared.loaded(9);
   assert.deepEqual(paged.getKeys({}), whole.getKeys({}));
   assert.deepEqual(paged.sealedDigest(key), whole.sealedDigest(key));
+  assert.deepEqual(shared.sealedDigest(key), whole.sealedDigest(key));
   assert.notDeepEqual(whole.sealedDigest(key), Buffer.alloc(32));
   assert.equal(paged.version, 9);
 });

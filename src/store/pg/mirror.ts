@@ -33,6 +33,31 @@ export function decodeRecord(raw: Buffer): unknown {
  */
 const DECODED = 4096;
 
+/** A row's share of the sealed digest, from its bytes (decoded for the tag only, not kept). */
+function tagOfRaw(sealKey: Buffer, key: string, raw: Buffer | undefined): Buffer {
+  try {
+    return rowTag(sealKey, key, raw === undefined ? undefined : decodeRecord(raw));
+  } catch {
+    // A row that does not decode is no row the vault sealed.
+    return Buffer.alloc(32, 0xff);
+  }
+}
+
+/**
+ * The sealed rows' share of the digest in one page of a first load, each
+ * row once: computed in the worker thread beside the host's (pg-worker.ts).
+ */
+export function pageDigest(
+  sealKey: Buffer,
+  rows: readonly { key: string; value: Buffer | null }[],
+): Buffer {
+  const d = Buffer.alloc(32);
+  for (const r of rows) {
+    if (r.value !== null && sealedKey(r.key)) xorInto(d, tagOfRaw(sealKey, r.key, r.value));
+  }
+  return d;
+}
+
 export class Mirror implements Rows {
   /** Sorted, as LMDB orders string keys (ASCII keys: code units and bytes agree). */
   private keys = new SortedKeys();
@@ -64,16 +89,24 @@ export class Mirror implements Rows {
    * so no answer is held whole, the digest kept when the key is known; the
    * keys are sorted once at the end (`loaded`). Only into an empty copy.
    */
-  loadPage(rows: readonly { key: string; value: Buffer | null }[], sealKey: Buffer | null): void {
+  loadPage(
+    rows: readonly { key: string; value: Buffer | null }[],
+    sealKey: Buffer | null,
+    digest: Buffer | null = null,
+  ): void {
     if (sealKey !== null && this.digest === null && this.raw.size === 0) {
       // The digest kept from the first page on, while the database reads the next.
       this.digest = { key: Buffer.from(sealKey), value: Buffer.alloc(32) };
     }
     const d = this.digest;
+    // The page's share computed already (by the worker: `pageDigest`, of these rows, each once).
+    if (d !== null && digest !== null) xorInto(d.value, digest);
     for (const r of rows) {
       if (r.value === null || this.raw.has(r.key)) continue;
       this.raw.set(r.key, r.value);
-      if (d !== null && sealedKey(r.key)) xorInto(d.value, this.tagOf(d.key, r.key));
+      if (d !== null && digest === null && sealedKey(r.key)) {
+        xorInto(d.value, this.tagOf(d.key, r.key));
+      }
     }
   }
 
@@ -91,14 +124,7 @@ export class Mirror implements Rows {
   }
 
   private tagOf(sealKey: Buffer, key: string): Buffer {
-    try {
-      // Decoded for the tag only: not kept (the cache holds what requests use).
-      const raw = this.raw.get(key);
-      return rowTag(sealKey, key, raw === undefined ? undefined : decodeRecord(raw));
-    } catch {
-      // A row that does not decode is no row the vault sealed.
-      return Buffer.alloc(32, 0xff);
-    }
+    return tagOfRaw(sealKey, key, this.raw.get(key));
   }
 
   /** The digest of the sealed rows held (seal.ts), computed whole once, then kept. */

@@ -16,6 +16,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { pageDigest } from './mirror.js';
 import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
 
 interface Start {
@@ -34,6 +35,8 @@ export type PgRequest =
   | { readonly op: 'begin'; readonly since: number }
   | {
       readonly op: 'load';
+      /** With the first page: the state key, so each page's share of the sealed digest comes with it. */
+      readonly sealKey?: Uint8Array | null;
       /** False: the first page, which opens the snapshot and its cursor. */
       readonly more: boolean;
       readonly limit: number;
@@ -63,6 +66,8 @@ export type PgReply =
       readonly done?: boolean;
       /** A load's page, packed (`pack`) and handed over whole: no object or copy per row. */
       readonly packed?: ArrayBuffer;
+      /** The page's share of the sealed digest (mirror.ts `pageDigest`), when the key came. */
+      readonly digest?: Uint8Array | null;
     }
   | {
       readonly ok: false;
@@ -101,8 +106,26 @@ INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 `;
 
 let client: pg.Client | null = null;
-/** A load's next page, asked for before the host asks (`load`). */
-let prefetched: Promise<pg.QueryResult<PgRow>> | null = null;
+interface Page {
+  readonly count: number;
+  readonly packed: ArrayBuffer;
+  readonly digest: Buffer | null;
+}
+/** A load's next page, asked for (and packed, and its digest share taken) before the host asks. */
+let prefetched: Promise<Page> | null = null;
+/** The state key of the load under way, if the host has it. */
+let loadKey: Buffer | null = null;
+
+function page(q: Promise<pg.QueryResult<PgRow>>): Promise<Page> {
+  return q.then((r) => {
+    const rows = r.rows as { key: string; value: Buffer | null }[];
+    return {
+      count: rows.length,
+      packed: pack(rows),
+      digest: loadKey === null ? null : pageDigest(loadKey, rows),
+    };
+  });
+}
 let listener: pg.Client | null = null;
 
 /**
@@ -202,6 +225,7 @@ async function handle(req: PgRequest): Promise<PgReply> {
       let version: number | undefined;
       if (!req.more) {
         prefetched = null;
+        loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
         await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
           const meta = await c.query<{ version: string }>(
@@ -232,19 +256,24 @@ async function handle(req: PgRequest): Promise<PgReply> {
           );
         }
         const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
-        const rows = await (prefetched ?? c.query<PgRow>(fetch));
+        const got = await (prefetched ?? page(c.query<PgRow>(fetch)));
         prefetched = null;
-        const done = rows.rows.length < req.limit;
-        if (done) await c.query('COMMIT');
-        else {
-          // The next page read while the host takes this one in (a failure
-          // is the next request's: it awaits this same promise).
-          prefetched = c.query<PgRow>(fetch);
+        const done = got.count < req.limit;
+        if (done) {
+          loadKey?.fill(0);
+          loadKey = null;
+          await c.query('COMMIT');
+        } else {
+          // The next page read, packed and its digest share taken while the
+          // host takes this one in (a failure is the next request's: it
+          // awaits this same promise).
+          prefetched = page(c.query<PgRow>(fetch));
           prefetched.catch(() => {});
         }
         return {
           ok: true,
-          packed: pack(rows.rows),
+          packed: got.packed,
+          digest: got.digest,
           done,
           ...(version === undefined ? {} : { version }),
         };
@@ -296,6 +325,8 @@ async function handle(req: PgRequest): Promise<PgReply> {
     }
     case 'rollback': {
       prefetched = null;
+      loadKey?.fill(0);
+      loadKey = null;
       if (client !== null) await client.query('ROLLBACK');
       return { ok: true };
     }

@@ -295,10 +295,17 @@ export class PgStore implements VaultStore {
     setFlagsFromString('--semi-space-growth-factor=1');
     try {
       for (let more = false; ; more = true) {
-        const got = this.call({ op: 'load', more, limit: LOAD_PAGE });
+        const got = this.call({
+          op: 'load',
+          more,
+          limit: LOAD_PAGE,
+          ...(more ? {} : { sealKey: this.sealKey }),
+        });
         if (got.missing === true) this.apply(got);
         version ??= got.version;
-        this.mirror.loadPage(unpack(got.packed), this.sealKey);
+        const share =
+          got.digest === undefined || got.digest === null ? null : Buffer.from(got.digest);
+        this.mirror.loadPage(unpack(got.packed), this.sealKey, share);
         if (got.done === true) break;
       }
     } catch (err) {
