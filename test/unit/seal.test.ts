@@ -76,3 +76,36 @@ test('a state record forged without the key, or removed, is refused', () => {
   m.apply([{ key: STATE_KEY, value: encodeRecord(state) }], m.version + 1);
   assert.throws(() => new Tx(m, null).requireStateKey(), { code: 'VLT-3046' });
 });
+
+test('the MACs built from hash states equal createHmac: every key length, every record', async () => {
+  const { createHmac } = await import('node:crypto');
+  const { rowTag, stateMac, auditKeyMac } = await import('../../src/store/seal.js');
+  const { recordSum } = await import('../../src/store/schema.js');
+  const framed = (key: Buffer, ...parts: (string | number | Buffer)[]) => {
+    const h = createHmac('sha256', key);
+    for (const p of parts) {
+      const b = Buffer.isBuffer(p) ? p : Buffer.from(String(p));
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(b.length);
+      h.update(len).update(b);
+    }
+    return h.digest();
+  };
+  // More keys than the pads kept (8), so some are made again; lengths around the block (64).
+  for (const size of [0, 1, 16, 32, 63, 64, 65, 100, 32, 32, 32, 32]) {
+    const key = randomBytes(size);
+    for (let i = 0; i < 20; i++) {
+      const value = { n: i, box: randomBytes(i) };
+      assert.deepEqual(
+        rowTag(key, `entry/${i}`, value),
+        framed(key, 'row-v1', `entry/${i}`, recordSum(value)),
+      );
+      assert.deepEqual(
+        auditKeyMac(key, i, randomBytes(32).fill(i)),
+        framed(key, 'audit-key-v1', i, randomBytes(32).fill(i)),
+      );
+    }
+    const st = { version: 7, digest: randomBytes(32), keyedFrom: 3 };
+    assert.deepEqual(stateMac(key, st), framed(key, 'state-v1', 7, st.digest, 3));
+  }
+});

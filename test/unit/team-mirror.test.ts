@@ -62,3 +62,85 @@ test('a failed commit puts every row back as the database has it', () => {
   assert.deepEqual(m.getKeys({}), ['a']);
   assert.equal(m.version, 5);
 });
+
+test('the chunked key list agrees with one sorted array through inserts, removals and ranges', async () => {
+  const { SortedKeys } = await import('../../src/store/pg/sorted-keys.js');
+  // A seeded generator: the same run every time.
+  let seed = 37;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const key = () => `k/${rand(5000).toString(36)}`;
+  const initial = Array.from({ length: 3000 }, key);
+  const s = SortedKeys.from([...initial]);
+  const ref = new Set(initial);
+  const sorted = () => [...ref].sort();
+  for (let step = 0; step < 20_000; step++) {
+    const k = key();
+    if (rand(3) === 0) assert.equal(s.delete(k), ref.delete(k));
+    else assert.equal(s.insert(k), !ref.has(k) && ref.add(k) !== undefined);
+    if (step % 997 === 0) {
+      const all = sorted();
+      assert.deepEqual([...s], all);
+      assert.equal(s.size, all.length);
+      const a = key();
+      const b = key();
+      const limit = rand(50);
+      assert.deepEqual(s.range(a, b, limit), all.filter((x) => x >= a && x < b).slice(0, limit));
+      assert.deepEqual(
+        s.range(a),
+        all.filter((x) => x >= a),
+      );
+      assert.deepEqual(
+        s.range(undefined, b),
+        all.filter((x) => x < b),
+      );
+    }
+  }
+  // Emptied and filled again.
+  for (const k of sorted()) assert.ok(s.delete(k));
+  assert.deepEqual([...s], []);
+  assert.ok(s.insert('z'));
+  assert.deepEqual(s.range('a', 'zz'), ['z']);
+});
+
+test('a first load of rows in any order reads back sorted; the decoded cache is bounded, its reads right', () => {
+  const m = new Mirror();
+  const rows = Array.from({ length: 20_000 }, (_, i) => row(`r/${(i * 7919) % 20_000}`, { i }));
+  m.apply(rows, 1);
+  const keys = m.getKeys({});
+  assert.equal(keys.length, 20_000);
+  assert.deepEqual(keys, [...keys].sort());
+  for (const r of rows) assert.deepEqual(m.get(r.key), decodeRecord(r.value));
+  m.begin();
+  m.put('r/5', { i: -5 });
+  m.commit(2);
+  assert.deepEqual(m.get('r/5'), { i: -5 });
+});
+
+test('a first load in pages, in any order, keeps the sealed digest the whole set has', async () => {
+  const { randomBytes } = await import('node:crypto');
+  const key = randomBytes(32);
+  const rows = Array.from({ length: 3000 }, (_, i) =>
+    row(i % 3 === 0 ? `audit/${i}` : `entry/${(i * 7919) % 3000}`, { i }),
+  );
+  const paged = new Mirror();
+  for (let at = 0; at < rows.length; at += 700) paged.loadPage(rows.slice(at, at + 700), key);
+  paged.loaded(9);
+  const whole = new Mirror();
+  whole.apply(rows, 9);
+  // The worker's way: each page's share computed apart (pageDigest), the copy given it.
+  const { pageDigest } = await import('../../src/store/pg/mirror.js');
+  const shared = new Mirror();
+  for (let at = 0; at < rows.length; at += 700) {
+    const part = rows.slice(at, at + 700);
+    shared.loadPage(part, key, pageDigest(key, part));
+  }
+  shared.loaded(9);
+  assert.deepEqual(paged.getKeys({}), whole.getKeys({}));
+  assert.deepEqual(paged.sealedDigest(key), whole.sealedDigest(key));
+  assert.deepEqual(shared.sealedDigest(key), whole.sealedDigest(key));
+  assert.notDeepEqual(whole.sealedDigest(key), Buffer.alloc(32));
+  assert.equal(paged.version, 9);
+});

@@ -8,6 +8,7 @@
 import { Packr } from 'msgpackr';
 import type { KeyRange, Rows } from '../tx.js';
 import { rowTag, sealedKey, xorInto } from '../seal.js';
+import { SortedKeys } from './sorted-keys.js';
 
 /**
  * Plain MessagePack, every record self-contained: no shared structures (which
@@ -24,21 +25,42 @@ export function decodeRecord(raw: Buffer): unknown {
   return packr.unpack(raw);
 }
 
-/** Binary search: the index of the first key >= `key`. */
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((keys[mid] as string) < key) lo = mid + 1;
-    else hi = mid;
+/**
+ * How many decoded records a host keeps beside the encoded rows: the ones
+ * its requests use again and again (agents, their rate records, the header),
+ * not every row (issue 37: a decoded copy of each of 700,000 rows was most
+ * of a host's 1.1 GB).
+ */
+const DECODED = 4096;
+
+/** A row's share of the sealed digest, from its bytes (decoded for the tag only, not kept). */
+function tagOfRaw(sealKey: Buffer, key: string, raw: Buffer | undefined): Buffer {
+  try {
+    return rowTag(sealKey, key, raw === undefined ? undefined : decodeRecord(raw));
+  } catch {
+    // A row that does not decode is no row the vault sealed.
+    return Buffer.alloc(32, 0xff);
   }
-  return lo;
+}
+
+/**
+ * The sealed rows' share of the digest in one page of a first load, each
+ * row once: computed in the worker thread beside the host's (pg-worker.ts).
+ */
+export function pageDigest(
+  sealKey: Buffer,
+  rows: readonly { key: string; value: Buffer | null }[],
+): Buffer {
+  const d = Buffer.alloc(32);
+  for (const r of rows) {
+    if (r.value !== null && sealedKey(r.key)) xorInto(d, tagOfRaw(sealKey, r.key, r.value));
+  }
+  return d;
 }
 
 export class Mirror implements Rows {
   /** Sorted, as LMDB orders string keys (ASCII keys: code units and bytes agree). */
-  private readonly keys: string[] = [];
+  private keys = new SortedKeys();
   private readonly raw = new Map<string, Buffer>();
   private readonly decoded = new Map<string, unknown>();
   /** The database version these rows are at; 0 before the first load. */
@@ -54,7 +76,43 @@ export class Mirror implements Rows {
 
   /** Applies rows fetched from the database (null: deleted there). */
   apply(rows: readonly { key: string; value: Buffer | null }[], version: number): void {
-    for (const r of rows) this.setRaw(r.key, r.value);
+    if (this.keys.size === 0 && this.digest === null && this.undo === null) {
+      // A first load: every key set, then sorted once.
+      for (const r of rows) if (r.value !== null) this.raw.set(r.key, r.value);
+      this.keys = SortedKeys.from([...this.raw.keys()]);
+    } else for (const r of rows) this.setRaw(r.key, r.value);
+    this.version = version;
+  }
+
+  /**
+   * One page of a first load (pg.ts `load`), in any order: set as it comes,
+   * so no answer is held whole, the digest kept when the key is known; the
+   * keys are sorted once at the end (`loaded`). Only into an empty copy.
+   */
+  loadPage(
+    rows: readonly { key: string; value: Buffer | null }[],
+    sealKey: Buffer | null,
+    digest: Buffer | null = null,
+  ): void {
+    if (sealKey !== null && this.digest === null && this.raw.size === 0) {
+      // The digest kept from the first page on, while the database reads the next.
+      this.digest = { key: Buffer.from(sealKey), value: Buffer.alloc(32) };
+    }
+    const d = this.digest;
+    // The page's share computed already (by the worker: `pageDigest`, of these rows, each once).
+    if (d !== null && digest !== null) xorInto(d.value, digest);
+    for (const r of rows) {
+      if (r.value === null || this.raw.has(r.key)) continue;
+      this.raw.set(r.key, r.value);
+      if (d !== null && digest === null && sealedKey(r.key)) {
+        xorInto(d.value, this.tagOf(d.key, r.key));
+      }
+    }
+  }
+
+  /** The first load is whole, at `version`: its keys sorted once. */
+  loaded(version: number): void {
+    this.keys = SortedKeys.from([...this.raw.keys()]);
     this.version = version;
   }
 
@@ -66,12 +124,7 @@ export class Mirror implements Rows {
   }
 
   private tagOf(sealKey: Buffer, key: string): Buffer {
-    try {
-      return rowTag(sealKey, key, this.get(key));
-    } catch {
-      // A row that does not decode is no row the vault sealed.
-      return Buffer.alloc(32, 0xff);
-    }
+    return tagOfRaw(sealKey, key, this.raw.get(key));
   }
 
   /** The digest of the sealed rows held (seal.ts), computed whole once, then kept. */
@@ -87,15 +140,10 @@ export class Mirror implements Rows {
   private changeRaw(key: string, value: Buffer | null): void {
     this.decoded.delete(key);
     if (value === null) {
-      if (!this.raw.delete(key)) return;
-      const at = lowerBound(this.keys, key);
-      if (this.keys[at] === key) this.keys.splice(at, 1);
+      if (this.raw.delete(key)) this.keys.delete(key);
       return;
     }
-    if (!this.raw.has(key)) {
-      const at = lowerBound(this.keys, key);
-      this.keys.splice(at, 0, key);
-    }
+    if (!this.raw.has(key)) this.keys.insert(key);
     this.raw.set(key, value);
   }
 
@@ -104,16 +152,20 @@ export class Mirror implements Rows {
     const raw = this.raw.get(key);
     if (raw === undefined) return undefined;
     const value = decodeRecord(raw);
+    if (this.decoded.size >= DECODED) {
+      // The oldest decoded goes first (a Map keeps insertion order).
+      for (const old of this.decoded.keys()) {
+        this.decoded.delete(old);
+        break;
+      }
+    }
     this.decoded.set(key, value);
     return value;
   }
 
   /** A snapshot of the range, so a transaction may remove what it iterates. */
   getKeys(range: KeyRange): string[] {
-    const from = range.start === undefined ? 0 : lowerBound(this.keys, range.start);
-    const to = range.end === undefined ? this.keys.length : lowerBound(this.keys, range.end);
-    const out = this.keys.slice(from, Math.max(from, to));
-    return range.limit === undefined ? out : out.slice(0, range.limit);
+    return this.keys.range(range.start, range.end, range.limit);
   }
 
   getRange(range: KeyRange): { key: string; value: unknown }[] {
@@ -186,6 +238,6 @@ export class Mirror implements Rows {
   }
 
   get size(): number {
-    return this.keys.length;
+    return this.keys.size;
   }
 }

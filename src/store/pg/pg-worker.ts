@@ -16,6 +16,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { pageDigest } from './mirror.js';
 import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
 
 interface Start {
@@ -32,6 +33,14 @@ export type PgRequest =
   | { readonly op: 'create' }
   | { readonly op: 'refresh'; readonly since: number }
   | { readonly op: 'begin'; readonly since: number }
+  | {
+      readonly op: 'load';
+      /** With the first page: the state key, so each page's share of the sealed digest comes with it. */
+      readonly sealKey?: Uint8Array | null;
+      /** False: the first page, which opens the snapshot and its cursor. */
+      readonly more: boolean;
+      readonly limit: number;
+    }
   | {
       readonly op: 'commit';
       readonly version: number;
@@ -53,6 +62,12 @@ export type PgReply =
       readonly version?: number;
       readonly rows?: PgRow[];
       readonly missing?: boolean;
+      /** A load's last page (its snapshot closed). */
+      readonly done?: boolean;
+      /** A load's page, packed (`pack`) and handed over whole: no object or copy per row. */
+      readonly packed?: ArrayBuffer;
+      /** The page's share of the sealed digest (mirror.ts `pageDigest`), when the key came. */
+      readonly digest?: Uint8Array | null;
     }
   | {
       readonly ok: false;
@@ -91,6 +106,26 @@ INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 `;
 
 let client: pg.Client | null = null;
+interface Page {
+  readonly count: number;
+  readonly packed: ArrayBuffer;
+  readonly digest: Buffer | null;
+}
+/** A load's next page, asked for (and packed, and its digest share taken) before the host asks. */
+let prefetched: Promise<Page> | null = null;
+/** The state key of the load under way, if the host has it. */
+let loadKey: Buffer | null = null;
+
+function page(q: Promise<pg.QueryResult<PgRow>>): Promise<Page> {
+  return q.then((r) => {
+    const rows = r.rows as { key: string; value: Buffer | null }[];
+    return {
+      count: rows.length,
+      packed: pack(rows),
+      digest: loadKey === null ? null : pageDigest(loadKey, rows),
+    };
+  });
+}
 let listener: pg.Client | null = null;
 
 /**
@@ -183,6 +218,70 @@ async function handle(req: PgRequest): Promise<PgReply> {
       const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
       return { ok: true, version: Number(first.v), rows };
     }
+    case 'load': {
+      // A first load in pages of the one snapshot, in key order: neither this
+      // thread nor the host's holds the whole table's answer at once (issue 37).
+      const c = await connected();
+      let version: number | undefined;
+      if (!req.more) {
+        prefetched = null;
+        loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          const meta = await c.query<{ version: string }>(
+            'SELECT version FROM vault_meta WHERE id = 1',
+          );
+          const v = meta.rows[0]?.version;
+          if (v === undefined) {
+            await c.query('ROLLBACK');
+            return { ok: true, missing: true };
+          }
+          version = Number(v);
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => {});
+          if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
+          throw err;
+        }
+      }
+      try {
+        // One cursor over the snapshot, read a page at a time: one plan for
+        // the whole load, in the table's order (the host sorts the keys once).
+        // A statement per page (`key > $1 ... LIMIT`) waited on the server
+        // about 30 ms a page at 30,000 entries; the key's index, in order,
+        // took 550 ms against a plain scan's 80 ms.
+        if (!req.more) {
+          await c.query(
+            `DECLARE vault_load NO SCROLL CURSOR FOR
+               SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
+          );
+        }
+        const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
+        const got = await (prefetched ?? page(c.query<PgRow>(fetch)));
+        prefetched = null;
+        const done = got.count < req.limit;
+        if (done) {
+          loadKey?.fill(0);
+          loadKey = null;
+          await c.query('COMMIT');
+        } else {
+          // The next page read, packed and its digest share taken while the
+          // host takes this one in (a failure is the next request's: it
+          // awaits this same promise).
+          prefetched = page(c.query<PgRow>(fetch));
+          prefetched.catch(() => {});
+        }
+        return {
+          ok: true,
+          packed: got.packed,
+          digest: got.digest,
+          done,
+          ...(version === undefined ? {} : { version }),
+        };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    }
     case 'begin': {
       const c = await connected();
       await c.query('BEGIN');
@@ -225,6 +324,9 @@ async function handle(req: PgRequest): Promise<PgReply> {
       }
     }
     case 'rollback': {
+      prefetched = null;
+      loadKey?.fill(0);
+      loadKey = null;
       if (client !== null) await client.query('ROLLBACK');
       return { ok: true };
     }
@@ -253,8 +355,31 @@ async function handle(req: PgRequest): Promise<PgReply> {
   }
 }
 
+/**
+ * Rows as one buffer of its own, `[key length u32][key][value length u32][value]`
+ * per row (every value here is there: a load reads no removals), to be
+ * moved to the host's thread, not copied (pg.ts `unpack`).
+ */
+function pack(rows: readonly PgRow[]): ArrayBuffer {
+  let size = 0;
+  for (const r of rows) size += 8 + Buffer.byteLength(r.key) + (r.value?.length ?? 0);
+  const out = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const r of rows) {
+    const k = out.write(r.key, at + 4);
+    out.writeUInt32BE(k, at);
+    at += 4 + k;
+    const v = r.value ?? new Uint8Array(0);
+    out.writeUInt32BE(v.length, at);
+    out.set(v, at + 4);
+    at += 4 + v.length;
+  }
+  return out.buffer;
+}
+
 function reply(r: PgReply): void {
-  start.port.postMessage(r);
+  const moved = r.ok && r.packed !== undefined ? [r.packed] : [];
+  start.port.postMessage(r, moved);
   Atomics.store(start.flag, 0, 1);
   Atomics.notify(start.flag, 0);
 }

@@ -15,6 +15,7 @@
  * VLT-3040, and nothing is released.
  */
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import {
   MessageChannel,
   receiveMessageOnPort,
@@ -38,6 +39,8 @@ import { Tx } from '../tx.js';
 const ANSWER_MS = 2_000;
 /** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
 const CREATE_MS = 30_000;
+/** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
+const LOAD_PAGE = 10_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
 /** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
@@ -99,6 +102,26 @@ function unreachable(cause: unknown): VaultError {
   );
 }
 
+/**
+ * A load's page as pg-worker.ts `pack` wrote it: each value a view of the
+ * page's one buffer (the page lives as long as any of its rows does).
+ */
+function unpack(packed: ArrayBuffer | undefined): { key: string; value: Buffer }[] {
+  const out: { key: string; value: Buffer }[] = [];
+  if (packed === undefined) return out;
+  const buf = Buffer.from(packed);
+  let at = 0;
+  while (at + 8 <= buf.length) {
+    const k = buf.readUInt32BE(at);
+    const key = buf.toString('utf8', at + 4, at + 4 + k);
+    at += 4 + k;
+    const v = buf.readUInt32BE(at);
+    out.push({ key, value: buf.subarray(at + 4, at + 4 + v) });
+    at += 4 + v;
+  }
+  return out;
+}
+
 interface Queued {
   readonly fn: (tx: Tx) => unknown;
   readonly resolve: (value: unknown) => void;
@@ -106,7 +129,7 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  private readonly mirror = new Mirror();
+  private mirror = new Mirror();
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
@@ -208,7 +231,7 @@ export class PgStore implements VaultStore {
       if (got.lost === true) this.openBreaker(err);
       throw refusal(got.code, err);
     }
-    if (req.op === 'refresh' || req.op === 'begin') this.listen();
+    if (req.op === 'refresh' || req.op === 'begin' || req.op === 'load') this.listen();
     return got;
   }
 
@@ -250,6 +273,57 @@ export class PgStore implements VaultStore {
     b.timer.unref();
   }
 
+  /** Whether the copy has had its first load (`load`). */
+  private loaded = false;
+
+  /**
+   * The first load: every row of one snapshot, in pages of LOAD_PAGE (the
+   * worker reads the next while this thread takes one in, and keeps the
+   * sealed digest as it goes), the keys sorted once at the end (issue 37:
+   * one answer of 700,000 rows, inserted one at a time into one sorted
+   * array, took a cold host 65-72 s, and holding that answer whole set both
+   * threads' peak).
+   * @throws VaultError VLT-3040, VLT-3041
+   */
+  private load(): void {
+    if (this.loaded) return;
+    let version: number | undefined;
+    // While loading, V8's young generation stays at its size: a load's rows
+    // and the digest's garbage otherwise grew it to 128 MB, which the host
+    // kept resident (30,000 entries: RSS 321-355 MB against 226 this way).
+    // V8's default (2) again after.
+    setFlagsFromString('--semi-space-growth-factor=1');
+    try {
+      for (let more = false; ; more = true) {
+        const got = this.call({
+          op: 'load',
+          more,
+          limit: LOAD_PAGE,
+          ...(more ? {} : { sealKey: this.sealKey }),
+        });
+        if (got.missing === true) this.apply(got);
+        version ??= got.version;
+        const share =
+          got.digest === undefined || got.digest === null ? null : Buffer.from(got.digest);
+        this.mirror.loadPage(unpack(got.packed), this.sealKey, share);
+        if (got.done === true) break;
+      }
+    } catch (err) {
+      // A part of a snapshot is no copy: the next request loads afresh.
+      this.mirror = new Mirror();
+      try {
+        this.call({ op: 'rollback' });
+      } catch {
+        // A lost connection rolls the snapshot back by itself.
+      }
+      throw err;
+    } finally {
+      setFlagsFromString('--semi-space-growth-factor=2');
+    }
+    this.mirror.loaded(version ?? 0);
+    this.loaded = true;
+  }
+
   private apply(reply: Extract<PgReply, { ok: true }>): void {
     if (reply.missing === true) {
       throw new VaultError('VLT-3041', `No vault-cli store in the database at ${this.path}.`);
@@ -269,11 +343,13 @@ export class PgStore implements VaultStore {
   }
 
   read<T>(fn: (tx: Tx) => T): T {
+    this.load();
     this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
     return fn(new Tx(this.mirror, this.sealKey));
   }
 
   write<T>(fn: (tx: Tx) => T): T {
+    this.load();
     this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     this.mirror.begin();
     let out: T;
@@ -337,6 +413,7 @@ export class PgStore implements VaultStore {
   private commitQueued(): void {
     const group = this.queued.splice(0);
     try {
+      this.load();
       this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     } catch (err) {
       for (const q of group) q.reject(err);
