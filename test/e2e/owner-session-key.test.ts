@@ -119,10 +119,7 @@ test(
     assert.match(since(mark), /VLT-2070|needs a touch of your hardware key/);
     assert.equal(count(PROMPT), prompts, 'the passphrase was not asked: the key replaces it');
     // The page names the request as the host read it.
-    assert.match(
-      pageSeen,
-      /<h1>Confirm entry\.reveal &#34;Alpha&#34; &#34;password&#34;<\/h1>/,
-    );
+    assert.match(pageSeen, /<h1>Confirm entry\.reveal &#34;Alpha&#34; &#34;password&#34;<\/h1>/);
   },
 );
 
