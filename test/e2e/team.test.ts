@@ -10,7 +10,7 @@ import { call } from '../../src/client/client.js';
 import { assertRefused, auditRecords, disposeAll, hex } from '../support/e2e-helpers.js';
 import { FakeClock, LIBFAKETIME } from '../support/faketime.js';
 import { Postgres } from '../support/postgres.js';
-import { CLI, ok, Rig } from '../support/rig.js';
+import { ok, Rig } from '../support/rig.js';
 
 let pg: Postgres;
 const rigs: Rig[] = [];
@@ -40,7 +40,7 @@ function joining(url: string): Rig {
 function client(r: Rig): Parameters<typeof call>[0] {
   return {
     vaultDir: r.vaultDir,
-    daemon: { node: process.execPath, script: CLI, env: r.env },
+    daemon: { node: process.execPath, script: r.cli, env: r.env },
   } as Parameters<typeof call>[0];
 }
 

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CLI, type Rig } from './rig.js';
+import { CLI, runCli, type Rig } from './rig.js';
 
 const LIBS = [
   '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
@@ -69,6 +69,9 @@ export class FakeClock {
   /** Starts the host under libfaketime and waits until it answers. */
   async start(): Promise<void> {
     if (LIBFAKETIME === null) throw new Error('libfaketime not installed');
+    // A host the production build started (vault create's) is stopped by that
+    // build: the test build's client would refuse it, and it would go on serving.
+    await runCli(['daemon', 'stop'], this.rig.env, {}, CLI);
     this.host = spawn(process.execPath, [this.cli, 'daemon'], {
       env: {
         ...this.rig.env,

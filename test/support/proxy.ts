@@ -17,7 +17,7 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { CLI, fate, ok, type Result, type Rig } from './rig.js';
+import { fate, ok, type Result, type Rig } from './rig.js';
 
 export interface TestCa {
   readonly caFile: string;
@@ -229,7 +229,13 @@ export async function startProxy(
   const env: NodeJS.ProcessEnv = { ...rig.env, VAULT_TOKEN: token, ...more };
   delete env.VAULT_PASSPHRASE_FILE;
   const port = await freePort();
-  const args = [CLI, 'proxy', '--port', String(port), ...(ca ? ['--upstream-ca', ca.caFile] : [])];
+  const args = [
+    rig.cli,
+    'proxy',
+    '--port',
+    String(port),
+    ...(ca ? ['--upstream-ca', ca.caFile] : []),
+  ];
   const [cmd, ...pre] = [...wrap, process.execPath];
   const proc = spawn(cmd as string, [...pre, ...args], {
     env,

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 // eslint-disable-next-line no-restricted-imports -- the rig is the user's terminal: it drives the CLI under a pty
 import { spawn, type IPty } from 'node-pty';
-import { CLI, type Rig } from './rig.js';
+import { type Rig } from './rig.js';
 
 export interface PtyFate {
   readonly output: string;
@@ -26,7 +26,7 @@ export function installBin(rig: Rig): string {
   mkdirSync(bin, { recursive: true });
   writeFileSync(
     join(bin, 'vault-cli'),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(rig.cli)} "$@"\n`,
   );
   chmodSync(join(bin, 'vault-cli'), 0o755);
   return bin;
@@ -43,7 +43,7 @@ export function underPty(
   const bin = join(rig.root, 'bin');
   for (const [k, v] of Object.entries({ ...rig.env, PATH: `${bin}:${process.env.PATH}`, ...env }))
     if (v !== undefined) merged[k] = v;
-  const pty = spawn(process.execPath, [CLI, ...args], {
+  const pty = spawn(process.execPath, [rig.cli, ...args], {
     cols: 100,
     rows: 30,
     cwd,

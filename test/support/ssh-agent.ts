@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { hex } from './e2e-helpers.js';
-import { CLI, type Rig } from './rig.js';
+import { type Rig } from './rig.js';
 
 /**
  * Starts `vault-cli ssh-agent` as the agent with `token`, offering `entries`,
@@ -16,7 +16,7 @@ export async function startSshAgentProcess(
   entries: readonly string[],
 ): Promise<{ child: ChildProcess; sock: string }> {
   const sock = join(rig.root, `agent-${hex(4)}.sock`);
-  const child = spawn(process.execPath, [CLI, 'ssh-agent', '--socket', sock, ...entries], {
+  const child = spawn(process.execPath, [rig.cli, 'ssh-agent', '--socket', sock, ...entries], {
     env: { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

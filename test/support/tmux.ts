@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, type Rig } from './rig.js';
+import { type Rig } from './rig.js';
 
 const sh = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
@@ -72,7 +72,7 @@ export class Tmux {
     }
     return new Tmux({
       dir: rig.root,
-      command: [process.execPath, CLI, ...args],
+      command: [process.execPath, rig.cli, ...args],
       env: merged,
       ...size,
     });

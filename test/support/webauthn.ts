@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
-import { CLI, type Result, type Rig } from './rig.js';
+import { type Result, type Rig } from './rig.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const skipChromium = existsSync(CHROMIUM)
@@ -85,7 +85,7 @@ export function ceremony(
   args: readonly string[],
   opts: { input?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Ceremony> {
-  const child = spawn(process.execPath, [CLI, ...args, '--no-browser'], {
+  const child = spawn(process.execPath, [rig.cli, ...args, '--no-browser'], {
     env: { ...rig.env, ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
