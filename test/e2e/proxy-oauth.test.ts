@@ -12,7 +12,7 @@
 // error or nothing is a refusal (VLT-2063) with nothing forwarded; the
 // limits, a lock and request caveats apply to refreshed fills.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -92,7 +92,7 @@ function allFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    const st = statSync(p, { throwIfNoEntry: false });
+    const st = lstatSync(p, { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (st.isDirectory()) out.push(...allFiles(p));
     else if (st.isFile()) out.push(p);
