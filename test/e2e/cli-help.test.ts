@@ -115,7 +115,7 @@ describe('the launcher', () => {
       assert.equal(crash.status, 69, crash.stderr);
       assert.match(
         crash.stderr,
-        /^vault-cli: VLT-3005: needs Node 22\.3 or later, and \/usr\/bin\/node is Node v\d+[^\n]*\n$/,
+        /^vault-cli: VLT-3005: needs Node 22\.22 or later, and \/usr\/bin\/node is Node v\d+[^\n]*\n$/,
       );
       // A copy with no node_modules beside it: only PATH's node is left.
       const bare = join(rig.root, 'bare');
@@ -131,7 +131,7 @@ describe('the launcher', () => {
       assert.equal(lines.length, 1, r.stderr);
       assert.match(
         lines[0] ?? '',
-        /^vault-cli: VLT-3005: needs Node 22\.3 or later, and \/usr\/bin\/node is Node v\d+/,
+        /^vault-cli: VLT-3005: needs Node 22\.22 or later, and \/usr\/bin\/node is Node v\d+/,
       );
     },
   );

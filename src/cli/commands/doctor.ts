@@ -23,8 +23,7 @@ import { keepBlocks } from '../../kernel/unix.js';
 import { completionPlace } from '../completion-install.js';
 import type { CliContext, Command } from '../context.js';
 import type { Finding } from '../../../shell/doctor-probes.js';
-
-const MIN_NODE = 22;
+import { MIN_NODE, nodeFits } from '../node-check.js';
 
 export const run: Command = async (ctx) => {
   const probes = await import('../../../shell/doctor-probes.js');
@@ -68,14 +67,14 @@ function line(f: Finding): string {
 }
 
 function nodeFinding(): Finding {
-  const major = Number(process.versions.node.split('.')[0]);
-  return major >= MIN_NODE
+  const min = `${MIN_NODE.major}.${MIN_NODE.minor}`;
+  return nodeFits(process.versions.node)
     ? { name: 'node', verdict: 'ok', said: `${process.version} (${process.execPath})` }
     : {
         name: 'node',
         verdict: 'fail',
-        said: `${process.version} is older than Node ${MIN_NODE}`,
-        fix: `put Node ${MIN_NODE} or later first on PATH`,
+        said: `${process.version} is older than Node ${min}`,
+        fix: `put Node ${min} or later first on PATH`,
       };
 }
 
