@@ -30,6 +30,7 @@ const rig = new Rig();
 let browser: BrowserRig;
 let keyA: Authenticator;
 let shell: PtyRun;
+let botToken = '';
 
 const count = (text: string) => shell.output().split(text).length - 1;
 const urls = () => [...shell.output().matchAll(URL_LINE)].map((m) => m[1] ?? '');
@@ -60,7 +61,7 @@ before(async () => {
   await rig.create();
   await rig.set('Alpha', 'alpha-value-7f3');
   await rig.set('Beta', 'beta-value-9c1');
-  await rig.addAgent('bot', ['Alpha']);
+  botToken = await rig.addAgent('bot', ['Alpha']);
   browser = await BrowserRig.launch();
   keyA = await browser.authenticator();
   const enrolled = await runInBrowser(keyA, await ceremony(rig, ['key', 'add']));
@@ -214,3 +215,47 @@ test('an assertion made for another request is refused', { skip: skipChromium },
   assert.match(out, /swapped="VLT-4007"/, out);
   assert.match(out, /bound="released"/, out);
 });
+
+// Every other command the session does not stand for (docs/commands.md,
+// `unlock`), run as a planted hook would: on the unlocked terminal, stdin
+// closed, the passphrase file the agent found in its environment. Each is
+// refused with VLT-2055 naming the key, no page is raised, and nothing
+// changed: the agent list, bot's scope and limits, Alpha's value, no key.
+test(
+  'from a hook in the session, each release or loosening is refused and changes nothing',
+  { skip: skipChromium },
+  async () => {
+    const file = `VAULT_PASSPHRASE_FILE=${rig.passphraseFile}`;
+    const envFile = join(rig.root, 'rotate.env');
+    writeFileSync(envFile, 'Alpha=replaced-by-hook-4d2\n');
+    const before = {
+      agents: (await rig.owner(['agent', 'ls'])).stdout,
+      bot: (await rig.owner(['agent', 'show', 'bot'])).stdout,
+      keys: (await rig.owner(['key', 'ls'])).stdout,
+    };
+    const pages = urls().length;
+    for (const cmd of [
+      'vault-cli agent add evil --scope Alpha',
+      'vault-cli agent scope bot --add Beta',
+      'vault-cli agent limits bot --per-minute 50',
+      'vault-cli run --agent bot -- sh -c "echo RAN-""UNDER-HOOK"',
+      'vault-cli sweep',
+      'vault-cli key add --no-browser',
+      `vault-cli import --overwrite ${envFile}`,
+    ]) {
+      const mark = shell.output().length;
+      const rc = await typed(`${file} ${cmd} </dev/null`);
+      const out = since(mark);
+      assert.equal(rc, 77, `${cmd}: ${out}`);
+      assert.match(out, /VLT-2055/, cmd);
+      assert.match(out, /hardware key/, cmd);
+      assert.doesNotMatch(out, /RAN-UNDER-HOOK|replaced-by-hook/, cmd);
+    }
+    assert.equal(urls().length, pages, 'no page: no one can answer');
+    assert.equal((await rig.owner(['agent', 'ls'])).stdout, before.agents);
+    assert.equal((await rig.owner(['agent', 'show', 'bot'])).stdout, before.bot);
+    assert.equal((await rig.owner(['key', 'ls'])).stdout, before.keys);
+    const alpha = await rig.agent(['get', 'Alpha'], botToken);
+    assert.equal(alpha.stdout.trim(), 'alpha-value-7f3', alpha.stderr);
+  },
+);
