@@ -33,11 +33,16 @@ export const run: Command = async (ctx) => {
     },
   });
   const quoted = /^[A-Za-z0-9_./:,=@+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
-  ctx.stdout.write(`SSH_AUTH_SOCK=${quoted}; export SSH_AUTH_SOCK;\n`);
-  await new Promise<void>((resolve) => {
+  // The handlers are in place before the line that tells the caller the agent
+  // is up: stdout to a pipe is written at once, so a caller that signals on
+  // reading it could otherwise meet SIGTERM's default action. A second signal
+  // during the close is the same stop.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => void agent.close().then(resolve);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
+  ctx.stdout.write(`SSH_AUTH_SOCK=${quoted}; export SSH_AUTH_SOCK;\n`);
+  await stopped;
   return 0;
 };
