@@ -72,6 +72,7 @@ export interface AuditLine {
   readonly field: string | null;
   readonly subject: string | null;
   readonly time: string;
+  readonly source?: string;
 }
 
 /** `vault-cli audit --json` as records. */

@@ -8,16 +8,18 @@ import { type Rig } from './rig.js';
 /**
  * Starts `vault-cli ssh-agent` as the agent with `token`, offering `entries`,
  * on a new socket in the rig's root; resolves once it has printed its
- * SSH_AUTH_SOCK line. The caller ends the child (rig.ts `terminate`).
+ * SSH_AUTH_SOCK line; `env` is the rig's unless given (a remote agent's). The
+ * caller ends the child (rig.ts `terminate`).
  */
 export async function startSshAgentProcess(
   rig: Rig,
   token: string,
   entries: readonly string[],
+  env: NodeJS.ProcessEnv = rig.env,
 ): Promise<{ child: ChildProcess; sock: string }> {
   const sock = join(rig.root, `agent-${hex(4)}.sock`);
   const child = spawn(process.execPath, [rig.cli, 'ssh-agent', '--socket', sock, ...entries], {
-    env: { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
+    env: { ...env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -42,15 +42,27 @@ export interface RemoteListen {
   readonly key: string;
 }
 
-/** The operations a remote agent may ask for: its own reads and fills, and who it is. */
-const REMOTE_OPS: ReadonlySet<Op> = new Set<Op>(['whoami', 'read', 'resolve']);
+/**
+ * The operations a remote agent may ask for: its own reads and fills, who it
+ * is, and SSH signatures made in the host with a key it never holds
+ * (`vault-cli ssh-agent`). Each takes the agent's token and counts against
+ * its limits as a read. The proxy's SigV4 `sign` is not served here yet: no
+ * test runs a remote proxy.
+ */
+const REMOTE_OPS: ReadonlySet<Op> = new Set<Op>([
+  'whoami',
+  'read',
+  'resolve',
+  'ssh.keys',
+  'ssh.sign',
+]);
 
 /** Refuses anything but an agent's operation over TCP. @throws VaultError VLT-3044 */
 export function remoteGuard(op: Op): void {
   if (!REMOTE_OPS.has(op)) {
     throw new VaultError(
       'VLT-3044',
-      'Only an agent’s reads and fills are served over TCP; owner commands use the host’s Unix socket.',
+      'Only an agent’s reads, fills and SSH signatures are served over TCP; owner commands use the host’s Unix socket.',
     );
   }
 }
