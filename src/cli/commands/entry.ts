@@ -17,7 +17,7 @@ const SUBCOMMANDS: Readonly<Record<string, (ctx: CliContext, entry: string) => P
   hosts,
 };
 
-export const run: Command = (ctx) => subcommand(ctx, SUBCOMMANDS)(ctx, arg(ctx, 'entry'));
+export const run: Command = async (ctx) => subcommand(ctx, SUBCOMMANDS)(ctx, arg(ctx, 'entry'));
 
 async function set(ctx: CliContext, entry: string): Promise<number> {
   const field = flagString(ctx, 'field') ?? DEFAULT_FIELD;
