@@ -20,8 +20,7 @@
  *
  * The machine is shared: the load average is printed before and after.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '../src/core/audit.js';
@@ -36,7 +35,8 @@ import { SCHEMA_VERSION, type AuditRecord, type VaultHeader } from '../src/store
 import { Store } from '../src/store/lmdb/store.js';
 import type { Tx } from '../src/store/tx.js';
 import { hostProcesses } from '../test/support/e2e-helpers.js';
-import { PASSPHRASE, ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
+import { ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
+import { benchVault, buildBaseline, cli } from './baseline.js';
 
 const RESOLVES = Number(process.argv[2] ?? 3000);
 const BASE = process.argv[3] ?? '0510e5b';
@@ -190,21 +190,6 @@ function micro(): void {
 
 // ---------------------------------------------------------------------------
 
-function buildBaseline(ref: string, into: string): string {
-  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
-  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-    cwd: into,
-  });
-  return join(into, 'dist', 'src', 'cli', 'main.js');
-}
-
-function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = ''): string {
-  const r = spawnSync(process.execPath, [script, ...args], { env, input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
 /** User + system CPU of a process so far, in ms. */
 function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -219,19 +204,10 @@ interface HostFigures {
 }
 
 async function hostLoad(script: string): Promise<HostFigures> {
-  const root = mkdtempSync(join(tmpdir(), 'vault-bench-seal-'));
-  const passFile = join(root, 'pass');
-  writeFileSync(passFile, PASSPHRASE + '\n', { mode: 0o600 });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: root,
-    LANG: 'C.UTF-8',
-    VAULT_DIR: join(root, 'vault'),
-    VAULT_CONFIG_DIR: join(root, 'config'),
-    VAULT_PASSPHRASE_FILE: passFile,
+  const { root, env } = benchVault('vault-bench-seal-', {
     VAULT_HOST_IDLE_MS: '60000',
     VAULT_TEST_WEAK_KDF: '1',
-  };
+  });
   try {
     cli(script, env, ['vault', 'create']);
     cli(script, env, ['entry', 'set', 'Bench', '--field', 'token'], 'bench-value');

@@ -15,30 +15,15 @@
  * `git archive` into a temp directory and built there against this tree's
  * node_modules.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rawPost } from '../test/support/raw-host.js';
-import { PASSPHRASE, ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
+import { ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
+import { benchVault, buildBaseline, cli } from './baseline.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000').split(',').map(Number);
 const BASE = process.argv[3] ?? '8ea27c6';
-
-function buildBaseline(ref: string, into: string): string {
-  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
-  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-    cwd: into,
-  });
-  return join(into, 'dist', 'src', 'cli', 'main.js');
-}
-
-function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = ''): string {
-  const r = spawnSync(process.execPath, [script, ...args], { env, input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
 
 /** A raw request to the host, timed from before the connection to the end of the reply. */
 async function post(
@@ -59,18 +44,7 @@ interface Figures {
 }
 
 async function measure(script: string, n: number): Promise<Figures> {
-  const root = mkdtempSync(join(tmpdir(), 'vault-bench-resolve-'));
-  const passFile = join(root, 'pass');
-  writeFileSync(passFile, PASSPHRASE + '\n', { mode: 0o600 });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: root,
-    LANG: 'C.UTF-8',
-    VAULT_DIR: join(root, 'vault'),
-    VAULT_CONFIG_DIR: join(root, 'config'),
-    VAULT_PASSPHRASE_FILE: passFile,
-    VAULT_HOST_IDLE_MS: '60000',
-  };
+  const { root, env } = benchVault('vault-bench-resolve-', { VAULT_HOST_IDLE_MS: '60000' });
   try {
     cli(script, env, ['vault', 'create']);
     cli(script, env, ['entry', 'set', 'Known'], 'known-value');

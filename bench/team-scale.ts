@@ -17,27 +17,19 @@
  * The baseline is exported with `git archive` into a temp directory and
  * built there against this tree's node_modules (as bench/resolve.ts does).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Postgres } from '../test/support/postgres.js';
-import { PASSPHRASE, ROOT } from '../test/support/rig.js';
+import { ROOT } from '../test/support/rig.js';
+import { benchVault, buildBaseline } from './baseline.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 10_000);
 const BASE = args[1] ?? 'dab84b2';
 const WITH_BASELINE = !process.argv.includes('--no-baseline');
 const ENGINES = (process.env.BENCH_ENGINES ?? 'lmdb,pg').split(',');
-
-function buildBaseline(ref: string, into: string): string {
-  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
-  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-    cwd: into,
-  });
-  return join(into, 'dist', 'src', 'cli', 'main.js');
-}
 
 interface Ran {
   readonly ms: number;
@@ -89,19 +81,10 @@ interface Figures {
 }
 
 async function measure(script: string, store: string | null): Promise<Figures> {
-  const root = mkdtempSync(join(tmpdir(), 'vault-bench-scale-'));
-  const passFile = join(root, 'pass');
-  writeFileSync(passFile, PASSPHRASE + '\n', { mode: 0o600 });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: root,
-    LANG: 'C.UTF-8',
-    VAULT_DIR: join(root, 'vault'),
-    VAULT_CONFIG_DIR: join(root, 'config'),
-    VAULT_PASSPHRASE_FILE: passFile,
+  const { root, env } = benchVault('vault-bench-scale-', {
     VAULT_HOST_IDLE_MS: '600000',
     VAULT_TEST_WEAK_KDF: '1',
-  };
+  });
   const agentEnv = { ...env, VAULT_PASSPHRASE_FILE: undefined };
   try {
     await cli(script, env, ['vault', 'create', ...(store === null ? [] : ['--store', store])]);

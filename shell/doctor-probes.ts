@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { which } from './which.js';
 
 /** `fail`: `run` cannot sandbox; `warn`: a part of vault-cli cannot work, the sandbox can. */
 export type Verdict = 'ok' | 'warn' | 'fail';
@@ -20,14 +21,9 @@ export interface Finding {
   readonly fix?: string;
 }
 
-/** Where a program is on `path`, or null (as a shell's `command -v` finds it). */
-export function onPath(name: string, path: string | undefined): string | null {
-  const r = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', name], {
-    env: { PATH: path ?? '' },
-    encoding: 'utf8',
-  });
-  const found = r.stdout.trim();
-  return r.status === 0 && found.startsWith('/') ? found : null;
+/** Where a program is on `path` (none: nowhere), or null. */
+function onPath(name: string, path: string | undefined): string | null {
+  return which(name, path ?? '');
 }
 
 /** A sysctl's value under /proc/sys, or null where this kernel has none. */

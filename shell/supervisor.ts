@@ -43,6 +43,7 @@ import {
   TerminalOutputFilter,
   type OutputFilterOptions,
 } from '../src/terminal/filter.js';
+import type { IPty } from 'node-pty';
 import type * as Mirror from './mirror.js';
 
 /** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
@@ -205,25 +206,55 @@ export function exitStatus(exitCode: number, signal: number): number {
   return signal > 0 ? 128 + signal : exitCode;
 }
 
+/**
+ * Forwards the signals in FORWARDED arriving at `signals` to the child with
+ * `deliver`. A stopping one (SIGTERM, SIGHUP) also calls `stop`, and the first
+ * starts the escalation: `kill` after `afterMs`. Returns what undoes it all.
+ */
+function forwardSignals(
+  signals: SuperviseIo['signals'],
+  afterMs: number,
+  to: {
+    readonly deliver: (sig: NodeJS.Signals) => void;
+    readonly stop?: () => void;
+    readonly kill: () => void;
+  },
+): () => void {
+  let escalation: NodeJS.Timeout | undefined;
+  const handlers = FORWARDED.map((sig) => {
+    const h = () => {
+      to.deliver(sig);
+      if (STOPPING.has(sig)) to.stop?.();
+      if (STOPPING.has(sig) && escalation === undefined) escalation = setTimeout(to.kill, afterMs);
+    };
+    signals.on(sig, h);
+    return [sig, h] as const;
+  });
+  return () => {
+    clearTimeout(escalation);
+    for (const [sig, h] of handlers) signals.off(sig, h);
+  };
+}
+
+/** The command as the result names it. */
+function commandLine(o: SuperviseOptions): string {
+  return [o.file, ...o.args].join(' ');
+}
+
+/** A hand-over with the mirror of the agent's screen it repaints from. */
+interface MirroredHandOver extends HandOver {
+  readonly mirror: Mirror.ScreenMirror;
+  /** The modes the dashboard is given (plain keys, no mouse reports). */
+  readonly defaults: string;
+}
+
 /** Runs `file args` under a pty (or pipes) until it exits; resolves with its fate, never rejects for it. */
 export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
   if (o.pty === false) return superviseWithoutPty(o);
   const pty = await import('node-pty');
-  const { stdin, stdout, signals } = o.io;
-  const cols = stdout.columns ?? 80;
-  const rows = stdout.rows ?? 24;
-  // Only a supervisor that can hand the terminal over needs to remember the screen.
-  const mirrors: typeof Mirror | null =
-    o.handOver === undefined ? null : await import('./mirror.js');
-  const handOver =
-    o.handOver === undefined || mirrors === null
-      ? null
-      : {
-          ...o.handOver,
-          mirror: new mirrors.ScreenMirror(cols, rows),
-          defaults: mirrors.DEFAULT_MODES,
-        };
-  const mirror = handOver?.mirror;
+  const cols = o.io.stdout.columns ?? 80;
+  const rows = o.io.stdout.rows ?? 24;
+  const handOver = await mirrored(o.handOver, cols, rows);
   const child = pty.spawn(o.file, [...o.args], {
     name: process.env.TERM ?? 'xterm-256color',
     cols,
@@ -233,69 +264,126 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     encoding: null,
   } as Parameters<typeof pty.spawn>[2]);
   o.onSpawn?.(child.pid);
+  return new PtySupervision(o, child, handOver).run();
+}
 
-  let killed = false;
-  let gone = false;
-  const exited = new Promise<ChildResult>((resolve) => {
-    child.onExit((fate: { exitCode: number; signal?: number }) => {
-      gone = true;
-      const signal = fate.signal !== undefined && fate.signal > 0 ? fate.signal : 0;
-      resolve({
-        command: [o.file, ...o.args].join(' '),
-        exitCode: signal > 0 ? null : fate.exitCode,
-        signal: signal > 0 ? signalName(signal) : null,
-        status: exitStatus(fate.exitCode, signal),
-        killed,
-      });
-    });
-  });
+/** `h` with a mirror of the agent's screen; null without a hand-over. */
+async function mirrored(
+  h: HandOver | undefined,
+  cols: number,
+  rows: number,
+): Promise<MirroredHandOver | null> {
+  // Only a supervisor that can hand the terminal over needs to remember the screen.
+  if (h === undefined) return null;
+  const mirrors = await import('./mirror.js');
+  return { ...h, mirror: new mirrors.ScreenMirror(cols, rows), defaults: mirrors.DEFAULT_MODES };
+}
 
-  const raw = stdin.isTTY === true && typeof stdin.setRawMode === 'function';
-  if (raw) stdin.setRawMode?.(true);
-
+/** One child on a pty, from its spawn to its fate: `supervise`'s state and its parts. */
+class PtySupervision {
+  private killed = false;
+  private gone = false;
   // While the dashboard is shown the agent's output only feeds the mirror;
   // while the repaint is being made, what arrives is held and written after it.
-  let showing = false;
-  let held: Buffer[] | null = null;
-  // The mirror sees what the terminal sees, so a repaint shows nothing the filter dropped.
-  // DA1 and DSR 5 are answered here, to the agent: nothing the owner's terminal says.
-  const filter = new TerminalOutputFilter(o.output, (reply) => {
-    if (!gone) child.write(reply);
-  });
-  const emit = (safe: Uint8Array) => {
+  private showing = false;
+  private held: Buffer[] | null = null;
+  /** The dashboard's turn at the terminal, from the key until the agent has it back. */
+  private shown: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  private readonly stdin: SuperviseIo['stdin'];
+  private readonly stdout: SuperviseIo['stdout'];
+  private readonly raw: boolean;
+  private readonly filter: TerminalOutputFilter;
+  private readonly exited: Promise<ChildResult>;
+
+  constructor(
+    private readonly o: SuperviseOptions,
+    private readonly child: IPty,
+    private readonly handOver: MirroredHandOver | null,
+  ) {
+    this.stdin = o.io.stdin;
+    this.stdout = o.io.stdout;
+    this.exited = new Promise<ChildResult>((resolve) => {
+      child.onExit((fate: { exitCode: number; signal?: number }) => {
+        this.gone = true;
+        const signal = fate.signal !== undefined && fate.signal > 0 ? fate.signal : 0;
+        resolve({
+          command: commandLine(o),
+          exitCode: signal > 0 ? null : fate.exitCode,
+          signal: signal > 0 ? signalName(signal) : null,
+          status: exitStatus(fate.exitCode, signal),
+          killed: this.killed,
+        });
+      });
+    });
+    this.raw = this.stdin.isTTY === true && typeof this.stdin.setRawMode === 'function';
+    // The mirror sees what the terminal sees, so a repaint shows nothing the filter dropped.
+    // DA1 and DSR 5 are answered here, to the agent: nothing the owner's terminal says.
+    this.filter = new TerminalOutputFilter(o.output, (reply) => {
+      if (!this.gone) child.write(reply);
+    });
+  }
+
+  /** Relays input, output, resizes and signals until the child exits; then gives the terminal back. */
+  async run(): Promise<ChildResult> {
+    if (this.raw) this.stdin.setRawMode?.(true);
+    const onOutput = this.child.onData((d: unknown) => this.emit(this.filter.write(d as Buffer)));
+    this.stdin.on('data', this.onInput);
+    this.stdin.resume();
+    this.stdout.on('resize', this.onResize);
+    const unforward = forwardSignals(this.o.io.signals, this.o.killAfterMs ?? 5_000, {
+      deliver: (sig) => this.deliver(sig),
+      stop: () => this.stopping.abort(),
+      kill: () => this.kill(),
+    });
+    try {
+      const result = await this.exited;
+      // The child ended under the dashboard: the user leaves it first, then sees the agent's last screen.
+      if (this.shown !== null && !this.stopping.signal.aborted)
+        await Promise.race([
+          this.shown,
+          new Promise((resolve) => this.stopping.signal.addEventListener('abort', resolve)),
+        ]);
+      return result;
+    } finally {
+      unforward();
+      onOutput.dispose();
+      await this.restore();
+    }
+  }
+
+  /** The agent's output, filtered: to the mirror, and to the screen unless the dashboard holds it. */
+  private emit(safe: Uint8Array): void {
     if (safe.length === 0) return;
     const out = Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength);
-    mirror?.write(out);
-    if (!showing) stdout.write(out);
-    else held?.push(out);
-  };
-  const onOutput = child.onData((d: unknown) => emit(filter.write(d as Buffer)));
+    this.handOver?.mirror.write(out);
+    if (!this.showing) this.stdout.write(out);
+    else this.held?.push(out);
+  }
 
-  const stopping = new AbortController();
-  let shown: Promise<void> | null = null;
-  const onInput = (d: Buffer | string) => {
-    const chunk = handOver === null || gone ? null : Buffer.from(d);
-    const at = handOver === null || chunk === null ? -1 : chunk.indexOf(handOver.key);
-    if (handOver === null || chunk === null || at < 0) {
-      child.write(d as Buffer);
+  /** Typed input: the agent's, up to the hand-over key; from the key on, the dashboard's. */
+  private readonly onInput = (d: Buffer | string): void => {
+    const h = this.handOver;
+    const chunk = h === null || this.gone ? null : Buffer.from(d);
+    const at = h === null || chunk === null ? -1 : chunk.indexOf(h.key);
+    if (h === null || chunk === null || at < 0) {
+      this.child.write(d as Buffer);
       return;
     }
-    if (at > 0) child.write(chunk.subarray(0, at));
-    shown = handTo(handOver, chunk.subarray(at + 1)).catch((err: unknown) => {
+    if (at > 0) this.child.write(chunk.subarray(0, at));
+    this.shown = this.handTo(h, chunk.subarray(at + 1)).catch((err: unknown) => {
       // Writing the repaint failed: the terminal is going, the agent's exit will follow.
-      handOver.onError?.(err);
+      h.onError?.(err);
     });
   };
 
   /** Gives the terminal to the dashboard, and back to the agent when it is left. */
-  const handTo = async (
-    h: HandOver & { mirror: Mirror.ScreenMirror; defaults: string },
-    after: Buffer,
-  ) => {
-    showing = true;
+  private async handTo(h: MirroredHandOver, after: Buffer): Promise<void> {
+    const { stdin, stdout } = this;
+    this.showing = true;
     // The dashboard gets plain keys and no mouse reports, whatever modes the agent set.
     stdout.write(h.defaults);
-    stdin.off('data', onInput);
+    stdin.off('data', this.onInput);
     stdin.pause();
     // What was typed after the key, in the same read, is the dashboard's.
     if (after.length > 0) stdin.unshift(after);
@@ -304,9 +392,9 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
         stdin,
         stdout,
         agent: h.mirror,
-        signal: stopping.signal,
+        signal: this.stopping.signal,
         // Once the agent's last output is in its lines.
-        exited: exited.then(async (r) => {
+        exited: this.exited.then(async (r) => {
           await h.mirror.settled();
           return r;
         }),
@@ -314,93 +402,76 @@ export async function supervise(o: SuperviseOptions): Promise<ChildResult> {
     } catch (err) {
       h.onError?.(err);
     }
-    if (stopping.signal.aborted) return;
+    if (this.stopping.signal.aborted) return;
     // A dashboard may leave the terminal cooked and stdin unreferenced.
-    if (raw) stdin.setRawMode?.(true);
+    if (this.raw) stdin.setRawMode?.(true);
     stdin.ref?.();
-    held = [];
+    this.held = [];
     const picture = await h.mirror.repaint();
     stdout.write(picture);
-    for (const d of held) stdout.write(d);
-    held = null;
-    showing = false;
-    shown = null;
-    if (!gone) {
+    for (const d of this.held) stdout.write(d);
+    this.held = null;
+    this.showing = false;
+    this.shown = null;
+    if (!this.gone) {
       // Keys the dashboard left unread were typed at the dashboard: never the
       // agent's. (Only here: read() restarts reading, which resume and the
       // final pause then own; with the child gone it would keep us alive.)
       while (stdin.read() !== null);
-      stdin.on('data', onInput);
+      stdin.on('data', this.onInput);
       stdin.resume();
     }
-  };
+  }
 
-  stdin.on('data', onInput);
-  stdin.resume();
-  const onResize = () => {
-    if (stdout.columns === undefined || stdout.rows === undefined) return;
+  private readonly onResize = (): void => {
+    const { columns, rows } = this.stdout;
+    if (columns === undefined || rows === undefined) return;
     try {
-      child.resize(stdout.columns, stdout.rows);
+      this.child.resize(columns, rows);
     } catch {
       // The child is gone; its exit is on its way.
     }
-    mirror?.resize(stdout.columns, stdout.rows);
+    this.handOver?.mirror.resize(columns, rows);
   };
-  stdout.on('resize', onResize);
 
-  let escalation: NodeJS.Timeout | undefined;
-  const handlers = FORWARDED.map((sig) => {
-    const h = () => {
+  /** A forwarded signal: to the terminal's foreground job when asked (the sandbox's agent), else the child. */
+  private deliver(sig: NodeJS.Signals): void {
+    try {
+      const group = this.o.signalForeground === true ? foregroundGroup(this.child.pid) : null;
+      if (group !== null && group !== this.child.pid) process.kill(-group, sig);
+      else this.child.kill(sig);
+    } catch {
+      // Already gone: its exit is on its way.
+    }
+  }
+
+  /** The escalation: SIGKILL to the child's group (or the child alone). */
+  private kill(): void {
+    this.killed = true;
+    try {
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
       try {
-        const group = o.signalForeground === true ? foregroundGroup(child.pid) : null;
-        if (group !== null && group !== child.pid) process.kill(-group, sig);
-        else child.kill(sig);
+        this.child.kill('SIGKILL');
       } catch {
-        // Already gone: its exit is on its way.
+        // Gone in the meantime.
       }
-      if (STOPPING.has(sig)) stopping.abort();
-      if (STOPPING.has(sig) && escalation === undefined) {
-        escalation = setTimeout(() => {
-          killed = true;
-          try {
-            process.kill(-child.pid, 'SIGKILL');
-          } catch {
-            try {
-              child.kill('SIGKILL');
-            } catch {
-              // Gone in the meantime.
-            }
-          }
-        }, o.killAfterMs ?? 5_000);
-      }
-    };
-    signals.on(sig, h);
-    return [sig, h] as const;
-  });
+    }
+  }
 
-  try {
-    const result = await exited;
-    // The child ended under the dashboard: the user leaves it first, then sees the agent's last screen.
-    if (shown !== null && !stopping.signal.aborted)
-      await Promise.race([
-        shown,
-        new Promise((resolve) => stopping.signal.addEventListener('abort', resolve)),
-      ]);
-    return result;
-  } finally {
-    clearTimeout(escalation);
-    for (const [sig, h] of handlers) signals.off(sig, h);
-    onOutput.dispose();
-    emit(filter.end());
+  /** The terminal given back as it was: restored modes, drained input, cooked. */
+  private async restore(): Promise<void> {
+    const { stdin, stdout } = this;
+    this.emit(this.filter.end());
     // Before the drain, so a report already on its way is read and dropped with the rest.
     if (stdout.isTTY === true) stdout.write(TERMINAL_RESTORE);
-    stdout.off('resize', onResize);
-    stdin.off('data', onInput);
-    if (raw && stdout.isTTY === true && !stopping.signal.aborted)
-      await drainTerminal(stdin, stdout, o.drainMs ?? 1_000);
+    stdout.off('resize', this.onResize);
+    stdin.off('data', this.onInput);
+    if (this.raw && stdout.isTTY === true && !this.stopping.signal.aborted)
+      await drainTerminal(stdin, stdout, this.o.drainMs ?? 1_000);
     stdin.pause();
-    if (raw) stdin.setRawMode?.(false);
-    mirror?.dispose();
+    if (this.raw) stdin.setRawMode?.(false);
+    this.handOver?.mirror.dispose();
   }
 }
 
@@ -468,64 +539,33 @@ function relayOutput(
 
 /** `supervise` for scripts: pipes instead of a pty (see the header). */
 async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
-  const { spawn } = await import('node:child_process');
   const { stdin, stdout, signals } = o.io;
   const stderr = o.io.stderr ?? stdout;
   // A stdin that is a file or a pipe is handed over as it is (its end is the
   // child's end of input); a terminal is read here and its lines passed on, so
   // the child holds no descriptor of the owner's terminal.
   const shareable = stdin.isTTY !== true && hasDescriptor(stdin);
-  const child: ChildProcess = spawn(o.file, [...o.args], {
-    cwd: o.cwd,
-    env: o.env,
-    detached: true,
-    stdio: [shareable ? (stdin as unknown as NodeJS.ReadStream) : 'pipe', 'pipe', 'pipe'],
-  });
-  const spawned = await new Promise<Error | null>((resolve) => {
-    child.once('spawn', () => resolve(null));
-    child.once('error', (err) => resolve(err));
-  });
-  if (spawned !== null || child.pid === undefined) {
-    return {
-      command: [o.file, ...o.args].join(' '),
-      exitCode: 127,
-      signal: null,
-      status: 127,
-      killed: false,
-    };
+  const child = await spawnPiped(o, shareable);
+  if (child === null) {
+    return { command: commandLine(o), exitCode: 127, signal: null, status: 127, killed: false };
   }
   const pid = child.pid;
   o.onSpawn?.(pid);
-
-  const forwardInput = !shareable && child.stdin !== null;
-  const onInput = (d: Buffer | string) => child.stdin?.write(d);
-  const onEnd = () => child.stdin?.end();
-  if (forwardInput) {
-    // The child may stop reading before our input ends: that is its business.
-    child.stdin?.on('error', () => {});
-    stdin.on('data', onInput);
-    stdin.on('end', onEnd);
-    stdin.resume();
-  }
+  const stopInput = shareable ? () => {} : pipeInput(stdin, child);
   if (child.stdout !== null) relayOutput(child.stdout, stdout, o.output);
   if (child.stderr !== null) relayOutput(child.stderr, stderr, o.output);
 
   let killed = false;
-  let escalation: NodeJS.Timeout | undefined;
   // Sandboxed, the signal is the agent's (its job); bubblewrap would die of it.
   const target = () => (o.signalForeground === true ? (jobGroup(pid) ?? pid) : pid);
-  const handlers = FORWARDED.map((sig) => {
-    const h = () => {
+  const unforward = forwardSignals(signals, o.killAfterMs ?? 5_000, {
+    deliver: (sig) => {
       if (!signalGroup(target(), sig)) signalGroup(pid, sig);
-      if (STOPPING.has(sig) && escalation === undefined) {
-        escalation = setTimeout(() => {
-          killed = true;
-          signalGroup(pid, 'SIGKILL');
-        }, o.killAfterMs ?? 5_000);
-      }
-    };
-    signals.on(sig, h);
-    return [sig, h] as const;
+    },
+    kill: () => {
+      killed = true;
+      signalGroup(pid, 'SIGKILL');
+    },
   });
 
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -541,21 +581,58 @@ async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
     for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(TERMINAL_RESTORE);
     const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
     return {
-      command: [o.file, ...o.args].join(' '),
+      command: commandLine(o),
       exitCode: signal === null ? code : null,
       signal,
       status: exitStatus(code ?? 0, signum),
       killed,
     };
   } finally {
-    clearTimeout(escalation);
-    for (const [sig, h] of handlers) signals.off(sig, h);
-    if (forwardInput) {
-      stdin.off('data', onInput);
-      stdin.off('end', onEnd);
-      stdin.pause();
-    }
+    unforward();
+    stopInput();
   }
+}
+
+/**
+ * The child started in a session of its own, on pipes (stdin shared when
+ * `shareStdin`); null when it could not start.
+ */
+async function spawnPiped(
+  o: SuperviseOptions,
+  shareStdin: boolean,
+): Promise<(ChildProcess & { readonly pid: number }) | null> {
+  const { spawn } = await import('node:child_process');
+  const stdin = o.io.stdin as unknown as NodeJS.ReadStream;
+  const child: ChildProcess = spawn(o.file, [...o.args], {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    stdio: [shareStdin ? stdin : 'pipe', 'pipe', 'pipe'],
+  });
+  const spawned = await new Promise<Error | null>((resolve) => {
+    child.once('spawn', () => resolve(null));
+    child.once('error', (err) => resolve(err));
+  });
+  if (spawned !== null || child.pid === undefined) return null;
+  return child as ChildProcess & { readonly pid: number };
+}
+
+/** Our input passed on to the child's stdin, until what this returns is called. */
+function pipeInput(stdin: SuperviseIo['stdin'], child: ChildProcess): () => void {
+  const to = child.stdin;
+  if (to === null) return () => {};
+  const onInput = (d: Buffer | string) => to.write(d);
+  const onEnd = () => to.end();
+  // The child may stop reading before our input ends: that is its business.
+  to.on('error', () => {});
+  stdin.on('data', onInput);
+  stdin.on('end', onEnd);
+  stdin.resume();
+  return () => {
+    stdin.off('data', onInput);
+    stdin.off('end', onEnd);
+    stdin.pause();
+  };
 }
 
 /** A stream backed by a file descriptor, which a child can be given as it is. */

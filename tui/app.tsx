@@ -9,7 +9,7 @@
  * none ends the app.
  */
 import { Box, useInput, useWindowSize } from 'ink';
-import { useEffect, useReducer, useRef } from 'react';
+import { useEffect, useReducer, useRef, type ReactElement } from 'react';
 import type { DashboardApi } from './api.js';
 import { keyPresses, rawKeyName } from './keys.js';
 import {
@@ -88,6 +88,10 @@ async function perform(
   }
 }
 
+type Dispatch = (a: Action) => void;
+/** False once the dashboard is unmounted: late results are then dropped. */
+type Live = { current: boolean };
+
 export function Dashboard({
   api,
   now,
@@ -104,43 +108,104 @@ export function Dashboard({
   );
   const { rows, columns } = useWindowSize();
   const live = useRef(true);
+  const refresh = useFeed(api, dispatch, live, recent, refreshMs);
+  useOwnerCall(api, state.request, dispatch, live, refresh);
+  useKeyCeremony(api, state.unlock, dispatch, live, refresh);
+  useLeave(state.leaving, onLeave);
+  useKeys(leaveKeys, dispatch);
+  return <Screen state={state} rows={rows} columns={columns} vault={vault} />;
+}
+
+/** The refreshes an owner call's result asks for (set once the feed is mounted). */
+interface Refresh {
+  readonly agents: { current: () => void };
+  readonly entries: { current: () => void };
+}
+
+/**
+ * The agents asked for again, one request at a time: a request during one
+ * asks for one more after it. `rolling` is every how many ticks they are asked
+ * with no record (0: not).
+ */
+function agentsRefresher(
+  api: DashboardApi,
+  dispatch: Dispatch,
+  live: Live,
+  fail: (err: unknown) => void,
+) {
+  const r = {
+    busy: false,
+    again: false,
+    rolling: 0,
+    refresh: (): void => {
+      if (r.busy) {
+        r.again = true;
+        return;
+      }
+      r.busy = true;
+      api
+        .agents()
+        .then((list) => {
+          if (!live.current) return;
+          r.rolling = rollingOf(list);
+          dispatch({ type: 'snapshot', agents: list });
+        }, fail)
+        .finally(() => {
+          r.busy = false;
+          if (r.again && live.current) {
+            r.again = false;
+            r.refresh();
+          }
+        });
+    },
+  };
+  return r;
+}
+
+/** The first snapshot: agents, entries and the last `recent` records, each as it came. */
+async function loadSnapshot(
+  api: DashboardApi,
+  recent: number,
+  dispatch: Dispatch,
+  live: Live,
+  fail: (err: unknown) => void,
+  agents: ReturnType<typeof agentsRefresher>,
+): Promise<void> {
+  agents.busy = true;
+  const [a, e, r] = await Promise.allSettled([
+    api.agents(),
+    api.entries(),
+    api.recentAudit(recent),
+  ]);
+  agents.busy = false;
+  if (!live.current) return;
+  if (a.status === 'fulfilled') agents.rolling = rollingOf(a.value);
+  dispatch({
+    type: 'snapshot',
+    ...(a.status === 'fulfilled' ? { agents: a.value } : {}),
+    ...(e.status === 'fulfilled' ? { entries: e.value } : {}),
+    ...(r.status === 'fulfilled' ? { audit: r.value } : {}),
+  });
+  for (const x of [a, e, r]) if (x.status === 'rejected') fail(x.reason);
+}
+
+/** Mount: snapshot, then the audit feed, and the refresh while windows roll. */
+function useFeed(
+  api: DashboardApi,
+  dispatch: Dispatch,
+  live: Live,
+  recent: number,
+  refreshMs: number,
+): Refresh {
   const refreshAgents = useRef<() => void>(() => {});
   const refreshEntries = useRef<() => void>(() => {});
-
-  // Mount: snapshot, then the audit feed, and the refresh while windows roll.
   useEffect(() => {
     live.current = true;
     const fail = (err: unknown) => {
       if (live.current) dispatch({ type: 'failed', id: null, line: errorLine(err) });
     };
-    // One agents refresh at a time; a request during one asks for one more after it.
-    let busy = false;
-    /** Every how many ticks the agents are asked again with no record (0: not). */
-    let rolling = 0;
-    let ticks = 0;
-    let again = false;
-    const agents = () => {
-      if (busy) {
-        again = true;
-        return;
-      }
-      busy = true;
-      api
-        .agents()
-        .then((list) => {
-          if (!live.current) return;
-          rolling = rollingOf(list);
-          dispatch({ type: 'snapshot', agents: list });
-        }, fail)
-        .finally(() => {
-          busy = false;
-          if (again && live.current) {
-            again = false;
-            agents();
-          }
-        });
-    };
-    refreshAgents.current = agents;
+    const agents = agentsRefresher(api, dispatch, live, fail);
+    refreshAgents.current = agents.refresh;
     refreshEntries.current = () => {
       api
         .entries()
@@ -148,34 +213,21 @@ export function Dashboard({
     };
     let stop: (() => void) | null = null;
     void (async () => {
-      busy = true;
-      const [a, e, r] = await Promise.allSettled([
-        api.agents(),
-        api.entries(),
-        api.recentAudit(recent),
-      ]);
-      busy = false;
+      await loadSnapshot(api, recent, dispatch, live, fail, agents);
       if (!live.current) return;
-      if (a.status === 'fulfilled') rolling = rollingOf(a.value);
-      dispatch({
-        type: 'snapshot',
-        ...(a.status === 'fulfilled' ? { agents: a.value } : {}),
-        ...(e.status === 'fulfilled' ? { entries: e.value } : {}),
-        ...(r.status === 'fulfilled' ? { audit: r.value } : {}),
-      });
-      for (const x of [a, e, r]) if (x.status === 'rejected') fail(x.reason);
       stop = api.followAudit((record) => {
         if (!live.current) return;
         dispatch({ type: 'audit', record });
-        agents();
+        agents.refresh();
         // Owner actions change entries too (add, rotate, remove).
         if (record.actor === 'owner' && record.entry !== null) refreshEntries.current();
       }, fail);
     })();
+    let ticks = 0;
     const timer = setInterval(() => {
       dispatch({ type: 'tick' });
       ticks++;
-      if (rolling > 0 && ticks % rolling === 0) agents();
+      if (agents.rolling > 0 && ticks % agents.rolling === 0) agents.refresh();
     }, refreshMs);
     return () => {
       live.current = false;
@@ -183,61 +235,74 @@ export function Dashboard({
       stop?.();
     };
   }, [api, recent, refreshMs]);
+  return { agents: refreshAgents, entries: refreshEntries };
+}
 
-  // An owner call asked for by the reducer, carried out once per request.
-  const request = state.request;
+/** An owner call asked for by the reducer, carried out once per request. */
+function useOwnerCall(
+  api: DashboardApi,
+  request: State['request'],
+  dispatch: Dispatch,
+  live: Live,
+  refresh: Refresh,
+): void {
   useEffect(() => {
     if (request === null) return;
     perform(api, request.call).then(
       (r) => {
         if (!live.current) return;
         dispatch({ type: 'result', id: request.id, ...r });
-        refreshAgents.current();
-        refreshEntries.current();
+        refresh.agents.current();
+        refresh.entries.current();
       },
       (err: unknown) =>
         live.current && dispatch({ type: 'failed', id: request.id, line: errorLine(err) }),
     );
     // Only a new request id starts a call.
   }, [request?.id]);
+}
 
-  // The hardware-key unlock of a locked agent.
-  const unlock = state.unlock;
+/** The hardware-key ceremony the reducer started: a locked agent's unlock, or a key's enrolment. */
+function useKeyCeremony(
+  api: DashboardApi,
+  unlock: State['unlock'],
+  dispatch: Dispatch,
+  live: Live,
+  refresh: Refresh,
+): void {
   const unlockId = unlock?.status === 'starting' ? unlock.id : null;
   useEffect(() => {
     if (unlock === null || unlockId === null) return;
     const { id, agent } = unlock;
+    const onUrl = (url: string) => live.current && dispatch({ type: 'unlockUrl', id, url });
+    const failed = (err: unknown) =>
+      live.current && dispatch({ type: 'unlockFailed', id, agent, line: errorLine(err) });
     if (unlock.kind === 'enrol') {
       api
-        .enrolKey((url) => live.current && dispatch({ type: 'unlockUrl', id, url }))
-        .then(
-          ({ name }) => live.current && dispatch({ type: 'enrolDone', id, name }),
-          (err: unknown) =>
-            live.current && dispatch({ type: 'unlockFailed', id, agent, line: errorLine(err) }),
-        );
+        .enrolKey(onUrl)
+        .then(({ name }) => live.current && dispatch({ type: 'enrolDone', id, name }), failed);
       return;
     }
-    api
-      .unlock(agent, (url) => live.current && dispatch({ type: 'unlockUrl', id, url }))
-      .then(
-        (outcome) => {
-          if (!live.current) return;
-          dispatch({ type: 'unlockDone', id, agent, outcome });
-          refreshAgents.current();
-        },
-        (err: unknown) =>
-          live.current && dispatch({ type: 'unlockFailed', id, agent, line: errorLine(err) }),
-      );
+    api.unlock(agent, onUrl).then((outcome) => {
+      if (!live.current) return;
+      dispatch({ type: 'unlockDone', id, agent, outcome });
+      refresh.agents.current();
+    }, failed);
   }, [unlockId]);
+}
 
-  const leaving = state.leaving;
+/** Calls `onLeave` once, when the reducer says the user leaves. */
+function useLeave(leaving: boolean, onLeave: () => void): void {
   const left = useRef(false);
   useEffect(() => {
     if (!leaving || left.current) return;
     left.current = true;
     onLeave();
   }, [leaving, onLeave]);
+}
 
+/** Key presses to the reducer; a leave key leaves from anywhere. */
+function useKeys(leaveKeys: readonly string[], dispatch: Dispatch): void {
   const leaveNames = leaveKeys.map(rawKeyName);
   useInput((input, key) => {
     for (const press of keyPresses(input, key)) {
@@ -245,8 +310,6 @@ export function Dashboard({
       dispatch({ type: 'key', key: press });
     }
   });
-
-  return <Screen state={state} rows={rows} columns={columns} vault={vault} />;
 }
 
 /** The whole screen for a state: what the dashboard shows, with no behaviour of its own. */
@@ -262,59 +325,8 @@ export function Screen({
   readonly columns?: number;
   readonly vault: string;
 }) {
-  const mode = modeOf(state);
   // Header, tabs, notice and a two-line footer; one row spare so a frame never fills the screen.
   const body = Math.max(6, rows - 6);
-  const panel =
-    state.token !== null ? (
-      <TokenPanel agent={state.token.agent} token={state.token.token} />
-    ) : state.help ? (
-      <HelpPanel />
-    ) : state.unlock !== null ? (
-      <UnlockPanel unlock={state.unlock} />
-    ) : state.confirm !== null ? (
-      <ConfirmPanel confirm={state.confirm} />
-    ) : state.form !== null ? (
-      <FormPanel form={state.form} />
-    ) : null;
-
-  let view;
-  if (state.view === 'agents') {
-    const agentRows = Math.min(state.agents.length || 1, Math.max(2, Math.floor(body / 2) - 1));
-    view = (
-      <Box flexDirection="column">
-        <AgentsTable
-          agents={state.agents}
-          selected={state.selected.agents}
-          rows={agentRows}
-          active
-          loaded={state.loaded}
-        />
-        <Box marginTop={1} flexShrink={0}>
-          <AuditFeed records={state.audit} rows={body - agentRows - 3} loaded={state.loaded} />
-        </Box>
-      </Box>
-    );
-  } else if (state.view === 'entries') {
-    view = (
-      <EntriesView
-        entries={state.entries}
-        selected={state.selected.entries}
-        rows={body - 1}
-        width={columns}
-      />
-    );
-  } else {
-    view = (
-      <AuditFeed
-        records={state.audit}
-        rows={body - 1}
-        scroll={state.selected.audit}
-        loaded={state.loaded}
-      />
-    );
-  }
-
   return (
     <Box flexDirection="column" height={rows - 1}>
       <Header
@@ -326,12 +338,70 @@ export function Screen({
         loaded={state.loaded}
       />
       <Box flexDirection="column" flexGrow={1} overflow="hidden">
-        {panel ?? view}
+        {panelOf(state) ?? <View state={state} body={body} columns={columns} />}
       </Box>
       <Box flexShrink={0}>
         <NoticeLine notice={state.notice} />
       </Box>
-      <Footer mode={mode} tokenShown={state.token !== null || state.help} />
+      <Footer mode={modeOf(state)} tokenShown={state.token !== null || state.help} />
+    </Box>
+  );
+}
+
+/** The panel over the view, if one is open: the token, help, an unlock, a confirmation or a form. */
+function panelOf(state: State): ReactElement | null {
+  if (state.token !== null)
+    return <TokenPanel agent={state.token.agent} token={state.token.token} />;
+  if (state.help) return <HelpPanel />;
+  if (state.unlock !== null) return <UnlockPanel unlock={state.unlock} />;
+  if (state.confirm !== null) return <ConfirmPanel confirm={state.confirm} />;
+  if (state.form !== null) return <FormPanel form={state.form} />;
+  return null;
+}
+
+/** The view chosen: agents over the audit, the entries, or the audit alone; `body` rows high. */
+function View({
+  state,
+  body,
+  columns,
+}: {
+  readonly state: State;
+  readonly body: number;
+  readonly columns: number;
+}) {
+  if (state.view === 'entries') {
+    return (
+      <EntriesView
+        entries={state.entries}
+        selected={state.selected.entries}
+        rows={body - 1}
+        width={columns}
+      />
+    );
+  }
+  if (state.view !== 'agents') {
+    return (
+      <AuditFeed
+        records={state.audit}
+        rows={body - 1}
+        scroll={state.selected.audit}
+        loaded={state.loaded}
+      />
+    );
+  }
+  const agentRows = Math.min(state.agents.length || 1, Math.max(2, Math.floor(body / 2) - 1));
+  return (
+    <Box flexDirection="column">
+      <AgentsTable
+        agents={state.agents}
+        selected={state.selected.agents}
+        rows={agentRows}
+        active
+        loaded={state.loaded}
+      />
+      <Box marginTop={1} flexShrink={0}>
+        <AuditFeed records={state.audit} rows={body - agentRows - 3} loaded={state.loaded} />
+      </Box>
     </Box>
   );
 }

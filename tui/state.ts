@@ -308,92 +308,84 @@ function selectedEntry(s: State): EntrySummary | undefined {
 }
 
 function browseKey(s: State, action: string | null): State {
-  const agent = selectedAgent(s);
-  const entry = selectedEntry(s);
-  switch (action) {
-    case 'up':
-    case 'down':
-      return move(s, action === 'up' ? -1 : 1);
-    case 'nextView': {
-      const view = VIEWS[(VIEWS.indexOf(s.view) + 1) % VIEWS.length] ?? 'agents';
-      return { ...s, view };
+  const act = action === null || !Object.hasOwn(BROWSE, action) ? undefined : BROWSE[action];
+  return act === undefined ? s : act(s);
+}
+
+/** What each action does while browsing a view (a table; keys.ts binds the keys to them). */
+const BROWSE: Readonly<Record<string, (s: State) => State>> = {
+  up: (s) => move(s, -1),
+  down: (s) => move(s, 1),
+  nextView: (s) => ({ ...s, view: VIEWS[(VIEWS.indexOf(s.view) + 1) % VIEWS.length] ?? 'agents' }),
+  help: (s) => ({ ...s, help: true }),
+  unlock: (s) => {
+    const agent = selectedAgent(s);
+    if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+    if (agent.state !== 'locked') return notice(s, 'info', `Agent ${agent.name} is not locked.`);
+    return ceremony(s, 'unlock', agent.name);
+  },
+  enrolKey: (s) => ceremony(s, 'enrol', ''),
+  addAgent: (s) =>
+    openForm(s, 'addAgent', 'New agent', null, [
+      field('name', 'name', 'text'),
+      { ...field('kind', 'kind', 'choice', 'ai'), choices: ['ai', 'script'] },
+      field('scope', 'scope (entries, comma-separated)', 'list'),
+      field('perMinute', 'reads per minute', 'number', String(DEFAULT_LIMITS.perMinute)),
+      field('perHour', 'reads per hour', 'number', String(DEFAULT_LIMITS.perHour)),
+    ]),
+  revokeAgent: (s) => {
+    const agent = selectedAgent(s);
+    if (agent === undefined || agent.state === 'revoked') {
+      return notice(s, 'info', 'No agent to revoke selected.');
     }
-    case 'help':
-      return { ...s, help: true };
-    case 'unlock':
-      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
-      if (agent.state !== 'locked') return notice(s, 'info', `Agent ${agent.name} is not locked.`);
-      return {
-        ...s,
-        nextId: s.nextId + 1,
-        unlock: {
-          id: s.nextId,
-          kind: 'unlock',
-          agent: agent.name,
-          url: null,
-          status: 'starting',
-          error: null,
-        },
-      };
-    case 'enrolKey':
-      return {
-        ...s,
-        nextId: s.nextId + 1,
-        unlock: {
-          id: s.nextId,
-          kind: 'enrol',
-          agent: '',
-          url: null,
-          status: 'starting',
-          error: null,
-        },
-      };
-    case 'addAgent':
-      return openForm(s, 'addAgent', 'New agent', null, [
-        field('name', 'name', 'text'),
-        { ...field('kind', 'kind', 'choice', 'ai'), choices: ['ai', 'script'] },
-        field('scope', 'scope (entries, comma-separated)', 'list'),
-        field('perMinute', 'reads per minute', 'number', String(DEFAULT_LIMITS.perMinute)),
-        field('perHour', 'reads per hour', 'number', String(DEFAULT_LIMITS.perHour)),
-      ]);
-    case 'revokeAgent':
-      if (agent === undefined || agent.state === 'revoked') {
-        return notice(s, 'info', 'No agent to revoke selected.');
-      }
-      return { ...s, confirm: { kind: 'revokeAgent', target: agent.name, busy: false } };
-    case 'scope':
-      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
-      return openForm(s, 'scope', `Scope of ${agent.name}`, agent.name, [
-        field('add', 'add entries (comma-separated)', 'list'),
-        field('rm', 'remove entries (comma-separated)', 'list'),
-      ]);
-    case 'limits':
-      if (agent === undefined) return notice(s, 'info', 'No agent selected.');
-      return openForm(s, 'limits', `Limits of ${agent.name}`, agent.name, [
-        field('perMinute', 'reads per minute', 'number', String(agent.limits.perMinute)),
-        field('perHour', 'reads per hour', 'number', String(agent.limits.perHour)),
-      ]);
-    case 'addEntry':
-      return openForm(s, 'addEntry', 'Add an entry or a field', null, [
-        field('entry', 'entry', 'text'),
-        field('field', 'field', 'text', DEFAULT_FIELD),
-        field('value', 'value', 'secret'),
-      ]);
-    case 'rotate': {
-      if (entry === undefined) return notice(s, 'info', 'No entry selected.');
-      const form = openForm(s, 'rotate', `Rotate a field of ${entry.name}`, null, [
-        field('entry', 'entry', 'text', entry.name),
-        field('field', 'field', 'text', entry.fields[0]?.name ?? DEFAULT_FIELD),
-        field('value', 'new value', 'secret'),
-      ]);
-      return form.form === null ? form : { ...form, form: { ...form.form, focus: 2 } };
-    }
-    case 'removeEntry':
-      if (entry === undefined) return notice(s, 'info', 'No entry selected.');
-      return { ...s, confirm: { kind: 'removeEntry', target: entry.name, busy: false } };
-    default:
-      return s;
-  }
+    return { ...s, confirm: { kind: 'revokeAgent', target: agent.name, busy: false } };
+  },
+  scope: (s) => {
+    const agent = selectedAgent(s);
+    if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+    return openForm(s, 'scope', `Scope of ${agent.name}`, agent.name, [
+      field('add', 'add entries (comma-separated)', 'list'),
+      field('rm', 'remove entries (comma-separated)', 'list'),
+    ]);
+  },
+  limits: (s) => {
+    const agent = selectedAgent(s);
+    if (agent === undefined) return notice(s, 'info', 'No agent selected.');
+    return openForm(s, 'limits', `Limits of ${agent.name}`, agent.name, [
+      field('perMinute', 'reads per minute', 'number', String(agent.limits.perMinute)),
+      field('perHour', 'reads per hour', 'number', String(agent.limits.perHour)),
+    ]);
+  },
+  addEntry: (s) =>
+    openForm(s, 'addEntry', 'Add an entry or a field', null, [
+      field('entry', 'entry', 'text'),
+      field('field', 'field', 'text', DEFAULT_FIELD),
+      field('value', 'value', 'secret'),
+    ]),
+  rotate: (s) => {
+    const entry = selectedEntry(s);
+    if (entry === undefined) return notice(s, 'info', 'No entry selected.');
+    const form = openForm(s, 'rotate', `Rotate a field of ${entry.name}`, null, [
+      field('entry', 'entry', 'text', entry.name),
+      field('field', 'field', 'text', entry.fields[0]?.name ?? DEFAULT_FIELD),
+      field('value', 'new value', 'secret'),
+    ]);
+    return form.form === null ? form : { ...form, form: { ...form.form, focus: 2 } };
+  },
+  removeEntry: (s) => {
+    const entry = selectedEntry(s);
+    if (entry === undefined) return notice(s, 'info', 'No entry selected.');
+    return { ...s, confirm: { kind: 'removeEntry', target: entry.name, busy: false } };
+  },
+};
+
+/** A hardware-key ceremony starting: an agent's unlock, or a key's enrolment (agent ''). */
+function ceremony(s: State, kind: 'unlock' | 'enrol', agent: string): State {
+  return {
+    ...s,
+    nextId: s.nextId + 1,
+    unlock: { id: s.nextId, kind, agent, url: null, status: 'starting', error: null },
+  };
 }
 
 function move(s: State, by: number): State {

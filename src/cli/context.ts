@@ -1,5 +1,6 @@
 /** What a command receives from `main`: its parsed invocation, paths, streams and a host client. */
 import type { Invocation } from '../commands/argv.js';
+import { VaultError } from '../core/errors.js';
 import type { Op, Ops } from '../core/protocol.js';
 import type { ClientOptions } from '../client/options.js';
 import type { Streams } from './io.js';
@@ -45,4 +46,17 @@ export function flagList(ctx: CliContext, name: string): string[] {
 export function arg(ctx: CliContext, name: string): string {
   const v = ctx.inv.args[name];
   return typeof v === 'string' ? v : '';
+}
+
+/**
+ * The handler `table` holds for the invoked subcommand (the second word of
+ * its path): a command made of subcommands keeps one handler each in a table.
+ * @throws VaultError VLT-1001 when the table has none (the parser lets no
+ * such invocation through).
+ */
+export function subcommand<H>(ctx: CliContext, table: Readonly<Record<string, H>>): H {
+  const sub = ctx.inv.command?.path[1];
+  const handler = sub !== undefined && Object.hasOwn(table, sub) ? table[sub] : undefined;
+  if (handler === undefined) throw new VaultError('VLT-1001');
+  return handler;
 }

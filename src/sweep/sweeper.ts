@@ -308,8 +308,7 @@ export class Sweeper {
   ): Promise<void> {
     const { watch } = await import('chokidar');
     const paths = roots.map((r) => r.path);
-    const agentOf = (p: string) =>
-      roots.find((r) => p === r.path || p.startsWith(r.path + '/'))?.agent ?? 'path';
+    const target = (path: string): FileTarget => ({ path, agent: agentOf(roots, path) });
     const watcher = watch(paths, {
       ignoreInitial: true,
       followSymlinks: false,
@@ -317,48 +316,10 @@ export class Sweeper {
       // Atomic writers (write, rename) and appenders alike: a change is a change.
       atomic: false,
     });
-    let queue: Promise<void> = Promise.resolve();
-    const enqueue = (what: string, job: () => Promise<void>) => {
-      queue = queue.then(job).catch((err: unknown) => {
-        const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
-        this.port.say(`${what}: ${message}`);
-      });
-    };
+    const queue = new JobQueue((line) => this.port.say(line));
     const changed = (path: string) =>
-      enqueue(`sweep of ${shown(path)}`, async () => {
-        const before = this.findings.length;
-        await this.file({ path, agent: agentOf(path) }, this.seen.get(path)?.end ?? 0);
-        if (this.findings.length > before) await this.mark();
-      });
-    // Where each file had been read to when the values were last fetched.
-    let fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
-    let refreshing = false;
-    const released = () => {
-      if (refreshing) return;
-      refreshing = true;
-      enqueue('fetching newly released values', async () => {
-        refreshing = false;
-        const { fresh, all } = await release.refetch();
-        if (fresh !== null) {
-          // What was written since the last fetch may hold a value released meanwhile.
-          const before = this.findings.length;
-          for (const [path, f] of [...this.seen]) {
-            const from = Math.max(0, (fetchedAt.get(path) ?? 0) - RESCAN_SLACK);
-            if (f.end > from) {
-              await this.file({ path, agent: agentOf(path) }, from, REWRITE_TRIES, {
-                p: fresh,
-                until: f.end,
-              });
-            }
-          }
-          fresh.matcher.wipe();
-          this.p?.matcher.wipe();
-          this.p = all;
-          if (this.findings.length > before) await this.mark();
-        } else all?.matcher.wipe();
-        fetchedAt = new Map([...this.seen].map(([path, f]) => [path, f.end]));
-      });
-    };
+      queue.add(`sweep of ${shown(path)}`, () => this.sweepAppended(target(path)));
+    const released = this.onRelease(queue, release.refetch, target);
     const abort = new AbortController();
     const following = this.port
       .followAudit(
@@ -368,10 +329,9 @@ export class Sweeper {
         },
         abort.signal,
       )
-      .catch((err: unknown) => {
-        const message = err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
-        this.port.say(`following the audit for new releases: ${message}`);
-      });
+      .catch((err: unknown) =>
+        this.port.say(`following the audit for new releases: ${failure(err)}`),
+      );
     watcher.on('add', changed);
     watcher.on('change', changed);
     await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
@@ -380,11 +340,99 @@ export class Sweeper {
     abort.abort();
     await following;
     await watcher.close();
-    await queue;
+    await queue.drained();
+  }
+
+  /** Watch mode: sweeps what was appended to `target` since it was last read. */
+  private async sweepAppended(target: FileTarget): Promise<void> {
+    const before = this.findings.length;
+    await this.file(target, this.seen.get(target.path)?.end ?? 0);
+    if (this.findings.length > before) await this.mark();
+  }
+
+  /**
+   * Watch mode: what a release seen in the audit does. Once per burst of
+   * releases (one fetch queued at a time), the values are fetched anew and
+   * what was written since the last fetch is swept for the fresh ones.
+   */
+  private onRelease(
+    queue: JobQueue,
+    refetch: () => Promise<{ fresh: Patterns | null; all: Patterns | null }>,
+    target: (path: string) => FileTarget,
+  ): () => void {
+    // Where each file had been read to when the values were last fetched.
+    let fetchedAt = this.readTo();
+    let refreshing = false;
+    return () => {
+      if (refreshing) return;
+      refreshing = true;
+      queue.add('fetching newly released values', async () => {
+        refreshing = false;
+        const { fresh, all } = await refetch();
+        if (fresh !== null) await this.sweepForFresh(fresh, all, fetchedAt, target);
+        else all?.matcher.wipe();
+        fetchedAt = this.readTo();
+      });
+    };
+  }
+
+  /**
+   * Sweeps for `fresh` (values released since the last fetch) what each file
+   * gained since `fetchedAt`, then sweeps on for `all`.
+   */
+  private async sweepForFresh(
+    fresh: Patterns,
+    all: Patterns | null,
+    fetchedAt: ReadonlyMap<string, number>,
+    target: (path: string) => FileTarget,
+  ): Promise<void> {
+    // What was written since the last fetch may hold a value released meanwhile.
+    const before = this.findings.length;
+    for (const [path, f] of [...this.seen]) {
+      const from = Math.max(0, (fetchedAt.get(path) ?? 0) - RESCAN_SLACK);
+      if (f.end > from) {
+        await this.file(target(path), from, REWRITE_TRIES, { p: fresh, until: f.end });
+      }
+    }
+    fresh.matcher.wipe();
+    this.p?.matcher.wipe();
+    this.p = all;
+    if (this.findings.length > before) await this.mark();
+  }
+
+  /** Where each file seen has been read to. */
+  private readTo(): Map<string, number> {
+    return new Map([...this.seen].map(([path, f]) => [path, f.end]));
   }
 
   /** Overwrites the matcher's copy of the values (best effort). */
   wipe(): void {
     this.p?.matcher.wipe();
+  }
+}
+
+/** The agent whose store holds `path` ('path' for one named by --path). */
+function agentOf(roots: readonly Root[], path: string): string {
+  return roots.find((r) => path === r.path || path.startsWith(r.path + '/'))?.agent ?? 'path';
+}
+
+/** What a watch-mode job's failure is said as: its code and message, or just that it failed. */
+function failure(err: unknown): string {
+  return err instanceof VaultError ? `${err.code}: ${err.message}` : 'failed';
+}
+
+/** Watch mode's jobs, run one at a time in order; a job that fails is said, and the next runs. */
+class JobQueue {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly say: (line: string) => void) {}
+
+  add(what: string, job: () => Promise<void>): void {
+    this.tail = this.tail.then(job).catch((err: unknown) => this.say(`${what}: ${failure(err)}`));
+  }
+
+  /** Resolves once every job added so far has run. */
+  drained(): Promise<void> {
+    return this.tail;
   }
 }

@@ -9,6 +9,7 @@ import {
   flagCount,
   flagList,
   flagString,
+  subcommand,
   type CliContext,
   type Command,
 } from '../context.js';
@@ -19,109 +20,132 @@ function print(ctx: CliContext, a: AgentSummary): number {
   return 0;
 }
 
+/** An `agent` subcommand: the agent named on the line, with the owner's passphrase. */
+type AgentCommand = (
+  ctx: CliContext,
+  name: string,
+  passphrase: string | undefined,
+) => Promise<number>;
+
+/** Every `agent` subcommand (a table). */
+const SUBCOMMANDS: Readonly<Record<string, AgentCommand>> = {
+  add,
+  ls: (ctx, _name, passphrase) => ls(ctx, passphrase),
+  show: async (ctx, name, passphrase) =>
+    print(ctx, await ctx.call('agent.show', { passphrase, name })),
+  scope,
+  limits,
+  caveats,
+  lock: async (ctx, name, passphrase) =>
+    print(ctx, await ctx.call('agent.lock', { passphrase, name })),
+  group,
+  // The passphrase, then the hardware key: an unlock is the owner's, never the agent's own.
+  unlock,
+  revoke,
+};
+
 export const run: Command = async (ctx) => {
-  const sub = ctx.inv.command?.path[1];
   const name = arg(ctx, 'name');
   const passphrase = await ownerPassphrase(ctx);
-  // The passphrase, then the hardware key: an unlock is the owner's, never the agent's own.
-  if (sub === 'unlock') return unlock(ctx, name, passphrase);
-  switch (sub) {
-    case 'add': {
-      const kind = flagString(ctx, 'kind') ?? 'ai';
-      if (kind !== 'ai' && kind !== 'script')
-        throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
-      const perMinute = flagCount(ctx, 'per-minute');
-      const perHour = flagCount(ctx, 'per-hour');
-      const valuesPerMinute = flagCount(ctx, 'values-per-minute');
-      const { token } = await ctx.call('agent.add', {
-        passphrase,
-        name,
-        kind,
-        scope: flagList(ctx, 'scope'),
-        limits: {
-          ...(perMinute === undefined ? {} : { perMinute }),
-          ...(perHour === undefined ? {} : { perHour }),
-          ...(valuesPerMinute === undefined ? {} : { valuesPerMinute }),
-        } as never,
-      });
-      // The token alone on stdout, so `TOKEN=$(vault-cli agent add ...)` works; shown once.
-      ctx.stdout.write(token + '\n');
-      // On a terminal the owner reads it: say what it is for (on stderr, and never the token).
-      if (ctx.stdout.isTTY) {
-        ctx.stderr.write(
-          `vault-cli: the token above is shown once: give it to ${name}, which stores it with \`vault-cli init\` (typed at its prompt or piped in); \`vault-cli agent revoke ${name}\` if it leaks.\n`,
-        );
-      }
-      return 0;
-    }
-    case 'ls': {
-      const { agents } = await ctx.call('agent.ls', { passphrase });
-      if (flag(ctx, 'json')) {
-        ctx.stdout.write(JSON.stringify(agents) + '\n');
-        return 0;
-      }
-      ctx.stdout.write(
-        table([
-          ['NAME', 'KIND', 'STATE', 'MINUTE', 'HOUR', 'SCOPE'],
-          ...agents.map((a) => [
-            a.name,
-            a.kind,
-            a.state,
-            `${a.usage.minute}/${a.limits.perMinute}`,
-            `${a.usage.hour}/${a.limits.perHour}`,
-            String(a.scope.length),
-          ]),
-        ]),
-      );
-      return 0;
-    }
-    case 'show':
-      return print(ctx, await ctx.call('agent.show', { passphrase, name }));
-    case 'scope': {
-      const add = flagList(ctx, 'add');
-      const rm = flagList(ctx, 'rm');
-      if (add.length + rm.length === 0)
-        throw new VaultError('VLT-1001', 'Give --add <entry> or --rm <entry>.');
-      return print(ctx, await ctx.call('agent.scope', { passphrase, name, add, rm }));
-    }
-    case 'limits': {
-      const perMinute = flagCount(ctx, 'per-minute');
-      const perHour = flagCount(ctx, 'per-hour');
-      const valuesPerMinute = flagCount(ctx, 'values-per-minute');
-      if (perMinute === undefined && perHour === undefined && valuesPerMinute === undefined) {
-        throw new VaultError(
-          'VLT-1001',
-          'Give --per-minute <n>, --per-hour <n> or --values-per-minute <n>.',
-        );
-      }
-      return print(
-        ctx,
-        await ctx.call('agent.limits', { passphrase, name, perMinute, perHour, valuesPerMinute }),
-      );
-    }
-    case 'caveats': {
-      const given = ctx.inv.args.rule;
-      const rules = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
-      const clear = flag(ctx, 'clear');
-      if (clear === rules.length > 0)
-        throw new VaultError('VLT-1001', 'Give one or more rules, or --clear (not both).');
-      const entry = arg(ctx, 'entry');
-      return print(ctx, await ctx.call('agent.caveats', { passphrase, name, entry, rules, clear }));
-    }
-    case 'lock':
-      return print(ctx, await ctx.call('agent.lock', { passphrase, name }));
-    case 'group': {
-      const group = arg(ctx, 'group');
-      const rest = ctx.inv.args['entries'];
-      const entries = Array.isArray(rest) ? rest : [];
-      return print(ctx, await ctx.call('agent.group', { passphrase, name, group, entries }));
-    }
-    case 'revoke':
-      return revoke(ctx, passphrase, name);
-    default:
-      throw new VaultError('VLT-1001');
-  }
+  return subcommand(ctx, SUBCOMMANDS)(ctx, name, passphrase);
 };
+
+/** --per-minute, --per-hour and --values-per-minute, those given. */
+function limitFlags(ctx: CliContext) {
+  return {
+    perMinute: flagCount(ctx, 'per-minute'),
+    perHour: flagCount(ctx, 'per-hour'),
+    valuesPerMinute: flagCount(ctx, 'values-per-minute'),
+  };
+}
+
+async function add(ctx: CliContext, name: string, passphrase: string | undefined) {
+  const kind = flagString(ctx, 'kind') ?? 'ai';
+  if (kind !== 'ai' && kind !== 'script')
+    throw new VaultError('VLT-1002', 'Agent kinds are ai and script.');
+  const { perMinute, perHour, valuesPerMinute } = limitFlags(ctx);
+  const { token } = await ctx.call('agent.add', {
+    passphrase,
+    name,
+    kind,
+    scope: flagList(ctx, 'scope'),
+    limits: {
+      ...(perMinute === undefined ? {} : { perMinute }),
+      ...(perHour === undefined ? {} : { perHour }),
+      ...(valuesPerMinute === undefined ? {} : { valuesPerMinute }),
+    } as never,
+  });
+  // The token alone on stdout, so `TOKEN=$(vault-cli agent add ...)` works; shown once.
+  ctx.stdout.write(token + '\n');
+  // On a terminal the owner reads it: say what it is for (on stderr, and never the token).
+  if (ctx.stdout.isTTY) {
+    ctx.stderr.write(
+      `vault-cli: the token above is shown once: give it to ${name}, which stores it with \`vault-cli init\` (typed at its prompt or piped in); \`vault-cli agent revoke ${name}\` if it leaks.\n`,
+    );
+  }
+  return 0;
+}
+
+async function ls(ctx: CliContext, passphrase: string | undefined): Promise<number> {
+  const { agents } = await ctx.call('agent.ls', { passphrase });
+  if (flag(ctx, 'json')) {
+    ctx.stdout.write(JSON.stringify(agents) + '\n');
+    return 0;
+  }
+  ctx.stdout.write(
+    table([
+      ['NAME', 'KIND', 'STATE', 'MINUTE', 'HOUR', 'SCOPE'],
+      ...agents.map((a) => [
+        a.name,
+        a.kind,
+        a.state,
+        `${a.usage.minute}/${a.limits.perMinute}`,
+        `${a.usage.hour}/${a.limits.perHour}`,
+        String(a.scope.length),
+      ]),
+    ]),
+  );
+  return 0;
+}
+
+async function scope(ctx: CliContext, name: string, passphrase: string | undefined) {
+  const add = flagList(ctx, 'add');
+  const rm = flagList(ctx, 'rm');
+  if (add.length + rm.length === 0)
+    throw new VaultError('VLT-1001', 'Give --add <entry> or --rm <entry>.');
+  return print(ctx, await ctx.call('agent.scope', { passphrase, name, add, rm }));
+}
+
+async function limits(ctx: CliContext, name: string, passphrase: string | undefined) {
+  const { perMinute, perHour, valuesPerMinute } = limitFlags(ctx);
+  if (perMinute === undefined && perHour === undefined && valuesPerMinute === undefined) {
+    throw new VaultError(
+      'VLT-1001',
+      'Give --per-minute <n>, --per-hour <n> or --values-per-minute <n>.',
+    );
+  }
+  return print(
+    ctx,
+    await ctx.call('agent.limits', { passphrase, name, perMinute, perHour, valuesPerMinute }),
+  );
+}
+
+async function caveats(ctx: CliContext, name: string, passphrase: string | undefined) {
+  const given = ctx.inv.args.rule;
+  const rules = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
+  const clear = flag(ctx, 'clear');
+  if (clear === rules.length > 0)
+    throw new VaultError('VLT-1001', 'Give one or more rules, or --clear (not both).');
+  const entry = arg(ctx, 'entry');
+  return print(ctx, await ctx.call('agent.caveats', { passphrase, name, entry, rules, clear }));
+}
+
+async function group(ctx: CliContext, name: string, passphrase: string | undefined) {
+  const group = arg(ctx, 'group');
+  const rest = ctx.inv.args['entries'];
+  const entries = Array.isArray(rest) ? rest : [];
+  return print(ctx, await ctx.call('agent.group', { passphrase, name, group, entries }));
+}
 
 /**
  * Revokes by name or --id. The agent is revoked even when a rotation after it
@@ -130,8 +154,8 @@ export const run: Command = async (ctx) => {
  */
 async function revoke(
   ctx: CliContext,
-  passphrase: string | undefined,
   name: string,
+  passphrase: string | undefined,
 ): Promise<number> {
   const id = flagString(ctx, 'id');
   if ((name === '') === (id === undefined))

@@ -16,7 +16,8 @@
 import { VaultError } from '../../core/errors.js';
 import { showable } from '../../core/names.js';
 import { CHUNK_BYTES, MAX_ALSO_BYTES, chunks } from '../../import/batches.js';
-import { FORMATS, parseSource, type Format } from '../../import/sources.js';
+import type { ImportEntry } from '../../import/formats.js';
+import { FORMATS, parseSource, type Format, type SourceOptions } from '../../import/sources.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 
@@ -54,51 +55,102 @@ function slashPrefix(prefix: string): VaultError {
   );
 }
 
+/** What to do with a name the vault already holds: --overwrite, --skip-existing, or refuse. */
+type Existing = 'overwrite' | 'skip' | 'refuse';
+
+/** The entries and fields each of an import's requests created, replaced or left as they were. */
+interface Done {
+  readonly created: string[];
+  readonly updated: string[];
+  readonly skipped: string[];
+}
+
 export const run: Command = async (ctx) => {
   const given = arg(ctx, 'source');
   const format = formatOf(ctx, given);
   const source = format === 'pass' && given === '' ? ctx.paths.passwordStore : given;
+  const existing = existingOf(ctx);
+  const { entries, skipped } = await parseSource(format, source, sourceOptions(ctx));
+  if (flag(ctx, 'dry-run')) return dryRun(ctx, format, entries, skipped);
+  if (entries.length === 0) {
+    ctx.stderr.write(`vault-cli: nothing to import (${skipped} passed over)\n`);
+    return 0;
+  }
+  const done = await send(ctx, entries, existing);
+  if (flag(ctx, 'json')) {
+    ctx.stdout.write(JSON.stringify({ ...done, passedOver: skipped }) + '\n');
+    return 0;
+  }
+  const lines = [
+    `vault-cli: imported ${done.created.length + done.updated.length} of ${entries.length} entries: ${done.created.length} created, ${done.updated.length} overwritten, ${done.skipped.length} left as they were`,
+    ...done.updated.map((n) => `  overwritten: ${shownName(n)}`),
+    ...done.skipped.map((n) => `  already there, left as it was: ${shownName(n)}`),
+  ];
+  ctx.stderr.write(lines.join('\n') + '\n');
+  return 0;
+};
+
+function existingOf(ctx: CliContext): Existing {
   const overwrite = flag(ctx, 'overwrite');
   const skip = flag(ctx, 'skip-existing');
   if (overwrite && skip) {
     throw new VaultError('VLT-1001', '--overwrite and --skip-existing exclude each other.');
   }
+  return overwrite ? 'overwrite' : skip ? 'skip' : 'refuse';
+}
+
+/** --prefix, --entry and --field, those given. */
+function sourceOptions(ctx: CliContext): SourceOptions {
   const prefix = flagString(ctx, 'prefix');
   if (prefix?.includes('/') === true) throw slashPrefix(prefix);
   const entry = flagString(ctx, 'entry');
   const field = flagString(ctx, 'field');
-  const { entries, skipped } = await parseSource(format, source, {
+  return {
     ...(prefix === undefined ? {} : { prefix }),
     ...(entry === undefined ? {} : { entry }),
     ...(field === undefined ? {} : { field }),
-  });
-  const json = flag(ctx, 'json');
+  };
+}
 
-  if (flag(ctx, 'dry-run')) {
-    if (json) {
-      const plan = entries.map((e) => ({ name: e.name, fields: e.fields.map((f) => f.field) }));
-      ctx.stdout.write(JSON.stringify({ entries: plan, passedOver: skipped }) + '\n');
-      return 0;
-    }
-    const rows = entries.map(
-      (e) => `  ${shownName(e.name)}  ${e.fields.map((f) => f.field).join(',')}`,
-    );
-    ctx.stdout.write(
-      [
-        `would import ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'} (${format}); entry and field names only:`,
-        ...rows,
-        ...(skipped > 0 ? [`passed over: ${skipped} (archived, deleted or without a value)`] : []),
-        'Nothing was sent to the vault. Names already in it are refused at import unless --overwrite or --skip-existing.',
-      ].join('\n') + '\n',
-    );
+/** `--dry-run`: what would be imported, by entry and field names only. */
+function dryRun(
+  ctx: CliContext,
+  format: Format,
+  entries: readonly ImportEntry[],
+  skipped: number,
+): number {
+  if (flag(ctx, 'json')) {
+    const plan = entries.map((e) => ({ name: e.name, fields: e.fields.map((f) => f.field) }));
+    ctx.stdout.write(JSON.stringify({ entries: plan, passedOver: skipped }) + '\n');
     return 0;
   }
+  const rows = entries.map(
+    (e) => `  ${shownName(e.name)}  ${e.fields.map((f) => f.field).join(',')}`,
+  );
+  ctx.stdout.write(
+    [
+      `would import ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'} (${format}); entry and field names only:`,
+      ...rows,
+      ...(skipped > 0 ? [`passed over: ${skipped} (archived, deleted or without a value)`] : []),
+      'Nothing was sent to the vault. Names already in it are refused at import unless --overwrite or --skip-existing.',
+    ].join('\n') + '\n',
+  );
+  return 0;
+}
 
-  if (entries.length === 0) {
-    ctx.stderr.write(`vault-cli: nothing to import (${skipped} passed over)\n`);
-    return 0;
-  }
-  const existing = overwrite ? 'overwrite' : skip ? 'skip' : 'refuse';
+/**
+ * The entries to the host, in as many requests as their size needs, under one
+ * owner unlock. The first request names every later entry too (`also`): unless
+ * the owner said --overwrite or --skip-existing, a name already in the vault
+ * refuses the import before anything lands.
+ * @throws VaultError VLT-1013 (more names than one import takes); a later
+ * request's failure, saying which requests were imported
+ */
+async function send(
+  ctx: CliContext,
+  entries: readonly ImportEntry[],
+  existing: Existing,
+): Promise<Done> {
   const names = entries.map((e) => e.name);
   const alsoBytes = names.reduce((n, s) => n + 8 + 6 * Buffer.byteLength(s), 0);
   if (alsoBytes > MAX_ALSO_BYTES) {
@@ -108,7 +160,7 @@ export const run: Command = async (ctx) => {
   const tier = flagString(ctx, 'tier');
   // One prompt (or the terminal's owner session) for every request of the import.
   const passphrase = await ownerPassphrase(ctx);
-  const done = { created: [] as string[], updated: [] as string[], skipped: [] as string[] };
+  const done: Done = { created: [], updated: [], skipped: [] };
   for (const [i, part] of parts.entries()) {
     const later =
       i === 0
@@ -144,15 +196,5 @@ export const run: Command = async (ctx) => {
       );
     }
   }
-  if (json) {
-    ctx.stdout.write(JSON.stringify({ ...done, passedOver: skipped }) + '\n');
-    return 0;
-  }
-  const lines = [
-    `vault-cli: imported ${done.created.length + done.updated.length} of ${entries.length} entries: ${done.created.length} created, ${done.updated.length} overwritten, ${done.skipped.length} left as they were`,
-    ...done.updated.map((n) => `  overwritten: ${shownName(n)}`),
-    ...done.skipped.map((n) => `  already there, left as it was: ${shownName(n)}`),
-  ];
-  ctx.stderr.write(lines.join('\n') + '\n');
-  return 0;
-};
+  return done;
+}

@@ -24,7 +24,7 @@ import {
   type Command,
 } from '../context.js';
 import { OwnerProof, ownerPassphrase } from '../owner.js';
-import { walk, type Root } from '../../sweep/files.js';
+import { walk, type FileTarget, type Root } from '../../sweep/files.js';
 import { Sweeper, patternsOf, shown, type Backup, type SweepPort } from '../../sweep/sweeper.js';
 
 /** Files larger than this are skipped unless --max-file-size says otherwise (MiB). */
@@ -61,15 +61,93 @@ function signalled(): Promise<void> {
   });
 }
 
+/** What the flags ask of a sweep (not --open-backup). */
+interface Plan {
+  readonly since: number | undefined;
+  readonly stored: boolean;
+  readonly maxFileBytes: number;
+  readonly redact: boolean;
+  readonly backupDir: string | undefined;
+  readonly watching: boolean;
+  readonly roots: readonly Root[];
+}
+
 export const run: Command = async (ctx) => {
   // Before the passphrase or any value is in memory: no same-user process
   // may ptrace the sweep or read its memory (src/kernel/dumpable.ts).
   (await import('../../kernel/dumpable.js')).markNotDumpable();
   const sealed = flagString(ctx, 'open-backup');
   if (sealed !== undefined) return openBackupFile(ctx, sealed);
+  const plan = planOf(ctx);
+  const proof = new OwnerProof(ctx, await ownerPassphrase(ctx));
+  const fetchedAt = Date.now();
+  const fetchValues = () =>
+    proof.call('sweep.values', {
+      ...(plan.since === undefined ? {} : { since: plan.since }),
+      stored: plan.stored,
+    });
+  const { values, backupKey } = await fetchValues();
+  const known = new Set<string>();
+  const { patterns, tooShort } = patternsOf(values, known);
+  const say = (line: string) => ctx.stderr.write(`vault-cli: ${line}\n`);
+  for (const t of tooShort) say(`not swept: ${t} is shorter than ${MIN_SWEEP_BYTES} bytes`);
+  if (patterns === null && !plan.watching) {
+    say(`no values to sweep for (${values.length === 0 ? 'none released' : 'all too short'})`);
+    return 0;
+  }
+  const backup = await backupOf(plan.backupDir, backupKey);
+  const { redact, maxFileBytes } = plan;
+  const sweep = new Sweeper(portOf(ctx, proof), patterns, { redact, maxFileBytes, backup });
+  // Ctrl-C or SIGTERM mid-sweep ends it after the file being read, once what
+  // was found is marked exposed: a leak found is never left unmarked (up to
+  // 200 ms of findings, or the last 32 MiB's, wait to be sent). A second
+  // signal ends it at once.
+  const signals = catchSignals();
+  try {
+    const walked = walk(plan.roots, maxFileBytes);
+    for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
+    const read = await sweepFiles(sweep, walked.files, () => signals.caught() !== null);
+    await sweep.settle();
+    signals.release();
+    const interrupted = signals.caught();
+    if (interrupted !== null) {
+      say(
+        `interrupted after ${read} of ${walked.files.length} files: ${sweep.findings.length} findings, ` +
+          `${sweep.marked} fields marked exposed (rotate them: vault-cli entry exposed)`,
+      );
+      // Ended by the signal, as it would have been without this handler.
+      sweep.wipe();
+      process.kill(process.pid, interrupted);
+      return 130;
+    }
+    say(summary(sweep, walked.files.length, values.length - tooShort.length, redact));
+    if (plan.watching) {
+      // Values released from now on are fetched as the audit shows their release.
+      const refetch = async () => {
+        const { values: now } = await fetchValues();
+        return {
+          fresh: patternsOf(now, known).patterns,
+          all: patternsOf(now, new Set()).patterns,
+        };
+      };
+      await sweep.watch(
+        plan.roots.filter((r) => !walked.skipped.some((s) => s.path === r.path)),
+        signalled,
+        { from: fetchedAt, refetch },
+      );
+      return 0;
+    }
+    return sweep.findings.some((f) => !f.redacted) ? 1 : 0;
+  } finally {
+    signals.release();
+    sweep.wipe();
+  }
+};
+
+/** @throws VaultError VLT-1001 (--backup without --redact, --paths-only without --path, a bad --since) */
+function planOf(ctx: CliContext): Plan {
   const since = sinceOf(ctx);
   const maxMib = flagCount(ctx, 'max-file-size') ?? DEFAULT_MAX_FILE_MIB;
-  const maxFileBytes = maxMib * 1024 * 1024;
   const redact = flag(ctx, 'redact');
   const backupDir = flagString(ctx, 'backup');
   if (backupDir !== undefined && !redact) {
@@ -82,104 +160,76 @@ export const run: Command = async (ctx) => {
     ...flagList(ctx, 'path').map((p) => ({ path: p, agent: 'path', explicit: true })),
   ];
   if (roots.length === 0) throw new VaultError('VLT-1001', '--paths-only needs --path.');
-
-  const proof = new OwnerProof(ctx, await ownerPassphrase(ctx));
-  const fetchedAt = Date.now();
-  const { values, backupKey } = await proof.call('sweep.values', {
-    ...(since === undefined ? {} : { since }),
+  return {
+    since,
     stored: flag(ctx, 'stored'),
-  });
-  const known = new Set<string>();
-  const { patterns, tooShort } = patternsOf(values, known);
-  const say = (line: string) => ctx.stderr.write(`vault-cli: ${line}\n`);
-  for (const t of tooShort) say(`not swept: ${t} is shorter than ${MIN_SWEEP_BYTES} bytes`);
-  const watching = flag(ctx, 'watch');
-  if (patterns === null && !watching) {
-    say(`no values to sweep for (${values.length === 0 ? 'none released' : 'all too short'})`);
-    return 0;
-  }
+    maxFileBytes: maxMib * 1024 * 1024,
+    redact,
+    backupDir,
+    watching: flag(ctx, 'watch'),
+    roots,
+  };
+}
 
-  let backup: Backup | null = null;
-  if (backupDir !== undefined) {
-    mkdirSync(resolve(backupDir), { recursive: true, mode: 0o700 });
-    // Loaded only here: it brings sodium-native, 20-40 ms of every sweep's start.
-    const { writeBackup } = await import('../../sweep/backup.js');
-    backup = { dir: resolve(backupDir), key: Buffer.from(backupKey, 'base64'), writeBackup };
-  }
-  const sweep = new Sweeper(portOf(ctx, proof), patterns, { redact, maxFileBytes, backup });
-  // Ctrl-C or SIGTERM mid-sweep ends it after the file being read, once what
-  // was found is marked exposed: a leak found is never left unmarked (up to
-  // 200 ms of findings, or the last 32 MiB's, wait to be sent). A second
-  // signal ends it at once.
-  let interrupted: NodeJS.Signals | null = null;
-  const interrupt = (signal: NodeJS.Signals) => (interrupted = signal);
+/** Where --backup keeps the originals, under the key the host sent; null without --backup. */
+async function backupOf(dir: string | undefined, key: string): Promise<Backup | null> {
+  if (dir === undefined) return null;
+  mkdirSync(resolve(dir), { recursive: true, mode: 0o700 });
+  // Loaded only here: it brings sodium-native, 20-40 ms of every sweep's start.
+  const { writeBackup } = await import('../../sweep/backup.js');
+  return { dir: resolve(dir), key: Buffer.from(key, 'base64'), writeBackup };
+}
+
+/** SIGINT and SIGTERM, caught until `release`: `caught` says the first, once one came. */
+function catchSignals() {
+  let caught: NodeJS.Signals | null = null;
+  const interrupt = (signal: NodeJS.Signals) => (caught = signal);
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
-  try {
-    const walked = walk(roots, maxFileBytes);
-    for (const s of walked.skipped) say(`skipped ${shown(s.path)}: ${s.reason}`);
-    let unswept = walked.files.reduce((n, f) => n + (f.size ?? 0), 0);
-    let read = 0;
-    for (const file of walked.files) {
-      if (interrupted !== null) break;
-      await sweep.file(file, 0);
-      read++;
-      unswept -= file.size ?? 0;
-      // The host marks on its own core while this one sweeps on; near the end
-      // the last mark waits instead (a mark still in flight when the scan
-      // ends is one more round trip before the final one).
-      if (unswept > MARK_UNLESS_LEFT) sweep.markSoon();
-    }
-    await sweep.settle();
-    process.removeListener('SIGINT', interrupt);
-    process.removeListener('SIGTERM', interrupt);
-    if (interrupted !== null) {
-      say(
-        `interrupted after ${read} of ${walked.files.length} files: ${sweep.findings.length} findings, ` +
-          `${sweep.marked} fields marked exposed (rotate them: vault-cli entry exposed)`,
-      );
-      // Ended by the signal, as it would have been without this handler.
-      sweep.wipe();
-      process.kill(process.pid, interrupted);
-      return 130;
-    }
-    const found = sweep.findings.length;
-    const left = sweep.findings.filter((f) => !f.redacted).length;
-    say(
-      `swept ${walked.files.length} file${walked.files.length === 1 ? '' : 's'} ` +
-        `(${sweep.bytes} bytes) for ${values.length - tooShort.length} value${values.length - tooShort.length === 1 ? '' : 's'}: ` +
-        (found === 0
-          ? 'nothing found'
-          : `${found} finding${found === 1 ? '' : 's'}, ${sweep.marked} field${sweep.marked === 1 ? '' : 's'} marked exposed` +
-            (redact ? `, ${found - left} redacted` : '') +
-            ' (rotate them: vault-cli entry exposed)'),
-    );
-    if (watching) {
-      // Values released from now on are fetched as the audit shows their release.
-      const refetch = async () => {
-        const { values: now } = await proof.call('sweep.values', {
-          ...(since === undefined ? {} : { since }),
-          stored: flag(ctx, 'stored'),
-        });
-        return {
-          fresh: patternsOf(now, known).patterns,
-          all: patternsOf(now, new Set()).patterns,
-        };
-      };
-      await sweep.watch(
-        roots.filter((r) => !walked.skipped.some((s) => s.path === r.path)),
-        signalled,
-        { from: fetchedAt, refetch },
-      );
-      return 0;
-    }
-    return left > 0 ? 1 : 0;
-  } finally {
-    process.removeListener('SIGINT', interrupt);
-    process.removeListener('SIGTERM', interrupt);
-    sweep.wipe();
+  return {
+    caught: () => caught,
+    release: () => {
+      process.removeListener('SIGINT', interrupt);
+      process.removeListener('SIGTERM', interrupt);
+    },
+  };
+}
+
+/** Sweeps `files` in turn until `stop` says so; how many were read. */
+async function sweepFiles(
+  sweep: Sweeper,
+  files: readonly FileTarget[],
+  stop: () => boolean,
+): Promise<number> {
+  let unswept = files.reduce((n, f) => n + (f.size ?? 0), 0);
+  let read = 0;
+  for (const file of files) {
+    if (stop()) break;
+    await sweep.file(file, 0);
+    read++;
+    unswept -= file.size ?? 0;
+    // The host marks on its own core while this one sweeps on; near the end
+    // the last mark waits instead (a mark still in flight when the scan
+    // ends is one more round trip before the final one).
+    if (unswept > MARK_UNLESS_LEFT) sweep.markSoon();
   }
-};
+  return read;
+}
+
+/** The line that ends a sweep: what was read, found, marked and redacted. */
+function summary(sweep: Sweeper, files: number, values: number, redact: boolean): string {
+  const found = sweep.findings.length;
+  const left = sweep.findings.filter((f) => !f.redacted).length;
+  return (
+    `swept ${files} file${files === 1 ? '' : 's'} ` +
+    `(${sweep.bytes} bytes) for ${values} value${values === 1 ? '' : 's'}: ` +
+    (found === 0
+      ? 'nothing found'
+      : `${found} finding${found === 1 ? '' : 's'}, ${sweep.marked} field${sweep.marked === 1 ? '' : 's'} marked exposed` +
+        (redact ? `, ${found - left} redacted` : '') +
+        ' (rotate them: vault-cli entry exposed)')
+  );
+}
 
 /** `--open-backup <file>`: the original, to stdout, once the host opens its key (audited). */
 async function openBackupFile(ctx: CliContext, path: string): Promise<number> {

@@ -10,6 +10,18 @@ import type { Box } from './sandbox.js';
 import { summaryLine } from './summary.js';
 import { supervised, wantsPty } from './supervised.js';
 
+/** What `run` settled before the session starts. */
+export interface SessionPlan {
+  command: readonly string[];
+  dir: string;
+  agent: string;
+  profile: Profile | null;
+  plan: StatePlan;
+  box: Box | null;
+  /** Where what the agent changed in its state is held, and this session's name there. */
+  held: { root: string; session: string };
+}
+
 /**
  * The session around the agent's command: a token for the agent from the
  * host, held until this process ends however it ends; the command under the
@@ -18,19 +30,7 @@ import { supervised, wantsPty } from './supervised.js';
  * @throws VaultError VLT-1005 when the sandbox is wanted and the host gave
  * the session no socket of its own.
  */
-export async function agentSession(
-  ctx: CliContext,
-  s: {
-    command: readonly string[];
-    dir: string;
-    agent: string;
-    profile: Profile | null;
-    plan: StatePlan;
-    box: Box | null;
-    /** Where what the agent changed in its state is held, and this session's name there. */
-    held: { root: string; session: string };
-  },
-): Promise<number> {
+export async function agentSession(ctx: CliContext, s: SessionPlan): Promise<number> {
   const { agent, box } = s;
   // Kept for the dashboard's owner calls while the command runs; see docs/threat-model.md.
   // Always the passphrase itself: a session token acts for the agent in its
@@ -61,10 +61,8 @@ export async function agentSession(
         'The agent sandbox cannot start: the vault host gave the session no socket of its own (an older host? `vault-cli daemon stop`, then run again).',
       );
     const key = await sessionModelKey(ctx, passphrase, agent, s.profile);
-    const { applyState, finishState } = await import('../../../shell/agent-state.js');
-    const stateAt = applyState(s.plan);
-    try {
-      status = await supervised(ctx, {
+    status = await withState(ctx, s, heldLines, () =>
+      supervised(ctx, {
         command: s.command,
         dir: s.dir,
         passphrase,
@@ -75,18 +73,8 @@ export async function agentSession(
         box: box === null || hostSocket === undefined ? null : { ...box, hostSocket },
         profile: profileVars(s.profile, key),
         heldLines,
-      });
-    } finally {
-      // After `supervised`: the sandbox's processes are gone (the engine's cleanup waits for them).
-      const { HeldSession, heldLines: stateLines } = await import('../../../shell/held.js');
-      const held = new HeldSession(s.held.root, s.held.session, s.plan.profile ?? 'none');
-      // Errors may quote names the agent chose: no control character reaches the terminal.
-      for (const said of finishState(s.plan, stateAt, held))
-        ctx.stderr.write(`vault-cli: ${said.replace(/\p{Cc}/gu, '?')}\n`);
-      const lines = stateLines(held, s.held.session, s.plan.profile ?? 'none');
-      for (const line of lines) ctx.stderr.write(line + '\n');
-      heldLines.push(...lines);
-    }
+      }),
+    );
     return status;
   } finally {
     report.flush();
@@ -97,6 +85,34 @@ export async function agentSession(
       );
     // Lines followed the held ones: they are said again as the very last, where the owner looks.
     if (status !== null) for (const line of heldLines) ctx.stderr.write(line + '\n');
+  }
+}
+
+/**
+ * Runs `command` with the profile's state applied around it; after it, what
+ * the agent changed in its state is held, and the held lines are said on
+ * stderr and added to `heldLines`.
+ */
+async function withState(
+  ctx: CliContext,
+  s: SessionPlan,
+  heldLines: string[],
+  command: () => Promise<number>,
+): Promise<number> {
+  const { applyState, finishState } = await import('../../../shell/agent-state.js');
+  const stateAt = applyState(s.plan);
+  try {
+    return await command();
+  } finally {
+    // After `supervised`: the sandbox's processes are gone (the engine's cleanup waits for them).
+    const { HeldSession, heldLines: stateLines } = await import('../../../shell/held.js');
+    const held = new HeldSession(s.held.root, s.held.session, s.plan.profile ?? 'none');
+    // Errors may quote names the agent chose: no control character reaches the terminal.
+    for (const said of finishState(s.plan, stateAt, held))
+      ctx.stderr.write(`vault-cli: ${said.replace(/\p{Cc}/gu, '?')}\n`);
+    const lines = stateLines(held, s.held.session, s.plan.profile ?? 'none');
+    for (const line of lines) ctx.stderr.write(line + '\n');
+    heldLines.push(...lines);
   }
 }
 

@@ -1,0 +1,54 @@
+/**
+ * What the benches that time this tree against a baseline build share: the
+ * baseline built from an earlier commit, a throwaway vault's directory and
+ * environment, and a CLI call that must succeed.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PASSPHRASE, ROOT } from '../test/support/rig.js';
+
+/**
+ * The tree at `ref`, exported with `git archive` into `into` and built there
+ * against this tree's node_modules; returns its CLI script.
+ */
+export function buildBaseline(ref: string, into: string): string {
+  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
+  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: into,
+  });
+  return join(into, 'dist', 'src', 'cli', 'main.js');
+}
+
+/**
+ * A vault's home in a new temp directory named from `prefix` (the caller
+ * removes `root`): the owner's passphrase in a file, and the environment of a
+ * CLI run there (`extra` added, e.g. VAULT_HOST_IDLE_MS).
+ */
+export function benchVault(
+  prefix: string,
+  extra: NodeJS.ProcessEnv,
+): { root: string; env: NodeJS.ProcessEnv } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const passFile = join(root, 'pass');
+  writeFileSync(passFile, PASSPHRASE + '\n', { mode: 0o600 });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: root,
+    LANG: 'C.UTF-8',
+    VAULT_DIR: join(root, 'vault'),
+    VAULT_CONFIG_DIR: join(root, 'config'),
+    VAULT_PASSPHRASE_FILE: passFile,
+    ...extra,
+  };
+  return { root, env };
+}
+
+/** `vault-cli args` by `script`, fed `input`; its stdout. Throws with its stderr when it fails. */
+export function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = ''): string {
+  const r = spawnSync(process.execPath, [script, ...args], { env, input, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
