@@ -11,6 +11,7 @@
 import './node-check.js';
 import { parseDirect, type Invocation } from '../commands/parse.js';
 import { PIPE_SIDE } from '../commands/pipe-side.js';
+import type { CommandDef } from '../commands/types.js';
 import { ERRORS, VaultError } from '../core/errors.js';
 import { anchorMemory } from './anchors.js';
 import type { CliContext, Command } from './context.js';
@@ -81,16 +82,35 @@ async function parse(argv: readonly string[]): Promise<Invocation> {
   return parseDirect(argv, PIPE_SIDE) ?? (await import('../commands/argv.js')).parseArgv(argv);
 }
 
+let stdoutReady = false;
+
+/**
+ * process.stdout, where a reader that goes away (`vault-cli audit | head`) is
+ * not an error. Made on first use: a stream costs a start-up, and a get made
+ * none before its value is in hand.
+ */
+function stdout(): NodeJS.WriteStream {
+  if (!stdoutReady) {
+    stdoutReady = true;
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+    });
+  }
+  return process.stdout;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const script = fileURLToPath(import.meta.url);
   const inv = await parse(argv);
+  // Other commands may write to process.stdout itself: theirs is ready from the start.
+  if (!PIPE_SIDE.includes(inv.command as CommandDef)) stdout();
   if (inv.version === true) {
-    process.stdout.write(versionLine(script));
+    stdout().write(versionLine(script));
     return 0;
   }
   if (inv.help || inv.command === null) {
     const { helpText } = await import('../commands/argv.js');
-    process.stdout.write(helpText(inv.group));
+    stdout().write(helpText(inv.group));
     return 0;
   }
   const env = process.env;
@@ -115,8 +135,13 @@ async function main(argv: readonly string[]): Promise<number> {
     get stdin() {
       return process.stdin;
     },
-    stdout: process.stdout,
-    stderr: process.stderr,
+    // Getters, as stdin: each stream is made when a command first writes to it.
+    get stdout() {
+      return stdout();
+    },
+    get stderr() {
+      return process.stderr;
+    },
     client,
     call: async (op, body, opts) => {
       const { call } = await import('../client/client.js');
@@ -147,11 +172,6 @@ async function main(argv: readonly string[]): Promise<number> {
     throw await presented(err, paths);
   }
 }
-
-// A reader that goes away (`vault-cli audit | head`) is not an error.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-});
 
 main(process.argv.slice(2)).then(
   (code) => {
