@@ -9,18 +9,22 @@
  */
 // First: on a Node too old for vault-cli, nothing below is evaluated.
 import './node-check.js';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { helpText, parseArgv } from '../commands/argv.js';
-import { formatTime } from '../core/audit.js';
+import { parseDirect, type Invocation } from '../commands/parse.js';
+import { PIPE_SIDE } from '../commands/pipe-side.js';
+import type { CommandDef } from '../commands/types.js';
 import { ERRORS, VaultError } from '../core/errors.js';
+import { anchorMemory } from './anchors.js';
 import type { CliContext, Command } from './context.js';
-import { anchorMemory, proveAgain, refuseInsideRun, sentWithoutPassphrase } from './owner.js';
 import { hostEnv, resolvePaths, type Paths } from './paths.js';
 import { ACCEPT_FAKETIME } from '../client/test-build.js';
 
 // On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+// What only other commands need (the command table and help, owner.ts with
+// its prompts, the audit's time format) is imported where it is used:
+// test/e2e/get-startup.test.ts holds the list of what a get loads.
 const { readFileSync } = process.getBuiltinModule('node:fs');
+const { dirname, join } = process.getBuiltinModule('node:path');
+const { fileURLToPath } = process.getBuiltinModule('node:url');
 
 /** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
 function versionLine(script: string): string {
@@ -47,7 +51,7 @@ function versionLine(script: string): string {
  * means, and a retry time in local time to the second, as every time the CLI
  * prints (the host writes it as UTC ISO, for logs and the proxy's replies).
  */
-function presented(err: unknown, paths: Paths): unknown {
+async function presented(err: unknown, paths: Paths): Promise<unknown> {
   if (!(err instanceof VaultError)) return err;
   if (err.code === 'VLT-3001' && err.message === ERRORS['VLT-3001'].message) {
     return new VaultError(
@@ -57,6 +61,7 @@ function presented(err: unknown, paths: Paths): unknown {
     );
   }
   if (err.code === 'VLT-2042') {
+    const { formatTime } = await import('../core/audit.js');
     const message = err.message.replace(
       /\b(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g,
       // Rounded up: retrying at the printed second is never early.
@@ -69,15 +74,43 @@ function presented(err: unknown, paths: Paths): unknown {
   return err;
 }
 
+/**
+ * What to run: get, totp and render read by their own definitions alone
+ * (src/commands/pipe-side.ts), anything else by the whole command table.
+ */
+async function parse(argv: readonly string[]): Promise<Invocation> {
+  return parseDirect(argv, PIPE_SIDE) ?? (await import('../commands/argv.js')).parseArgv(argv);
+}
+
+let stdoutReady = false;
+
+/**
+ * process.stdout, where a reader that goes away (`vault-cli audit | head`) is
+ * not an error. Made on first use: a stream costs a start-up, and a get made
+ * none before its value is in hand.
+ */
+function stdout(): NodeJS.WriteStream {
+  if (!stdoutReady) {
+    stdoutReady = true;
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+    });
+  }
+  return process.stdout;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const script = fileURLToPath(import.meta.url);
-  const inv = parseArgv(argv);
+  const inv = await parse(argv);
+  // Other commands may write to process.stdout itself: theirs is ready from the start.
+  if (!PIPE_SIDE.includes(inv.command as CommandDef)) stdout();
   if (inv.version === true) {
-    process.stdout.write(versionLine(script));
+    stdout().write(versionLine(script));
     return 0;
   }
   if (inv.help || inv.command === null) {
-    process.stdout.write(helpText(inv.group));
+    const { helpText } = await import('../commands/argv.js');
+    stdout().write(helpText(inv.group));
     return 0;
   }
   const env = process.env;
@@ -102,8 +135,13 @@ async function main(argv: readonly string[]): Promise<number> {
     get stdin() {
       return process.stdin;
     },
-    stdout: process.stdout,
-    stderr: process.stderr,
+    // Getters, as stdin: each stream is made when a command first writes to it.
+    get stdout() {
+      return stdout();
+    },
+    get stderr() {
+      return process.stderr;
+    },
     client,
     call: async (op, body, opts) => {
       const { call } = await import('../client/client.js');
@@ -119,6 +157,7 @@ async function main(argv: readonly string[]): Promise<number> {
         }
         // An owner session only tightens: what it does not prove is asked again, once.
         if (!(err instanceof VaultError && err.code === 'VLT-2055')) throw err;
+        const { proveAgain, sentWithoutPassphrase } = await import('./owner.js');
         if (!sentWithoutPassphrase(body)) throw err;
         return call(to, op, { ...body, passphrase: await proveAgain(ctx, err) });
       }
@@ -126,18 +165,13 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   try {
     // Before any prompt: inside `run`, the agent's terminal must never ask for the passphrase.
-    if (inv.command.side === 'owner') await refuseInsideRun(ctx);
+    if (inv.command.side === 'owner') await (await import('./owner.js')).refuseInsideRun(ctx);
     const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };
     return await mod.run(ctx);
   } catch (err) {
-    throw presented(err, paths);
+    throw await presented(err, paths);
   }
 }
-
-// A reader that goes away (`vault-cli audit | head`) is not an error.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-});
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -4,18 +4,16 @@
  * VAULT_PASSPHRASE_FILE, else a prompt on the terminal), and the refusals that
  * come before any prompt: inside `vault-cli run`, and to an agent.
  */
-import { dirname, join } from 'node:path';
-import type { AnchorMemory } from '../client/options.js';
+import { join } from 'node:path';
 import { formatTime } from '../core/audit.js';
 import { VaultError, needsPassphraseItself } from '../core/errors.js';
-import { SOCKET_NAME, type AnchorRef, type Ops, type Results } from '../core/protocol.js';
+import { SOCKET_NAME, type Ops, type Results } from '../core/protocol.js';
 import type { Secret } from '../crypto/secret.js';
 import type { CliContext } from './context.js';
 import { passphrase } from './io.js';
 
-// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
-const { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } =
-  process.getBuiltinModule('node:fs');
+// Built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
 const { connect } = process.getBuiltinModule('node:net');
 
 function commandName(ctx: CliContext): string {
@@ -328,58 +326,4 @@ export function table(rows: readonly (readonly string[])[]): string {
     .map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i] ?? 0) : c)).join('  '))
     .join('\n')
     .concat('\n');
-}
-
-function isAnchorRef(v: unknown): v is AnchorRef {
-  const a = v as Partial<AnchorRef> | null;
-  return (
-    typeof a === 'object' &&
-    a !== null &&
-    typeof a.vault === 'string' &&
-    typeof a.hash === 'string' &&
-    Number.isInteger(a.seq) &&
-    (a.seq as number) > 0
-  );
-}
-
-/**
- * The owner's memory of the audit anchor its last command left on the vault
- * at `vaultDir`, kept in `file` (one entry per vault directory). The anchor's
- * MAC cannot tell an old anchor from the last one; this memory can, and the
- * host refuses an owner command on a log cut back before it (VLT-3003).
- * A memory that cannot be read or written is no memory: the command goes on
- * as it did before there was one.
- */
-export function anchorMemory(file: string, vaultDir: string): AnchorMemory {
-  const load = (): Record<string, unknown> => {
-    try {
-      const j = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-      return typeof j === 'object' && j !== null && !Array.isArray(j)
-        ? (j as Record<string, unknown>)
-        : {};
-    } catch {
-      return {};
-    }
-  };
-  const save = (next: AnchorRef | undefined): void => {
-    try {
-      const all = load();
-      if (next === undefined) delete all[vaultDir];
-      else all[vaultDir] = next;
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      const tmp = `${file}.${process.pid}`;
-      writeFileSync(tmp, JSON.stringify(all) + '\n', { mode: 0o600 });
-      renameSync(tmp, file);
-    } catch {
-      // Kept as it was.
-    }
-  };
-  return {
-    seen: () => {
-      const a = load()[vaultDir];
-      return isAnchorRef(a) ? { vault: a.vault, seq: a.seq, hash: a.hash } : undefined;
-    },
-    remember: (a) => save(a),
-    forget: () => save(undefined),
-  };
 }

@@ -16,9 +16,10 @@
  */
 import type { Stats } from 'node:fs';
 import { VaultError } from '../core/errors.js';
+import type { Streams } from './io.js';
 
 // On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
-const { fstatSync } = process.getBuiltinModule('node:fs');
+const { fstatSync, writeSync } = process.getBuiltinModule('node:fs');
 const { isatty } = process.getBuiltinModule('node:tty');
 
 /** What stdout is, when it may not take a value; null when it may. */
@@ -47,4 +48,27 @@ export function requirePipe(example: string): void {
     'VLT-2050',
     `Values go only into a pipe, and stdout is ${what}: pipe it to the program that needs it (${example} | program), or use the proxy or render; nothing was read.`,
   );
+}
+
+/**
+ * One value and a newline into stdout, the pipe requirePipe checked: written
+ * to fd 1 directly, without the stream Node builds for process.stdout (which
+ * costs `get` and `totp` about a millisecond to set up), and the copy made
+ * here zeroed once written. What fd 1 does not take at once (a full pipe
+ * another process made non-blocking: EAGAIN; a reader gone: EPIPE) goes
+ * through `streams.stdout` as before, which waits for the pipe or, on EPIPE,
+ * ends the process as src/cli/main.ts has it.
+ */
+export function writeValue(streams: Pick<Streams, 'stdout'>, value: Buffer): void {
+  const line = Buffer.alloc(value.length + 1);
+  value.copy(line);
+  line[value.length] = 0x0a;
+  let done = 0;
+  try {
+    while (done < line.length) done += writeSync(1, line, done);
+  } catch {
+    // The rest goes the stream's way, which reports or waits as it always did.
+    streams.stdout.write(Buffer.from(line.subarray(done)));
+  }
+  line.fill(0);
 }

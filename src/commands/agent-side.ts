@@ -1,14 +1,7 @@
 /** The agent side: what an agent or script runs with its token (init, get, totp, proxy, render, exec, git-credential). */
+import { GET, RENDER, TOTP } from './pipe-side.js';
 import type { CommandDef } from './types.js';
-import {
-  commandArg,
-  entryArg,
-  field,
-  PIPE_ONLY,
-  PROXY_PORT,
-  proxyPort,
-  SKILL_AGENTS,
-} from './types.js';
+import { commandArg, entryArg, field, PROXY_PORT, proxyPort, SKILL_AGENTS } from './types.js';
 
 export const AGENT_SIDE: readonly CommandDef[] = [
   {
@@ -30,29 +23,8 @@ export const AGENT_SIDE: readonly CommandDef[] = [
     examples: ['echo "$VAULT_TOKEN" | vault-cli init', 'vault-cli init --skill claude'],
     module: 'init',
   },
-  {
-    path: ['get'],
-    summary: 'print one field of an entry into a pipe',
-    side: 'agent',
-    args: [{ ...entryArg, complete: 'none' }],
-    flags: [field],
-    notes: [PIPE_ONLY],
-    examples: [
-      'vault-cli get "Stripe Prod" --field key | app --api-key-stdin',
-      'vault-cli get GitHub --field token | gh auth login --with-token',
-    ],
-    module: 'get',
-  },
-  {
-    path: ['totp'],
-    summary: 'print the current one-time code of an entry into a pipe',
-    side: 'agent',
-    args: [{ ...entryArg, complete: 'none' }],
-    flags: [],
-    notes: [PIPE_ONLY],
-    examples: ['vault-cli totp GitHub | app --otp-stdin'],
-    module: 'totp',
-  },
+  GET,
+  TOTP,
   {
     path: ['proxy'],
     summary: `run the reference-resolving HTTPS proxy on 127.0.0.1 (default port ${PROXY_PORT})`,
@@ -140,36 +112,7 @@ export const AGENT_SIDE: readonly CommandDef[] = [
     ],
     module: 'ssh-agent',
   },
-  {
-    path: ['render'],
-    summary: 'print a template with every vault:// reference replaced, into a pipe',
-    side: 'agent',
-    args: [{ name: 'file', summary: 'template file, or - for stdin', complete: 'file' }],
-    flags: [
-      {
-        name: 'format',
-        value: 'string',
-        metavar: '<json|yaml|toml|env|raw>',
-        summary: 'how values are escaped (default: by the file’s extension)',
-        choices: ['json', 'yaml', 'toml', 'env', 'raw'],
-      },
-      { name: 'raw', summary: 'insert values as they are (same as --format raw)' },
-      {
-        name: 'watch',
-        summary: 'render again to stdout whenever the template or a value it uses changes',
-      },
-    ],
-    notes: [
-      'All or nothing: when a reference cannot be resolved, nothing is written and each bad one is named.',
-      '- reads the template from stdin (< file streams; a pipe is held in memory).',
-      PIPE_ONLY,
-    ],
-    examples: [
-      'vault-cli render app.yaml | app --config -',
-      'vault-cli render - < .env.tpl | docker run --env-file /dev/stdin app',
-    ],
-    module: 'render',
-  },
+  RENDER,
   {
     path: ['exec'],
     summary: 'run a command with vault values in its environment, and nowhere else',

@@ -1,7 +1,8 @@
 /**
  * The argv parser, driven by the command table. Pure: it takes the words after
  * `vault-cli` and returns what to run, or throws VLT-1001 with a message that
- * names the offending word.
+ * names the offending word. Here the command is found (and help asked for);
+ * parse.ts reads the words after it.
  */
 import {
   COMMANDS,
@@ -12,29 +13,11 @@ import {
   type CommandDef,
   type FlagDef,
 } from './table.js';
-import { VaultError, quote } from '../core/errors.js';
+import { quote } from '../core/errors.js';
 import { closest, didYouMean } from '../core/suggest.js';
+import { parseCommand, usage, versionAsked, wantsHelp, type Invocation } from './parse.js';
 
-export type FlagValue = string | number | boolean | string[];
-
-export interface Invocation {
-  readonly command: CommandDef | null;
-  readonly args: Readonly<Record<string, string | string[]>>;
-  readonly flags: Readonly<Record<string, FlagValue>>;
-  /** `--help`, `help <command>`, or a group word alone (`vault-cli entry`). */
-  readonly help: boolean;
-  /** `vault-cli --version`. */
-  readonly version?: boolean;
-  /** The group named when help was asked for a group, e.g. ['entry']. */
-  readonly group: readonly string[];
-}
-
-/** Commands that read a secret from their prompt or stdin: an extra word may be one. */
-const TAKES_VALUE_ON_STDIN = ['entry set', 'init'];
-
-function usage(message: string): VaultError {
-  return new VaultError('VLT-1001', `${message} (see vault-cli --help)`);
-}
+export type { FlagValue, Invocation } from './parse.js';
 
 /** Longest command path that the leading non-flag words name. */
 function matchCommand(
@@ -55,126 +38,55 @@ function matchCommand(
  * @throws VaultError VLT-1001 for an unknown command or flag, a missing or extra argument.
  */
 export function parseArgv(argv: readonly string[], commands = COMMANDS): Invocation {
-  if (argv.length === 1 && argv[0] === `--${VERSION_FLAG.name}`) {
-    return { command: null, args: {}, flags: {}, help: false, version: true, group: [] };
-  }
-  // `help <command>` is `<command> --help`; `help` alone is the top-level help.
-  if (argv[0] === 'help') {
-    const words = argv.slice(1).filter((w) => w !== '--help' && w !== '-h');
-    if (words.length === 0) return { command: null, args: {}, flags: {}, help: true, group: [] };
-    const inv = parseArgv([...words, '--help'], commands);
-    if (inv.command !== null && inv.command.path.length < words.length) {
-      throw usage(`unknown command ${quote(words.join(' '))}`);
-    }
-    return inv;
-  }
+  const version = versionAsked(argv);
+  if (version !== null) return version;
+  if (argv[0] === 'help') return helpFor(argv.slice(1), commands);
   const leading: string[] = [];
   for (const w of argv) {
     if (w.startsWith('-')) break;
     leading.push(w);
   }
   const command = matchCommand(leading, commands);
-  // Words after `--` are arguments, even `--help` (an entry may be named so).
-  const end = argv.indexOf('--');
-  const options = end === -1 ? argv : argv.slice(0, end);
-  const wantsHelp = options.includes('--help') || options.includes('-h');
+  if (command === null) return noCommand(argv, leading, commands);
+  if (wantsHelp(argv)) return { command, args: {}, flags: {}, help: true, group: command.path };
+  return parseCommand(command, argv);
+}
 
-  if (command === null) {
-    if (argv.length === 0 || (leading.length === 0 && wantsHelp)) {
-      return { command: null, args: {}, flags: {}, help: true, group: [] };
-    }
-    const group = leading.slice(0, 1);
-    const first = leading[0];
-    if (first !== undefined && commands.some((c) => c.path[0] === first)) {
-      if (leading.length === 1) return { command: null, args: {}, flags: {}, help: true, group };
-      const subs = commands.filter((c) => c.path[0] === first).map((c) => c.path[1] ?? '');
-      const near = closest(leading[1] ?? '', subs);
-      const hint = near === null ? '' : ` (did you mean ${quote(`${first} ${near}`)}?)`;
-      throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}${hint}`);
-    }
-    const tops = [...new Set(commands.map((c) => c.path[0] ?? ''))];
-    throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}${didYouMean(first ?? '', tops)}`);
+/** `help <command>` is `<command> --help`; `help` alone is the top-level help. */
+function helpFor(words: readonly string[], commands: readonly CommandDef[]): Invocation {
+  const named = words.filter((w) => w !== '--help' && w !== '-h');
+  if (named.length === 0) return { command: null, args: {}, flags: {}, help: true, group: [] };
+  const inv = parseArgv([...named, '--help'], commands);
+  if (inv.command !== null && inv.command.path.length < named.length) {
+    throw usage(`unknown command ${quote(named.join(' '))}`);
   }
-  if (wantsHelp) return { command, args: {}, flags: {}, help: true, group: command.path };
+  return inv;
+}
 
-  const flags: Record<string, FlagValue> = {};
-  const positionals: string[] = [];
-  const byName = new Map<string, FlagDef>(command.flags.map((f) => [f.name, f]));
-  const rest = argv.slice(command.path.length);
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i] as string;
-    if (word === '--') {
-      positionals.push(...rest.slice(i + 1));
-      break;
-    }
-    if (!word.startsWith('--') || word === '--') {
-      if (word.startsWith('-') && word.length > 1) throw usage(`unknown option ${quote(word)}`);
-      positionals.push(word);
-      continue;
-    }
-    const eq = word.indexOf('=');
-    const name = word.slice(2, eq === -1 ? undefined : eq);
-    const def = byName.get(name);
-    if (def === undefined || name === HELP_FLAG.name) throw usage(`unknown option ${quote(word)}`);
-    if (def.value === undefined) {
-      if (eq !== -1) throw usage(`option --${name} takes no value`);
-      flags[name] = true;
-      continue;
-    }
-    let value: string;
-    if (eq !== -1) {
-      value = word.slice(eq + 1);
-    } else {
-      const next = rest[i + 1];
-      if (next === undefined) throw usage(`option --${name} needs a value`);
-      value = next;
-      i++;
-    }
-    let parsed: string | number = value;
-    if (def.value === 'count') {
-      if (!/^[0-9]{1,9}$/.test(value) || Number(value) < 1) {
-        throw usage(`option --${name} needs a whole number of at least 1`);
-      }
-      parsed = Number(value);
-    }
-    if (def.repeat === true) {
-      const list = (flags[name] as string[] | undefined) ?? [];
-      list.push(String(parsed));
-      flags[name] = list;
-    } else {
-      if (name in flags) throw usage(`option --${name} given twice`);
-      flags[name] = parsed;
-    }
+/**
+ * Leading words that name no command: the top-level help (no words, or only
+ * `--help`), a group's help (`vault-cli entry`), or VLT-1001 with the nearest
+ * command when one is near.
+ */
+function noCommand(
+  argv: readonly string[],
+  leading: readonly string[],
+  commands: readonly CommandDef[],
+): Invocation {
+  if (argv.length === 0 || (leading.length === 0 && wantsHelp(argv))) {
+    return { command: null, args: {}, flags: {}, help: true, group: [] };
   }
-
-  const args: Record<string, string | string[]> = {};
-  let p = 0;
-  for (const a of command.args) {
-    if (a.rest === true) {
-      args[a.name] = positionals.slice(p);
-      p = positionals.length;
-      break;
-    }
-    const v = positionals[p];
-    if (v === undefined) {
-      if (a.optional === true) continue;
-      throw usage(`missing <${a.name}> for ${command.path.join(' ')}`);
-    }
-    args[a.name] = v;
-    p++;
+  const group = leading.slice(0, 1);
+  const first = leading[0];
+  if (first !== undefined && commands.some((c) => c.path[0] === first)) {
+    if (leading.length === 1) return { command: null, args: {}, flags: {}, help: true, group };
+    const subs = commands.filter((c) => c.path[0] === first).map((c) => c.path[1] ?? '');
+    const near = closest(leading[1] ?? '', subs);
+    const hint = near === null ? '' : ` (did you mean ${quote(`${first} ${near}`)}?)`;
+    throw usage(`unknown command ${quote(leading.slice(0, 2).join(' '))}${hint}`);
   }
-  if (p < positionals.length) {
-    const path = command.path.join(' ');
-    if (TAKES_VALUE_ON_STDIN.includes(path)) {
-      // Not echoed: it may be the value itself, typed where it does not belong.
-      throw usage(
-        `unexpected argument after ${path} (not repeated here): if it was a value or a token, ` +
-          `it is now in your shell history, so remove it there; ${path} reads it from its prompt or stdin`,
-      );
-    }
-    throw usage(`unexpected argument ${quote(positionals[p] ?? '')}`);
-  }
-  return { command, args, flags, help: false, group: command.path };
+  const tops = [...new Set(commands.map((c) => c.path[0] ?? ''))];
+  throw usage(`unknown command ${quote(first ?? argv[0] ?? '')}${didYouMean(first ?? '', tops)}`);
 }
 
 function metavar(f: FlagDef): string {

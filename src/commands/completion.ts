@@ -80,40 +80,42 @@ function bashKind(k: Kind): string {
   }
 }
 
-/** The bash function; zsh runs the same one through bashcompinit. */
-function bashBody(commands: readonly CommandDef[]): string {
-  const L: string[] = [];
-  const groups = topLevelWords(commands);
-  L.push(
-    '__vault_cli_words() {',
-    '  local w',
-    '  while IFS= read -r w; do COMPREPLY+=("$w"); done < <(compgen -W "$1" -- "$cur")',
-    '}',
-    '__vault_cli_files() {',
-    '  compopt -o filenames 2>/dev/null',
-    "  local IFS=$'\\n'",
-    '  COMPREPLY+=($(compgen -f -- "$cur"))',
-    '}',
-    '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
-    '__vault_cli_names() {',
-    '  local names n want="$cur" quoted=',
-    '  names=$(VAULT_NO_PROMPT=1 command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null)',
-    '  # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert',
-    '  # a name quoted for the shell, unless the word opened a quote (readline closes it).',
-    '  case "$want" in',
-    "    \\'*) quoted=1; want=${want#\\'} ;;",
-    '    \\"*) quoted=1; want=${want#\\"} ;;',
-    '    *) want=${want//\\\\/} ;;',
-    '  esac',
-    '  while IFS= read -r n; do',
-    '    [[ -n "$n" && "$n" == "$want"* ]] || continue',
-    '    if [[ -n "$quoted" ]]; then COMPREPLY+=("$n"); else COMPREPLY+=("$(printf %q "$n")"); fi',
-    '  done <<<"$names"',
-    '}',
+/** The bash helpers every completion calls: word lists, files, and the owner's names. */
+const BASH_HELPERS: readonly string[] = [
+  '__vault_cli_words() {',
+  '  local w',
+  '  while IFS= read -r w; do COMPREPLY+=("$w"); done < <(compgen -W "$1" -- "$cur")',
+  '}',
+  '__vault_cli_files() {',
+  '  compopt -o filenames 2>/dev/null',
+  "  local IFS=$'\\n'",
+  '  COMPREPLY+=($(compgen -f -- "$cur"))',
+  '}',
+  '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
+  '__vault_cli_names() {',
+  '  local names n want="$cur" quoted=',
+  '  names=$(VAULT_NO_PROMPT=1 command vault-cli "$1" ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null)',
+  '  # Names hold spaces ("Stripe Prod"): match what the word means so far, and insert',
+  '  # a name quoted for the shell, unless the word opened a quote (readline closes it).',
+  '  case "$want" in',
+  "    \\'*) quoted=1; want=${want#\\'} ;;",
+  '    \\"*) quoted=1; want=${want#\\"} ;;',
+  '    *) want=${want//\\\\/} ;;',
+  '  esac',
+  '  while IFS= read -r n; do',
+  '    [[ -n "$n" && "$n" == "$want"* ]] || continue',
+  '    if [[ -n "$quoted" ]]; then COMPREPLY+=("$n"); else COMPREPLY+=("$(printf %q "$n")"); fi',
+  '  done <<<"$names"',
+  '}',
+];
+
+/** `__vault_cli_command`: the command a line names, the longest path of the table its leading words match. */
+function bashCommand(commands: readonly CommandDef[]): string[] {
+  const L = [
     '# The command a line names: the longest path of the table its leading words match.',
     '__vault_cli_command() {',
     '  case "$1 $2" in',
-  );
+  ];
   for (const c of commands.filter((c) => c.path.length === 2)) {
     L.push(`    ${sq(c.path.join(' '))}) echo ${sq(c.path.join(' '))}; return ;;`);
   }
@@ -121,15 +123,18 @@ function bashBody(commands: readonly CommandDef[]): string {
   for (const c of commands.filter((c) => c.path.length === 1)) {
     L.push(`    ${sq(c.path[0]!)}) echo ${sq(c.path[0]!)} ;;`);
   }
-  L.push(
-    '  esac',
-    '}',
+  L.push('  esac', '}');
+  return L;
+}
+
+/** `_vault_cli` up to the command: the words that name it, completed from the table's groups. */
+function bashLead(commands: readonly CommandDef[]): string[] {
+  const groups = topLevelWords(commands);
+  const L = [
     '_vault_cli() {',
     '  # Under zsh (bashcompinit), arrays count from 0 as in bash.',
     '  [[ -n "${ZSH_VERSION:-}" ]] && setopt localoptions ksharrays',
     '  COMPREPLY=()',
-  );
-  L.push(
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"',
     '  local -a lead=()',
     '  local i w',
@@ -143,17 +148,20 @@ function bashBody(commands: readonly CommandDef[]): string {
     `      0) __vault_cli_words ${sq(groups.join(' '))}; return 0 ;;`,
     '      1)',
     '        case "${lead[0]}" in',
-  );
+  ];
   for (const g of groups) {
     const subs = subcommands(g, commands);
     if (subs.length > 0) {
       L.push(`          ${sq(g)}) __vault_cli_words ${sq(subs.join(' '))}; return 0 ;;`);
     }
   }
-  L.push(
-    '        esac ;;',
-    '    esac',
-    '  fi',
+  L.push('        esac ;;', '    esac', '  fi');
+  return L;
+}
+
+/** `_vault_cli` on a flag: the value a flag waits for, or the flags of the command. */
+function bashFlags(commands: readonly CommandDef[]): string[] {
+  const L = [
     '  local cmd',
     '  cmd=$(__vault_cli_command "${lead[@]:0:2}")',
     '  [[ -n "$cmd" ]] || return 0',
@@ -162,7 +170,7 @@ function bashBody(commands: readonly CommandDef[]): string {
     '  # A flag waiting for its value.',
     '  if [[ "$prev" == --* && $COMP_CWORD -gt $n ]]; then',
     '    case "$cmd $prev" in',
-  );
+  ];
   for (const c of commands) {
     for (const f of c.flags.filter((f) => f.value !== undefined)) {
       L.push(`      ${sq(`${c.path.join(' ')} --${f.name}`)}) ${bashKind(kindOf(f))}; return 0 ;;`);
@@ -173,14 +181,17 @@ function bashBody(commands: readonly CommandDef[]): string {
     const flags = [...c.flags, HELP_FLAG].map((f) => `--${f.name}`).join(' ');
     L.push(`      ${sq(c.path.join(' '))}) __vault_cli_words ${sq(flags)} ;;`);
   }
-  L.push(
-    '    esac',
-    '    return 0',
-    '  fi',
+  L.push('    esac', '    return 0', '  fi');
+  return L;
+}
+
+/** `_vault_cli` on an argument: its position (flags and their values left out), then its kind. */
+function bashArgs(commands: readonly CommandDef[]): string[] {
+  const L = [
     '  # Which argument this word is: words after the command, less flags and their values.',
     '  local pos=0 valued',
     '  case "$cmd" in',
-  );
+  ];
   for (const c of commands) {
     const valued = c.flags.filter((f) => f.value !== undefined).map((f) => `--${f.name}`);
     L.push(`    ${sq(c.path.join(' '))}) valued=${sq(' ' + valued.join(' ') + ' ')} ;;`);
@@ -204,6 +215,18 @@ function bashBody(commands: readonly CommandDef[]): string {
     });
   }
   L.push('  esac', '  return 0', '}');
+  return L;
+}
+
+/** The bash function; zsh runs the same one through bashcompinit. */
+function bashBody(commands: readonly CommandDef[]): string {
+  const L = [
+    ...BASH_HELPERS,
+    ...bashCommand(commands),
+    ...bashLead(commands),
+    ...bashFlags(commands),
+    ...bashArgs(commands),
+  ];
   return L.join('\n') + '\n';
 }
 
@@ -215,10 +238,34 @@ function zshScript(commands: readonly CommandDef[]): string {
   return `#compdef vault-cli\n${HEADER}\n# zsh: put this file, named _vault-cli, in a directory of $fpath before compinit,\n# or source it. It runs the bash completion function through bashcompinit.\nautoload -U +X bashcompinit && bashcompinit\n${bashBody(commands)}complete -F _vault_cli vault-cli\n# Autoloaded from $fpath, this file runs on the first TAB: answer that one too.\nif [[ "\${funcstack[1]:-}" == _vault-cli ]]; then _bash_complete -F _vault_cli; fi\n`;
 }
 
-function fishScript(commands: readonly CommandDef[]): string {
-  const L: string[] = [HEADER, '# fish: install as ~/.config/fish/completions/vault-cli.fish.', ''];
+/** The fish functions every completion calls: the command a line names, and the owner's names. */
+const FISH_HELPERS: readonly string[] = [
+  'function __vault_cli_is',
+  '    set -l c (__vault_cli_command)',
+  '    test "$c" = "$argv"',
+  'end',
+  '# True while the line is still naming the command: leading words only, as many as given.',
+  'function __vault_cli_lead',
+  '    set -l words (commandline -opc)',
+  '    set -e words[1]',
+  '    for w in $words',
+  "        string match -q -- '-*' $w; and return 1",
+  '    end',
+  '    test (count $words) -eq $argv[1]; or return 1',
+  '    test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"',
+  'end',
+  '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
+  'function __vault_cli_names',
+  '    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null',
+  'end',
+  '',
+  'complete -c vault-cli -f',
+];
+
+/** `__vault_cli_command`: the longest path of the table the line's leading words match. */
+function fishCommand(commands: readonly CommandDef[]): string[] {
   const paths = commands.map((c) => c.path.join(' '));
-  L.push(
+  return [
     '# The command the line names: the longest path of the table its leading words match.',
     'function __vault_cli_command',
     '    set -l words (commandline -opc)',
@@ -235,27 +282,12 @@ function fishScript(commands: readonly CommandDef[]): string {
     '        echo "$lead[1]"',
     '    end',
     'end',
-    'function __vault_cli_is',
-    '    set -l c (__vault_cli_command)',
-    '    test "$c" = "$argv"',
-    'end',
-    '# True while the line is still naming the command: leading words only, as many as given.',
-    'function __vault_cli_lead',
-    '    set -l words (commandline -opc)',
-    '    set -e words[1]',
-    '    for w in $words',
-    "        string match -q -- '-*' $w; and return 1",
-    '    end',
-    '    test (count $words) -eq $argv[1]; or return 1',
-    '    test $argv[1] -eq 0; or test "$words[1]" = "$argv[2]"',
-    'end',
-    '# Names only for the owner on an unlocked terminal (vault-cli unlock): never a prompt.',
-    'function __vault_cli_names',
-    '    env VAULT_NO_PROMPT=1 vault-cli $argv[1] ls --json 2>/dev/null </dev/null | node -e \'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{try{for(const e of JSON.parse(s))console.log(e.name)}catch{}})\' 2>/dev/null',
-    'end',
-    '',
-    'complete -c vault-cli -f',
-  );
+  ];
+}
+
+/** The words that name a command: the groups, then each group's subcommands, with their summaries. */
+function fishWords(commands: readonly CommandDef[]): string[] {
+  const L: string[] = [];
   const summaryOf = (path: readonly string[]): string =>
     commands.find((c) => c.path.join(' ') === path.join(' '))?.summary ?? `${path[0]} commands`;
   for (const g of topLevelWords(commands)) {
@@ -268,20 +300,27 @@ function fishScript(commands: readonly CommandDef[]): string {
       );
     }
   }
-  const fishKind = (k: Kind): string => {
-    switch (k.kind) {
-      case 'words':
-        return ` -a ${fishQuote(k.words.join(' '))}`;
-      case 'file':
-        return ' -F';
-      case 'entry':
-        return " -a '(__vault_cli_names entry)'";
-      case 'agent':
-        return " -a '(__vault_cli_names agent)'";
-      case 'none':
-        return '';
-    }
-  };
+  return L;
+}
+
+function fishKind(k: Kind): string {
+  switch (k.kind) {
+    case 'words':
+      return ` -a ${fishQuote(k.words.join(' '))}`;
+    case 'file':
+      return ' -F';
+    case 'entry':
+      return " -a '(__vault_cli_names entry)'";
+    case 'agent':
+      return " -a '(__vault_cli_names agent)'";
+    case 'none':
+      return '';
+  }
+}
+
+/** Each command's flags (with what their values are) and its first argument's kind. */
+function fishOptions(commands: readonly CommandDef[]): string[] {
+  const L: string[] = [];
   for (const c of commands) {
     const cond = `-n ${fishQuote(`__vault_cli_is ${c.path.join(' ')}`)}`;
     for (const f of [...c.flags, HELP_FLAG]) {
@@ -297,6 +336,19 @@ function fishScript(commands: readonly CommandDef[]): string {
       if (k !== '') L.push(`complete -c vault-cli ${cond}${k}`);
     }
   }
+  return L;
+}
+
+function fishScript(commands: readonly CommandDef[]): string {
+  const L = [
+    HEADER,
+    '# fish: install as ~/.config/fish/completions/vault-cli.fish.',
+    '',
+    ...fishCommand(commands),
+    ...FISH_HELPERS,
+    ...fishWords(commands),
+    ...fishOptions(commands),
+  ];
   return L.join('\n') + '\n';
 }
 

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { helpText, parseArgv, type Invocation } from '../../src/commands/argv.js';
+import { parseDirect } from '../../src/commands/parse.js';
+import { PIPE_SIDE } from '../../src/commands/pipe-side.js';
 import { COMMANDS } from '../../src/commands/table.js';
 import { VaultError } from '../../src/core/errors.js';
 
@@ -440,4 +442,81 @@ test('every example in the help is a command line the parser takes, for its own 
       `${c.path.join(' ')}: an example of the command itself`,
     );
   }
+});
+
+// src/cli/main.ts parses get, totp and render by pipe-side.ts alone (issue 39:
+// their start-up loads no table); what it reads must be what the table reads.
+test('get, totp and render are in the table, and no other command starts with their word', () => {
+  for (const c of PIPE_SIDE) {
+    assert.equal(c.path.length, 1, c.path.join(' '));
+    assert.deepEqual(
+      COMMANDS.filter((t) => t.path[0] === c.path[0]),
+      [c],
+      `${c.path[0]}: the table's own definition, alone`,
+    );
+  }
+});
+
+/** What a parse gives: its invocation, or the message of the usage error it throws. */
+function outcome(parse: () => unknown): unknown {
+  try {
+    return parse();
+  } catch (err) {
+    assert.ok(err instanceof VaultError, String(err));
+    return `${err.code}: ${err.message}`;
+  }
+}
+
+test('property: parseDirect reads what parseArgv reads, or leaves it to parseArgv', () => {
+  const words = fc.constantFrom(
+    'get',
+    'totp',
+    'render',
+    'GitHub',
+    '-',
+    '--',
+    '--help',
+    '-h',
+    '--field',
+    '--field=totp',
+    '--format',
+    'json',
+    '--raw',
+    '--raw=1',
+    '--watch',
+    '--version',
+    '-x',
+    '--nope',
+    'help',
+    'entry',
+  );
+  fc.assert(
+    fc.property(fc.array(words, { maxLength: 6 }), (argv) => {
+      const direct = outcome(() => parseDirect(argv, PIPE_SIDE));
+      if (direct === null) {
+        // Left to the table: anything but a pipe command without help, or --version.
+        const named = PIPE_SIDE.some((c) => c.path[0] === argv[0]);
+        const end = argv.indexOf('--');
+        const options = end === -1 ? argv : argv.slice(0, end);
+        assert.ok(!named || options.includes('--help') || options.includes('-h'), argv.join(' '));
+        return;
+      }
+      assert.deepEqual(
+        direct,
+        outcome(() => parseArgv(argv)),
+        argv.join(' '),
+      );
+    }),
+    { numRuns: RUNS * 5 },
+  );
+});
+
+test('parseDirect: --version alone, a pipe command, and nothing else', () => {
+  assert.equal(parseDirect(['--version'], PIPE_SIDE)?.version, true);
+  assert.equal(parseDirect(['get', 'GitHub'], PIPE_SIDE)?.command, PIPE_SIDE[0]);
+  assert.equal(parseDirect(['get', 'GitHub', '--help'], PIPE_SIDE), null);
+  assert.equal(parseDirect(['get', '--', '--help'], PIPE_SIDE)?.args.entry, '--help');
+  assert.equal(parseDirect(['entry', 'get', 'GitHub'], PIPE_SIDE), null);
+  assert.equal(parseDirect(['help', 'get'], PIPE_SIDE), null);
+  assert.equal(parseDirect([], PIPE_SIDE), null);
 });

@@ -2,7 +2,7 @@
 import { VaultError } from '../../core/errors.js';
 import { DEFAULT_FIELD, isFieldName } from '../../core/names.js';
 import { arg, flagString, type Command } from '../context.js';
-import { requirePipe } from '../pipe-only.js';
+import { requirePipe, writeValue } from '../pipe-only.js';
 import { loadToken } from '../token.js';
 
 export const run: Command = async (ctx) => {
@@ -16,7 +16,7 @@ export const run: Command = async (ctx) => {
     mode: 'get',
   });
   const bytes = Buffer.from(value, 'base64');
-  ctx.stdout.write(Buffer.concat([bytes, Buffer.from('\n')]));
+  writeValue(ctx, bytes);
   bytes.fill(0);
   return 0;
 };

@@ -12,17 +12,20 @@
  * temporary file is out of the question, so there `-` holds all of stdin in
  * memory.
  */
-import { once } from 'node:events';
-import { fstatSync, read } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { VaultError, quote } from '../../core/errors.js';
 import { Collector, Renderer, check } from '../../render/render.js';
 import { chooseFormat, type Format } from '../../render/format.js';
 import { arg, flag, flagString, type CliContext, type Command } from '../context.js';
-import { readAll } from '../io.js';
 import { requirePipe } from '../pipe-only.js';
 import { malformed, report, resolveAll } from '../references.js';
 import { loadToken } from '../token.js';
+
+// On render's path, as on get's: built-ins by getBuiltinModule, not import
+// (docs/development.md, "Start-up"); io.ts only for a template on a pipe.
+const { once } = process.getBuiltinModule('node:events');
+const { fstatSync, read } = process.getBuiltinModule('node:fs');
+const { open } = process.getBuiltinModule('node:fs/promises');
 
 const CHUNK = 64 * 1024;
 
@@ -147,6 +150,7 @@ export const run: Command = async (ctx) => {
     if (watching) throw new VaultError('VLT-1001', '--watch needs a file, not stdin.');
     // A regular file streams; a pipe, socket or terminal is held in memory (see the top).
     if (stdinIsFile()) return (await renderOnce(ctx, format, fromStdinFile())).code;
+    const { readAll } = await import('../io.js');
     return (await renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)))).code;
   }
   const render = (fh: FileHandle) => renderOnce(ctx, format, fromFile(fh));

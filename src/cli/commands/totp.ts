@@ -1,6 +1,6 @@
 /** `vault-cli totp <entry>`: the current code; the seed never leaves the host, the code goes only into a pipe. */
 import { arg, type Command } from '../context.js';
-import { requirePipe } from '../pipe-only.js';
+import { requirePipe, writeValue } from '../pipe-only.js';
 import { loadToken } from '../token.js';
 
 export const run: Command = async (ctx) => {
@@ -11,6 +11,6 @@ export const run: Command = async (ctx) => {
     field: 'totp',
     mode: 'totp',
   });
-  ctx.stdout.write(Buffer.from(value, 'base64').toString('utf8') + '\n');
+  writeValue(ctx, Buffer.from(value, 'base64'));
   return 0;
 };
