@@ -61,12 +61,8 @@ async function presented(err: unknown, paths: Paths): Promise<unknown> {
     );
   }
   if (err.code === 'VLT-2042') {
-    const { formatTime } = await import('../core/audit.js');
-    const message = err.message.replace(
-      /\b(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g,
-      // Rounded up: retrying at the printed second is never early.
-      (iso) => formatTime(Math.ceil(Date.parse(iso) / 1000) * 1000),
-    );
+    const { localTimes } = await import('../core/audit.js');
+    const message = localTimes(err.message);
     if (message !== err.message) {
       return new VaultError('VLT-2042', message, { cause: err, problems: err.problems });
     }

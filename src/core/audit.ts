@@ -140,6 +140,17 @@ export function formatTime(ms: number): string {
   );
 }
 
+/**
+ * A message's UTC ISO times (the host writes a retry time so, for logs and
+ * the proxy's replies) in local time as `formatTime` prints, rounded up to
+ * the second: retrying at the printed second is never early.
+ */
+export function localTimes(message: string): string {
+  return message.replace(/\b(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g, (iso) =>
+    formatTime(Math.ceil(Date.parse(iso) / 1000) * 1000),
+  );
+}
+
 /** Column widths for a listing that grows as it prints (`audit --follow`). */
 export const FOLLOW_WIDTHS: readonly number[] = [19, 12, 24, 16];
 

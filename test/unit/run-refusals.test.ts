@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { refusalReport } from '../../src/cli/run/refusals.js';
+import { formatTime, localTimes } from '../../src/core/audit.js';
 import { VaultError } from '../../src/core/errors.js';
 
 function rig() {
@@ -70,7 +71,9 @@ test('one violation reads as one: the same refusal again (a client retrying it) 
   report.refused(violation);
   advance(2_000);
   report.refused(violation);
-  assert.deepEqual(lines, [`vault-cli: the proxy refused: ${violation.line().slice(11)}`]);
+  assert.deepEqual(lines, [
+    `vault-cli: the proxy refused: ${localTimes(violation.line().slice(11))}`,
+  ]);
   // Another refusal of the code is shown, with the repeats counted before it.
   report.refused(new VaultError('VLT-2042', 'Rate limit exceeded (minute); no new violation.'));
   assert.match(lines[1] ?? '', /no new violation\. \(2 more before it\)$/);
@@ -93,4 +96,18 @@ test('the agent’s own traffic (no reference, no proxy token) is not shown, onl
   ]);
   report.flush();
   assert.equal(lines.length, 2);
+});
+
+test('a retry time is told in local time to the second, as get tells it, not as the reply’s UTC ISO', () => {
+  const { lines, report } = rig();
+  const at = Date.UTC(2030, 0, 1, 12, 0, 30, 250);
+  report.refused(
+    new VaultError(
+      'VLT-2042',
+      `Rate limit exceeded (minute); violation recorded; retry after ${new Date(at).toISOString()}.`,
+    ),
+  );
+  assert.deepEqual(lines, [
+    `vault-cli: the proxy refused: VLT-2042: Rate limit exceeded (minute); violation recorded; retry after ${formatTime(at + 750)}.`,
+  ]);
 });

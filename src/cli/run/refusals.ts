@@ -1,4 +1,5 @@
 // The session proxy's refusals, told on `run`'s stderr without flooding it.
+import { localTimes } from '../../core/audit.js';
 import type { VaultError } from '../../core/errors.js';
 
 /** The session proxy's refusals as `run` shows them on its stderr. */
@@ -47,7 +48,9 @@ export function refusalReport(write: (line: string) => void, now = Date.now): Re
       }
       const c = codes.get(err.code) ?? { at: -Infinity, held: 0 };
       codes.set(err.code, c);
-      const line = `vault-cli: the proxy refused: ${err.line().replace(/^vault-cli: /, '')}`;
+      // The retry time as `get` prints it: local, to the second (the reply carries UTC ISO).
+      const said = err.line().replace(/^vault-cli: /, '');
+      const line = `vault-cli: the proxy refused: ${err.code === 'VLT-2042' ? localTimes(said) : said}`;
       if (holding || shown.has(line) || now() - c.at < REFUSAL_EVERY_MS) {
         c.held++;
         return;
