@@ -253,6 +253,26 @@ export async function verifiedAssertion(
 }
 
 /**
+ * The assertion over pending challenge `c` for `wanted`, verified; refused
+ * through `fail` when `c` has expired or is bound to something else
+ * (`notThis` is the reason then), or when the assertion is not accepted.
+ * @throws VaultError VLT-4007 not accepted, VLT-4008 counter did not increase.
+ */
+export async function assertedFor(
+  ctx: HostContext,
+  c: ChallengeRecord,
+  wanted: ChallengePurpose,
+  result: CeremonyResult<unknown> | null,
+  fail: Refusal,
+  notThis: string,
+): Promise<Verified> {
+  const early = challengeRefusal(c, wanted, ctx.now());
+  if (early !== null) return fail(early === 'expired' ? 'expired' : notThis, null);
+  if (!bindingHolds(c.challenge, wanted, c.origin)) return fail(notThis, null);
+  return verifiedAssertion(ctx, c, result, fail);
+}
+
+/**
  * Spends challenge `c` on assertion `verified` in write transaction `tx`,
  * checking again all another request may have changed since it was verified:
  * the challenge still pending (removed here whatever follows, so it is used

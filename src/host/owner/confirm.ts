@@ -7,7 +7,6 @@
  */
 import { VaultError, quote } from '../../core/errors.js';
 import {
-  challengeRefusal,
   checkCeremonyOrigin,
   type ChallengePurpose,
   type RequestOptionsJSON,
@@ -18,7 +17,7 @@ import { OWNER_SECRET_FIELDS, type Op } from '../../core/protocol.js';
 import { REQUESTS } from '../../core/requests.js';
 import type { HostContext } from '../context.js';
 import {
-  bindingHolds,
+  assertedFor,
   ceremonyResult,
   issueChallenge,
   keyEvent,
@@ -28,7 +27,6 @@ import {
   requestOptions,
   spendAssertion,
   unexpired,
-  verifiedAssertion,
   type Refusal,
 } from './challenges.js';
 
@@ -117,10 +115,7 @@ export async function finishConfirm(
       consume && c !== null ? c.id : null,
     );
   if (c === null || c.purpose.kind !== 'confirm') return fail('unknown or used challenge', null);
-  const early = challengeRefusal(c, wanted, ctx.now());
-  if (early !== null) return fail(early === 'expired' ? 'expired' : 'not this request', null);
-  if (!bindingHolds(c.challenge, wanted, c.origin)) return fail('not this request', null);
-  const verified = await verifiedAssertion(ctx, c, result, fail);
+  const verified = await assertedFor(ctx, c, wanted, result, fail, 'not this request');
   const at = ctx.now();
   const outcome = ctx.commit((tx) => {
     const spent = spendAssertion(tx, c, verified, at, unexpired(wanted, at));

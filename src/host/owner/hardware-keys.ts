@@ -37,6 +37,7 @@ import { appendAudit } from '../audit/log.js';
 import { agentByName } from '../agent/names.js';
 import type { HostContext } from '../context.js';
 import {
+  assertedFor,
   bindingHolds,
   browserReason,
   ceremonyResult,
@@ -166,9 +167,7 @@ export async function vouchEnrol(
     );
   if (c === null || c.purpose.kind !== 'vouch') return fail('unknown or used challenge', null);
   const purpose = c.purpose;
-  if (challengeRefusal(c, purpose, ctx.now()) !== null) return fail('expired', null);
-  if (!bindingHolds(c.challenge, purpose, c.origin)) return fail('not this enrolment', null);
-  const verified = await verifiedAssertion(ctx, c, result, fail);
+  const verified = await assertedFor(ctx, c, purpose, result, fail, 'not this enrolment');
   const at = ctx.now();
   const outcome = ctx.commit((tx): ChallengeRecord | string => {
     const spent = spendAssertion(tx, c, verified, at, unexpired(purpose, at));
