@@ -55,7 +55,7 @@ const seenAnchor = optional(object({ vault: str, seq: seqNumber, hash: str }));
 /**
  * `keyProof`: an enrolled key's assertion over a challenge bound to this very
  * request (`owner.confirm`), for what an owner session with a key enrolled
- * does not stand for alone (src/host/owner/hardware-keys.ts finishConfirm).
+ * does not stand for alone (src/host/owner/confirm.ts finishConfirm).
  */
 const keyProof = optional(object({ challengeId: str, result: anything }));
 const owner = { passphrase: optional(str), seenAnchor, keyProof } as const satisfies Fields;

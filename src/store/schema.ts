@@ -100,7 +100,26 @@ export interface Grants {
   readonly mac: Buffer;
 }
 
-export interface AgentRecord extends Grants {
+/**
+ * What an agent's record and a session's have alike (host/agent/token-holder.ts):
+ * a token's verifier, a key pair whose secret key only the token unwraps, and
+ * grants sealed to its public key.
+ */
+export interface TokenHolder extends Grants {
+  /** KDF output of the token secret; compared in constant time. */
+  readonly verifier: Buffer;
+  readonly publicKey: Buffer;
+  /** The box secret key, wrapped by a key derived from the token. */
+  readonly secretKey: Buffer;
+  /** The vault's state key (store/seal.ts), wrapped by the same token key: how a host learns it. */
+  readonly stateKey?: Buffer;
+  /** Schema 1 only: tier name -> tier key sealed to the holder (read by the migration). */
+  readonly tierKeys?: Readonly<Record<string, Buffer>>;
+  readonly created: number;
+  readonly revoked: number | null;
+}
+
+export interface AgentRecord extends TokenHolder {
   readonly id: string;
   readonly name: string;
   readonly kind: 'ai' | 'script';
@@ -114,17 +133,6 @@ export interface AgentRecord extends Grants {
    * still holds it here; Tx.agent() reads either, the rate record first.
    */
   readonly rate: RateState;
-  /** KDF output of the token secret; compared in constant time. */
-  readonly verifier: Buffer;
-  readonly publicKey: Buffer;
-  /** The agent's box secret key, wrapped by a key derived from its token. */
-  readonly secretKey: Buffer;
-  /** The vault's state key (store/seal.ts), wrapped by the same token key: how a host learns it. */
-  readonly stateKey?: Buffer;
-  /** Schema 1 only: tier name -> tier key sealed to the agent (read by the migration). */
-  readonly tierKeys?: Readonly<Record<string, Buffer>>;
-  readonly created: number;
-  readonly revoked: number | null;
   /**
    * Request caveats (core/caveats.ts), by entry id: the rules a proxy request
    * must match for the host to fill that entry for this agent (and its `run`
@@ -143,7 +151,7 @@ export type StoredAgent = Omit<AgentRecord, 'rate'> & { readonly rate?: RateStat
  * nor the store alone opens it. Revoked when the supervised process exits,
  * refused after `expires` in any case.
  */
-export interface SessionRecord extends Grants {
+export interface SessionRecord extends TokenHolder {
   readonly id: string;
   readonly agentId: string;
   /** Entry ids; a subset of the agent's scope when minted. */
@@ -154,17 +162,7 @@ export interface SessionRecord extends Grants {
    * records) reads as false: a session is never widened on a guess.
    */
   readonly follows?: boolean;
-  readonly verifier: Buffer;
-  readonly publicKey: Buffer;
-  /** The session's box secret key, wrapped by a key derived from the session token. */
-  readonly secretKey: Buffer;
-  /** The vault's state key, wrapped by the session token's key (as AgentRecord.stateKey). */
-  readonly stateKey?: Buffer;
-  /** Schema 1 only. */
-  readonly tierKeys?: Readonly<Record<string, Buffer>>;
-  readonly created: number;
   readonly expires: number;
-  readonly revoked: number | null;
 }
 
 /** An enrolled hardware key (WebAuthn credential). Public material only. */

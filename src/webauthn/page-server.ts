@@ -78,89 +78,124 @@ interface Published {
  * @throws the listen error (EADDRINUSE) as it is.
  */
 export async function startPageServer(port = 0): Promise<PageServer> {
-  const nonce = randomBytes(16).toString('base64');
-  let page: Published | null = null;
+  const pages = new CeremonyServer();
+  await pages.listen(port);
+  return pages;
+}
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+/** The server and the one page it serves at a time. */
+class CeremonyServer implements PageServer {
+  readonly closed: Promise<void>;
+  private resolveClosed: () => void = () => {};
+  /** The page's script's, and only its: the page's Content-Security-Policy names it. */
+  private readonly nonce = randomBytes(16).toString('base64');
+  private readonly server = createServer((req, res) => this.serve(req, res));
+  private page: Published | null = null;
+  private port = 0;
+
+  constructor() {
+    this.closed = new Promise<void>((r) => (this.resolveClosed = r));
+  }
+
+  get origin(): string {
+    return `http://localhost:${this.port}`;
+  }
+
+  async listen(port: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  publish(
+    shown: { readonly kind: CeremonyKind; readonly title: string; readonly options: unknown },
+    onResult: (result: unknown) => Promise<Verdict>,
+    timeoutMs: number,
+  ): string {
+    clearTimeout(this.page?.timer);
+    const path = '/' + randomBytes(16).toString('hex');
+    const p: Published = {
+      path,
+      html: ceremonyPage({ ...shown, resultPath: `${path}/result`, nonce: this.nonce }),
+      onResult,
+      taken: false,
+    };
+    p.timer = setTimeout(() => {
+      if (p.taken) return;
+      p.taken = true;
+      onResult({ error: 'Timeout' }).then(
+        () => this.page === p && this.close(),
+        () => this.page === p && this.close(),
+      );
+    }, timeoutMs);
+    this.page = p;
+    return `${this.origin}${path}`;
+  }
+
+  close(): void {
+    clearTimeout(this.page?.timer);
+    this.server.close(() => this.resolveClosed());
+    // Every reply says `Connection: close`; a browser that holds a socket open anyway
+    // is cut off shortly (not at once: the verdict must reach the page first).
+    setTimeout(() => this.server.closeAllConnections(), 1000).unref();
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
     const send = (status: number, type: string, body: string) => {
-      res.writeHead(status, {
-        'content-type': type,
-        'cache-control': 'no-store',
-        connection: 'close',
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-      });
+      res.writeHead(status, replyHeaders(type, this.nonce));
       res.end(body);
     };
     const reply = (status: number, v: Verdict) =>
       send(status, 'application/json', JSON.stringify(v));
-    if (req.headers.host !== `localhost:${listening}`)
+    if (req.headers.host !== `localhost:${this.port}`) {
       return reply(421, { ok: false, message: 'Wrong host.' });
-    const p = page;
+    }
+    const p = this.page;
     if (req.method === 'GET' && p !== null && req.url === p.path) {
       return send(200, 'text/html; charset=utf-8', p.html);
     }
     if (req.method === 'POST' && p !== null && req.url === `${p.path}/result`) {
       const from = req.headers.origin;
-      if (from !== undefined && from !== origin)
+      if (from !== undefined && from !== this.origin) {
         return reply(403, { ok: false, message: 'Wrong origin.' });
+      }
       if (p.taken) return reply(410, { ok: false, message: 'This page has already been used.' });
-      p.taken = true;
-      clearTimeout(p.timer);
-      readJson(req)
-        .catch(() => ({ error: 'BadResult' }))
-        .then((result) => p.onResult(result))
-        .then(
-          (v) => reply(200, v),
-          () => reply(200, { ok: false, message: 'Refused.' }),
-        )
-        .finally(() => {
-          if (page === p) close();
-        });
-      return;
+      return this.takeResult(p, req, reply);
     }
     return reply(404, { ok: false, message: 'Not found.' });
-  });
-  let resolveClosed: () => void = () => {};
-  const closed = new Promise<void>((r) => (resolveClosed = r));
-  const close = () => {
-    clearTimeout(page?.timer);
-    server.close(() => resolveClosed());
-    // Every reply says `Connection: close`; a browser that holds a socket open anyway
-    // is cut off shortly (not at once: the verdict must reach the page first).
-    setTimeout(() => server.closeAllConnections(), 1000).unref();
-  };
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  const listening = (server.address() as AddressInfo).port;
-  const origin = `http://localhost:${listening}`;
+  }
 
+  /** Relays page `p`'s one result and shows the verdict; closes unless a next page was published. */
+  private takeResult(
+    p: Published,
+    req: IncomingMessage,
+    reply: (status: number, v: Verdict) => void,
+  ): void {
+    p.taken = true;
+    clearTimeout(p.timer);
+    readJson(req)
+      .catch(() => ({ error: 'BadResult' }))
+      .then((result) => p.onResult(result))
+      .then(
+        (v) => reply(200, v),
+        () => reply(200, { ok: false, message: 'Refused.' }),
+      )
+      .finally(() => {
+        if (this.page === p) this.close();
+      });
+  }
+}
+
+/** Every reply's headers: not cached, not sniffed, no referrer, no script but the page's own. */
+function replyHeaders(type: string, nonce: string): Record<string, string> {
   return {
-    origin,
-    closed,
-    close,
-    publish(shown, onResult, timeoutMs) {
-      clearTimeout(page?.timer);
-      const path = '/' + randomBytes(16).toString('hex');
-      const p: Published = {
-        path,
-        html: ceremonyPage({ ...shown, resultPath: `${path}/result`, nonce }),
-        onResult,
-        taken: false,
-      };
-      p.timer = setTimeout(() => {
-        if (p.taken) return;
-        p.taken = true;
-        onResult({ error: 'Timeout' }).then(
-          () => page === p && close(),
-          () => page === p && close(),
-        );
-      }, timeoutMs);
-      page = p;
-      return `${origin}${path}`;
-    },
+    'content-type': type,
+    'cache-control': 'no-store',
+    connection: 'close',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
   };
 }

@@ -46,6 +46,16 @@ const send = async (body) => {
   }
   document.title = reply.ok ? 'vault-cli: done' : 'vault-cli: refused';
 };
+// The credential as JSON, binary fields base64url; the response fields its kind adds.
+const sendCredential = (cred, response) =>
+  send({
+    credential: {
+      id: cred.id,
+      rawId: b64(cred.rawId),
+      type: cred.type,
+      response: { clientDataJSON: b64(cred.response.clientDataJSON), ...response },
+    },
+  });
 const run = async () => {
   try {
     if (KIND === 'create') {
@@ -58,17 +68,9 @@ const run = async () => {
         },
       });
       const res = cred.response;
-      await send({
-        credential: {
-          id: cred.id,
-          rawId: b64(cred.rawId),
-          type: cred.type,
-          response: {
-            clientDataJSON: b64(res.clientDataJSON),
-            attestationObject: b64(res.attestationObject),
-            transports: typeof res.getTransports === 'function' ? res.getTransports() : [],
-          },
-        },
+      await sendCredential(cred, {
+        attestationObject: b64(res.attestationObject),
+        transports: typeof res.getTransports === 'function' ? res.getTransports() : [],
       });
     } else {
       const cred = await navigator.credentials.get({
@@ -79,18 +81,10 @@ const run = async () => {
         },
       });
       const res = cred.response;
-      await send({
-        credential: {
-          id: cred.id,
-          rawId: b64(cred.rawId),
-          type: cred.type,
-          response: {
-            clientDataJSON: b64(res.clientDataJSON),
-            authenticatorData: b64(res.authenticatorData),
-            signature: b64(res.signature),
-            userHandle: res.userHandle === null ? null : b64(res.userHandle),
-          },
-        },
+      await sendCredential(cred, {
+        authenticatorData: b64(res.authenticatorData),
+        signature: b64(res.signature),
+        userHandle: res.userHandle === null ? null : b64(res.userHandle),
       });
     }
   } catch (err) {

@@ -3,7 +3,7 @@
  * transaction, the request's references, and how a refusal or a lock is
  * audited. Shared by release (access.ts) and the proxy's signals (signal.ts).
  */
-import { type AuditAction } from '../../core/audit.js';
+import { agentActor, type AuditAction } from '../../core/audit.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
 import type { AgentRecord, EntryRecord, Grants, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
@@ -94,6 +94,25 @@ export interface Access {
   readonly host: string | null;
 }
 
+/**
+ * The access of `session` in write transaction `tx`, on records the vault
+ * sealed: nothing is decided on records it did not (a rollback).
+ * @throws VaultError VLT-3045 when the sealed state does not hold.
+ */
+export function sealedAccess(
+  tx: Tx,
+  ctx: HostContext,
+  session: AgentSession,
+  source: string,
+  purpose: Purpose,
+  host: string | null,
+): Access {
+  tx.assertSealed();
+  const actor = agentActor(session.agent.name);
+  const header = ctx.header(tx);
+  return { tx, ctx, header, session, view: view(tx, ctx, session), actor, source, purpose, host };
+}
+
 /** A reference as the caller's own index resolves it. */
 export interface Looked {
   readonly ref: FieldRef;
@@ -148,36 +167,35 @@ export function auditRefused(a: Access, action: AuditAction, refused: readonly R
   appendAudit(a.tx, a.header, accessEvent(a.ctx, action, code, a.actor, a.source, more));
 }
 
+/** Why every reference of a request is refused: the audit action, the code, what the caller is told. */
+export interface Why {
+  readonly action: AuditAction;
+  readonly code: ErrorCode;
+  readonly message?: string | undefined;
+}
+
 /** Every reference refused for one reason, audited. */
-export function refuseAll(
-  a: Access,
-  looked: readonly Looked[],
-  action: AuditAction,
-  code: ErrorCode,
-  message?: string,
-): Refusal {
-  auditRefused(
-    a,
-    action,
-    looked.map((l) => ({ l, code })),
-  );
-  return { ok: false, err: new VaultError(code, message) };
+export function refuseAll(a: Access, looked: readonly Looked[], why: Why): Refusal {
+  auditEach(a, looked, why);
+  return { ok: false, err: new VaultError(why.code, why.message) };
 }
 
 /**
  * A refusal that repeats for as long as nothing changes (locked, revoked):
  * recorded as refuseAll does, but coalesced per source (refusal-audit.ts).
  */
-export function refuseAgain(
-  a: Access,
-  looked: readonly Looked[],
-  action: AuditAction,
-  code: ErrorCode,
-  message?: string,
-): Refusal {
-  const e = accessEvent(a.ctx, action, code, a.actor, a.source);
-  coalesceRefusal(a.ctx, a.tx, a.header, e, () => refuseAll(a, looked, action, code));
-  return { ok: false, err: new VaultError(code, message) };
+export function refuseAgain(a: Access, looked: readonly Looked[], why: Why): Refusal {
+  const e = accessEvent(a.ctx, why.action, why.code, a.actor, a.source);
+  coalesceRefusal(a.ctx, a.tx, a.header, e, () => auditEach(a, looked, why));
+  return { ok: false, err: new VaultError(why.code, why.message) };
+}
+
+function auditEach(a: Access, looked: readonly Looked[], { action, code }: Why): void {
+  auditRefused(
+    a,
+    action,
+    looked.map((l) => ({ l, code })),
+  );
 }
 
 /** A revoked agent's token is told what to do; an ended session's, that it is revoked. */

@@ -17,7 +17,6 @@
  * Keys follow scope (schema 2): the caller's token opens its key pair, which
  * opens the grants of its scope (one data key per entry) and nothing else.
  */
-import { agentActor } from '../../core/audit.js';
 import { ERRORS, VaultError, type ErrorCode } from '../../core/errors.js';
 import {
   chargeRefused,
@@ -50,11 +49,12 @@ import {
   refuseAgain,
   refuseAll,
   revokedText,
-  view,
+  sealedAccess,
   type Access,
   type Asked,
   type Looked,
   type Refusal,
+  type Why,
   type Refused,
 } from './access-records.js';
 
@@ -79,12 +79,20 @@ interface Target {
 
 type Decided = { ok: true; targets: Target[]; header: VaultHeader } | Refusal;
 
+/** A locked agent's request: refused, and audited as `locked`. */
+const LOCKED: Why = { action: 'locked', code: 'VLT-2043' };
+
 /** Check, the caller: its token still good and the agent not locked. */
 function barred(a: Access, looked: readonly Looked[]): Refusal | null {
   const { agent, dead } = a.view;
-  if (agent.revoked !== null || dead)
-    return refuseAgain(a, looked, 'denied', 'VLT-2040', revokedText(agent));
-  if (agent.rate.lock !== null) return refuseAgain(a, looked, 'locked', 'VLT-2043');
+  if (agent.revoked !== null || dead) {
+    return refuseAgain(a, looked, {
+      action: 'denied',
+      code: 'VLT-2040',
+      message: revokedText(agent),
+    });
+  }
+  if (agent.rate.lock !== null) return refuseAgain(a, looked, LOCKED);
   return null;
 }
 
@@ -202,25 +210,25 @@ function charge(a: Access, looked: readonly Looked[], targets: readonly Target[]
   const { agent } = a.view;
   const ids = [...new Set(targets.map((t) => t.entry.id))];
   const d = decideRead(agent.rate, agent.limits, ids, a.ctx.now());
-  if (d.kind === 'locked') return refuseAgain(a, looked, 'locked', 'VLT-2043');
-  if (d.kind === 'too-many')
-    return refuseAgain(a, looked, 'limited', 'VLT-2042', tooManyText(a.view.agent.name, d));
+  if (d.kind === 'locked') return refuseAgain(a, looked, LOCKED);
+  if (d.kind === 'too-many') {
+    const message = tooManyText(a.view.agent.name, d);
+    return refuseAgain(a, looked, { action: 'limited', code: 'VLT-2042', message });
+  }
   a.tx.putRate(agent.id, d.state);
   if (d.kind === 'lockdown') {
-    return refuseAll(
-      a,
-      looked,
-      'locked',
-      'VLT-2043',
-      'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
-    );
+    return refuseAll(a, looked, {
+      ...LOCKED,
+      message:
+        'Second rate-limit violation: agent locked; the owner must unlock it with the hardware key.',
+    });
   }
   if (d.kind === 'limited') {
     // A retry while the violation's quiet time runs repeats it: coalesced like
     // a locked agent's, or a loop of them would write a record each for up to
     // an hour (the hour window's quiet time).
-    if (!d.counted) return refuseAgain(a, looked, 'limited', 'VLT-2042', retryText(d));
-    return refuseAll(a, looked, 'limited', 'VLT-2042', retryText(d));
+    const why: Why = { action: 'limited', code: 'VLT-2042', message: retryText(d) };
+    return d.counted ? refuseAll(a, looked, why) : refuseAgain(a, looked, why);
   }
   return null;
 }
@@ -319,29 +327,11 @@ export async function release(
   source: string,
 ): Promise<Secret[]> {
   const q = asked(refs);
-  const actor = agentActor(session.agent.name);
   const host =
     purpose.kind === 'fill' ? purpose.host : purpose.kind === 'ssh' ? purpose.server : null;
   // Grouped with the other requests of this moment: one durable flush for all.
   const decided = await ctx.commitGrouped(
-    (tx) => {
-      // Nothing is decided on records the vault did not seal (a rollback: VLT-3045).
-      tx.assertSealed();
-      return decide(
-        {
-          tx,
-          ctx,
-          header: ctx.header(tx),
-          session,
-          view: view(tx, ctx, session),
-          actor,
-          source,
-          purpose,
-          host,
-        },
-        q,
-      );
-    },
+    (tx) => decide(sealedAccess(tx, ctx, session, source, purpose, host), q),
     // At most one record per distinct reference (AUDITED_REFUSALS + 1 when refused), and a lock's.
     (q.distinct.length + 1) * RECORD_BYTES,
   );

@@ -19,8 +19,7 @@ import {
   type Limits,
 } from '../../core/policy.js';
 import type { AgentSummary } from '../../core/protocol.js';
-import { randomBytes, seal, wipe } from '../../crypto/aead.js';
-import { newKeyPair, sealTo } from '../../crypto/box.js';
+import { wipe } from '../../crypto/aead.js';
 import {
   addGrants,
   agentMacHolds,
@@ -30,10 +29,7 @@ import {
   rotateEntry,
   verifyAgent,
   withAgentMac,
-  stateKeyBox,
 } from '../keys/grants.js';
-import { tokenKeys } from '../../crypto/kdf.js';
-import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
 import type { AgentRecord, EntryRecord, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
@@ -41,8 +37,8 @@ import type { HostContext } from '../context.js';
 import { entryIds } from '../entries/entries.js';
 import { ownerEvent } from '../audit/event.js';
 import type { OwnerSession } from '../owner/session.js';
-import { endedRecord, followScope } from './sessions.js';
-import { slots } from '../keys/slots.js';
+import { followScope } from './sessions.js';
+import { endedRecord, holderKeys, tokenText, withNewToken } from './token-holder.js';
 import { agentById, agentByName } from './names.js';
 import { rotateEach } from '../keys/rotation.js';
 
@@ -69,11 +65,7 @@ export function addAgent(
   source: string,
 ): { token: string } {
   const name = checkSimpleName('agent', req.name);
-  const agentId = randomBytes(AGENT_ID_BYTES);
-  const secret = randomBytes(SECRET_BYTES);
-  const { verifier, wrapKey } = tokenKeys(secret);
-  const pair = newKeyPair();
-  try {
+  return withNewToken((t) => {
     ctx.commit((tx) => {
       // The name is taken by a live record that carries it, whatever the rows say: a row
       // is only a hint (agent-names.ts). A row of the name that leads elsewhere (one
@@ -82,17 +74,8 @@ export function addAgent(
         throw new VaultError('VLT-4003', `An agent named ${quote(name)} already exists.`);
       }
       const header = ctx.header(tx);
-      const id = agentId.toString('hex');
+      const id = t.id.toString('hex');
       const entries = entryIds(tx, s, [...new Set(req.scope)]);
-      const indexKey = recordIndexKey(s, 'agent', id);
-      const granted = addGrants(
-        s,
-        header,
-        pair.publicKey,
-        indexKey,
-        { grants: {}, index: {} },
-        entries,
-      );
       const record: AgentRecord = withAgentMac(s, {
         id,
         name,
@@ -100,12 +83,7 @@ export function addAgent(
         scope: entries.map((e) => e.id),
         limits: req.limits,
         rate: FRESH_RATE_STATE,
-        verifier,
-        publicKey: pair.publicKey,
-        secretKey: seal(wrapKey, pair.secretKey, slots.agentSecretKey(header.vaultId, id)),
-        ...stateKeyBox(s, wrapKey, id),
-        ...granted,
-        indexKey: sealTo(pair.publicKey, indexKey),
+        ...holderKeys(s, header, 'agent', t, entries),
         created: ctx.now(),
         revoked: null,
         mac: Buffer.alloc(0),
@@ -114,10 +92,8 @@ export function addAgent(
       tx.putAgentName(name, id);
       appendAudit(tx, header, ownerEvent(ctx, 'agent_add', source, { subject: name }));
     });
-    return { token: formatToken(agentId, secret) };
-  } finally {
-    wipe(secret, wrapKey, pair.secretKey);
-  }
+    return { token: tokenText(t) };
+  });
 }
 
 function entryName(s: OwnerSession, header: VaultHeader, e: EntryRecord): string {
@@ -257,24 +233,17 @@ export function scopeAgent(
     followScope(tx, s, header, next, { gained: fresh, lost: gone }, ctx.now());
     rotateLost(tx, s, header, gone);
     const current = tx.agent(a.id) ?? a;
-    const events = [
-      ...req.add.map((entry, i) =>
+    // One record per name asked, `+` or `-`, with the entry it named.
+    const scoped = (field: '+' | '-', names: readonly string[], found: readonly EntryRecord[]) =>
+      names.map((entry, i) =>
         ownerEvent(ctx, 'agent_scope', source, {
           subject: a.name,
           entry,
-          field: '+',
-          entryId: added[i]?.id,
+          field,
+          entryId: found[i]?.id,
         }),
-      ),
-      ...req.rm.map((entry, i) =>
-        ownerEvent(ctx, 'agent_scope', source, {
-          subject: a.name,
-          entry,
-          field: '-',
-          entryId: removed[i]?.id,
-        }),
-      ),
-    ];
+      );
+    const events = [...scoped('+', req.add, added), ...scoped('-', req.rm, removed)];
     return { next: current, events };
   });
 }
@@ -447,18 +416,7 @@ export function revokeAgent(
     const header = ctx.header(tx);
     const a = 'id' in target ? agentById(tx, target.id) : agentByName(tx, target.name);
     // No MAC check: a tampered agent is still revoked. Its sessions go with it.
-    tx.putAgent(
-      withAgentMac(s, {
-        ...a,
-        scope: [],
-        grants: {},
-        index: {},
-        verifier: Buffer.alloc(0),
-        secretKey: Buffer.alloc(0),
-        indexKey: Buffer.alloc(0),
-        revoked: ctx.now(),
-      }),
-    );
+    tx.putAgent(withAgentMac(s, endedRecord(a, ctx.now())));
     const held = new Set(Object.keys(a.grants ?? {}));
     for (const r of tx.sessions()) {
       if (r.agentId !== a.id || r.revoked !== null) continue;

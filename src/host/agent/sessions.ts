@@ -15,10 +15,6 @@
  */
 import { agentActor } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
-import { randomBytes, seal, wipe } from '../../crypto/aead.js';
-import { newKeyPair, sealTo } from '../../crypto/box.js';
-import { tokenKeys } from '../../crypto/kdf.js';
-import { AGENT_ID_BYTES, SECRET_BYTES, formatToken } from '../../crypto/token.js';
 import type { AgentRecord, EntryRecord, SessionRecord, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
@@ -31,11 +27,10 @@ import {
   sessionMacHolds,
   verifyAgent,
   withSessionMac,
-  stateKeyBox,
 } from '../keys/grants.js';
 import { ownerEvent } from '../audit/event.js';
 import type { OwnerSession } from '../owner/session.js';
-import { slots } from '../keys/slots.js';
+import { endedRecord, holderKeys, tokenText, withNewToken } from './token-holder.js';
 import { agentByName } from './names.js';
 import { rotateEach, type Unrotated } from '../keys/rotation.js';
 
@@ -74,12 +69,8 @@ export function mintSession(
   },
   source: string,
 ): { token: string; expires: number; id: string } {
-  const sessionId = randomBytes(AGENT_ID_BYTES);
-  const secret = randomBytes(SECRET_BYTES);
-  const { verifier, wrapKey } = tokenKeys(secret);
-  const pair = newKeyPair();
   const ttl = Math.min(req.ttlMs ?? SESSION_MAX_MS, SESSION_MAX_MS);
-  try {
+  return withNewToken((t) => {
     const expires = ctx.commit((tx) => {
       // The record must carry the name (a name row is under no MAC), and its MAC hold.
       const agent = verifyAgent(s, agentByName(tx, req.agent));
@@ -90,30 +81,16 @@ export function mintSession(
       if (outside !== undefined)
         throw new VaultError('VLT-2041', 'A --scope entry is outside the agent’s scope.');
       const scope = asked.length > 0 ? asked.map((e) => e.id) : [...agent.scope];
-      const id = sessionId.toString('hex');
-      const indexKey = recordIndexKey(s, 'session', id);
       const entries = scope.flatMap((eid) => tx.entry(eid) ?? []);
-      const granted = addGrants(
-        s,
-        header,
-        pair.publicKey,
-        indexKey,
-        { grants: {}, index: {} },
-        entries,
-      );
+      const keys = holderKeys(s, header, 'session', t, entries);
       const now = ctx.now();
       pruneSessions(tx, now);
       const record: SessionRecord = withSessionMac(s, {
-        id,
+        id: t.id.toString('hex'),
         agentId: agent.id,
         scope: entries.map((e) => e.id),
         follows: asked.length === 0,
-        verifier,
-        publicKey: pair.publicKey,
-        secretKey: seal(wrapKey, pair.secretKey, slots.sessionSecretKey(header.vaultId, id)),
-        ...stateKeyBox(s, wrapKey, id),
-        ...granted,
-        indexKey: sealTo(pair.publicKey, indexKey),
+        ...keys,
         created: now,
         expires: now + ttl,
         revoked: null,
@@ -130,10 +107,8 @@ export function mintSession(
       );
       return record.expires;
     });
-    return { token: formatToken(sessionId, secret), expires, id: sessionId.toString('hex') };
-  } finally {
-    wipe(secret, wrapKey, pair.secretKey);
-  }
+    return { token: tokenText(t), expires, id: t.id.toString('hex') };
+  });
 }
 
 /**
@@ -241,21 +216,4 @@ export function rotatePending(ctx: HostContext, s: OwnerSession): Unrotated[] {
     // Left pending, all that was not done: the store could not be read or written.
     return [];
   }
-}
-
-/**
- * A session record once it has ended: no scope, grants, index or keys left in
- * it, so nothing the store keeps of it opens anything.
- */
-export function endedRecord(r: SessionRecord, now: number): SessionRecord {
-  return {
-    ...r,
-    scope: [],
-    grants: {},
-    index: {},
-    verifier: Buffer.alloc(0),
-    secretKey: Buffer.alloc(0),
-    indexKey: Buffer.alloc(0),
-    revoked: now,
-  };
 }

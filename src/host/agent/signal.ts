@@ -3,7 +3,6 @@
  * (a Host that is not where the request went), counted as the caller's
  * own violation.
  */
-import { agentActor } from '../../core/audit.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
 import { recordViolation } from '../../core/policy.js';
 import { type AgentSession } from './authenticate.js';
@@ -17,8 +16,7 @@ import {
   auditRefused,
   lookUp,
   revokedText,
-  view,
-  type Access,
+  sealedAccess,
 } from './access-records.js';
 
 // Step 1 of the order has a module of its own; its callers import it from here.
@@ -62,21 +60,10 @@ export async function reportSignal(
   source: string,
 ): Promise<{ outcome: 'recorded' | 'lockdown' | 'locked' }> {
   const q = asked(signal.refs);
-  const actor = agentActor(session.agent.name);
+  const purpose = { kind: 'fill', host: signal.host } as const;
   const done = await ctx.commitGrouped(
     (tx): { outcome: 'recorded' | 'lockdown' | 'locked' } | VaultError => {
-      tx.assertSealed();
-      const a: Access = {
-        tx,
-        ctx,
-        header: ctx.header(tx),
-        session,
-        view: view(tx, ctx, session),
-        actor,
-        source,
-        purpose: { kind: 'fill', host: signal.host },
-        host: signal.host,
-      };
+      const a = sealedAccess(tx, ctx, session, source, purpose, signal.host);
       const { agent, dead } = a.view;
       if (agent.revoked !== null || dead) return new VaultError('VLT-2040', revokedText(agent));
       const counted = recordViolation(agent.rate, ctx.now());

@@ -216,6 +216,14 @@ export function setEntry(
   );
 }
 
+/** An entry opened to be written: its record, its (new) data key, its meta, the header they are sealed under. */
+interface OpenedEntry {
+  readonly header: VaultHeader;
+  readonly entry: EntryRecord;
+  readonly dataKey: Buffer;
+  readonly meta: EntryMeta;
+}
+
 /**
  * setEntry inside the caller's transaction, for a request checked by checkSet:
  * the field and its audit record go in with whatever else the transaction does.
@@ -227,46 +235,14 @@ export function setEntryIn(
   req: FieldToSet,
   source: string,
 ): { created: boolean; version: number } {
-  const { entry: name, field, tier } = req;
+  const { entry: name, field } = req;
   const now = ctx.now();
   const existing = findEntry(tx, s, name);
-  let header = ctx.header(tx);
-  let entry: EntryRecord;
-  let dataKey: Buffer;
-  let meta: EntryMeta;
-  if (existing === null) {
-    const t = s.ensureTier(tx, tier ?? DEFAULT_TIER);
-    header = t.header;
-    const id = randomBytes(16).toString('hex');
-    dataKey = newKey();
-    meta = { fields: [], versions: {}, hosts: [] };
-    const t2 = tier ?? DEFAULT_TIER;
-    entry = {
-      id,
-      tier: t2,
-      gen: 1,
-      dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, t2, 1)),
-      name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
-      meta: Buffer.alloc(0),
-      created: now,
-      updated: now,
-    };
-    tx.putName(s.nameHash(name), id);
-  } else {
-    // Moving tiers too, when asked: the new key is wrapped by the new tier's key.
-    const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
-    if (t !== undefined) header = t.header;
-    const r = rotateEntry(
-      tx,
-      s,
-      header,
-      existing,
-      t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field },
-    );
-    entry = r.entry;
-    dataKey = r.dataKey;
-    meta = r.meta;
-  }
+  const current = ctx.header(tx);
+  const { header, entry, dataKey, meta } =
+    existing === null
+      ? newEntry(tx, s, name, req.tier ?? DEFAULT_TIER, now)
+      : rotateForSet(tx, s, current, existing, req);
   try {
     const fieldKey = fieldHash(dataKey, entry.id, field);
     const previous = tx.field(entry.id, fieldKey);
@@ -282,12 +258,7 @@ export function setEntryIn(
       ),
       updated: now,
     });
-    if (!meta.fields.includes(field)) meta.fields.push(field);
-    meta.versions[field] = version;
-    // Set anew: off the rotation checklist (a sweep's exposed mark, exposure.ts).
-    if (meta.exposed?.[field] !== undefined) {
-      meta.exposed = Object.fromEntries(Object.entries(meta.exposed).filter(([f]) => f !== field));
-    }
+    fieldSet(meta, field, version);
     tx.putEntry({
       ...entry,
       meta: sealMeta(header, dataKey, entry.id, entry.gen, meta),
@@ -303,6 +274,54 @@ export function setEntryIn(
   } finally {
     wipe(dataKey);
   }
+}
+
+/** Notes in `meta` that `field` is now at `version`, and off the rotation checklist. */
+function fieldSet(meta: EntryMeta, field: string, version: number): void {
+  if (!meta.fields.includes(field)) meta.fields.push(field);
+  meta.versions[field] = version;
+  // Set anew: off the rotation checklist (a sweep's exposed mark, exposure.ts).
+  if (meta.exposed?.[field] !== undefined) {
+    meta.exposed = Object.fromEntries(Object.entries(meta.exposed).filter(([f]) => f !== field));
+  }
+}
+
+/** A new entry named `name` in `tier` (made if need be), with its name row; its record is the caller's to put. */
+function newEntry(tx: Tx, s: OwnerSession, name: string, tier: string, now: number): OpenedEntry {
+  const t = s.ensureTier(tx, tier);
+  const header = t.header;
+  const id = randomBytes(16).toString('hex');
+  const dataKey = newKey();
+  const entry: EntryRecord = {
+    id,
+    tier,
+    gen: 1,
+    dataKey: seal(t.key, dataKey, slots.dataKey(header.vaultId, id, tier, 1)),
+    name: seal(dataKey, Buffer.from(name), slots.name(header.vaultId, id, 1)),
+    meta: Buffer.alloc(0),
+    created: now,
+    updated: now,
+  };
+  tx.putName(s.nameHash(name), id);
+  return { header, entry, dataKey, meta: { fields: [], versions: {}, hosts: [] } };
+}
+
+/**
+ * Entry `existing` under a new data key, the field `req` sets left out of the
+ * re-seal; moved to `req.tier` too when asked (the new key wrapped by that tier's key).
+ */
+function rotateForSet(
+  tx: Tx,
+  s: OwnerSession,
+  header: VaultHeader,
+  existing: EntryRecord,
+  req: FieldToSet,
+): OpenedEntry {
+  const { tier, field } = req;
+  const t = tier !== undefined && tier !== existing.tier ? s.ensureTier(tx, tier) : undefined;
+  const h = t === undefined ? header : t.header;
+  const opts = t === undefined ? { replacing: field } : { tier, tierKey: t.key, replacing: field };
+  return { header: h, ...rotateEntry(tx, s, h, existing, opts) };
 }
 
 /** Removes an entry, its fields, its name and every agent's and session's grant of it. */

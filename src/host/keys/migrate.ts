@@ -78,97 +78,17 @@ export function migrate(ctx: HostContext, s: OwnerSession, source: string): Owne
         s.adopt(h1);
         return;
       }
-      const v = h1.vaultId;
       const h2: VaultHeader = {
         ...h1,
         schema: SCHEMA_VERSION,
-        macKey: seal(s.rootKey(), mac, slots.macKey(v)),
+        macKey: seal(s.rootKey(), mac, slots.macKey(h1.vaultId)),
       };
       s.adopt(h2);
       tx.putHeader(h2);
       const entries = new Map<string, EntryRecord>();
-      for (const e of tx.entries()) {
-        const tierKey = s.tierKey(h1, e.tier);
-        const dk = tierKey && unwrapKey(tierKey, e.dataKey, slotsV1.dataKey(v, e.id, e.tier));
-        if (!tierKey || !dk) throw new VaultError('VLT-3003');
-        try {
-          const name = openV1(dk, e.name, slotsV1.name(v, e.id));
-          const old = JSON.parse(openV1(dk, e.meta, slotsV1.meta(v, e.id)).toString('utf8')) as {
-            fields: string[];
-            hosts: string[];
-          };
-          const versions: Record<string, number> = {};
-          for (const f of old.fields) {
-            const oldKey = keyedHash(s.indexKey, 'field', e.id, f).toString('hex');
-            const rec = tx.field(e.id, oldKey);
-            if (rec === null) continue;
-            const value = openV1(dk, rec.value, slotsV1.field(v, e.id, f, rec.version));
-            tx.removeField(e.id, oldKey);
-            tx.putField(e.id, fieldHash(dk, e.id, f), {
-              version: rec.version,
-              gen: 1,
-              value: seal(dk, value, slots.field(v, e.id, f, rec.version, 1)),
-              updated: rec.updated,
-            });
-            wipe(value);
-            versions[f] = rec.version;
-          }
-          const next: EntryRecord = {
-            ...e,
-            gen: 1,
-            dataKey: seal(tierKey, dk, slots.dataKey(v, e.id, e.tier, 1)),
-            name: seal(dk, name, slots.name(v, e.id, 1)),
-            meta: sealMeta(h2, dk, e.id, 1, { fields: old.fields, versions, hosts: old.hosts }),
-          };
-          tx.putEntry(next);
-          entries.set(e.id, next);
-        } finally {
-          wipe(dk);
-        }
-      }
-      for (const a of tx.agents()) {
-        const rest = omit(a, ['tierKeys']) as Omit<typeof a, 'tierKeys'>;
-        if (a.revoked !== null) {
-          tx.putAgent(
-            withAgentMac(s, {
-              ...rest,
-              grants: {},
-              index: {},
-              indexKey: Buffer.alloc(0),
-              mac: Buffer.alloc(0),
-            }),
-          );
-          continue;
-        }
-        const ik = recordIndexKey(s, 'agent', a.id);
-        const scope = a.scope.flatMap((id) => entries.get(id) ?? []);
-        const g = addGrants(s, h2, a.publicKey, ik, { grants: {}, index: {} }, scope);
-        tx.putAgent(
-          withAgentMac(s, {
-            ...rest,
-            scope: scope.map((e) => e.id),
-            ...g,
-            indexKey: sealTo(a.publicKey, ik),
-            mac: Buffer.alloc(0),
-          }),
-        );
-      }
-      for (const r of tx.sessions()) {
-        const rest = omit(r, ['tierKeys']) as Omit<typeof r, 'tierKeys'>;
-        tx.putSession(
-          withSessionMac(s, {
-            ...rest,
-            scope: [],
-            grants: {},
-            index: {},
-            indexKey: Buffer.alloc(0),
-            verifier: Buffer.alloc(0),
-            secretKey: Buffer.alloc(0),
-            revoked: r.revoked ?? ctx.now(),
-            mac: Buffer.alloc(0),
-          }),
-        );
-      }
+      for (const e of tx.entries()) entries.set(e.id, migrateEntry(tx, s, h1, h2, e));
+      migrateAgents(tx, s, h2, entries);
+      endSessions(tx, s, ctx.now());
       rechainAudit(tx, s, h2);
       appendAudit(
         tx,
@@ -179,5 +99,134 @@ export function migrate(ctx: HostContext, s: OwnerSession, source: string): Owne
     return s;
   } finally {
     wipe(mac);
+  }
+}
+
+/**
+ * Entry `e` at generation 1: its data key re-sealed, its name and meta (now
+ * with each field's version) re-sealed in schema 2's slots, its fields moved
+ * to keyed hashes under the data key. Returns the entry as stored.
+ * @throws VaultError VLT-3003 when a schema 1 seal does not open.
+ */
+function migrateEntry(
+  tx: Tx,
+  s: OwnerSession,
+  h1: VaultHeader,
+  h2: VaultHeader,
+  e: EntryRecord,
+): EntryRecord {
+  const v = h1.vaultId;
+  const tierKey = s.tierKey(h1, e.tier);
+  const dk = tierKey && unwrapKey(tierKey, e.dataKey, slotsV1.dataKey(v, e.id, e.tier));
+  if (!tierKey || !dk) throw new VaultError('VLT-3003');
+  try {
+    const name = openV1(dk, e.name, slotsV1.name(v, e.id));
+    const old = JSON.parse(openV1(dk, e.meta, slotsV1.meta(v, e.id)).toString('utf8')) as {
+      fields: string[];
+      hosts: string[];
+    };
+    const versions: Record<string, number> = {};
+    for (const f of old.fields) {
+      const version = migrateField(tx, s, v, e, dk, f);
+      if (version !== null) versions[f] = version;
+    }
+    const next: EntryRecord = {
+      ...e,
+      gen: 1,
+      dataKey: seal(tierKey, dk, slots.dataKey(v, e.id, e.tier, 1)),
+      name: seal(dk, name, slots.name(v, e.id, 1)),
+      meta: sealMeta(h2, dk, e.id, 1, { fields: old.fields, versions, hosts: old.hosts }),
+    };
+    tx.putEntry(next);
+    return next;
+  } finally {
+    wipe(dk);
+  }
+}
+
+/**
+ * Field `f` of entry `e` moved from the vault index key's hash to the data
+ * key's, re-sealed at generation 1. Returns its version, or null when the
+ * entry has no such field record.
+ */
+function migrateField(
+  tx: Tx,
+  s: OwnerSession,
+  v: Buffer,
+  e: EntryRecord,
+  dk: Buffer,
+  f: string,
+): number | null {
+  const oldKey = keyedHash(s.indexKey, 'field', e.id, f).toString('hex');
+  const rec = tx.field(e.id, oldKey);
+  if (rec === null) return null;
+  const value = openV1(dk, rec.value, slotsV1.field(v, e.id, f, rec.version));
+  tx.removeField(e.id, oldKey);
+  tx.putField(e.id, fieldHash(dk, e.id, f), {
+    version: rec.version,
+    gen: 1,
+    value: seal(dk, value, slots.field(v, e.id, f, rec.version, 1)),
+    updated: rec.updated,
+  });
+  wipe(value);
+  return rec.version;
+}
+
+/**
+ * Every agent's tier keys replaced by grants of its scope (the `entries` now
+ * stored) and an index of its own, MACed; a revoked agent keeps no grant.
+ */
+function migrateAgents(
+  tx: Tx,
+  s: OwnerSession,
+  h2: VaultHeader,
+  entries: ReadonlyMap<string, EntryRecord>,
+): void {
+  for (const a of tx.agents()) {
+    const rest = omit(a, ['tierKeys']) as Omit<typeof a, 'tierKeys'>;
+    if (a.revoked !== null) {
+      tx.putAgent(
+        withAgentMac(s, {
+          ...rest,
+          grants: {},
+          index: {},
+          indexKey: Buffer.alloc(0),
+          mac: Buffer.alloc(0),
+        }),
+      );
+      continue;
+    }
+    const ik = recordIndexKey(s, 'agent', a.id);
+    const scope = a.scope.flatMap((id) => entries.get(id) ?? []);
+    const g = addGrants(s, h2, a.publicKey, ik, { grants: {}, index: {} }, scope);
+    tx.putAgent(
+      withAgentMac(s, {
+        ...rest,
+        scope: scope.map((e) => e.id),
+        ...g,
+        indexKey: sealTo(a.publicKey, ik),
+        mac: Buffer.alloc(0),
+      }),
+    );
+  }
+}
+
+/** Every session erased and ended (none can be live: each ended with the host that held it). */
+function endSessions(tx: Tx, s: OwnerSession, now: number): void {
+  for (const r of tx.sessions()) {
+    const rest = omit(r, ['tierKeys']) as Omit<typeof r, 'tierKeys'>;
+    tx.putSession(
+      withSessionMac(s, {
+        ...rest,
+        scope: [],
+        grants: {},
+        index: {},
+        indexKey: Buffer.alloc(0),
+        verifier: Buffer.alloc(0),
+        secretKey: Buffer.alloc(0),
+        revoked: r.revoked ?? now,
+        mac: Buffer.alloc(0),
+      }),
+    );
   }
 }

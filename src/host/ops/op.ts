@@ -19,7 +19,8 @@ import type { OwnerSecrets } from '../owner/secrets.js';
 import type { Binding, OwnerSessions, ProcessBinding } from '../owner/unlock.js';
 import { rotatePending } from '../agent/sessions.js';
 import type { SessionSockets } from '../serve/session-sockets.js';
-import { finishConfirm, keysEnrolled } from '../owner/hardware-keys.js';
+import { finishConfirm } from '../owner/confirm.js';
+import { keysEnrolled } from '../owner/hardware-keys.js';
 
 /** What every handler may use of the running host. */
 export interface HostEnv {

@@ -6,7 +6,7 @@
  */
 import { VaultError } from '../../core/errors.js';
 import { appendAudit } from '../audit/log.js';
-import { beginConfirm } from '../owner/hardware-keys.js';
+import { beginConfirm } from '../owner/confirm.js';
 import { ownerEvent } from '../owner/keys.js';
 import { ttyName } from '../owner/unlock.js';
 import { owner, type OpArea } from './op.js';

@@ -10,140 +10,49 @@
  * key. An unlock's challenge names the agent it lifts; once a key is enrolled,
  * another is enrolled only with an enrolled key's assertion (or the recovery
  * key), so the passphrase alone cannot add a key that lifts a lockdown.
+ * Challenges and assertions themselves are challenges.ts's; an owner request
+ * confirmed by a key is confirm.ts's.
  */
-import { OWNER_ACTOR, type AuditEvent } from '../../core/audit.js';
-import { VaultError, quote, type ErrorCode } from '../../core/errors.js';
+import { VaultError, quote } from '../../core/errors.js';
 import { unlock } from '../../core/policy.js';
 import {
-  CHALLENGE_NONCE_BYTES,
   CHALLENGE_TTL_MS,
-  MAX_PENDING_CHALLENGES,
   RP_ID,
   RP_NAME,
   VOUCHED_BY_RECOVERY,
-  challengeBinding,
   challengeRefusal,
   checkCeremonyOrigin,
   checkKeyName,
-  counterAdvanced,
   nextKeyName,
-  type CeremonyResult,
   type ChallengePurpose,
   type CreationOptionsJSON,
   type KeySummary,
   type RequestOptionsJSON,
   type UnlockSubject,
 } from '../../core/webauthn.js';
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { canon } from '../../core/canon.js';
-import { OWNER_SECRET_FIELDS, type Op } from '../../core/protocol.js';
-import { REQUESTS } from '../../core/requests.js';
 import { randomBytes } from '../../crypto/aead.js';
 import type { AgentRecord, ChallengeRecord, KeyRecord } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { appendAudit } from '../audit/log.js';
 import { agentByName } from '../agent/names.js';
 import type { HostContext } from '../context.js';
-import type * as Verify from '../../webauthn/verify.js';
-
-/** The verifier, loaded on first use: fido2-lib is heavy and most hosts never need it. */
-async function verifier(): Promise<typeof Verify> {
-  return import('../../webauthn/verify.js');
-}
-
-function keyEvent(
-  ctx: HostContext,
-  action: AuditEvent['action'],
-  source: string,
-  more: { outcome?: ErrorCode; key?: string | null; reason?: string; subject?: string | null },
-): AuditEvent {
-  return {
-    at: ctx.now(),
-    action,
-    actor: OWNER_ACTOR,
-    source,
-    outcome: more.outcome ?? 'ok',
-    entryId: null,
-    // The key's name and the refusal's reason, sealed to the owner like entry names.
-    entry: more.key ?? null,
-    field: more.reason ?? null,
-    host: null,
-    subject: more.subject ?? null,
-  };
-}
-
-/** What `issueChallenge` makes an id of: 16 random bytes, hex. */
-const CHALLENGE_ID = /^[0-9a-f]{32}$/;
-
-/**
- * The pending challenge `id` names, or null. An id we never issue is not looked
- * up: the store's keys are bounded (a 1 MB id failed inside LMDB as an internal
- * error instead of an audited refusal).
- */
-function pendingChallenge(tx: Tx, id: string): ChallengeRecord | null {
-  return CHALLENGE_ID.test(id) ? tx.challenge(id) : null;
-}
-
-const bindingHash = (purpose: ChallengePurpose, origin: string): Buffer =>
-  createHash('sha256').update(challengeBinding(purpose, origin)).digest();
-
-/** A challenge the key will sign: fresh random bytes, then the hash of what it is for. */
-function boundChallenge(purpose: ChallengePurpose, origin: string): string {
-  return Buffer.concat([randomBytes(CHALLENGE_NONCE_BYTES), bindingHash(purpose, origin)]).toString(
-    'base64url',
-  );
-}
-
-/**
- * Whether `challenge` (as signed) names `purpose` at `origin`, recomputed from
- * the live records: a stored challenge that says another agent, lockdown or
- * origin than the one at hand is not this one's.
- */
-function bindingHolds(challenge: string, purpose: ChallengePurpose, origin: string): boolean {
-  const bytes = Buffer.from(challenge, 'base64url');
-  const want = bindingHash(purpose, origin);
-  const got = bytes.subarray(CHALLENGE_NONCE_BYTES);
-  return got.length === want.length && timingSafeEqual(got, want);
-}
-
-/** Stores a fresh challenge, dropping expired ones and the oldest beyond the cap. */
-function issueChallenge(
-  ctx: HostContext,
-  purpose: ChallengePurpose,
-  origin: string,
-  extra: { name?: string; userId?: string } = {},
-  tx?: Tx,
-): ChallengeRecord {
-  checkCeremonyOrigin(origin);
-  const now = ctx.now();
-  const record: ChallengeRecord = {
-    id: randomBytes(16).toString('hex'),
-    challenge: boundChallenge(purpose, origin),
-    purpose,
-    origin,
-    userId: extra.userId ?? null,
-    name: extra.name ?? null,
-    created: now,
-    expires: now + CHALLENGE_TTL_MS,
-  };
-  const store = (tx: Tx) => {
-    const live = tx
-      .challenges()
-      .filter((c) => {
-        if (now < c.expires) return true;
-        tx.removeChallenge(c.id);
-        return false;
-      })
-      .sort((a, b) => a.created - b.created);
-    for (const c of live.slice(0, Math.max(0, live.length - MAX_PENDING_CHALLENGES + 1))) {
-      tx.removeChallenge(c.id);
-    }
-    tx.putChallenge(record);
-  };
-  if (tx === undefined) ctx.commit(store);
-  else store(tx);
-  return record;
-}
+import {
+  assertedFor,
+  bindingHolds,
+  browserReason,
+  ceremonyResult,
+  issueChallenge,
+  keyEvent,
+  pendingChallenge,
+  refuse,
+  refuseSpent,
+  requestOptions,
+  spendAssertion,
+  verifiedAssertion,
+  verifier,
+  unexpired,
+  type Refusal,
+} from './challenges.js';
 
 function summary(k: KeyRecord): KeySummary {
   return {
@@ -196,17 +105,6 @@ function creationOptions(c: ChallengeRecord, keys: readonly KeyRecord[]): Creati
   };
 }
 
-/** The options for `navigator.credentials.get()` answering challenge `c` with any enrolled key. */
-function requestOptions(c: ChallengeRecord, keys: readonly KeyRecord[]): RequestOptionsJSON {
-  return {
-    rpId: RP_ID,
-    challenge: c.challenge,
-    timeout: CHALLENGE_TTL_MS,
-    userVerification: 'discouraged',
-    allowCredentials: keys.map((k) => ({ type: 'public-key', id: k.id })),
-  };
-}
-
 /** An enrolment's first page: the new key's creation, or first an enrolled key's vouch. */
 export type EnrolStart =
   | { challengeId: string; options: CreationOptionsJSON }
@@ -240,84 +138,6 @@ export function beginEnrol(
   return { challengeId: c.id, options: creationOptions(c, keys) };
 }
 
-/** A refusal committed with its audit record (and the challenge consumed), thrown afterwards. */
-function refuse(
-  ctx: HostContext,
-  event: AuditEvent,
-  code: ErrorCode,
-  message: string,
-  challengeId: string | null,
-): never {
-  ctx.commit((tx) => {
-    if (challengeId !== null) tx.removeChallenge(challengeId);
-    appendAudit(tx, ctx.header(tx), event);
-  });
-  throw new VaultError(code, message);
-}
-
-/**
- * The page's result, or null when it holds neither a credential nor an error.
- * Whatever was posted to the page arrives here, so a malformed result is a
- * refused attempt like any other: audited, its challenge used up.
- */
-function ceremonyResult(raw: unknown): CeremonyResult<unknown> | null {
-  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
-    const o = raw as Record<string, unknown>;
-    if (typeof o.error === 'string') return { error: o.error.slice(0, 64) };
-    if (o.credential !== undefined) return { credential: o.credential };
-  }
-  return null;
-}
-
-/** The browser's own reason, when it gave up (NotAllowedError: cancelled or timed out). */
-function browserReason(error: string): string {
-  return /^[A-Za-z]{1,40}$/.test(error) ? `browser: ${error}` : 'browser';
-}
-
-type AssertionCheck =
-  | { readonly ok: true; readonly key: KeyRecord; readonly counter: number }
-  | { readonly ok: false; readonly reason: string; readonly key: string | null };
-
-/**
- * Verifies an assertion over challenge `c` (its origin, the enrolled key it
- * names, presence, signature, counter), or says why not. Nothing is written.
- */
-async function checkAssertion(
-  ctx: HostContext,
-  c: ChallengeRecord,
-  result: CeremonyResult<unknown> | null,
-): Promise<AssertionCheck> {
-  const no = (reason: string, key: string | null = null): AssertionCheck => ({
-    ok: false,
-    reason,
-    key,
-  });
-  if (result === null) return no('malformed');
-  if ('error' in result) return no(browserReason(result.error));
-  const { assertionCredentialId, verifyAssertion, WebauthnRefused } = await verifier();
-  let credentialId: string;
-  try {
-    credentialId = assertionCredentialId(result.credential);
-  } catch (err) {
-    if (err instanceof WebauthnRefused) return no(err.reason);
-    throw err;
-  }
-  const key = ctx.store().read((tx) => tx.key(credentialId));
-  if (key === null) return no('not an enrolled key');
-  try {
-    const { counter } = await verifyAssertion(result.credential, {
-      challenge: c.challenge,
-      origin: c.origin,
-      publicKeyPem: key.publicKey,
-      prevCounter: key.counter,
-    });
-    return { ok: true, key, counter };
-  } catch (err) {
-    if (err instanceof WebauthnRefused) return no(err.reason, key.name);
-    throw err;
-  }
-}
-
 /**
  * An enrolled key vouches for a new one: verifies its assertion over the
  * `vouch` challenge and answers with the new key's creation options, on the
@@ -332,12 +152,7 @@ export async function vouchEnrol(
 ): Promise<{ challengeId: string; options: CreationOptionsJSON }> {
   const result = ceremonyResult(req.result);
   const c = ctx.store().read((tx) => pendingChallenge(tx, req.challengeId));
-  const fail = (
-    reason: string,
-    voucher: string | null,
-    code: 'VLT-4007' | 'VLT-4008' = 'VLT-4007',
-    consume = true,
-  ): never =>
+  const fail: Refusal = (reason, voucher, code = 'VLT-4007', consume = true) =>
     refuse(
       ctx,
       keyEvent(ctx, 'key_add', source, {
@@ -352,31 +167,17 @@ export async function vouchEnrol(
     );
   if (c === null || c.purpose.kind !== 'vouch') return fail('unknown or used challenge', null);
   const purpose = c.purpose;
-  if (challengeRefusal(c, purpose, ctx.now()) !== null) return fail('expired', null);
-  if (!bindingHolds(c.challenge, purpose, c.origin)) return fail('not this enrolment', null);
-  const checked = await checkAssertion(ctx, c, result);
-  if (!checked.ok) {
-    return checked.reason === 'counter'
-      ? fail('counter', checked.key, 'VLT-4008')
-      : fail(checked.reason, checked.key);
-  }
+  const verified = await assertedFor(ctx, c, purpose, result, fail, 'not this enrolment');
   const at = ctx.now();
   const outcome = ctx.commit((tx): ChallengeRecord | string => {
-    const live = tx.challenge(c.id);
-    if (live === null) return 'unknown or used challenge';
-    tx.removeChallenge(c.id);
-    if (challengeRefusal(live, purpose, at) !== null) return 'expired';
-    const k = tx.key(checked.key.id);
-    if (k === null) return 'not an enrolled key';
-    if (!counterAdvanced(k.counter, checked.counter)) return 'counter';
-    tx.putKey({ ...k, counter: checked.counter, lastUsed: at });
+    const spent = spendAssertion(tx, c, verified, at, unexpired(purpose, at));
+    if (typeof spent === 'string') return spent;
     const extra =
       c.userId === null ? { name: purpose.name } : { name: purpose.name, userId: c.userId };
-    return issueChallenge(ctx, { kind: 'enrol', vouchedBy: k.name }, c.origin, extra, tx);
+    const vouchedBy = spent.key.name;
+    return issueChallenge(ctx, { kind: 'enrol', vouchedBy }, c.origin, extra, tx);
   });
-  if (typeof outcome === 'string') {
-    return fail(outcome, checked.key.name, outcome === 'counter' ? 'VLT-4008' : 'VLT-4007', false);
-  }
+  if (typeof outcome === 'string') return refuseSpent(fail, outcome, verified.key.name);
   const keys = ctx.store().read((tx) => tx.keys());
   return { challengeId: outcome.id, options: creationOptions(outcome, keys) };
 }
@@ -498,6 +299,49 @@ export function beginUnlock(
   };
 }
 
+/** What a challenge for agent `a`'s present lockdown is bound to. */
+function lockdownPurpose(a: AgentRecord): ChallengePurpose {
+  return { kind: 'unlock', agentId: a.id, agentName: a.name, lockAt: a.rate.lock?.at ?? -1 };
+}
+
+/** Why challenge `c` is not one for agent `a`'s present lockdown at `at`, or null when it is. */
+function lockdownRefusal(c: ChallengeRecord, a: AgentRecord, at: number): string | null {
+  const refusal = challengeRefusal(c, lockdownPurpose(a), at);
+  if (refusal !== null) return refusal === 'expired' ? 'expired' : 'not this lockdown';
+  return bindingHolds(c.challenge, lockdownPurpose(a), c.origin) ? null : 'not this lockdown';
+}
+
+/**
+ * An unlock's recheck in the transaction that lifts the lock: the agent still
+ * there, not revoked, and still under the lockdown the challenge names.
+ */
+function stillLocked(tx: Tx, agentId: string, at: number) {
+  return (live: ChallengeRecord): AgentRecord | string => {
+    const a = tx.agent(agentId);
+    if (a === null || a.revoked !== null || a.rate.lock === null) return 'not this lockdown';
+    return lockdownRefusal(live, a, at) ?? a;
+  };
+}
+
+/** How an unlock refuses: audited as `unlock_failed` naming the agent, which stays locked. */
+function unlockRefusal(
+  ctx: HostContext,
+  source: string,
+  c: ChallengeRecord | null,
+  agent: string | null,
+): Refusal {
+  return (reason, key, code = 'VLT-4007', consume = true) =>
+    refuse(
+      ctx,
+      keyEvent(ctx, 'unlock_failed', source, { outcome: code, key, reason, subject: agent }),
+      code,
+      code === 'VLT-4008'
+        ? `Hardware key ${quote(key ?? '')} signed with a counter that did not increase (possible clone); the agent stays locked.`
+        : `Hardware key not accepted (${reason}); the agent stays locked.`,
+      consume && c !== null ? c.id : null,
+    );
+}
+
 /**
  * Finishes an unlock: verifies the assertion against the challenge, the
  * page's origin and the enrolled key, and lifts the lock. Refusals are
@@ -515,199 +359,31 @@ export async function finishUnlock(
     if (c === null || c.purpose.kind !== 'unlock') return null;
     return { c, agent: tx.agent(c.purpose.agentId) };
   });
-  const fail = (
-    reason: string,
-    key: string | null,
-    code: 'VLT-4007' | 'VLT-4008' = 'VLT-4007',
-    consume = true,
-  ): never =>
-    refuse(
-      ctx,
-      keyEvent(ctx, 'unlock_failed', source, {
-        outcome: code,
-        key,
-        reason,
-        subject: found?.agent?.name ?? null,
-      }),
-      code,
-      code === 'VLT-4008'
-        ? `Hardware key ${quote(key ?? '')} signed with a counter that did not increase (possible clone); the agent stays locked.`
-        : `Hardware key not accepted (${reason}); the agent stays locked.`,
-      consume && found !== null ? found.c.id : null,
-    );
+  const fail = unlockRefusal(ctx, source, found?.c ?? null, found?.agent?.name ?? null);
   if (found === null || found.agent === null) return fail('unknown or used challenge', null);
   const { c, agent } = found;
   if (c.purpose.kind !== 'unlock') return fail('unknown or used challenge', null);
-  const purpose = c.purpose;
+  const { agentId } = c.purpose;
   if (result === null) return fail('malformed', null);
   if ('error' in result) return fail(browserReason(result.error), null);
-  const now = ctx.now();
-  /** What a challenge for this agent's present lockdown is bound to. */
-  const current = (a: AgentRecord): ChallengePurpose => ({
-    kind: 'unlock',
-    agentId: a.id,
-    agentName: a.name,
-    lockAt: a.rate.lock?.at ?? -1,
-  });
-  const early = challengeRefusal(c, current(agent), now);
-  if (early !== null) return fail(early === 'expired' ? 'expired' : 'not this lockdown', null);
-  if (!bindingHolds(c.challenge, current(agent), c.origin)) return fail('not this lockdown', null);
-
-  const checked = await checkAssertion(ctx, c, result);
-  if (!checked.ok) {
-    return checked.reason === 'counter'
-      ? fail('counter', checked.key, 'VLT-4008')
-      : fail(checked.reason, checked.key);
-  }
-  const { key, counter } = checked;
-  const credentialId = key.id;
+  const early = lockdownRefusal(c, agent, ctx.now());
+  if (early !== null) return fail(early, null);
+  const verified = await verifiedAssertion(ctx, c, result, fail);
 
   // Everything again inside the one transaction that lifts the lock: another
   // request may have used the challenge, removed the key or moved the counter.
   const at = ctx.now();
   const outcome = ctx.commit((tx): string | null => {
-    const live = tx.challenge(c.id);
-    if (live === null) return 'unknown or used challenge';
-    tx.removeChallenge(c.id);
-    const a = tx.agent(purpose.agentId);
-    if (a === null || a.revoked !== null || a.rate.lock === null) return 'not this lockdown';
-    const refusal = challengeRefusal(live, current(a), at);
-    if (refusal !== null) return refusal === 'expired' ? 'expired' : 'not this lockdown';
-    if (!bindingHolds(live.challenge, current(a), live.origin)) return 'not this lockdown';
-    const k = tx.key(credentialId);
-    if (k === null) return 'not an enrolled key';
-    if (!counterAdvanced(k.counter, counter)) return 'counter';
+    const spent = spendAssertion(tx, c, verified, at, stillLocked(tx, agentId, at));
+    if (typeof spent === 'string') return spent;
+    const a = spent.standing;
     tx.putAgent({ ...a, rate: unlock(a.rate) });
-    tx.putKey({ ...k, counter, lastUsed: at });
-    appendAudit(
-      tx,
-      ctx.header(tx),
-      keyEvent(ctx, 'unlocked', source, { key: k.name, subject: a.name }),
-    );
+    const event = keyEvent(ctx, 'unlocked', source, { key: spent.key.name, subject: a.name });
+    appendAudit(tx, ctx.header(tx), event);
     return null;
   });
-  if (outcome !== null) {
-    return outcome === 'counter'
-      ? fail('counter', key.name, 'VLT-4008', false)
-      : fail(outcome, key.name, 'VLT-4007', false);
-  }
+  if (outcome !== null) return refuseSpent(fail, outcome, verified.key.name);
   return { name: agent.name };
-}
-
-/** Request fields that are proof or bookkeeping, not what the command does: left out of its digest. */
-const NOT_THE_REQUEST: ReadonlySet<string> = new Set([
-  ...OWNER_SECRET_FIELDS,
-  'seenAnchor',
-  'keyProof',
-]);
-
-/**
- * What a confirmation's challenge commits to: SHA-256 (hex) of the operation
- * and its decoded arguments (canonical JSON, proof fields left out), so an
- * assertion made for `agent.add` cannot stand for `entry.reveal`, nor for the
- * same operation on another entry.
- */
-export function confirmDigest(op: string, body: unknown): string {
-  const args: Record<string, unknown> = {};
-  if (typeof body === 'object' && body !== null) {
-    for (const [k, v] of Object.entries(body)) if (!NOT_THE_REQUEST.has(k)) args[k] = v;
-  }
-  return createHash('sha256')
-    .update(canon([op, args]))
-    .digest('hex');
-}
-
-/** What the confirmation's page names: the operation and, when it has one, the name it acts on. */
-function confirmTitle(op: string, body: unknown): string {
-  const b = (body ?? {}) as { name?: unknown; entry?: unknown; field?: unknown };
-  const parts = [op];
-  for (const v of [b.name, b.entry, b.field]) if (typeof v === 'string') parts.push(quote(v));
-  return parts.join(' ');
-}
-
-/**
- * Starts the confirmation of one owner request by an enrolled key (an owner
- * session with a key enrolled: owner/session.ts requireProof): a challenge
- * bound to `op` and its arguments, decoded as the request itself will be.
- * @throws VaultError VLT-1001 unknown op or bad body, VLT-4004 no key enrolled.
- */
-export function beginConfirm(
-  ctx: HostContext,
-  req: { op: string; body: unknown; origin: string },
-): { challengeId: string; options: RequestOptionsJSON; what: string } {
-  checkCeremonyOrigin(req.origin);
-  if (!Object.hasOwn(REQUESTS, req.op)) {
-    throw new VaultError('VLT-1001', `Bad request: no operation ${quote(req.op)} to confirm.`);
-  }
-  const decode = REQUESTS[req.op as Op] as (v: unknown, key: string) => unknown;
-  const body = decode(req.body, 'body');
-  const keys = ctx.store().read((tx) => tx.keys());
-  if (keys.length === 0) throw new VaultError('VLT-4004');
-  const what = confirmTitle(req.op, body);
-  const c = issueChallenge(
-    ctx,
-    { kind: 'confirm', op: req.op, request: confirmDigest(req.op, body) },
-    req.origin,
-    { name: what },
-  );
-  return { challengeId: c.id, options: requestOptions(c, keys), what };
-}
-
-/**
- * Checks and uses up a confirmation sent with request `op` (its decoded
- * `body`): the challenge must be one issued for this very op and these
- * arguments, the assertion an enrolled key's, its counter higher. Refusals
- * are audited as `unlock_failed` naming the operation.
- * @throws VaultError VLT-4007 not accepted, VLT-4008 counter did not increase.
- */
-export async function finishConfirm(
-  ctx: HostContext,
-  op: string,
-  body: unknown,
-  confirm: { challengeId: string; result: unknown },
-  source: string,
-): Promise<void> {
-  const result = ceremonyResult(confirm.result);
-  const c = ctx.store().read((tx) => pendingChallenge(tx, confirm.challengeId));
-  const wanted: ChallengePurpose = { kind: 'confirm', op, request: confirmDigest(op, body) };
-  const fail = (
-    reason: string,
-    key: string | null,
-    code: 'VLT-4007' | 'VLT-4008' = 'VLT-4007',
-    consume = true,
-  ): never =>
-    refuse(
-      ctx,
-      keyEvent(ctx, 'unlock_failed', source, { outcome: code, key, reason, subject: op }),
-      code,
-      `Hardware key not accepted for ${op} (${reason}); nothing was done.`,
-      consume && c !== null ? c.id : null,
-    );
-  if (c === null || c.purpose.kind !== 'confirm') return fail('unknown or used challenge', null);
-  const early = challengeRefusal(c, wanted, ctx.now());
-  if (early !== null) return fail(early === 'expired' ? 'expired' : 'not this request', null);
-  if (!bindingHolds(c.challenge, wanted, c.origin)) return fail('not this request', null);
-  const checked = await checkAssertion(ctx, c, result);
-  if (!checked.ok) {
-    return checked.reason === 'counter'
-      ? fail('counter', checked.key, 'VLT-4008')
-      : fail(checked.reason, checked.key);
-  }
-  const at = ctx.now();
-  const outcome = ctx.commit((tx): string | null => {
-    const live = tx.challenge(c.id);
-    if (live === null) return 'unknown or used challenge';
-    tx.removeChallenge(c.id);
-    if (challengeRefusal(live, wanted, at) !== null) return 'expired';
-    const k = tx.key(checked.key.id);
-    if (k === null) return 'not an enrolled key';
-    if (!counterAdvanced(k.counter, checked.counter)) return 'counter';
-    tx.putKey({ ...k, counter: checked.counter, lastUsed: at });
-    return null;
-  });
-  if (outcome !== null) {
-    fail(outcome, checked.key.name, outcome === 'counter' ? 'VLT-4008' : 'VLT-4007', false);
-  }
 }
 
 /** Whether any hardware key is enrolled. */

@@ -21,6 +21,7 @@ import {
 } from '../../store/schema.js';
 import { ownerEvent } from '../audit/event.js';
 import { anchorAudit, appendAudit } from '../audit/log.js';
+import type { Tx } from '../../store/tx.js';
 import type { HostContext } from '../context.js';
 import {
   addGrants,
@@ -302,14 +303,7 @@ export async function rekeyVault(
       const altered = new Set<string>();
       for (const a of tx.agents()) if (!agentMacHolds(s, a)) altered.add(a.id);
       for (const r of tx.sessions()) if (!sessionMacHolds(s, r)) altered.add(r.id);
-      const tierKeys = new Map<string, Buffer>();
-      const tiers: Record<string, Buffer> = {};
-      for (const t of Object.keys(h.tiers)) {
-        const k = newKey();
-        fresh.push(k);
-        tierKeys.set(t, k);
-        tiers[t] = seal(root, k, slots.tierKey(v, t));
-      }
+      const { tierKeys, tiers } = newTierKeys(h, root, fresh);
       const h2: VaultHeader = {
         ...h,
         kdf,
@@ -324,39 +318,8 @@ export async function rekeyVault(
       };
       tx.putHeader(h2);
       s2.adopt(h2);
-      const entries = new Map<string, EntryRecord>();
-      for (const e of tx.entries()) {
-        const dk = s.dataKey(h, e);
-        try {
-          const name = openName(h, dk, e);
-          const tk = tierKeys.get(e.tier);
-          if (name === null || tk === undefined) throw new VaultError('VLT-3003');
-          const next = { ...e, dataKey: seal(tk, dk, slots.dataKey(v, e.id, e.tier, e.gen)) };
-          tx.putEntry(next);
-          entries.set(e.id, next);
-          tx.removeName(s.nameHash(name));
-          tx.putName(s2.nameHash(name), e.id);
-        } finally {
-          wipe(dk);
-        }
-      }
-      const regrant = <R extends AgentRecord | SessionRecord>(
-        r: R,
-        kind: 'agent' | 'session',
-      ): R => {
-        const ik = recordIndexKey(s2, kind, r.id);
-        const held = Object.keys(r.grants ?? {}).flatMap((id) => entries.get(id) ?? []);
-        const g = addGrants(s2, h2, r.publicKey, ik, { grants: {}, index: {} }, held);
-        return { ...r, ...g, indexKey: sealTo(r.publicKey, ik) };
-      };
-      for (const a of tx.agents()) {
-        if (altered.has(a.id)) continue;
-        tx.putAgent(withAgentMac(s2, a.revoked === null ? regrant(a, 'agent') : a));
-      }
-      for (const r of tx.sessions()) {
-        if (altered.has(r.id) || !sessionLive(r, ctx.now())) continue;
-        tx.putSession(withSessionMac(s2, regrant(r, 'session')));
-      }
+      const entries = rewrapEntries(tx, s, s2, h, tierKeys);
+      regrantRecords(tx, s2, h2, entries, altered, ctx.now());
       appendAudit(tx, h2, ownerEvent(ctx, 'vault_rekey', source));
       anchorAudit(tx, v, s2.anchorKey(), ctx.now(), s.anchorKey());
     });
@@ -364,6 +327,83 @@ export async function rekeyVault(
   } finally {
     s2.wipe();
     wipe(ownerKey, recovery, mac, ...fresh);
+  }
+}
+
+/** A new key for each of header `h`'s tiers, and each sealed by `root`; the keys are also pushed on `fresh`, to be wiped. */
+function newTierKeys(
+  h: VaultHeader,
+  root: Buffer,
+  fresh: Buffer[],
+): { tierKeys: Map<string, Buffer>; tiers: Record<string, Buffer> } {
+  const tierKeys = new Map<string, Buffer>();
+  const tiers: Record<string, Buffer> = {};
+  for (const t of Object.keys(h.tiers)) {
+    const k = newKey();
+    fresh.push(k);
+    tierKeys.set(t, k);
+    tiers[t] = seal(root, k, slots.tierKey(h.vaultId, t));
+  }
+  return { tierKeys, tiers };
+}
+
+/**
+ * Every entry's data key re-wrapped under its tier's new key, and the owner's
+ * name row moved from `s`'s index key to `s2`'s. Returns the entries as stored.
+ * @throws VaultError VLT-3003 when a name does not open or a tier has no key.
+ */
+function rewrapEntries(
+  tx: Tx,
+  s: OwnerSession,
+  s2: OwnerSession,
+  h: VaultHeader,
+  tierKeys: ReadonlyMap<string, Buffer>,
+): Map<string, EntryRecord> {
+  const entries = new Map<string, EntryRecord>();
+  for (const e of tx.entries()) {
+    const dk = s.dataKey(h, e);
+    try {
+      const name = openName(h, dk, e);
+      const tk = tierKeys.get(e.tier);
+      if (name === null || tk === undefined) throw new VaultError('VLT-3003');
+      const next = { ...e, dataKey: seal(tk, dk, slots.dataKey(h.vaultId, e.id, e.tier, e.gen)) };
+      tx.putEntry(next);
+      entries.set(e.id, next);
+      tx.removeName(s.nameHash(name));
+      tx.putName(s2.nameHash(name), e.id);
+    } finally {
+      wipe(dk);
+    }
+  }
+  return entries;
+}
+
+/**
+ * Every agent and live session whose MAC held (not in `altered`) given a new
+ * index and grants of the `entries` it held, MACed under `s2`; a revoked agent
+ * keeps no grant but its new MAC.
+ */
+function regrantRecords(
+  tx: Tx,
+  s2: OwnerSession,
+  h2: VaultHeader,
+  entries: ReadonlyMap<string, EntryRecord>,
+  altered: ReadonlySet<string>,
+  now: number,
+): void {
+  const regrant = <R extends AgentRecord | SessionRecord>(r: R, kind: 'agent' | 'session'): R => {
+    const ik = recordIndexKey(s2, kind, r.id);
+    const held = Object.keys(r.grants ?? {}).flatMap((id) => entries.get(id) ?? []);
+    const g = addGrants(s2, h2, r.publicKey, ik, { grants: {}, index: {} }, held);
+    return { ...r, ...g, indexKey: sealTo(r.publicKey, ik) };
+  };
+  for (const a of tx.agents()) {
+    if (altered.has(a.id)) continue;
+    tx.putAgent(withAgentMac(s2, a.revoked === null ? regrant(a, 'agent') : a));
+  }
+  for (const r of tx.sessions()) {
+    if (altered.has(r.id) || !sessionLive(r, now)) continue;
+    tx.putSession(withSessionMac(s2, regrant(r, 'session')));
   }
 }
 

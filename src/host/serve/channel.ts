@@ -19,7 +19,14 @@
  * connection was accepted (server.ts).
  */
 import type { Socket } from 'node:net';
-import { CHANNEL_OPS, FrameReader, GOODBYE, replyFrame, splitRequest } from '../../core/frames.js';
+import {
+  CHANNEL_OPS,
+  FrameReader,
+  GOODBYE,
+  replyFrame,
+  splitRequest,
+  type FrameSink,
+} from '../../core/frames.js';
 import type { Op } from '../../core/protocol.js';
 import { FREE_BYTES, Held, MAX_BODY, type Intake } from './intake.js';
 
@@ -49,29 +56,141 @@ const refused = (code: string, message: string) => ({ ok: false, code, message }
 /** Serves the channel on `socket`, whose upgrade the host accepted; `first` came with the upgrade. */
 export function serveChannel(socket: Socket, first: Buffer, host: ChannelHost): void {
   socket.setNoDelay(true);
-  let inFlight = 0;
-  let closing = false;
-  let corked = false;
-  let timer: NodeJS.Timeout | undefined;
-  /** When the frame now arriving began (ms), or null between frames. */
-  let begun: number | null = null;
-  /** What the frame now arriving keeps: of the pool, and of the connection's FREE_BYTES. */
-  let arriving: Kept | null = null;
-  let free = FREE_BYTES;
-  const release = (kept: Kept) => {
-    host.intake.release(kept.held);
-    free += kept.own;
-    kept.own = 0;
-  };
+  const channel = new Channel(socket, host);
+  socket.on('data', (c: Buffer) => channel.data(c));
+  socket.on('error', () => socket.destroy());
+  socket.once('close', () => channel.stop());
+  if (first.length > 0) channel.data(first);
+  else channel.rearm();
+}
 
-  const send = (id: number, reply: object) => {
+/** One connection's channel: its frames as they arrive, its requests in flight, its timers. */
+class Channel implements FrameSink {
+  private inFlight = 0;
+  private closing = false;
+  private corked = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** When the frame now arriving began (ms), or null between frames. */
+  private begun: number | null = null;
+  /** What the frame now arriving keeps: of the pool, and of the connection's FREE_BYTES. */
+  private arriving: Kept | null = null;
+  /** What is left of the connection's own FREE_BYTES. */
+  private free = FREE_BYTES;
+  private readonly reader = new FrameReader(this);
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly host: ChannelHost,
+  ) {}
+
+  /** Bytes from the socket. */
+  data(c: Buffer): void {
+    if (this.closing) {
+      c.fill(0);
+      return;
+    }
+    this.reader.push(c);
+    this.rearm();
+  }
+
+  /** Arms the one timer the connection's state calls for: a frame's deadline, or idleness. */
+  rearm(): void {
+    clearTimeout(this.timer);
+    if (this.closing) return;
+    if (this.reader.partial) {
+      this.begun ??= Date.now();
+      const left = this.begun + FRAME_WITHIN_MS - Date.now();
+      this.timer = setTimeout(() => this.socket.destroy(), left);
+    } else if (this.inFlight === 0) {
+      this.timer = setTimeout(() => {
+        this.send(GOODBYE, { ok: true, goodbye: true });
+        this.close();
+      }, IDLE_MS);
+    }
+  }
+
+  /** Reads nothing more, and gives back what the frame now arriving holds. */
+  stop(): void {
+    this.closing = true;
+    clearTimeout(this.timer);
+    this.reader.wipe();
+    if (this.arriving !== null) this.release(this.arriving);
+    this.arriving = null;
+  }
+
+  head(id: number, length: number): boolean {
+    if (id === GOODBYE) {
+      this.cut(id, 'VLT-1001', 'Bad request: frame id 0 is the host’s.');
+      return false;
+    }
+    if (length > MAX_PAYLOAD) {
+      this.cut(
+        id,
+        'VLT-1002',
+        `The request is larger than the host accepts (${MAX_BODY / 1024 / 1024} MiB); a value that large cannot be stored.`,
+      );
+      return false;
+    }
+    const own = Math.min(length, this.free);
+    const held = new Held();
+    // keep() draws what passes FREE_BYTES: here, what the connection's own share does not cover.
+    if (!this.host.intake.keep(held, length - own + FREE_BYTES)) return false;
+    this.free -= own;
+    this.arriving = { held, own };
+    return true;
+  }
+
+  frame(id: number, payload: Buffer): void {
+    const kept = this.arriving ?? { held: new Held(), own: 0 };
+    this.arriving = null;
+    this.begun = null;
+    void this.handle(id, payload, kept);
+  }
+
+  dropped(id: number): void {
+    this.begun = null;
+    if (this.closing) return;
+    this.send(
+      id,
+      refused(
+        'VLT-3012',
+        'The vault host holds as many request bytes as it accepts; try again once some are answered.',
+      ),
+    );
+  }
+
+  private async handle(id: number, payload: Buffer, kept: Kept): Promise<void> {
+    this.inFlight++;
+    this.host.touch();
+    try {
+      const request = decodeRequest(payload);
+      payload.fill(0);
+      const reply =
+        'refused' in request ? request.refused : await this.host.answer(request.op, request.body);
+      this.send(id, reply);
+    } finally {
+      payload.fill(0);
+      this.release(kept);
+      this.inFlight--;
+      this.rearm();
+    }
+  }
+
+  private release(kept: Kept): void {
+    this.host.intake.release(kept.held);
+    this.free += kept.own;
+    kept.own = 0;
+  }
+
+  private send(id: number, reply: object): void {
+    const { socket } = this;
     if (socket.destroyed || socket.writableEnded) return;
     // The replies one group commit settles go out in one write.
-    if (!corked) {
-      corked = true;
+    if (!this.corked) {
+      this.corked = true;
       socket.cork();
       process.nextTick(() => {
-        corked = false;
+        this.corked = false;
         socket.uncork();
       });
     }
@@ -81,126 +200,38 @@ export function serveChannel(socket: Socket, first: Buffer, host: ChannelHost): 
       socket.pause();
       socket.once('drain', () => socket.resume());
     }
-  };
+  }
 
   /** Says why, and reads nothing more on this connection. */
-  const cut = (id: number, code: string, message: string) => {
-    send(id, refused(code, message));
-    close();
-  };
+  private cut(id: number, code: string, message: string): void {
+    this.send(id, refused(code, message));
+    this.close();
+  }
 
-  const close = () => {
-    closing = true;
-    clearTimeout(timer);
-    reader.wipe();
-    if (arriving !== null) release(arriving);
-    arriving = null;
-    socket.end();
+  private close(): void {
+    this.stop();
+    this.socket.end();
     // A client that never closes its side is not waited for.
-    setTimeout(() => socket.destroy(), FRAME_WITHIN_MS).unref();
-  };
+    setTimeout(() => this.socket.destroy(), FRAME_WITHIN_MS).unref();
+  }
+}
 
-  const rearm = () => {
-    clearTimeout(timer);
-    if (closing) return;
-    if (reader.partial) {
-      begun ??= Date.now();
-      timer = setTimeout(() => socket.destroy(), begun + FRAME_WITHIN_MS - Date.now());
-    } else if (inFlight === 0) {
-      timer = setTimeout(() => {
-        send(GOODBYE, { ok: true, goodbye: true });
-        close();
-      }, IDLE_MS);
-    }
-  };
-
-  const handle = async (id: number, payload: Buffer, kept: Kept) => {
-    inFlight++;
-    host.touch();
-    try {
-      const request = splitRequest(payload);
-      if (request === null || !CHANNEL_OPS.has(request.op as Op)) {
-        send(id, refused('VLT-1001', 'No such operation on the host channel.'));
-        return;
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(request.body.toString('utf8'));
-      } catch {
-        body = null;
-      }
-      payload.fill(0);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        send(id, refused('VLT-1001', 'Bad request: body is not a JSON object.'));
-        return;
-      }
-      send(id, await host.answer(request.op as Op, body as Record<string, unknown>));
-    } finally {
-      payload.fill(0);
-      release(kept);
-      inFlight--;
-      rearm();
-    }
-  };
-
-  const reader = new FrameReader({
-    head: (id, length) => {
-      if (id === GOODBYE) {
-        cut(id, 'VLT-1001', 'Bad request: frame id 0 is the host’s.');
-        return false;
-      }
-      if (length > MAX_PAYLOAD) {
-        cut(
-          id,
-          'VLT-1002',
-          `The request is larger than the host accepts (${MAX_BODY / 1024 / 1024} MiB); a value that large cannot be stored.`,
-        );
-        return false;
-      }
-      const own = Math.min(length, free);
-      const held = new Held();
-      // keep() draws what passes FREE_BYTES: here, what the connection's own share does not cover.
-      if (!host.intake.keep(held, length - own + FREE_BYTES)) return false;
-      free -= own;
-      arriving = { held, own };
-      return true;
-    },
-    frame: (id, payload) => {
-      const kept = arriving ?? { held: new Held(), own: 0 };
-      arriving = null;
-      begun = null;
-      void handle(id, payload, kept);
-    },
-    dropped: (id) => {
-      begun = null;
-      if (closing) return;
-      send(
-        id,
-        refused(
-          'VLT-3012',
-          'The vault host holds as many request bytes as it accepts; try again once some are answered.',
-        ),
-      );
-    },
-  });
-
-  const onData = (c: Buffer) => {
-    if (closing) {
-      c.fill(0);
-      return;
-    }
-    reader.push(c);
-    rearm();
-  };
-  socket.on('data', onData);
-  socket.on('error', () => socket.destroy());
-  socket.once('close', () => {
-    closing = true;
-    clearTimeout(timer);
-    reader.wipe();
-    if (arriving !== null) release(arriving);
-    arriving = null;
-  });
-  if (first.length > 0) onData(first);
-  else rearm();
+/** A frame's payload as a channel request, or the refusal to send back. */
+function decodeRequest(
+  payload: Buffer,
+): { op: Op; body: Record<string, unknown> } | { refused: object } {
+  const request = splitRequest(payload);
+  if (request === null || !CHANNEL_OPS.has(request.op as Op)) {
+    return { refused: refused('VLT-1001', 'No such operation on the host channel.') };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(request.body.toString('utf8'));
+  } catch {
+    body = null;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { refused: refused('VLT-1001', 'Bad request: body is not a JSON object.') };
+  }
+  return { op: request.op as Op, body: body as Record<string, unknown> };
 }

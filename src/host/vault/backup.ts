@@ -305,6 +305,97 @@ function problemsText(report: CheckReport): string {
     .join('; ');
 }
 
+/** Opens the owner's keys of `ctx` with `passphrase` (a copy: the caller wipes its own). */
+function ownerUnlocker(
+  ctx: HostContext,
+  passphrase: Secret,
+  source: string,
+): () => Promise<OwnerSession> {
+  return () => unlockOwner(ctx, new Secret(Buffer.from(passphrase.expose())), source);
+}
+
+/**
+ * The current vault's owner session, when it opens: the passphrase must be the
+ * owner's. Null when there is no vault or it does not open (a vault too damaged
+ * to open can be restored with the backup's passphrase).
+ * @throws VaultError VLT-3002 when the passphrase is not the current vault's.
+ */
+async function currentOwner(
+  ctx: HostContext,
+  passphrase: Secret,
+  source: string,
+): Promise<OwnerSession | null> {
+  if (!ctx.storeExists()) return null;
+  try {
+    return await ownerUnlocker(ctx, passphrase, source)();
+  } catch (err) {
+    if (err instanceof VaultError && err.code === 'VLT-3002') throw err;
+    return null;
+  }
+}
+
+/**
+ * Copies the backup at `from` to `staged` (a store file of `stagedCtx`) and
+ * checks it whole: readable in a child, opened by the passphrase, no problem.
+ * @throws VaultError VLT-3037 unreadable or not verified, VLT-3002 the
+ *   passphrase does not open it.
+ */
+async function stageBackup(
+  stagedCtx: HostContext,
+  from: string,
+  staged: string,
+  passphrase: Secret,
+  source: string,
+): Promise<void> {
+  copyFileSync(from, staged);
+  chmodSync(staged, 0o600);
+  // Read it whole in a child first: a file that is not a store, or a damaged
+  // one, can crash the process that opens it, and that must not be the host.
+  const unreadable = await scanStoreFile(staged);
+  if (unreadable !== null) {
+    throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
+  }
+  let report: CheckReport;
+  try {
+    const unlock = ownerUnlocker(stagedCtx, passphrase, source);
+    report = await checkStore(staged, () => stagedCtx.store(), unlock, stagedCtx.now());
+  } catch (err) {
+    if (err instanceof VaultError && err.code === 'VLT-3002') {
+      throw new VaultError('VLT-3002', 'The passphrase does not open the backup.');
+    }
+    throw new VaultError('VLT-3037', undefined, { cause: err });
+  }
+  if (report.problems.length > 0) {
+    throw new VaultError('VLT-3037', `The backup does not verify: ${problemsText(report)}.`);
+  }
+}
+
+/**
+ * Checks the vault `ctx` serves after the restore put the backup in place
+ * (`path` its store file, null for PostgreSQL). Returns why it failed, or
+ * null when it holds.
+ */
+async function restoredFailure(
+  ctx: HostContext,
+  path: string | null,
+  passphrase: Secret,
+  source: string,
+): Promise<unknown> {
+  try {
+    const unlock = ownerUnlocker(ctx, passphrase, source);
+    const again = await checkStore(path, () => ctx.store(), unlock, ctx.now());
+    return again.problems.length > 0 ? new VaultError('VLT-3038') : null;
+  } catch (err) {
+    return err;
+  }
+}
+
+/** @throws VaultError VLT-3038, the restore undone, with `failure` as its cause. */
+function restoreFailed(failure: unknown): never {
+  if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
+  throw new VaultError('VLT-3038', undefined, { cause: failure });
+}
+
 /**
  * Previews, and when `confirm` restores, the backup at `path`. The passphrase
  * must open the backup; it must also open the current vault when that one
@@ -319,135 +410,86 @@ export async function restoreVault(
   if (!existsSync(from) || !statSync(from).isFile()) {
     throw new VaultError('VLT-3037', 'No backup file at that path.');
   }
-  // The current vault, if it opens: the passphrase must be the owner's.
-  let current: OwnerSession | null = null;
-  if (ctx.storeExists()) {
-    try {
-      current = await unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source);
-    } catch (err) {
-      if (err instanceof VaultError && err.code === 'VLT-3002') throw err;
-      current = null;
-    }
-  }
+  const current = await currentOwner(ctx, req.passphrase, source);
   mkdirSync(ctx.dir, { recursive: true, mode: 0o700 });
   const staging = mkdtempSync(join(ctx.dir, 'restore-'));
   const staged = join(staging, STORE_FILE);
   const stagedCtx = new HostContext(staging, ctx.now);
-  let swapped = false;
   try {
-    copyFileSync(from, staged);
-    chmodSync(staged, 0o600);
-    // Read it whole in a child first: a file that is not a store, or a damaged
-    // one, can crash the process that opens it, and that must not be the host.
-    const unreadable = await scanStoreFile(staged);
-    if (unreadable !== null) {
-      throw new VaultError('VLT-3037', `The file is not a readable vault store: ${unreadable}.`);
-    }
-    let report: CheckReport;
-    try {
-      report = await checkStore(
-        staged,
-        () => stagedCtx.store(),
-        () => unlockOwner(stagedCtx, new Secret(Buffer.from(req.passphrase.expose())), source),
-        ctx.now(),
-      );
-    } catch (err) {
-      if (err instanceof VaultError && err.code === 'VLT-3002') {
-        throw new VaultError('VLT-3002', 'The passphrase does not open the backup.');
-      }
-      throw new VaultError('VLT-3037', undefined, { cause: err });
-    }
-    if (report.problems.length > 0) {
-      throw new VaultError('VLT-3037', `The backup does not verify: ${problemsText(report)}.`);
-    }
+    await stageBackup(stagedCtx, from, staged, req.passphrase, source);
     const backupStore = stagedCtx.store();
     const bytes = statSync(staged).size;
     const summary = backupStore.read((tx) => summarize(tx, from, bytes));
     // The backup's names need no key of its own: what it rolls back is named
-    // from the current vault (checkStore above already proved the passphrase
+    // from the current vault (stageBackup already proved the passphrase
     // opens the backup).
-    const preview = compare(
-      ctx.storeExists() ? safeStore(ctx) : null,
-      current,
-      backupStore,
-      summary,
-    );
+    const currentStore = ctx.storeExists() ? safeStore(ctx) : null;
+    const preview = compare(currentStore, current, backupStore, summary);
     if (!req.confirm) return { preview, restored: false, keptAside: null };
 
+    let keptAside: string | null = null;
     if (ctx.pgUrl() !== null) {
       const records = backupStore.read((tx) => tx.allRecords());
       await stagedCtx.close();
       await restoreRecords(ctx, records, req.passphrase, source);
-      await sealRestored(ctx, req.passphrase, source);
-      ctx.commit((tx) =>
-        appendAudit(
-          tx,
-          ctx.header(tx),
-          ownerEvent(ctx, 'vault_restore', source, {
-            subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
-          }),
-        ),
-      );
-      endOrphanedSessions(ctx);
-      return { preview, restored: true, keptAside: null };
-    }
-    // The swap: no request reaches the store meanwhile.
-    await stagedCtx.close();
-    const live = join(ctx.dir, STORE_FILE);
-    const aside = join(
-      ctx.dir,
-      `${STORE_FILE}.before-restore-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}`,
-    );
-    const had = existsSync(live);
-    await ctx.swapStore(() => {
-      if (had) renameSync(live, aside);
-      rmSync(`${live}-lock`, { force: true });
-      renameSync(staged, live);
-      fsyncPath(ctx.dir);
-      // Read whole in a child already (staged): a damage found at start is gone with the old file.
-      ctx.damaged = null;
-    });
-    swapped = true;
-    let failure: unknown = null;
-    try {
-      const again = await checkStore(
-        live,
-        () => ctx.store(),
-        () => unlockOwner(ctx, new Secret(Buffer.from(req.passphrase.expose())), source),
-        ctx.now(),
-      );
-      if (again.problems.length > 0) failure = new VaultError('VLT-3038');
-    } catch (err) {
-      failure = err;
-    }
-    if (failure !== null) {
-      // Put the vault back as it was.
-      await ctx.swapStore(() => {
-        rmSync(live, { force: true });
-        rmSync(`${live}-lock`, { force: true });
-        if (had) renameSync(aside, live);
-        fsyncPath(ctx.dir);
-      });
-      if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
-      throw new VaultError('VLT-3038', undefined, { cause: failure });
+    } else {
+      // The swap: no request reaches the store meanwhile.
+      await stagedCtx.close();
+      keptAside = await swapStoreFile(ctx, staged, req.passphrase, source);
     }
     await sealRestored(ctx, req.passphrase, source);
+    const subject = `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`;
     ctx.commit((tx) =>
-      appendAudit(
-        tx,
-        ctx.header(tx),
-        ownerEvent(ctx, 'vault_restore', source, {
-          subject: `from seq ${summary.head?.seq ?? 0}; ${preview.lostAuditRecords} records rolled back`,
-        }),
-      ),
+      appendAudit(tx, ctx.header(tx), ownerEvent(ctx, 'vault_restore', source, { subject })),
     );
     endOrphanedSessions(ctx);
-    return { preview, restored: true, keptAside: existsSync(aside) ? aside : null };
+    return { preview, restored: true, keptAside };
   } finally {
     current?.wipe();
     await stagedCtx.close();
-    if (swapped || existsSync(staging)) rmSync(staging, { recursive: true, force: true });
+    rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Swaps the verified `staged` store file in for the live one, which is kept
+ * aside, and checks it again where it now serves; on any problem the vault is
+ * put back as it was.
+ * @returns where the old store was kept aside, or null when there was none.
+ * @throws VaultError VLT-3038
+ */
+async function swapStoreFile(
+  ctx: HostContext,
+  staged: string,
+  passphrase: Secret,
+  source: string,
+): Promise<string | null> {
+  const live = join(ctx.dir, STORE_FILE);
+  const aside = join(
+    ctx.dir,
+    `${STORE_FILE}.before-restore-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}`,
+  );
+  const had = existsSync(live);
+  await ctx.swapStore(() => {
+    if (had) renameSync(live, aside);
+    rmSync(`${live}-lock`, { force: true });
+    renameSync(staged, live);
+    fsyncPath(ctx.dir);
+    // Read whole in a child already (staged): a damage found at start is gone with the old file.
+    ctx.damaged = null;
+  });
+  const failure = await restoredFailure(ctx, live, passphrase, source);
+  if (failure !== null) {
+    // Put the vault back as it was.
+    await ctx.swapStore(() => {
+      rmSync(live, { force: true });
+      rmSync(`${live}-lock`, { force: true });
+      if (had) renameSync(aside, live);
+      fsyncPath(ctx.dir);
+    });
+    restoreFailed(failure);
+  }
+  return existsSync(aside) ? aside : null;
 }
 
 /**
@@ -467,22 +509,10 @@ async function restoreRecords(
     tx.replaceAll(records);
     return was;
   });
-  let failure: unknown = null;
-  try {
-    const again = await checkStore(
-      null,
-      () => ctx.store(),
-      () => unlockOwner(ctx, new Secret(Buffer.from(passphrase.expose())), source),
-      ctx.now(),
-    );
-    if (again.problems.length > 0) failure = new VaultError('VLT-3038');
-  } catch (err) {
-    failure = err;
-  }
+  const failure = await restoredFailure(ctx, null, passphrase, source);
   if (failure === null) return;
   ctx.commit((tx) => tx.replaceAll(before));
-  if (failure instanceof VaultError && failure.code === 'VLT-3038') throw failure;
-  throw new VaultError('VLT-3038', undefined, { cause: failure });
+  restoreFailed(failure);
 }
 
 /** The current store, or null when it does not open. */

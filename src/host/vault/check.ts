@@ -11,6 +11,7 @@
  */
 import { scanStoreFile } from '../../store/open.js';
 import type { VaultStore } from '../../store/engine.js';
+import type { Tx } from '../../store/tx.js';
 import { VaultError, type ErrorCode } from '../../core/errors.js';
 import type { AnchorRef, CheckProblem, CheckReport } from '../../core/protocol.js';
 import { KEY_BYTES, open, unwrapKey, wipe } from '../../crypto/aead.js';
@@ -31,7 +32,14 @@ import {
 } from '../audit/log.js';
 import { unopenedNames } from '../audit/names.js';
 import { auditShape, damageCode } from '../damage.js';
-import { agentMac, fieldHash, openMeta, openName, sessionMac } from '../keys/grants.js';
+import {
+  agentMac,
+  fieldHash,
+  openMeta,
+  openName,
+  sessionMac,
+  type EntryMeta,
+} from '../keys/grants.js';
 import type { OwnerSession } from '../owner/keys.js';
 import { slots } from '../keys/slots.js';
 
@@ -186,6 +194,14 @@ export function checkRecords(
   return { header, headerSound };
 }
 
+/** What every check of the sealed records reads: the transaction, the owner's keys, the header. */
+interface Sealed {
+  readonly tx: Tx;
+  readonly s: OwnerSession;
+  readonly header: VaultHeader;
+  readonly problems: Problems;
+}
+
 /**
  * The part that needs the owner's keys: every seal opens, every field the meta
  * names is there at its version and generation, every index row leads to the
@@ -199,176 +215,213 @@ export function checkSealed(
   now: number,
 ): { entries: number; agents: number } {
   return store.read((tx) => {
-    const header = tx.header() ?? s.header;
-    const v = header.vaultId;
-    const entries = new Map<string, EntryRecord>();
-    const named = new Map<string, string>();
-    for (const e of tx.entries()) {
-      if (!entryShape(e)) {
-        problems.add('VLT-3035', 'entry', 'An entry record is not an entry.');
-        continue;
-      }
-      entries.set(e.id, e);
-      const where = `entry ${e.id}`;
-      let tierKey: Buffer | null;
-      try {
-        tierKey = s.tierKey(header, e.tier);
-      } catch {
-        tierKey = null;
-      }
-      const dk = tierKey && unwrapKey(tierKey, e.dataKey, slots.dataKey(v, e.id, e.tier, e.gen));
-      if (dk === null || dk.length !== KEY_BYTES) {
-        problems.add('VLT-3031', where, 'Its data key does not open.');
-        continue;
-      }
-      try {
-        const name = openName(header, dk, e);
-        if (name === null) problems.add('VLT-3031', where, 'Its name does not open.');
-        else named.set(e.id, name);
-        const meta = openMeta(header, dk, e);
-        if (meta === null) {
-          problems.add('VLT-3031', where, 'Its field list does not open.');
-          continue;
-        }
-        const label = name === null ? where : `entry ${JSON.stringify(name)}`;
-        const expected = new Set<string>();
-        for (const field of meta.fields) {
-          const key = fieldHash(dk, e.id, field);
-          expected.add(key);
-          const f = tx.field(e.id, key);
-          if (f === null || !obj(f)) {
-            problems.add('VLT-3036', `${label} field ${field}`, 'The field is missing.');
-            continue;
-          }
-          if (f.gen !== e.gen || f.version !== (meta.versions[field] ?? f.version)) {
-            problems.add(
-              'VLT-3020',
-              `${label} field ${field}`,
-              'The field is older than its entry says.',
-            );
-            continue;
-          }
-          const value = buf(f.value)
-            ? open(dk, f.value, slots.field(v, e.id, field, f.version, e.gen))
-            : null;
-          if (value === null)
-            problems.add('VLT-3031', `${label} field ${field}`, 'Its value does not open.');
-          else wipe(value);
-        }
-        for (const { key } of tx.fieldRecords(e.id)) {
-          if (!expected.has(key)) {
-            problems.add(
-              'VLT-3036',
-              `${label}`,
-              'A field record belongs to no field of the entry.',
-            );
-          }
-        }
-      } finally {
-        wipe(dk);
-      }
-    }
-    // The owner's name index, both ways.
-    const rows = new Set<string>();
-    for (const row of tx.nameRows()) {
-      const e = entries.get(row.entryId);
-      if (e === undefined) {
-        problems.add(
-          'VLT-3032',
-          `name ${row.hash.slice(0, 16)}`,
-          'The index row leads to no entry.',
-        );
-        continue;
-      }
-      const name = named.get(e.id);
-      if (name === undefined) continue;
-      if (s.nameHash(name) !== row.hash) {
-        problems.add(
-          'VLT-3022',
-          `entry ${JSON.stringify(name)}`,
-          'An index row of another name leads to this entry.',
-        );
-        continue;
-      }
-      rows.add(e.id);
-    }
-    for (const [id, name] of named) {
-      if (!rows.has(id)) {
-        problems.add(
-          'VLT-3032',
-          `entry ${JSON.stringify(name)}`,
-          'No index row leads to the entry.',
-        );
-      }
-    }
+    const c: Sealed = { tx, s, header: tx.header() ?? s.header, problems };
+    const { entries, named } = checkEntries(c);
+    checkNameIndex(c, entries, named);
     // Agents and sessions: MACs, scopes, grants.
     const mac = s.macKey();
-    const agents = tx.agents();
-    for (const a of agents) {
-      if (!obj(a) || typeof a.name !== 'string') {
-        problems.add('VLT-3035', 'agent', 'An agent record is not an agent.');
-        continue;
-      }
-      const where = `agent ${JSON.stringify(a.name)}`;
-      if (!buf(a.mac) || !equal(a.mac, agentMac(mac, a))) {
-        problems.add('VLT-3021', where, 'The record failed its owner MAC.');
-        continue;
-      }
-      // Its rate record gone (the agent reads as locked until the owner unlocks it).
-      if (a.revoked === null && a.rate.lock?.reason === 'lost') {
-        problems.add('VLT-3036', where, 'Its rate state (limits, lock) is missing.');
-      }
-      if (a.revoked === null && tx.agentIdByName(a.name) !== a.id) {
-        problems.add('VLT-3032', where, 'The agent name index does not lead to this agent.');
-      }
-      if (a.revoked === null) grantsOf(a, where, entries, problems);
-    }
-    agentNameRows(tx, agents, problems);
-    for (const r of tx.sessions()) {
-      if (!obj(r) || typeof r.id !== 'string') {
-        problems.add('VLT-3035', 'session', 'A session record is not a session.');
-        continue;
-      }
-      if (r.revoked !== null || r.expires <= now) continue;
-      const where = `session ${r.id}`;
-      if (!buf(r.mac) || !equal(r.mac, sessionMac(mac, r))) {
-        problems.add('VLT-3021', where, 'The record failed its owner MAC.');
-        continue;
-      }
-      grantsOf(r, where, entries, problems);
-    }
-    // Every audit record's sealed names open with the owner's audit key.
-    const audit = tx.audit();
-    for (const seq of unopenedNames(audit, s.auditKeys())) {
-      problems.add('VLT-3031', `audit ${seq}`, 'Its sealed entry name does not open.');
-    }
-    // The sealed state (store/seal.ts): a record rolled back, changed or removed.
-    const stateKey = s.stateKey();
-    const sealProblem = stateKey === null ? null : tx.stateProblem(stateKey);
-    if (sealProblem !== null) problems.add('VLT-3045', 'state', `${sealProblem}.`);
-    // The owner's anchor: its MAC holds and the record it names is the one in
-    // the chain. A vault with no anchor yet (migrated, no owner command since)
-    // is not damaged; `audit --verify` says it is unanchored. A removed
-    // anchor leaves its checksum behind, reported above.
-    const anchor = tx.auditAnchor();
-    if (anchor !== null && SHAPES['audit-anchor']?.(anchor) === true && audit.every(auditShape)) {
-      const base = tx.auditBase();
-      const key = s.anchorKey();
-      try {
-        const verdict = anchorVerdict(audit, anchor, key, v, base);
-        if (verdict.anchorProblem !== null) {
-          problems.add(
-            'VLT-3033',
-            'audit-anchor',
-            `The owner's anchor does not hold: ${verdict.anchorProblem}.`,
-          );
-        }
-      } finally {
-        wipe(key);
-      }
-    }
+    const agents = checkAgents(c, entries, mac);
+    checkSessions(c, entries, mac, now);
+    checkAuditSeals(c);
     return { entries: entries.size, agents: agents.length };
   });
+}
+
+/** Every entry record: its shape and seals. Returns them by id, and the names that opened. */
+function checkEntries(c: Sealed): {
+  entries: Map<string, EntryRecord>;
+  named: Map<string, string>;
+} {
+  const entries = new Map<string, EntryRecord>();
+  const named = new Map<string, string>();
+  for (const e of c.tx.entries()) {
+    if (!entryShape(e)) {
+      c.problems.add('VLT-3035', 'entry', 'An entry record is not an entry.');
+      continue;
+    }
+    entries.set(e.id, e);
+    const name = checkEntry(c, e);
+    if (name !== null) named.set(e.id, name);
+  }
+  return { entries, named };
+}
+
+/** Entry `e`'s data key, unwrapped with its tier's key, or null when either does not open. */
+function entryDataKey(c: Sealed, e: EntryRecord): Buffer | null {
+  let tierKey: Buffer | null;
+  try {
+    tierKey = c.s.tierKey(c.header, e.tier);
+  } catch {
+    tierKey = null;
+  }
+  const slot = slots.dataKey(c.header.vaultId, e.id, e.tier, e.gen);
+  return tierKey && unwrapKey(tierKey, e.dataKey, slot);
+}
+
+/** One entry's seals: data key, name, field list and fields. Returns its name when it opens. */
+function checkEntry(c: Sealed, e: EntryRecord): string | null {
+  const where = `entry ${e.id}`;
+  const dk = entryDataKey(c, e);
+  if (dk === null || dk.length !== KEY_BYTES) {
+    c.problems.add('VLT-3031', where, 'Its data key does not open.');
+    return null;
+  }
+  try {
+    const name = openName(c.header, dk, e);
+    if (name === null) c.problems.add('VLT-3031', where, 'Its name does not open.');
+    const meta = openMeta(c.header, dk, e);
+    if (meta === null) c.problems.add('VLT-3031', where, 'Its field list does not open.');
+    else checkFields(c, e, dk, meta, name === null ? where : `entry ${JSON.stringify(name)}`);
+    return name;
+  } finally {
+    wipe(dk);
+  }
+}
+
+/** Each field the entry's meta names (there, current, opens), and no field record beyond them. */
+function checkFields(c: Sealed, e: EntryRecord, dk: Buffer, meta: EntryMeta, label: string): void {
+  const expected = new Set<string>();
+  for (const field of meta.fields) {
+    const key = fieldHash(dk, e.id, field);
+    expected.add(key);
+    const where = `${label} field ${field}`;
+    const f = c.tx.field(e.id, key);
+    if (f === null || !obj(f)) {
+      c.problems.add('VLT-3036', where, 'The field is missing.');
+      continue;
+    }
+    if (f.gen !== e.gen || f.version !== (meta.versions[field] ?? f.version)) {
+      c.problems.add('VLT-3020', where, 'The field is older than its entry says.');
+      continue;
+    }
+    const value = buf(f.value)
+      ? open(dk, f.value, slots.field(c.header.vaultId, e.id, field, f.version, e.gen))
+      : null;
+    if (value === null) c.problems.add('VLT-3031', where, 'Its value does not open.');
+    else wipe(value);
+  }
+  for (const { key } of c.tx.fieldRecords(e.id)) {
+    if (!expected.has(key)) {
+      c.problems.add('VLT-3036', `${label}`, 'A field record belongs to no field of the entry.');
+    }
+  }
+}
+
+/** The owner's name index, both ways: each row leads to the entry of its name, each entry has its row. */
+function checkNameIndex(
+  c: Sealed,
+  entries: ReadonlyMap<string, EntryRecord>,
+  named: ReadonlyMap<string, string>,
+): void {
+  const rows = new Set<string>();
+  for (const row of c.tx.nameRows()) {
+    const e = entries.get(row.entryId);
+    if (e === undefined) {
+      const where = `name ${row.hash.slice(0, 16)}`;
+      c.problems.add('VLT-3032', where, 'The index row leads to no entry.');
+      continue;
+    }
+    const name = named.get(e.id);
+    if (name === undefined) continue;
+    if (c.s.nameHash(name) !== row.hash) {
+      const where = `entry ${JSON.stringify(name)}`;
+      c.problems.add('VLT-3022', where, 'An index row of another name leads to this entry.');
+      continue;
+    }
+    rows.add(e.id);
+  }
+  for (const [id, name] of named) {
+    if (!rows.has(id)) {
+      const where = `entry ${JSON.stringify(name)}`;
+      c.problems.add('VLT-3032', where, 'No index row leads to the entry.');
+    }
+  }
+}
+
+/** Every agent record: its MAC, rate state, name rows and grants. Returns the records. */
+function checkAgents(
+  c: Sealed,
+  entries: ReadonlyMap<string, EntryRecord>,
+  mac: Buffer,
+): readonly AgentRecord[] {
+  const { tx, problems } = c;
+  const agents = tx.agents();
+  for (const a of agents) {
+    if (!obj(a) || typeof a.name !== 'string') {
+      problems.add('VLT-3035', 'agent', 'An agent record is not an agent.');
+      continue;
+    }
+    const where = `agent ${JSON.stringify(a.name)}`;
+    if (!buf(a.mac) || !equal(a.mac, agentMac(mac, a))) {
+      problems.add('VLT-3021', where, 'The record failed its owner MAC.');
+      continue;
+    }
+    // Its rate record gone (the agent reads as locked until the owner unlocks it).
+    if (a.revoked === null && a.rate.lock?.reason === 'lost') {
+      problems.add('VLT-3036', where, 'Its rate state (limits, lock) is missing.');
+    }
+    if (a.revoked === null && tx.agentIdByName(a.name) !== a.id) {
+      problems.add('VLT-3032', where, 'The agent name index does not lead to this agent.');
+    }
+    if (a.revoked === null) grantsOf(a, where, entries, problems);
+  }
+  agentNameRows(tx, agents, problems);
+  return agents;
+}
+
+/** Every live session record: its MAC and grants (an ended or expired one is not read). */
+function checkSessions(
+  c: Sealed,
+  entries: ReadonlyMap<string, EntryRecord>,
+  mac: Buffer,
+  now: number,
+): void {
+  for (const r of c.tx.sessions()) {
+    if (!obj(r) || typeof r.id !== 'string') {
+      c.problems.add('VLT-3035', 'session', 'A session record is not a session.');
+      continue;
+    }
+    if (r.revoked !== null || r.expires <= now) continue;
+    const where = `session ${r.id}`;
+    if (!buf(r.mac) || !equal(r.mac, sessionMac(mac, r))) {
+      c.problems.add('VLT-3021', where, 'The record failed its owner MAC.');
+      continue;
+    }
+    grantsOf(r, where, entries, c.problems);
+  }
+}
+
+/** The owner's seals over the audit and the state: sealed names, the state seal, the anchor. */
+function checkAuditSeals(c: Sealed): void {
+  const { tx, s, problems } = c;
+  // Every audit record's sealed names open with the owner's audit key.
+  const audit = tx.audit();
+  for (const seq of unopenedNames(audit, s.auditKeys())) {
+    problems.add('VLT-3031', `audit ${seq}`, 'Its sealed entry name does not open.');
+  }
+  // The sealed state (store/seal.ts): a record rolled back, changed or removed.
+  const stateKey = s.stateKey();
+  const sealProblem = stateKey === null ? null : tx.stateProblem(stateKey);
+  if (sealProblem !== null) problems.add('VLT-3045', 'state', `${sealProblem}.`);
+  // The owner's anchor: its MAC holds and the record it names is the one in
+  // the chain. A vault with no anchor yet (migrated, no owner command since)
+  // is not damaged; `audit --verify` says it is unanchored. A removed
+  // anchor leaves its checksum behind, reported above.
+  const anchor = tx.auditAnchor();
+  if (anchor === null || SHAPES['audit-anchor']?.(anchor) !== true || !audit.every(auditShape)) {
+    return;
+  }
+  const base = tx.auditBase();
+  const key = s.anchorKey();
+  try {
+    const verdict = anchorVerdict(audit, anchor, key, c.header.vaultId, base);
+    if (verdict.anchorProblem !== null) {
+      const message = `The owner's anchor does not hold: ${verdict.anchorProblem}.`;
+      problems.add('VLT-3033', 'audit-anchor', message);
+    }
+  } finally {
+    wipe(key);
+  }
 }
 
 /**
