@@ -84,9 +84,7 @@ test('read-modify-writes from two hosts at once lose nothing; a limit of 3 holds
         if (i % 5 === 0) await sleep(0);
       }
     };
-    await Promise.all(
-      [0, 1, 2, 3].flatMap((lane) => [loop(a, 'a', lane), loop(b, 'b', lane)]),
-    );
+    await Promise.all([0, 1, 2, 3].flatMap((lane) => [loop(a, 'a', lane), loop(b, 'b', lane)]));
     assert.equal(count(a), 2 * each, 'every increment kept');
     assert.equal(count(b), 2 * each);
     assert.equal(granted.length, 3, `granted ${granted.join(', ')}`);
