@@ -54,10 +54,11 @@ const LOAD_PAGE = 10_000;
  */
 const TRIES = 4;
 /**
- * A read uses the copy with no round trip while LISTEN is up and has
- * reported no other host's commit since the copy was last brought up to date,
- * for at most this long (a listener that stalls without an error is not
- * trusted for more).
+ * A cached read (`readCached`: the caller cache's check of a kept token)
+ * uses the copy with no round trip while LISTEN is up and has reported no
+ * other host's commit since the copy was last brought up to date, for at
+ * most this long (a listener that stalls without an error, or rows written
+ * by SQL, which announce nothing, are not trusted for longer).
  */
 const FRESH_MS = 1_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
@@ -140,6 +141,9 @@ function unpack(packed: ArrayBuffer | undefined): { key: string; value: Buffer }
   }
   return out;
 }
+
+/** Milliseconds since `at` (performance.now(): no wall clock's steps; a clock going back trusts nothing). */
+const elapsed = (at: number): number => performance.now() - at;
 
 type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
@@ -399,8 +403,10 @@ export class PgStore implements VaultStore {
    * when it was last brought up to date and is still, and has reported no
    * other host's commit since (a NOTIFY reaches the listener after its
    * commit, so what remains is that delivery's delay, well under a
-   * millisecond on one network; a value is never released on a read: every
-   * release commits through `tryCommit`, which checks the version).
+   * millisecond on one network; rows written by SQL announce nothing, and
+   * are seen within FRESH_MS). Only for `readCached`: a value is never
+   * released on a read, every release commits through `tryCommit`, which
+   * checks the version.
    */
   private current(): boolean {
     const s = this.synced;
@@ -408,19 +414,27 @@ export class PgStore implements VaultStore {
       s !== null &&
       Atomics.load(this.seen, 0) === 1 &&
       Atomics.load(this.seen, 1) === s.count &&
-      Date.now() - s.at < FRESH_MS
+      elapsed(s.at) >= 0 &&
+      elapsed(s.at) < FRESH_MS
     );
   }
 
   read<T>(fn: (tx: Tx) => T): T {
     this.load();
-    if (!this.current()) {
-      const count = this.seenNow();
-      const at = Date.now();
-      this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-      this.fresh(count, at);
-    }
+    const count = this.seenNow();
+    const at = performance.now();
+    this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+    this.fresh(count, at);
     return fn(new Tx(this.mirror, this.sealKey));
+  }
+
+  /**
+   * `read`, with no round trip while the copy is `current`: for a check a
+   * write transaction makes again before anything is released (engine.ts).
+   */
+  readCached<T>(fn: (tx: Tx) => T): T {
+    if (this.loaded && this.current()) return fn(new Tx(this.mirror, this.sealKey));
+    return this.read(fn);
   }
 
   /** An owner's write: on the locked path, run once (its function is not run again). */
@@ -441,7 +455,7 @@ export class PgStore implements VaultStore {
    */
   private locked(run: (tx: Tx) => void, rethrow: boolean): void {
     const count = this.seenNow();
-    const at = Date.now();
+    const at = performance.now();
     this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     this.mirror.begin();
     try {
@@ -557,7 +571,7 @@ export class PgStore implements VaultStore {
    */
   private tryGroup(group: readonly Queued[]): Outcome[] | null {
     const count = this.seenNow();
-    const at = Date.now();
+    const at = performance.now();
     const since = this.mirror.version;
     const undos: (() => void)[] = [];
     this.mirror.begin();
