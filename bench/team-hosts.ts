@@ -12,14 +12,14 @@
  *   node --import tsx bench/team-hosts.ts [requests per cell=1500] [baseline ref=0109066] [--no-baseline]
  *   (after npm run build)
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { call } from '../src/client/client.js';
 import type { ClientOptions } from '../src/client/options.js';
-import { Postgres } from '../test/support/postgres.js';
+import { Postgres, postgresBin } from '../test/support/postgres.js';
 import { CLI, liftValuesArgs, ok, Rig } from '../test/support/rig.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -128,7 +128,50 @@ END;
   return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
 }
 
+/**
+ * How much of the time a writer holds (or waits for) the vault's version
+ * row: a loop in the database samples pg_locks every 2 ms for a writer's
+ * lock on vault_meta (FOR UPDATE's RowShareLock, the optimistic statement's
+ * RowExclusiveLock) until `stop` says the cell is over.
+ */
+function sampleLock(db: string): { stop: () => Promise<number> } {
+  const sql = `DO $$
+DECLARE held int := 0; total int := 0;
+BEGIN
+  WHILE NOT EXISTS (SELECT 1 FROM bench_stop) LOOP
+    total := total + 1;
+    IF EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'vault_meta'::regclass AND granted
+               AND mode IN ('RowShareLock', 'RowExclusiveLock')) THEN held := held + 1; END IF;
+    PERFORM pg_sleep(0.002);
+  END LOOP;
+  RAISE NOTICE 'held % of %', held, total;
+END $$;`;
+  const child = spawn(
+    join(postgresBin() as string, 'psql'),
+    ['-h', pgc.socketDir, '-U', 'vault', '-d', db, '-X', '-q', '-c', sql],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const done = new Promise<number>((resolve) =>
+    child.on('close', () => {
+      const m = /held (\d+) of (\d+)/.exec(err);
+      resolve(m === null ? NaN : Number(m[1]) / Number(m[2]));
+    }),
+  );
+  return {
+    stop: async () => {
+      pgc.psql(db, 'INSERT INTO bench_stop VALUES (1)');
+      const share = await done;
+      pgc.psql(db, 'DELETE FROM bench_stop');
+      return share;
+    },
+  };
+}
+
 const pgc = await Postgres.start();
+// Stopped (Ctrl-C): the cluster and the temp directories go too.
+process.once('SIGINT', () => void pgc.stop().then(() => process.exit(130)));
 const rigs: Rig[] = [];
 const baseDir = mkdtempSync(join(tmpdir(), 'vault-team-hosts-base-'));
 const scratch = mkdtempSync(join(tmpdir(), 'vault-team-hosts-'));
@@ -142,6 +185,7 @@ try {
   for (const [name, cli] of builds) {
     const db = pgc.database();
     const v = await vault(cli, db.url, db.name);
+    pgc.psql(db.name, 'CREATE TABLE bench_stop (x int)');
     vaults.set(name, v);
     rigs.push(...v.hosts);
   }
@@ -175,13 +219,19 @@ try {
           const on = v.hosts.slice(0, hosts);
           const tokens = v.tokens.slice(0, agents);
           const before = version(v.db as string);
+          const lock = sampleLock(v.db as string);
+          const t0 = process.hrtime.bigint();
           const fill = await throughput(on, tokens, 'fill');
+          const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+          const held = await lock.stop();
           const commits = version(v.db as string) - before;
           const get = await throughput(on, tokens, 'get');
           console.log(
             `  ${name.padEnd(13)} ${hosts} host${hosts > 1 ? 's' : ' '}, ${String(agents).padStart(3)} agents: fill ${fill
               .toFixed(0)
-              .padStart(5)}/s (${(N / commits).toFixed(1)} a commit), get ${get
+              .padStart(
+                5,
+              )}/s (${(N / commits).toFixed(1)} a commit; row held ${(held * 100).toFixed(0)}%, ${((held * wall) / commits).toFixed(2)} ms a commit), get ${get
               .toFixed(0)
               .padStart(5)}/s; load ${loadavg()[0]?.toFixed(1)}`,
           );
