@@ -24,6 +24,8 @@ async function twoHosts(): Promise<[PgStore, PgStore, string]> {
   const a = PgStore.open(db.url);
   a.create();
   const b = PgStore.open(db.url);
+  // Harmless on a made vault; its longer bound covers the worker's start (TypeScript compiled under load).
+  b.create();
   return [a, b, db.name];
 }
 
