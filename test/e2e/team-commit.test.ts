@@ -105,3 +105,24 @@ test('read-modify-writes from two hosts at once lose nothing; a limit of 3 holds
     await b.close();
   }
 });
+
+test('another host’s commit wakes the followers (NOTIFY), its own does not, and a cached read after it sees it', async () => {
+  const [a, b] = await twoHosts();
+  try {
+    let woke = 0;
+    b.onForeignCommit(() => woke++);
+    assert.equal(count(b), 0, 'b loaded, and listening');
+    await b.writeDurable((tx) => tx.putOwnerFailures({ count: 1, last: 1 }));
+    await a.writeDurable((tx) => tx.putOwnerFailures({ count: 2, last: 2 }));
+    for (let i = 0; i < 200 && woke === 0; i++) await sleep(50);
+    assert.equal(woke, 1, 'woken once: by a’s commit, not by its own');
+    // Counted as another host's commit: the cached read fetches, and sees it.
+    assert.equal(
+      b.readCached((tx) => tx.ownerFailures().count),
+      2,
+    );
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
