@@ -386,6 +386,12 @@ async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
   const version = Number(first.v);
   // Nothing to write and nothing written since: the group's answers stand.
   if (req.keys.length === 0 && version === req.since) return { ok: true, won: true, version };
+  if (version <= req.since) {
+    // Lost to a commit still under way when this statement took its snapshot
+    // (it waited for that commit's lock): its rows come in a snapshot of
+    // their own, or the host's next try would be decided without them and lose again.
+    return { ...(await refresh(req.since)), won: false };
+  }
   const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
   return { ok: true, won: false, version, rows };
 }
