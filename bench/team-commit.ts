@@ -120,7 +120,7 @@ END;
   const cell = async (module: string, hosts: number): Promise<[number, number]> => {
     const db = pgc.database();
     const lanes = Math.floor(IN_FLIGHT / hosts);
-    const kids = Array.from({ length: hosts }, () =>
+    const start = () =>
       spawn(
         process.execPath,
         [
@@ -134,11 +134,19 @@ END;
           String(SECONDS * 1000),
         ],
         { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
-      ),
-    );
-    const exited = kids.map((k) => new Promise((r) => k.once('exit', r)));
-    const lines = kids.map((k) => createInterface({ input: k.stdout })[Symbol.asyncIterator]());
-    for (const l of lines) await l.next();
+      );
+    // One after the other: each makes the tables (IF NOT EXISTS races when at once).
+    const kids: ReturnType<typeof start>[] = [];
+    const exited: Promise<unknown>[] = [];
+    const lines: AsyncIterator<string>[] = [];
+    for (let h = 0; h < hosts; h++) {
+      const k = start();
+      kids.push(k);
+      exited.push(new Promise((r) => k.once('exit', r)));
+      const l = createInterface({ input: k.stdout })[Symbol.asyncIterator]();
+      lines.push(l);
+      await l.next();
+    }
     for (const k of kids) k.stdin.write('go\n');
     let writes = 0;
     for (const l of lines)

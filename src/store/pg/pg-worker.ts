@@ -376,10 +376,12 @@ SELECT m.version AS v, (SELECT count(*) FROM bump) AS won, r.key, r.value
 
 async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
   const c = await connected();
-  const res = await c.query<{ v: string; won: string; key: string | null; value: Buffer | null }>(
-    TRY,
-    [req.since, req.keys, bytes(req.values), start.self],
-  );
+  // Named: parsed and planned once per connection, not at every commit.
+  const res = await c.query<{ v: string; won: string; key: string | null; value: Buffer | null }>({
+    name: 'vault_try',
+    text: TRY,
+    values: [req.since, req.keys, bytes(req.values), start.self],
+  });
   const first = res.rows[0];
   if (first === undefined) return { ok: true, missing: true };
   if (Number(first.won) > 0) return { ok: true, won: true, version: req.since + 1 };

@@ -52,7 +52,7 @@ const LOAD_PAGE = 10_000;
  * loses to another host's commit now and then, and each loss brings the rows
  * that beat it, so the next try is on the vault as it then stood.
  */
-const TRIES = 4;
+const TRIES = 8;
 /**
  * A cached read (`readCached`: the caller cache's check of a kept token)
  * uses the copy with no round trip while LISTEN is up and has reported no
