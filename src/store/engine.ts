@@ -40,6 +40,14 @@ export interface VaultStore {
   /** One consistent view, current as of the call (pg/pg.ts: checked against the database's version). */
   read<T>(fn: (tx: Tx) => T): T;
   /**
+   * `read`, where the engine may answer from a copy it has no reason to think
+   * stale (PostgreSQL: LISTEN has announced no other host's commit since it
+   * was brought up to date, pg/pg.ts `current`), with no round trip. Only for
+   * a check that a write transaction makes again before anything is released
+   * (the caller cache's check of a kept token). Absent: `read`.
+   */
+  readCached?<T>(fn: (tx: Tx) => T): T;
+  /**
    * One write transaction, durable before it returns; `fn` throwing aborts it.
    * @throws VaultError VLT-3004 (LMDB) or VLT-3040 (PostgreSQL) when it cannot commit.
    */

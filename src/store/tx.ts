@@ -75,11 +75,26 @@ export class Tx {
   /** The state as this transaction last checked or wrote it (its MAC checked once). */
   private held: StateRecord | null = null;
 
-  /** `sealKey`: the state key (seal.ts) when the host holds it. */
+  /**
+   * `sealKey`: the state key (seal.ts) when the host holds it. `undos`: where
+   * an engine that may run a transaction again (PostgreSQL's optimistic
+   * commit, pg.ts) collects what to undo outside the records first.
+   */
   constructor(
     private readonly db: Rows,
     private readonly sealKey: Buffer | null = null,
+    private readonly undos: (() => void)[] | null = null,
   ) {}
+
+  /**
+   * `undo` puts back what this transaction changed outside the store (a
+   * count in the host's memory) if the engine runs it again instead of
+   * committing it (PostgreSQL: another host committed first). LMDB runs a
+   * transaction once: never called there.
+   */
+  onUndo(undo: () => void): void {
+    this.undos?.push(undo);
+  }
 
   private set(key: string, value: unknown): void {
     if (sealedKey(key)) this.touch(key, this.db.get(key), value);

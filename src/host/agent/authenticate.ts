@@ -101,7 +101,11 @@ function ownSession(agent: AgentRecord, k: CallerKeys, arena: KeyArena): AgentSe
  * verifier still theirs. Returns the agent as stored, or null.
  */
 function stillValid(ctx: HostContext, k: CallerKeys): AgentRecord | null {
-  return ctx.store().read((tx) => {
+  const store = ctx.store();
+  // Checked again in the request's write transaction (access.ts `barred`): a
+  // team host's copy may answer here without a round trip (engine.ts readCached).
+  const read = store.readCached?.bind(store) ?? store.read.bind(store);
+  return read((tx) => {
     const agent = tx.agent(k.agentId);
     if (agent === null || agent.revoked !== null) return null;
     if (k.sessionId === undefined) return equal(agent.verifier, k.verifier) ? agent : null;

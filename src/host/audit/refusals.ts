@@ -138,8 +138,13 @@ export class RefusalAudit {
       events.push(markerEvent({ ...e, source: mine.like.source }, mine));
       unwrite = () => void (mine.marked = false);
     } else {
+      const since = mine.countedSince;
       if (mine.counted === 0) mine.countedSince = e.at;
       mine.counted++;
+      unwrite = () => {
+        mine.counted--;
+        mine.countedSince = since;
+      };
     }
     return {
       events,
@@ -302,7 +307,10 @@ export function coalesceRefusal(
   e: AuditEvent,
   write: () => void,
 ): void {
-  for (const ev of refusalsOf(ctx).plan(e, false).events) {
+  const p = refusalsOf(ctx).plan(e, false);
+  // Run again (team mode, another host committed first): planned again, from the same tallies.
+  tx.onUndo(p.undo);
+  for (const ev of p.events) {
     if (ev === e) write();
     else appendAudit(tx, header, ev);
   }

@@ -7,9 +7,11 @@
  * Schema: one vault per database. `vault_rows` holds each store key's record
  * as the same sealed bytes LMDB holds (MessagePack), with the version that
  * last wrote it (a null value is a removal, kept so other hosts learn of it);
- * `vault_meta` holds the vault's version, whose row every write transaction
- * locks first: that one lock orders every host's writes, which is what makes
- * limits, locks and the audit chain global.
+ * `vault_meta` holds the vault's version. Every commit moves it from the
+ * version the host decided on to the next, or writes nothing (`tryCommit`):
+ * that one check orders every host's writes, which is what makes limits,
+ * locks and the audit chain global. Its row is locked only for the length of
+ * that one statement (or, on the locked path, `begin` to `commit`).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -27,6 +29,11 @@ interface Start {
   readonly notify: MessagePort;
   /** This host's id, in the payload of its own NOTIFYs (which it then ignores). */
   readonly self: string;
+  /**
+   * Shared with the host: [0] 1 while LISTEN is up (so every foreign commit
+   * is counted), [1] the count of foreign commits NOTIFY reported.
+   */
+  readonly seen: Int32Array;
 }
 
 export type PgRequest =
@@ -47,6 +54,13 @@ export type PgRequest =
       readonly keys: string[];
       readonly values: (Uint8Array | null)[];
     }
+  | {
+      /** The optimistic commit (`tryCommit`): written only if the vault is still at `since`. */
+      readonly op: 'try';
+      readonly since: number;
+      readonly keys: string[];
+      readonly values: (Uint8Array | null)[];
+    }
   | { readonly op: 'rollback' }
   | { readonly op: 'listen' }
   | { readonly op: 'close' };
@@ -60,6 +74,8 @@ export type PgReply =
   | {
       readonly ok: true;
       readonly version?: number;
+      /** A `try`: whether it committed (else `rows` and `version` are what it lost to). */
+      readonly won?: boolean;
       readonly rows?: PgRow[];
       readonly missing?: boolean;
       /** A load's last page (its snapshot closed). */
@@ -192,166 +208,260 @@ function lost(err: unknown): boolean {
 
 const ROWS = `SELECT key, value FROM vault_rows WHERE version > $1`;
 
-async function handle(req: PgRequest): Promise<PgReply> {
-  switch (req.op) {
-    case 'create': {
-      const c = await connected();
-      await c.query(SCHEMA);
-      return { ok: true };
-    }
-    case 'refresh': {
-      const c = await connected();
-      // One statement, so the version and the rows come from one snapshot.
-      let res;
-      try {
-        res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
-          `SELECT m.version AS v, r.key, r.value FROM vault_meta m
-             LEFT JOIN vault_rows r ON r.version > $1 WHERE m.id = 1`,
-          [req.since],
-        );
-      } catch (err) {
-        if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
-        throw err;
+type Reply = Promise<Extract<PgReply, { ok: true }>>;
+
+async function create(): Reply {
+  const c = await connected();
+  await c.query(SCHEMA);
+  return { ok: true };
+}
+
+async function refresh(since: number): Reply {
+  const c = await connected();
+  // One statement, so the version and the rows come from one snapshot.
+  let res;
+  try {
+    res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
+      `SELECT m.version AS v, r.key, r.value FROM vault_meta m
+         LEFT JOIN vault_rows r ON r.version > $1 WHERE m.id = 1`,
+      [since],
+    );
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
+    throw err;
+  }
+  const first = res.rows[0];
+  if (first === undefined) return { ok: true, missing: true };
+  const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
+  return { ok: true, version: Number(first.v), rows };
+}
+
+async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
+  // A first load in pages of the one snapshot, in key order: neither this
+  // thread nor the host's holds the whole table's answer at once (issue 37).
+  const c = await connected();
+  let version: number | undefined;
+  if (!req.more) {
+    prefetched = null;
+    loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      const meta = await c.query<{ version: string }>(
+        'SELECT version FROM vault_meta WHERE id = 1',
+      );
+      const v = meta.rows[0]?.version;
+      if (v === undefined) {
+        await c.query('ROLLBACK');
+        return { ok: true, missing: true };
       }
-      const first = res.rows[0];
-      if (first === undefined) return { ok: true, missing: true };
-      const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
-      return { ok: true, version: Number(first.v), rows };
+      version = Number(v);
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {});
+      if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
+      throw err;
     }
-    case 'load': {
-      // A first load in pages of the one snapshot, in key order: neither this
-      // thread nor the host's holds the whole table's answer at once (issue 37).
-      const c = await connected();
-      let version: number | undefined;
-      if (!req.more) {
-        prefetched = null;
-        loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
-        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        try {
-          const meta = await c.query<{ version: string }>(
-            'SELECT version FROM vault_meta WHERE id = 1',
-          );
-          const v = meta.rows[0]?.version;
-          if (v === undefined) {
-            await c.query('ROLLBACK');
-            return { ok: true, missing: true };
-          }
-          version = Number(v);
-        } catch (err) {
-          await c.query('ROLLBACK').catch(() => {});
-          if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
-          throw err;
-        }
-      }
-      try {
-        // One cursor over the snapshot, read a page at a time: one plan for
-        // the whole load, in the table's order (the host sorts the keys once).
-        // A statement per page (`key > $1 ... LIMIT`) waited on the server
-        // about 30 ms a page at 30,000 entries; the key's index, in order,
-        // took 550 ms against a plain scan's 80 ms.
-        if (!req.more) {
-          await c.query(
-            `DECLARE vault_load NO SCROLL CURSOR FOR
-               SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
-          );
-        }
-        const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
-        const got = await (prefetched ?? page(c.query<PgRow>(fetch)));
-        prefetched = null;
-        const done = got.count < req.limit;
-        if (done) {
-          loadKey?.fill(0);
-          loadKey = null;
-          await c.query('COMMIT');
-        } else {
-          // The next page read, packed and its digest share taken while the
-          // host takes this one in (a failure is the next request's: it
-          // awaits this same promise).
-          prefetched = page(c.query<PgRow>(fetch));
-          prefetched.catch(() => {});
-        }
-        return {
-          ok: true,
-          packed: got.packed,
-          digest: got.digest,
-          done,
-          ...(version === undefined ? {} : { version }),
-        };
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
+  }
+  try {
+    // One cursor over the snapshot, read a page at a time: one plan for
+    // the whole load, in the table's order (the host sorts the keys once).
+    // A statement per page (`key > $1 ... LIMIT`) waited on the server
+    // about 30 ms a page at 30,000 entries; the key's index, in order,
+    // took 550 ms against a plain scan's 80 ms.
+    if (!req.more) {
+      await c.query(
+        `DECLARE vault_load NO SCROLL CURSOR FOR
+           SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
+      );
     }
-    case 'begin': {
-      const c = await connected();
-      await c.query('BEGIN');
-      try {
-        // Every host's writers queue here, one at a time, across the fleet.
-        const meta = await c.query<{ version: string }>(
-          'SELECT version FROM vault_meta WHERE id = 1 FOR UPDATE',
-        );
-        const version = meta.rows[0]?.version;
-        if (version === undefined) {
-          await c.query('ROLLBACK');
-          return { ok: true, missing: true };
-        }
-        // Read committed: after the lock, this statement sees every commit before it.
-        const rows = await c.query<PgRow>(ROWS, [req.since]);
-        return { ok: true, version: Number(version), rows: rows.rows };
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    }
-    case 'commit': {
-      const c = await connected();
-      try {
-        if (req.keys.length > 0) {
-          await c.query(
-            `WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1)
-             INSERT INTO vault_rows (key, value, version)
-               SELECT k, v, $1 FROM unnest($2::text[], $3::bytea[]) AS t(k, v)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version`,
-            [req.version, req.keys, req.values.map((v) => (v === null ? null : Buffer.from(v)))],
-          );
-          await c.query(`SELECT pg_notify('vault_commit', $1)`, [start.self]);
-        }
-        await c.query('COMMIT');
-        return { ok: true };
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    }
-    case 'rollback': {
-      prefetched = null;
+    const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
+    const got = await (prefetched ?? page(c.query<PgRow>(fetch)));
+    prefetched = null;
+    const done = got.count < req.limit;
+    if (done) {
       loadKey?.fill(0);
       loadKey = null;
-      if (client !== null) await client.query('ROLLBACK');
-      return { ok: true };
+      await c.query('COMMIT');
+    } else {
+      // The next page read, packed and its digest share taken while the
+      // host takes this one in (a failure is the next request's: it
+      // awaits this same promise).
+      prefetched = page(c.query<PgRow>(fetch));
+      prefetched.catch(() => {});
     }
-    case 'listen': {
-      if (listener === null) {
-        const l = newClient();
-        l.on('notification', (n) => {
-          if (n.payload !== start.self) start.notify.postMessage('commit');
-        });
-        l.on('error', () => {
-          if (listener === l) listener = null;
-          // Followers fall back to their own commits until a later request listens again.
-        });
-        await l.connect();
-        await l.query('LISTEN vault_commit');
-        listener = l;
-      }
-      return { ok: true };
+    return {
+      ok: true,
+      packed: got.packed,
+      digest: got.digest,
+      done,
+      ...(version === undefined ? {} : { version }),
+    };
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/** The locked path (an owner's write, or a group past its tries): the version row held. */
+async function begin(since: number): Reply {
+  const c = await connected();
+  await c.query('BEGIN');
+  try {
+    // Every host's writers queue here, one at a time, across the fleet.
+    const meta = await c.query<{ version: string }>(
+      'SELECT version FROM vault_meta WHERE id = 1 FOR UPDATE',
+    );
+    const version = meta.rows[0]?.version;
+    if (version === undefined) {
+      await c.query('ROLLBACK');
+      return { ok: true, missing: true };
     }
-    case 'close': {
-      await Promise.allSettled([client?.end(), listener?.end()]);
-      client = null;
-      listener = null;
-      return { ok: true };
+    // Read committed: after the lock, this statement sees every commit before it.
+    const rows = await c.query<PgRow>(ROWS, [since]);
+    return { ok: true, version: Number(version), rows: rows.rows };
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+const bytes = (values: readonly (Uint8Array | null)[]) =>
+  values.map((v) => (v === null ? null : Buffer.from(v)));
+
+async function commit(req: Extract<PgRequest, { op: 'commit' }>): Reply {
+  const c = await connected();
+  try {
+    if (req.keys.length > 0) {
+      await c.query(
+        `WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1)
+         INSERT INTO vault_rows (key, value, version)
+           SELECT k, v, $1 FROM unnest($2::text[], $3::bytea[]) AS t(k, v)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version`,
+        [req.version, req.keys, bytes(req.values)],
+      );
+      await c.query(`SELECT pg_notify('vault_commit', $1)`, [start.self]);
     }
+    await c.query('COMMIT');
+    return { ok: true };
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * The optimistic commit, one statement and so one round trip, no lock held
+ * across the host's work: the rows are written with version `since + 1`
+ * only if the vault is still at `since` (the version the host decided on).
+ * The version row is locked for this statement and its commit alone; a
+ * writer that meets it locked waits for that commit, then finds the version
+ * moved on and writes nothing. A group that wrote nothing is checked the same
+ * way (its answers were decided on the copy at `since`). Otherwise the rows
+ * newer than `since`, from the statement's snapshot, come back with the
+ * refusal, so the host's next try needs no fetch of its own.
+ */
+const TRY = `
+WITH bump AS (
+  UPDATE vault_meta SET version = $1::bigint + 1
+   WHERE id = 1 AND version = $1::bigint AND cardinality($2::text[]) > 0
+  RETURNING version, pg_notify('vault_commit', $4::text)
+), put AS (
+  INSERT INTO vault_rows (key, value, version)
+    SELECT t.k, t.v, b.version FROM bump b, unnest($2::text[], $3::bytea[]) AS t(k, v)
+  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
+)
+SELECT m.version AS v, (SELECT count(*) FROM bump) AS won, r.key, r.value
+  FROM vault_meta m
+  LEFT JOIN vault_rows r ON r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM bump)
+ WHERE m.id = 1`;
+
+async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
+  const c = await connected();
+  // Named: parsed and planned once per connection, not at every commit.
+  const res = await c.query<{ v: string; won: string; key: string | null; value: Buffer | null }>({
+    name: 'vault_try',
+    text: TRY,
+    values: [req.since, req.keys, bytes(req.values), start.self],
+  });
+  const first = res.rows[0];
+  if (first === undefined) return { ok: true, missing: true };
+  if (Number(first.won) > 0) return { ok: true, won: true, version: req.since + 1 };
+  const version = Number(first.v);
+  // Nothing to write and nothing written since: the group's answers stand.
+  if (req.keys.length === 0 && version === req.since) return { ok: true, won: true, version };
+  if (version <= req.since) {
+    // Lost to a commit still under way when this statement took its snapshot
+    // (it waited for that commit's lock): its rows come in a snapshot of
+    // their own, or the host's next try would be decided without them and lose again.
+    return { ...(await refresh(req.since)), won: false };
+  }
+  const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
+  return { ok: true, won: false, version, rows };
+}
+
+async function rollback(): Reply {
+  prefetched = null;
+  loadKey?.fill(0);
+  loadKey = null;
+  if (client !== null) await client.query('ROLLBACK');
+  return { ok: true };
+}
+
+/**
+ * LISTENs on a connection of its own. Each foreign commit's NOTIFY bumps the
+ * shared count (pg.ts reads it with no round trip: a copy synced since the
+ * last one is current) and wakes the host's followers; the shared flag says
+ * whether the count can be trusted (the listener is connected and listening).
+ */
+async function listen(): Reply {
+  if (listener === null) {
+    const l = newClient();
+    l.on('notification', (n) => {
+      if (n.payload === start.self) return;
+      Atomics.add(start.seen, 1, 1);
+      start.notify.postMessage('commit');
+    });
+    l.on('error', () => {
+      if (listener === l) listener = null;
+      // Untrusted from now: every read fetches again until a later request listens again.
+      Atomics.store(start.seen, 0, 0);
+      Atomics.add(start.seen, 1, 1);
+    });
+    await l.connect();
+    await l.query('LISTEN vault_commit');
+    listener = l;
+    Atomics.store(start.seen, 0, 1);
+  }
+  return { ok: true };
+}
+
+async function close(): Reply {
+  Atomics.store(start.seen, 0, 0);
+  await Promise.allSettled([client?.end(), listener?.end()]);
+  client = null;
+  listener = null;
+  return { ok: true };
+}
+
+function handle(req: PgRequest): Reply {
+  switch (req.op) {
+    case 'create':
+      return create();
+    case 'refresh':
+      return refresh(req.since);
+    case 'load':
+      return load(req);
+    case 'begin':
+      return begin(req.since);
+    case 'commit':
+      return commit(req);
+    case 'try':
+      return tryCommit(req);
+    case 'rollback':
+      return rollback();
+    case 'listen':
+      return listen();
+    case 'close':
+      return close();
   }
 }
 

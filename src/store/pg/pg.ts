@@ -1,13 +1,18 @@
 /**
  * A vault in PostgreSQL, served by any number of hosts (team mode). Each
- * host keeps a copy of the rows (mirror.ts) that is only a cache: every read
- * first fetches the rows newer than the copy, and every write transaction
- * locks the vault's version row, brings the copy up to date under that lock,
- * runs the host's synchronous transaction on it, writes what changed with the
- * next version and commits (synchronous_commit on) before it returns. So a
- * value leaves a host only after its audit record and its charge to the
- * agent's limits are durable in the one database every host shares, and the
- * next request on any host sees them.
+ * host keeps a copy of the rows (mirror.ts) that is only a cache. A grouped
+ * write (every read of a value, every fill) runs the host's synchronous
+ * transactions on the copy as it stands, with no lock and no round trip, and
+ * then commits what they changed in one statement that checks the vault is
+ * still at the version the copy was at (pg-worker.ts `tryCommit`,
+ * synchronous_commit on); if another host committed first, nothing is
+ * written, the rows it wrote come back with the refusal, and the group runs
+ * again on them (`commitQueued`, at most TRIES times, then on the locked
+ * path). So a value leaves a host only after its audit record and its charge
+ * to the agent's limits are durable in the one database every host shares,
+ * decided on the vault as it was at that commit, and the next request on any
+ * host sees them. An owner's write takes the version row's lock first
+ * (`write`): it runs once, as on LMDB.
  *
  * The database is reached from a worker thread (pg-worker.ts); the host waits
  * for each answer on a shared flag, so the host's transactions stay the
@@ -41,6 +46,21 @@ const ANSWER_MS = 2_000;
 const CREATE_MS = 30_000;
 /** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
 const LOAD_PAGE = 10_000;
+/**
+ * Optimistic tries of one group before it takes the locked path (which
+ * always commits): with three hosts committing as fast as they can, a try
+ * loses to another host's commit now and then, and each loss brings the rows
+ * that beat it, so the next try is on the vault as it then stood.
+ */
+const TRIES = 8;
+/**
+ * A cached read (`readCached`: the caller cache's check of a kept token)
+ * uses the copy with no round trip while LISTEN is up and has reported no
+ * other host's commit since the copy was last brought up to date, for at
+ * most this long (a listener that stalls without an error, or rows written
+ * by SQL, which announce nothing, are not trusted for longer).
+ */
+const FRESH_MS = 1_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
 /** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
@@ -122,6 +142,16 @@ function unpack(packed: ArrayBuffer | undefined): { key: string; value: Buffer }
   return out;
 }
 
+/** Milliseconds since `at` (performance.now(): no wall clock's steps; a clock going back trusts nothing). */
+const elapsed = (at: number): number => performance.now() - at;
+
+type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
+
+/** How long the host waits for a commit: a large import's takes longer than a fill's, and the owner asked for it. */
+function answerFor(rows: number): number {
+  return ANSWER_MS + Math.floor(rows / 10);
+}
+
 interface Queued {
   readonly fn: (tx: Tx) => unknown;
   readonly resolve: (value: unknown) => void;
@@ -133,6 +163,15 @@ export class PgStore implements VaultStore {
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  /** pg-worker.ts `Start.seen`: whether LISTEN is up, and the count of other hosts' commits. */
+  private readonly seen = new Int32Array(new SharedArrayBuffer(8));
+  /**
+   * The count of other hosts' commits when the copy was last brought up to
+   * date (a refresh, a commit), and when; null when LISTEN was not up then.
+   */
+  private synced: { count: number; at: number } | null = null;
+  /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
+  readonly conflicts = { lost: 0, locked: 0 };
   private readonly self = randomBytes(8).toString('hex');
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
@@ -179,6 +218,7 @@ export class PgStore implements VaultStore {
         flag: this.flag,
         notify: notify.port2,
         self: this.self,
+        seen: this.seen,
       },
       transferList: [port2, notify.port2],
     });
@@ -205,6 +245,9 @@ export class PgStore implements VaultStore {
     this.notifyPort?.close();
     this.port = null;
     this.notifyPort = null;
+    // Its listener goes with it: nothing counts other hosts' commits now.
+    Atomics.store(this.seen, 0, 0);
+    this.synced = null;
     void w?.terminate();
   }
 
@@ -231,7 +274,7 @@ export class PgStore implements VaultStore {
       if (got.lost === true) this.openBreaker(err);
       throw refusal(got.code, err);
     }
-    if (req.op === 'refresh' || req.op === 'begin' || req.op === 'load') this.listen();
+    if (req.op !== 'listen' && req.op !== 'close' && req.op !== 'create') this.listen();
     return got;
   }
 
@@ -342,19 +385,81 @@ export class PgStore implements VaultStore {
     this.sealKey = Buffer.from(key);
   }
 
+  /**
+   * The count of other hosts' commits now, when LISTEN is up to count them;
+   * taken before a request that brings the copy up to date (`fresh`).
+   */
+  private seenNow(): number | null {
+    return Atomics.load(this.seen, 0) === 1 ? Atomics.load(this.seen, 1) : null;
+  }
+
+  /** The copy was brought up to date by a request sent when the count was `count`. */
+  private fresh(count: number | null, at: number): void {
+    this.synced = count === null ? null : { count, at };
+  }
+
+  /**
+   * Whether the copy is as current as a refresh would make it: LISTEN was up
+   * when it was last brought up to date and is still, and has reported no
+   * other host's commit since (a NOTIFY reaches the listener after its
+   * commit, so what remains is that delivery's delay, well under a
+   * millisecond on one network; rows written by SQL announce nothing, and
+   * are seen within FRESH_MS). Only for `readCached`: a value is never
+   * released on a read, every release commits through `tryCommit`, which
+   * checks the version.
+   */
+  private current(): boolean {
+    const s = this.synced;
+    return (
+      s !== null &&
+      Atomics.load(this.seen, 0) === 1 &&
+      Atomics.load(this.seen, 1) === s.count &&
+      elapsed(s.at) >= 0 &&
+      elapsed(s.at) < FRESH_MS
+    );
+  }
+
   read<T>(fn: (tx: Tx) => T): T {
     this.load();
+    const count = this.seenNow();
+    const at = performance.now();
     this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+    this.fresh(count, at);
     return fn(new Tx(this.mirror, this.sealKey));
   }
 
+  /**
+   * `read`, with no round trip while the copy is `current`: for a check a
+   * write transaction makes again before anything is released (engine.ts).
+   */
+  readCached<T>(fn: (tx: Tx) => T): T {
+    if (this.loaded && this.current()) return fn(new Tx(this.mirror, this.sealKey));
+    return this.read(fn);
+  }
+
+  /** An owner's write: on the locked path, run once (its function is not run again). */
   write<T>(fn: (tx: Tx) => T): T {
+    let out: T | undefined;
     this.load();
+    this.locked((tx) => {
+      out = fn(tx);
+    }, true);
+    return out as T;
+  }
+
+  /**
+   * The locked path: the version row taken `FOR UPDATE`, the copy brought
+   * up to date under it, `run` on it, then the commit. `rethrow`: a throw
+   * from `run` aborts (an owner's write); else `run` settles its own.
+   * @throws VaultError VLT-3040, VLT-3041, or what `run` throws
+   */
+  private locked(run: (tx: Tx) => void, rethrow: boolean): void {
+    const count = this.seenNow();
+    const at = performance.now();
     this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     this.mirror.begin();
-    let out: T;
     try {
-      out = fn(new Tx(this.mirror, this.sealKey));
+      run(new Tx(this.mirror, this.sealKey));
     } catch (err) {
       this.mirror.rollback();
       try {
@@ -362,10 +467,10 @@ export class PgStore implements VaultStore {
       } catch {
         // A lost connection rolls the transaction back by itself.
       }
-      throw err;
+      if (rethrow) throw err;
     }
     this.commitOpen();
-    return out;
+    this.fresh(count, at);
   }
 
   /**
@@ -384,8 +489,7 @@ export class PgStore implements VaultStore {
           keys: changes.map((c) => c.key),
           values: changes.map((c) => c.value),
         },
-        // A large import's commit takes longer than a fill's, and the owner asked for it.
-        ANSWER_MS + Math.floor(changes.length / 10),
+        answerFor(changes.length),
       );
     } catch (err) {
       // Committed or not, the next transaction fetches whatever the database has.
@@ -400,6 +504,8 @@ export class PgStore implements VaultStore {
    * database (reads and fills in bursts) run in one database transaction,
    * each undone alone if it throws, with one commit and one flush for all, as
    * lmdb-js groups them. Each promise settles once that commit is durable.
+   * A group may run more than once (it lost to another host's commit): what a
+   * transaction does outside its records it undoes with `Tx.onUndo`.
    */
   writeDurable<T>(fn: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -410,37 +516,92 @@ export class PgStore implements VaultStore {
 
   private readonly queued: Queued[] = [];
 
-  private commitQueued(): void {
-    const group = this.queued.splice(0);
-    try {
-      this.load();
-      this.apply(this.call({ op: 'begin', since: this.mirror.version }));
-    } catch (err) {
-      for (const q of group) q.reject(err);
-      return;
-    }
-    this.mirror.begin();
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+  /** Runs each of `group` on the copy, in one open transaction: each outcome, kept. */
+  private runGroup(group: readonly Queued[], undos: (() => void)[]): Outcome[] {
+    const outcomes: Outcome[] = [];
     for (const q of group) {
       const mark = this.mirror.mark();
       try {
-        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror, this.sealKey)) });
+        outcomes.push({ ok: true, value: q.fn(new Tx(this.mirror, this.sealKey, undos)) });
       } catch (err) {
         this.mirror.undoTo(mark);
         outcomes.push({ ok: false, err });
       }
     }
+    return outcomes;
+  }
+
+  /**
+   * The group decided on the copy, then committed in one statement if the
+   * vault is still where the copy is (`tryCommit`); a loss brings the rows
+   * that beat it, and the group runs again on them. After TRIES losses, the
+   * locked path, which always commits. No lock is held while the host works.
+   */
+  private commitQueued(): void {
+    const group = this.queued.splice(0);
+    const settle = (outcomes: Outcome[]) =>
+      group.forEach((q, i) => {
+        const o = outcomes[i] as Outcome;
+        if (o.ok) q.resolve(o.value);
+        else q.reject(o.err);
+      });
     try {
-      this.commitOpen();
+      this.load();
+      for (let tries = 0; tries < TRIES; tries++) {
+        const outcomes = this.tryGroup(group);
+        if (outcomes !== null) return settle(outcomes);
+        this.conflicts.lost++;
+      }
+      this.conflicts.locked++;
+      let outcomes: Outcome[] = [];
+      this.locked(() => {
+        outcomes = this.runGroup(group, []);
+      }, false);
+      settle(outcomes);
     } catch (err) {
       for (const q of group) q.reject(err);
-      return;
     }
-    group.forEach((q, i) => {
-      const o = outcomes[i] as (typeof outcomes)[number];
-      if (o.ok) q.resolve(o.value);
-      else q.reject(o.err);
-    });
+  }
+
+  /**
+   * One optimistic try of `group`: its outcomes once committed, or null when
+   * another host committed first (the copy then holds that host's rows, and
+   * what the group did is undone).
+   * @throws VaultError VLT-3040, VLT-3041
+   */
+  private tryGroup(group: readonly Queued[]): Outcome[] | null {
+    const count = this.seenNow();
+    const at = performance.now();
+    const since = this.mirror.version;
+    const undos: (() => void)[] = [];
+    this.mirror.begin();
+    const outcomes = this.runGroup(group, undos);
+    const changes = this.mirror.changes();
+    let got;
+    try {
+      got = this.call(
+        {
+          op: 'try',
+          since,
+          keys: changes.map((c) => c.key),
+          values: changes.map((c) => c.value),
+        },
+        answerFor(changes.length),
+      );
+    } catch (err) {
+      // Committed or not, the next transaction's try finds whatever the database has.
+      this.mirror.rollback();
+      throw err;
+    }
+    if (got.won === true) {
+      this.mirror.commit(changes.length > 0 ? since + 1 : since);
+      this.fresh(count, at);
+      return outcomes;
+    }
+    this.mirror.rollback();
+    for (const undo of undos.reverse()) undo();
+    this.apply(got);
+    return null;
   }
 
   /** The backup format is an LMDB store file: the rows of one version, written into a new one. */
@@ -461,10 +622,10 @@ export class PgStore implements VaultStore {
   /**
    * LISTENs, once per worker, after the first request it answered (so opening
    * the store asks nothing of the database). A wake-up is a hint only: missing
-   * one costs a follower its next poll, nothing more.
+   * one costs a follower its next poll and a read its round trip, nothing more.
    */
   private listen(): void {
-    if (this.listening || this.wakers.length === 0) return;
+    if (this.listening) return;
     this.listening = true;
     try {
       this.call({ op: 'listen' });

@@ -1,0 +1,247 @@
+/**
+ * Team mode's throughput as hosts are added (issue 37): fills (`resolve`) and
+ * reads (`read`) a second with 24 in flight, through 1, 2 and 3 hosts on one
+ * PostgreSQL cluster, with the requests spread over 20 and over 100 agents;
+ * beside one LMDB host and the raw-SQL floor (a plain client writing an
+ * audit row and a rate row per transaction, no vault). This tree and a
+ * baseline build (git archive of a ref, built in a temp directory) in one
+ * run, their cells alternated, two rounds, so the machine's load reaches
+ * both alike. Also prints the commits each cell made (the vault's version)
+ * and so the requests per commit. Asserts nothing.
+ *
+ *   node --import tsx bench/team-hosts.ts [requests per cell=1500] [baseline ref=0109066] [--no-baseline]
+ *   (after npm run build)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { call } from '../src/client/client.js';
+import type { ClientOptions } from '../src/client/options.js';
+import { Postgres, postgresBin } from '../test/support/postgres.js';
+import { CLI, liftValuesArgs, ok, Rig } from '../test/support/rig.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const N = Number(args[0] ?? 1500);
+const BASE = args[1] ?? '0109066';
+const WITH_BASELINE = !process.argv.includes('--no-baseline');
+const IN_FLIGHT = 24;
+const AGENTS = [20, 100];
+const HOSTS = [1, 2, 3];
+
+function buildBaseline(ref: string, into: string): string {
+  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
+  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: into,
+  });
+  return join(into, 'dist', 'src', 'cli', 'main.js');
+}
+
+function client(r: Rig): ClientOptions {
+  return { vaultDir: r.vaultDir, daemon: { node: process.execPath, script: r.cli, env: r.env } };
+}
+
+type Kind = 'fill' | 'get';
+
+async function once(r: Rig, token: string, kind: Kind): Promise<void> {
+  if (kind === 'get')
+    await call(client(r), 'read', { token, entry: 'db', field: 'password', mode: 'get' });
+  else await call(client(r), 'resolve', { token, refs: [{ entry: 'db', field: 'password' }] });
+}
+
+/** Requests a second with IN_FLIGHT at once, lane w on host w % hosts, request i by agent i % agents. */
+async function throughput(hosts: Rig[], tokens: string[], kind: Kind): Promise<number> {
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async (_, w) => {
+      while (next < N) {
+        const i = next++;
+        await once(hosts[w % hosts.length] as Rig, tokens[i % tokens.length] as string, kind);
+      }
+    }),
+  );
+  return N / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+interface Vault {
+  readonly hosts: Rig[];
+  readonly tokens: string[];
+  readonly db: string | null;
+}
+
+/** A vault with one entry and 100 agents (values limit lifted), served by `hosts` hosts of `cli`. */
+async function vault(cli: string, url: string | null, db: string | null): Promise<Vault> {
+  const owner = new Rig();
+  owner.cli = cli;
+  ok(await owner.owner(['vault', 'create', ...(url === null ? [] : ['--store', url])]));
+  await owner.set('db', 'bench-value');
+  const tokens: string[] = [];
+  const max = Math.max(...AGENTS);
+  for (let i = 0; i < max; i += 4) {
+    const made = await Promise.all(
+      [0, 1, 2, 3].map(async (k) => {
+        const token = await owner.addAgent(`bench${i + k}`, ['db']);
+        ok(await owner.owner(liftValuesArgs(`bench${i + k}`)));
+        return token;
+      }),
+    );
+    tokens.push(...made);
+  }
+  const hosts = [owner];
+  if (url !== null) {
+    for (let h = 1; h < Math.max(...HOSTS); h++) {
+      const r = new Rig();
+      r.cli = cli;
+      r.env.VAULT_STORE_URL = url;
+      hosts.push(r);
+    }
+  }
+  // Warm: every host started, its copy loaded, its connection open.
+  for (const h of hosts) await once(h, tokens[0] as string, 'get');
+  return { hosts, tokens, db };
+}
+
+/**
+ * The raw-SQL floor: pgbench, `clients` plain connections, each a loop of one
+ * transaction writing an audit row and a rate row (synchronous_commit on).
+ */
+function floor(db: string, clients: number, seconds = 2): number {
+  const script = join(scratch, 'floor.sql');
+  writeFileSync(
+    script,
+    `\\set a random(0, 99)
+BEGIN;
+INSERT INTO f_audit (rec) VALUES (decode(repeat('07', 300), 'hex'));
+INSERT INTO f_rate VALUES (:a, decode(repeat('07', 300), 'hex')) ON CONFLICT (agent) DO UPDATE SET rec = EXCLUDED.rec;
+END;
+`,
+    { mode: 0o644 },
+  );
+  const out = pgc.run('pgbench', [
+    ...['-n', '-h', pgc.socketDir, '-U', 'vault', '-d', db],
+    ...['-c', String(clients), '-j', '1', '-T', String(seconds), '-f', script],
+  ]);
+  return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
+}
+
+/**
+ * How much of the time a writer holds (or waits for) the vault's version
+ * row: a loop in the database samples pg_locks every 2 ms for a writer's
+ * lock on vault_meta (FOR UPDATE's RowShareLock, the optimistic statement's
+ * RowExclusiveLock) until `stop` says the cell is over.
+ */
+function sampleLock(db: string): { stop: () => Promise<number> } {
+  const sql = `DO $$
+DECLARE held int := 0; total int := 0;
+BEGIN
+  WHILE NOT EXISTS (SELECT 1 FROM bench_stop) LOOP
+    total := total + 1;
+    IF EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'vault_meta'::regclass AND granted
+               AND mode IN ('RowShareLock', 'RowExclusiveLock')) THEN held := held + 1; END IF;
+    PERFORM pg_sleep(0.002);
+  END LOOP;
+  RAISE NOTICE 'held % of %', held, total;
+END $$;`;
+  const child = spawn(
+    join(postgresBin() as string, 'psql'),
+    ['-h', pgc.socketDir, '-U', 'vault', '-d', db, '-X', '-q', '-c', sql],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const done = new Promise<number>((resolve) =>
+    child.on('close', () => {
+      const m = /held (\d+) of (\d+)/.exec(err);
+      resolve(m === null ? NaN : Number(m[1]) / Number(m[2]));
+    }),
+  );
+  return {
+    stop: async () => {
+      pgc.psql(db, 'INSERT INTO bench_stop VALUES (1)');
+      const share = await done;
+      pgc.psql(db, 'DELETE FROM bench_stop');
+      return share;
+    },
+  };
+}
+
+const pgc = await Postgres.start();
+// Stopped (Ctrl-C): the cluster and the temp directories go too.
+process.once('SIGINT', () => void pgc.stop().then(() => process.exit(130)));
+const rigs: Rig[] = [];
+const baseDir = mkdtempSync(join(tmpdir(), 'vault-team-hosts-base-'));
+const scratch = mkdtempSync(join(tmpdir(), 'vault-team-hosts-'));
+// The cluster's own user reads the pgbench script.
+chmodSync(scratch, 0o755);
+const version = (db: string) => Number(pgc.psql(db, 'SELECT version FROM vault_meta').trim());
+try {
+  const builds: [string, string][] = [['this', CLI]];
+  if (WITH_BASELINE) builds.unshift([`base ${BASE}`, buildBaseline(BASE, baseDir)]);
+  const vaults = new Map<string, Vault>();
+  for (const [name, cli] of builds) {
+    const db = pgc.database();
+    const v = await vault(cli, db.url, db.name);
+    pgc.psql(db.name, 'CREATE TABLE bench_stop (x int)');
+    vaults.set(name, v);
+    rigs.push(...v.hosts);
+  }
+  const lmdb = await vault(CLI, null, null);
+  rigs.push(...lmdb.hosts);
+  const floorDb = pgc.database();
+  pgc.psql(
+    floorDb.name,
+    'CREATE TABLE f_audit (seq bigserial PRIMARY KEY, rec bytea); CREATE TABLE f_rate (agent int PRIMARY KEY, rec bytea)',
+  );
+  console.log(
+    `team-hosts bench: ${N} requests a cell, ${IN_FLIGHT} in flight; load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  for (let round = 1; round <= 2; round++) {
+    const f1 = floor(floorDb.name, 1);
+    const f24 = floor(floorDb.name, IN_FLIGHT);
+    console.log(
+      `round ${round}: raw-SQL floor ${f1.toFixed(0)}/s (1 client), ${f24.toFixed(0)}/s (${IN_FLIGHT} clients)`,
+    );
+    for (const agents of AGENTS) {
+      const l = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'fill');
+      const lg = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'get');
+      console.log(
+        `  LMDB 1 host, ${agents} agents: fill ${l.toFixed(0)}/s, get ${lg.toFixed(0)}/s`,
+      );
+      for (const hosts of HOSTS) {
+        for (const [name] of builds) {
+          const v = vaults.get(name) as Vault;
+          const on = v.hosts.slice(0, hosts);
+          const tokens = v.tokens.slice(0, agents);
+          const before = version(v.db as string);
+          const lock = sampleLock(v.db as string);
+          const t0 = process.hrtime.bigint();
+          const fill = await throughput(on, tokens, 'fill');
+          const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+          const held = await lock.stop();
+          const commits = version(v.db as string) - before;
+          const get = await throughput(on, tokens, 'get');
+          console.log(
+            `  ${name.padEnd(13)} ${hosts} host${hosts > 1 ? 's' : ' '}, ${String(agents).padStart(3)} agents: fill ${fill
+              .toFixed(0)
+              .padStart(
+                5,
+              )}/s (${(N / commits).toFixed(1)} a commit; row held ${(held * 100).toFixed(0)}%, ${((held * wall) / commits).toFixed(2)} ms a commit), get ${get
+              .toFixed(0)
+              .padStart(5)}/s; load ${loadavg()[0]?.toFixed(1)}`,
+          );
+        }
+      }
+    }
+  }
+} finally {
+  for (const r of rigs) await r.dispose().catch(() => {});
+  await pgc.stop();
+  rmSync(baseDir, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+}
