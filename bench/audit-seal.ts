@@ -21,7 +21,7 @@
  * The machine is shared: the load average is printed before and after.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '../src/core/audit.js';
@@ -36,6 +36,7 @@ import { SCHEMA_VERSION, type AuditRecord, type VaultHeader } from '../src/store
 import { Store } from '../src/store/lmdb/store.js';
 import type { Tx } from '../src/store/tx.js';
 import { hostProcesses } from '../test/support/e2e-helpers.js';
+import { cpuMs } from '../test/support/procs.js';
 import { PASSPHRASE, ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
 
 const RESOLVES = Number(process.argv[2] ?? 3000);
@@ -203,14 +204,6 @@ function cli(script: string, env: NodeJS.ProcessEnv, args: string[], input = '')
   const r = spawnSync(process.execPath, [script, ...args], { env, input, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
-}
-
-/** User + system CPU of a process so far, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / 100;
 }
 
 interface HostFigures {
