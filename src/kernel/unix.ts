@@ -123,6 +123,10 @@ const MADV_DONTNEED = 4;
  * from the page cache (or the file) at its next touch, and a page written
  * through one was the page cache's already. Private mappings (whose pages
  * may be this process's own copies) are left alone. Linux only.
+ *
+ * The caller must know that no other thread unmaps that file meanwhile: a
+ * range unmapped and mapped again as private memory between the read of
+ * /proc/self/maps and the advice would lose its contents.
  * @returns the bytes of mappings advised (0 elsewhere, or when none is found)
  */
 export function unmapResident(path: string): number {

@@ -5,7 +5,6 @@ import { SPAWNED_BY_ENV } from '../../core/protocol.js';
 import { flag, type Command } from '../context.js';
 import { ownerPassphrase } from '../owner.js';
 import { processRunning } from '../../kernel/process.js';
-import { setFlagsFromString } from 'node:v8';
 
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
 const NOT_RUNNING = 3;
@@ -53,13 +52,6 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   }
   // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
   process.on('SIGUSR1', () => {});
-  // V8 doubles its young generation while allocation keeps up, to 2 x 64 MiB
-  // on a machine of 16 GB or more: most of a loaded host's memory (issue 42,
-  // docs/benchmarks.md). A host's requests leave little alive, so it keeps
-  // the young generation it starts with (1 MiB semi-spaces): the flag is read
-  // at each growth, not only at start (node's --max-semi-space-size is, and
-  // the host takes no flags: a client refuses a host started with any).
-  setFlagsFromString('--semi-space-growth-factor=1');
   process.umask(0o077);
   const { startHost, HostAlreadyRunning, isFailedCommitEcho } =
     await import('../../host/serve/server.js');

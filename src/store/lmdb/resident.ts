@@ -14,6 +14,13 @@
  * operation: nothing is lost, the next read faults the pages it needs back in
  * from the page cache (a minor fault each). Between two drops at most what
  * DROP_EVERY operations touch stays mapped, whatever the store's size.
+ *
+ * Safe while nothing else unmaps the file (unmapResident): lmdb-js keeps
+ * every map it made of the store until the environment closes (a growth
+ * maps anew and leaves the old map for lingering readers: mdb_env_set_mapsize,
+ * "lmdb-js removal"), and the host's store closes, and reopens after a fault
+ * (recover.ts), on this thread, as every drop runs. The start-up scan and
+ * `vault check` read the file in a child process (scan.ts).
  */
 import { realpathSync } from 'node:fs';
 import { unmapResident } from '../../kernel/unix.js';
