@@ -22,7 +22,8 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { HostChannel } from '../src/client/channel.js';
+import type { HostChannel } from '../src/client/channel.js';
+import { loadReader } from '../test/support/e2e-helpers.js';
 import { Postgres } from '../test/support/postgres.js';
 import { HOST_BOUND, cpuMs, memoryOf, residentOf, type Memory } from '../test/support/procs.js';
 import { CLI, Rig } from '../test/support/rig.js';
@@ -69,17 +70,7 @@ async function subject(label: string, script: string): Promise<Subject> {
   const rig = new Rig();
   rig.cli = script;
   if (pg !== null) rig.env.VAULT_STORE_URL = pg.database().url;
-  await rig.create();
-  await rig.set('E', 'memory-bench-value');
-  const token = await rig.addAgent(
-    'reader',
-    ['E'],
-    ['--per-minute', '100000000', '--per-hour', '100000000'],
-  );
-  await rig.liftValuesLimit('reader');
-  const daemon = { node: process.execPath, script, env: rig.env };
-  const channel = new HostChannel({ vaultDir: rig.vaultDir, daemon, autoStart: false });
-  const pid = (await channel.call('status', {})).pid;
+  const { token, channel, pid } = await loadReader(rig, 'memory-bench-value');
   const s = { label, rig, channel, token, pid, samples: [], reads: 0, refused: 0, warm: null };
   return s;
 }

@@ -9,10 +9,10 @@ import { realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
-import { HostChannel } from '../../src/client/channel.js';
 import { DROP_AFTER_MS } from '../../src/store/lmdb/resident.js';
+import { loadReader } from '../support/e2e-helpers.js';
 import { HOST_BOUND, memoryOf, residentOf } from '../support/procs.js';
-import { CLI, Rig } from '../support/rig.js';
+import { Rig } from '../support/rig.js';
 
 const rig = new Rig();
 after(() => rig.dispose());
@@ -23,21 +23,8 @@ const READS = 16_000;
 const IN_USE = HOST_BOUND.storeMiB * MiB;
 
 test('a host under a growing audit log keeps its memory under the stated bound', async () => {
-  await rig.create();
-  await rig.set('E', 'memory-test-value');
-  const token = await rig.addAgent(
-    'reader',
-    ['E'],
-    ['--per-minute', '1000000', '--per-hour', '1000000'],
-  );
-  await rig.liftValuesLimit('reader');
-  const channel = new HostChannel({
-    vaultDir: rig.vaultDir,
-    daemon: { node: process.execPath, script: CLI, env: rig.env },
-    autoStart: false,
-  });
+  const { token, channel, pid } = await loadReader(rig, 'memory-test-value');
   after(() => channel.close());
-  const pid = (await channel.call('status', {})).pid;
   const file = realpathSync(join(rig.vaultDir, 'vault.mdb'));
   const body = { token, entry: 'E', field: 'password', mode: 'get' as const };
   const seen: { store: number; resident: number; anon: number }[] = [];
