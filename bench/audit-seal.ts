@@ -20,7 +20,7 @@
  *
  * The machine is shared: the load average is printed before and after.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '../src/core/audit.js';
@@ -35,6 +35,7 @@ import { SCHEMA_VERSION, type AuditRecord, type VaultHeader } from '../src/store
 import { Store } from '../src/store/lmdb/store.js';
 import type { Tx } from '../src/store/tx.js';
 import { hostProcesses } from '../test/support/e2e-helpers.js';
+import { cpuMs } from '../test/support/procs.js';
 import { ROOT, liftValuesArgs, predatesValuesLimit } from '../test/support/rig.js';
 import { benchVault, buildBaseline, cli } from './baseline.js';
 
@@ -189,14 +190,6 @@ function micro(): void {
 }
 
 // ---------------------------------------------------------------------------
-
-/** User + system CPU of a process so far, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / 100;
-}
 
 interface HostFigures {
   cpuPerResolve: number;

@@ -18,6 +18,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { HostChannel } from '../src/client/channel.js';
 import { TunnelAgent } from './tunnel.js';
 import { makeTestCa, startProxy } from '../test/support/proxy.js';
+import { cpuMs } from '../test/support/procs.js';
 import { CLI, Rig, liftValuesArgs, ok, predatesValuesLimit } from '../test/support/rig.js';
 
 const args = process.argv.slice(2);
@@ -36,15 +37,6 @@ const prof = process.env.BENCH_PROF;
 const hostFlags = (process.env.BENCH_HOST_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
 const TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU ms by thread name (comm) of a process so far: which of the host's threads does the work. */
 function threadMs(pid: number): Map<string, number> {

@@ -44,6 +44,7 @@ import { HostChannel } from '../src/client/channel.js';
 import { mintSurrogate } from '../src/crypto/aws-surrogate.js';
 import { TunnelAgent } from './tunnel.js';
 import { freePort, makeTestCa, startProxy, type ProxyProcess } from '../test/support/proxy.js';
+import { cpuMs } from '../test/support/procs.js';
 import { CLI, ROOT, Rig, ok } from '../test/support/rig.js';
 
 const args = process.argv.slice(2);
@@ -54,21 +55,6 @@ const baseline = baselineAt < 0 ? null : (args[baselineAt + 1] ?? null);
 if (baselineAt >= 0 && baseline === null) throw new Error('--baseline needs a checkout');
 /** Printed before the figures: which build this run measures. */
 const label = process.env.BENCH_LABEL ?? 'this tree';
-
-/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ). */
-const TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
-
-/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    // Fields after "(comm)": state is the first, utime the 12th, stime the 13th.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-  } catch {
-    return 0;
-  }
-}
 
 /** The processes a cell's CPU is summed over, by role. */
 type Pids = Record<string, number>;

@@ -19,6 +19,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../src/client/client.js';
 import { VaultError } from '../src/core/errors.js';
+import { memoryOf, type Memory } from '../test/support/procs.js';
 import { CLI, PASSPHRASE, Rig, ok } from '../test/support/rig.js';
 
 const [mode = 'readers', minutesArg, agentsArg] = process.argv.slice(2);
@@ -47,12 +48,9 @@ async function hostPid(): Promise<number | null> {
   }
 }
 
-function proc(pid: number): { rss: number; anon: number; file: number; hwm: number; maps: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) =>
-    Number(new RegExp(`^${k}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) * 1024;
+function proc(pid: number): Memory & { maps: number } {
   const maps = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').length - 1;
-  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), hwm: kb('VmHWM'), maps };
+  return { ...memoryOf(pid), maps };
 }
 
 const storeSize = () => statSync(join(rig.vaultDir, 'vault.mdb')).size;

@@ -4,12 +4,15 @@
  * relies on. `flock` keeps one host per vault; `SO_PEERCRED` names the process
  * at the other end of a Unix socket as the kernel knows it, which nothing that
  * process writes on the socket can change; `fallocate` keeps disk blocks for
- * the store's growth that no other process can take (src/store/lmdb/reserve.ts).
+ * the store's growth that no other process can take (src/store/lmdb/reserve.ts);
+ * `madvise` takes the store's mapped pages out of the host's resident set
+ * (src/store/lmdb/resident.ts).
  *
  * flock on Linux and macOS, SO_PEERCRED and fallocate on Linux only. The host and the client
  * load this module lazily, so `get` (which never sends a passphrase) does not
  * pay for it.
  */
+import { readFileSync } from 'node:fs';
 import koffi from 'koffi';
 
 /** The peer of a Unix socket, as the kernel recorded it at connect(). */
@@ -32,6 +35,7 @@ interface Libc {
   /** Linux only: null elsewhere. */
   fallocate: ((fd: number, mode: number, offset: number, len: number) => number) | null;
   getsockopt(fd: number, level: number, name: number, out: object, len: number[]): number;
+  madvise(addr: number, length: number, advice: number): number;
 }
 
 let libc: Libc | null = null;
@@ -51,6 +55,7 @@ function load(): Libc {
     getsockopt: lib.func(
       'int getsockopt(int fd, int level, int name, _Out_ vault_ucred *val, _Inout_ uint32_t *len)',
     ) as Libc['getsockopt'],
+    madvise: lib.func('int madvise(uintptr_t addr, size_t length, int advice)') as Libc['madvise'],
   };
   return libc;
 }
@@ -106,4 +111,41 @@ const FALLOC_FL_KEEP_SIZE = 1;
 export function keepBlocks(fd: number, offset: number, length: number): boolean {
   const fallocate = load().fallocate;
   return fallocate !== null && fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length) === 0;
+}
+
+/** MADV_DONTNEED (Linux): the range leaves this process's page tables. */
+const MADV_DONTNEED = 4;
+
+/**
+ * Takes the pages of every shared mapping of the file at `path` (as
+ * /proc/self/maps names it: a real path) out of this process's resident set.
+ * Their contents are not lost: a shared file mapping reads each page back
+ * from the page cache (or the file) at its next touch, and a page written
+ * through one was the page cache's already. Private mappings (whose pages
+ * may be this process's own copies) are left alone. Linux only.
+ *
+ * The caller must know that no other thread unmaps that file meanwhile: a
+ * range unmapped and mapped again as private memory between the read of
+ * /proc/self/maps and the advice would lose its contents.
+ * @returns the bytes of mappings advised (0 elsewhere, or when none is found)
+ */
+export function unmapResident(path: string): number {
+  if (process.platform !== 'linux') return 0;
+  let maps: string;
+  try {
+    maps = readFileSync('/proc/self/maps', 'utf8');
+  } catch {
+    return 0;
+  }
+  let advised = 0;
+  for (const line of maps.split('\n')) {
+    if (!line.endsWith(path)) continue;
+    // start-end perms offset dev inode path
+    const m = /^([0-9a-f]+)-([0-9a-f]+) [r-][w-][x-]s \S+ \S+ \d+\s+(.*)$/.exec(line);
+    if (m === null || m[3] !== path) continue;
+    const start = parseInt(m[1] as string, 16);
+    const length = parseInt(m[2] as string, 16) - start;
+    if (load().madvise(start, length, MADV_DONTNEED) === 0) advised += length;
+  }
+  return advised;
 }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { HostChannel } from '../../src/client/channel.js';
 import { ERRORS, type ErrorCode } from '../../src/core/errors.js';
 import { ok, type Result, type Rig } from './rig.js';
 
@@ -130,4 +131,25 @@ export async function disposeAll(rig: Rig): Promise<void> {
     if ((await settleHosts(rig.vaultDir, 0, 3000)).length === 0) break;
   }
   await rig.dispose();
+}
+
+/**
+ * A vault in `rig` (created here) with entry E holding `value` and an agent
+ * `reader` scoped to it whose limits no load run reaches; its token, a
+ * channel to the host (started by the setup, as the rig's CLI builds it) and
+ * the host's pid: for loads of many reads (bench/, memory tests).
+ */
+export async function loadReader(
+  rig: Rig,
+  value: string,
+): Promise<{ token: string; channel: HostChannel; pid: number }> {
+  await rig.create();
+  await rig.set('E', value);
+  const limits = ['--per-minute', '100000000', '--per-hour', '100000000'];
+  const token = await rig.addAgent('reader', ['E'], limits);
+  await rig.liftValuesLimit('reader');
+  const daemon = { node: process.execPath, script: rig.cli, env: rig.env };
+  const channel = new HostChannel({ vaultDir: rig.vaultDir, daemon, autoStart: false });
+  const pid = (await channel.call('status', {})).pid;
+  return { token, channel, pid };
 }

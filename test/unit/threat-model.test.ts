@@ -54,6 +54,11 @@ const HARDENED_READS = tested(
   'hardened-host',
   'an agent reads through the hardened host; its audit record carries the kernel’s pid and uid',
 );
+/** An LMDB host's memory does not grow with its audit log (issue 42; docs/benchmarks.md). */
+const HOST_MEMORY_BOUND = tested(
+  'host-memory',
+  'a host under a growing audit log keeps its memory under the stated bound',
+);
 /** The main socket's connections are capped per process (issue 29's intake) and in all (crowd.ts). */
 const MAIN_SOCKET_CAPPED = [
   tested(
@@ -823,6 +828,12 @@ const LEDGER: Record<string, Entry> = {
       ],
       sameUser: CHANNEL_ATTACKS,
       hardened: CHANNEL_ATTACKS,
+    },
+  "read as fast as the limits allow, for days, so the audit log grows the host's memory until it dies":
+    {
+      run: [HOST_MEMORY_BOUND],
+      sameUser: [HOST_MEMORY_BOUND],
+      hardened: [HOST_MEMORY_BOUND],
     },
   "read `run`'s environment (`/proc/$PPID/environ`: the passphrase file) or other sessions' tokens":
     {

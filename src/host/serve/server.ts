@@ -12,6 +12,7 @@ import { ERRORS, VaultError } from '../../core/errors.js';
 import { CHANNEL_PATH, CHANNEL_UPGRADE } from '../../core/frames.js';
 import { LOCK_NAME, SOCKET_NAME } from '../../core/protocol.js';
 import { tryLock } from '../../kernel/unix.js';
+import { holdYoungGenerationForGood } from '../../store/young.js';
 import { callerAt } from './caller.js';
 
 export { isFailedCommitEcho } from '../../store/open.js';
@@ -162,6 +163,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const socketPath = join(socketDir, SOCKET_NAME);
   const lock = takeHostLock(opts.dir);
   if (lock === null) throw new HostAlreadyRunning('a vault host is already running');
+  // Its memory must not grow with its load (issue 42; src/store/young.ts).
+  holdYoungGenerationForGood();
   const host = new HostRun(opts, log, lock, socketDir);
   await host.openAndListen(socketPath);
   try {

@@ -18,6 +18,7 @@ import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
 import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
+import { DROP_EVERY, ResidentPages } from './resident.js';
 import { LmdbRows, quiet } from './rows.js';
 
 /**
@@ -60,6 +61,8 @@ interface Queued {
 export class Store implements VaultStore {
   /** The room the host keeps for this file's growth (room.ts), once it serves it (keepRoom). */
   room: DiskRoom | undefined;
+  /** The host's own store: its mapped pages kept out of the resident set beyond those in use (keepRoom). */
+  #resident: ResidentPages | undefined;
 
   private constructor(
     private db: RootDatabase,
@@ -116,7 +119,12 @@ export class Store implements VaultStore {
    * one snapshot, so the copy never holds half a transaction.
    */
   async backup(path: string): Promise<void> {
-    await this.db.backup(path, true);
+    try {
+      await this.db.backup(path, true);
+    } finally {
+      // It read every page through the map.
+      this.#resident?.touched(DROP_EVERY);
+    }
   }
 
   /**
@@ -124,7 +132,11 @@ export class Store implements VaultStore {
    * compacted, free pages and all): what `vault check`'s write probe writes into.
    */
   async copyPages(path: string): Promise<void> {
-    await this.db.backup(path, false);
+    try {
+      await this.db.backup(path, false);
+    } finally {
+      this.#resident?.touched(DROP_EVERY);
+    }
   }
 
   /**
@@ -236,6 +248,7 @@ export class Store implements VaultStore {
    */
   read<T>(fn: (tx: Tx) => T): T {
     this.#recovery.refuseWhileRecovering();
+    this.#resident?.touched();
     try {
       return fn(new Tx(new LmdbRows(this.db), this.sealKey));
     } catch (err) {
@@ -251,6 +264,7 @@ export class Store implements VaultStore {
    */
   write<T>(fn: (tx: Tx) => T): T {
     this.#recovery.refuseWhileRecovering();
+    this.#resident?.touched();
     try {
       return this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)));
     } catch (err) {
@@ -295,6 +309,7 @@ export class Store implements VaultStore {
     } catch (err) {
       return Promise.reject(err);
     }
+    this.#resident?.touched();
     if (this.#batched > 0) return this.#writeBatched(fn);
     return new Promise<T>((resolve, reject) => {
       this.#turn.push({ fn, resolve: resolve as (v: unknown) => void, reject });
@@ -359,9 +374,14 @@ export class Store implements VaultStore {
     }
   }
 
-  /** From now on, keep room on the disk for the store's growth: the host's own store only. */
+  /**
+   * From now on, keep room on the disk for the store's growth, and the
+   * store's mapped pages out of the resident set beyond those in use
+   * (resident.ts): the host's own store only.
+   */
   keepRoom(): void {
     this.room = new DiskRoom(dirname(this.path), this.path);
+    this.#resident = new ResidentPages(this.path);
   }
 
   settle(at: number): void {
@@ -377,6 +397,7 @@ export class Store implements VaultStore {
   }
 
   async close(): Promise<void> {
+    this.#resident?.stop();
     await this.db.close();
   }
 }

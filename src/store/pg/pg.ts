@@ -20,7 +20,6 @@
  * VLT-3040, and nothing is released.
  */
 import { randomBytes } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
 import {
   MessageChannel,
   receiveMessageOnPort,
@@ -33,6 +32,7 @@ import { Mirror } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
+import { holdYoungGeneration } from '../young.js';
 
 /**
  * How long the host's main thread waits for one answer. Every request waits
@@ -334,8 +334,8 @@ export class PgStore implements VaultStore {
     // While loading, V8's young generation stays at its size: a load's rows
     // and the digest's garbage otherwise grew it to 128 MB, which the host
     // kept resident (30,000 entries: RSS 321-355 MB against 226 this way).
-    // V8's default (2) again after.
-    setFlagsFromString('--semi-space-growth-factor=1');
+    // Let grow again after, unless the host holds it for good (young.ts).
+    const release = holdYoungGeneration();
     try {
       for (let more = false; ; more = true) {
         const got = this.call({
@@ -361,7 +361,7 @@ export class PgStore implements VaultStore {
       }
       throw err;
     } finally {
-      setFlagsFromString('--semi-space-growth-factor=2');
+      release();
     }
     this.mirror.loaded(version ?? 0);
     this.loaded = true;
