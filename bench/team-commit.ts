@@ -10,13 +10,14 @@
  *
  *   node --import tsx bench/team-commit.ts [seconds a cell=4] [baseline ref=0109066]   (after npm run build)
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { buildBaseline } from './baseline.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const IN_FLIGHT = 24;
@@ -157,11 +158,7 @@ END;
   };
 
   try {
-    execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, BASE, baseDir]);
-    symlinkSync(join(ROOT, 'node_modules'), join(baseDir, 'node_modules'));
-    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-      cwd: baseDir,
-    });
+    buildBaseline(BASE, baseDir);
     const builds: [string, string][] = [
       [`base ${BASE}`, join(baseDir, 'dist', 'src', 'store', 'pg', 'pg.js')],
       ['this', join(ROOT, 'dist', 'src', 'store', 'pg', 'pg.js')],

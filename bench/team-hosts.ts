@@ -12,17 +12,16 @@
  *   node --import tsx bench/team-hosts.ts [requests per cell=1500] [baseline ref=0109066] [--no-baseline]
  *   (after npm run build)
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { call } from '../src/client/client.js';
 import type { ClientOptions } from '../src/client/options.js';
 import { Postgres, postgresBin } from '../test/support/postgres.js';
 import { CLI, liftValuesArgs, ok, Rig } from '../test/support/rig.js';
+import { buildBaseline } from './baseline.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 1500);
 const BASE = args[1] ?? '0109066';
@@ -30,15 +29,6 @@ const WITH_BASELINE = !process.argv.includes('--no-baseline');
 const IN_FLIGHT = 24;
 const AGENTS = [20, 100];
 const HOSTS = [1, 2, 3];
-
-function buildBaseline(ref: string, into: string): string {
-  execFileSync('sh', ['-c', `git -C "$0" archive "$1" | tar -x -C "$2"`, ROOT, ref, into]);
-  symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'));
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-    cwd: into,
-  });
-  return join(into, 'dist', 'src', 'cli', 'main.js');
-}
 
 function client(r: Rig): ClientOptions {
   return { vaultDir: r.vaultDir, daemon: { node: process.execPath, script: r.cli, env: r.env } };
