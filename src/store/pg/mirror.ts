@@ -58,10 +58,47 @@ export function pageDigest(
   return d;
 }
 
+/**
+ * Rows in pg-worker.ts `pack`'s form, `[key length u32][key][value length
+ * u32][value]` each, as one buffer (a load's page; the tests' rows).
+ */
+export function packRows(rows: readonly { key: string; value: Buffer | null }[]): Buffer {
+  let size = 0;
+  for (const r of rows) size += 8 + Buffer.byteLength(r.key) + (r.value?.length ?? 0);
+  const out = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const r of rows) {
+    const k = out.write(r.key, at + 4);
+    out.writeUInt32BE(k, at);
+    at += 4 + k;
+    const v = r.value ?? new Uint8Array(0);
+    out.writeUInt32BE(v.length, at);
+    out.set(v, at + 4);
+    at += 4 + v.length;
+  }
+  return out;
+}
+
+/** Rows of a page a handle (a small integer) can name: the row's index in the low 16 bits. */
+const PAGE_ROWS = 0x10000;
+
 export class Mirror implements Rows {
   /** Sorted, as LMDB orders string keys (ASCII keys: code units and bytes agree). */
   private keys = new SortedKeys();
-  private readonly raw = new Map<string, Buffer>();
+  /**
+   * Each row's bytes: a row of the first load as a handle, a number (its
+   * page in `pages`, its place there in `offsets`), not a Buffer object of
+   * its own (issue 37: a Buffer view costs about 240 bytes of memory, more
+   * than a row's bytes; 700,000 of them were 170 MB); a row written or
+   * fetched since, as its Buffer.
+   */
+  private readonly raw = new Map<string, number | Buffer>();
+  /** A first load's pages as they came (pg-worker.ts `pack`), while any of their rows is held. */
+  private pages: (Buffer | null)[] = [];
+  /** Per page, each row's value offset in it (at its length). */
+  private offsets: (Uint32Array | null)[] = [];
+  /** Per page, how many of its rows are still held: a page no row holds is let go. */
+  private live: number[] = [];
   private readonly decoded = new Map<string, unknown>();
   /** The database version these rows are at; 0 before the first load. */
   version = 0;
@@ -78,7 +115,7 @@ export class Mirror implements Rows {
   apply(rows: readonly { key: string; value: Buffer | null }[], version: number): void {
     if (this.keys.size === 0 && this.digest === null && this.undo === null) {
       // A first load: every key set, then sorted once.
-      for (const r of rows) if (r.value !== null) this.raw.set(r.key, r.value);
+      this.loadPacked(packRows(rows.filter((r) => r.value !== null)), null, null);
       this.keys = SortedKeys.from([...this.raw.keys()]);
     } else for (const r of rows) this.setRaw(r.key, r.value);
     this.version = version;
@@ -94,6 +131,11 @@ export class Mirror implements Rows {
     sealKey: Buffer | null,
     digest: Buffer | null = null,
   ): void {
+    this.loadPacked(packRows(rows.filter((r) => r.value !== null)), sealKey, digest);
+  }
+
+  /** `loadPage` of a page as pg-worker.ts packed it: its rows held in it, by handle. */
+  loadPacked(packed: Buffer, sealKey: Buffer | null, digest: Buffer | null = null): void {
     if (sealKey !== null && this.digest === null && this.raw.size === 0) {
       // The digest kept from the first page on, while the database reads the next.
       this.digest = { key: Buffer.from(sealKey), value: Buffer.alloc(32) };
@@ -101,13 +143,65 @@ export class Mirror implements Rows {
     const d = this.digest;
     // The page's share computed already (by the worker: `pageDigest`, of these rows, each once).
     if (d !== null && digest !== null) xorInto(d.value, digest);
-    for (const r of rows) {
-      if (r.value === null || this.raw.has(r.key)) continue;
-      this.raw.set(r.key, r.value);
-      if (d !== null && digest === null && sealedKey(r.key)) {
-        xorInto(d.value, this.tagOf(d.key, r.key));
+    let page = -1;
+    let offsets: number[] = [];
+    const close = () => {
+      if (page < 0) return;
+      this.offsets[page] = Uint32Array.from(offsets);
+      if (this.live[page] === 0) this.release(page);
+    };
+    for (let at = 0; at + 8 <= packed.length;) {
+      if (page < 0 || offsets.length === PAGE_ROWS) {
+        close();
+        page = this.pages.length;
+        offsets = [];
+        this.pages.push(packed);
+        this.offsets.push(null);
+        this.live.push(0);
+      }
+      const k = packed.readUInt32BE(at);
+      const key = packed.toString('utf8', at + 4, at + 4 + k);
+      at += 4 + k;
+      const value = at;
+      at += 4 + packed.readUInt32BE(at);
+      if (this.raw.has(key)) continue;
+      this.raw.set(key, page * PAGE_ROWS + offsets.length);
+      offsets.push(value);
+      this.live[page] = (this.live[page] as number) + 1;
+      if (d !== null && digest === null && sealedKey(key)) {
+        const bytes = packed.subarray(value + 4, value + 4 + packed.readUInt32BE(value));
+        xorInto(d.value, tagOfRaw(d.key, key, bytes));
       }
     }
+    close();
+  }
+
+  /** A page no row holds any more: let go. */
+  private release(page: number): void {
+    this.pages[page] = null;
+    this.offsets[page] = null;
+  }
+
+  /** The bytes of the row under `key` as held (a view of its page for a loaded row). */
+  private bytes(key: string): Buffer | undefined {
+    const held = this.raw.get(key);
+    if (typeof held !== 'number') return held;
+    const page = this.pages[held >>> 16] as Buffer;
+    const at = (this.offsets[held >>> 16] as Uint32Array)[held & 0xffff] as number;
+    return page.subarray(at + 4, at + 4 + page.readUInt32BE(at));
+  }
+
+  /** Sets what the map holds under `key`, a loaded row's page let go once none of its rows is held. */
+  private hold(key: string, value: Buffer | null): void {
+    const held = this.raw.get(key);
+    if (typeof held === 'number') {
+      const page = held >>> 16;
+      const left = (this.live[page] as number) - 1;
+      this.live[page] = left;
+      if (left === 0) this.release(page);
+    }
+    if (value === null) this.raw.delete(key);
+    else this.raw.set(key, value);
   }
 
   /** The first load is whole, at `version`: its keys sorted once. */
@@ -124,7 +218,7 @@ export class Mirror implements Rows {
   }
 
   private tagOf(sealKey: Buffer, key: string): Buffer {
-    return tagOfRaw(sealKey, key, this.raw.get(key));
+    return tagOfRaw(sealKey, key, this.bytes(key));
   }
 
   /** The digest of the sealed rows held (seal.ts), computed whole once, then kept. */
@@ -140,16 +234,19 @@ export class Mirror implements Rows {
   private changeRaw(key: string, value: Buffer | null): void {
     this.decoded.delete(key);
     if (value === null) {
-      if (this.raw.delete(key)) this.keys.delete(key);
+      if (this.raw.has(key)) {
+        this.hold(key, null);
+        this.keys.delete(key);
+      }
       return;
     }
     if (!this.raw.has(key)) this.keys.insert(key);
-    this.raw.set(key, value);
+    this.hold(key, value);
   }
 
   get(key: string): unknown {
     if (this.decoded.has(key)) return this.decoded.get(key);
-    const raw = this.raw.get(key);
+    const raw = this.bytes(key);
     if (raw === undefined) return undefined;
     const value = decodeRecord(raw);
     if (this.decoded.size >= DECODED) {
@@ -185,7 +282,7 @@ export class Mirror implements Rows {
 
   private remember(key: string): void {
     if (this.undo === null) throw new Error('a write outside a write transaction');
-    this.undo.push([key, this.raw.get(key) ?? null]);
+    this.undo.push([key, this.bytes(key) ?? null]);
   }
 
   /** Opens a write transaction: writes are allowed and remembered until commit or rollback. */
@@ -213,7 +310,7 @@ export class Mirror implements Rows {
     for (const [key, before] of this.undo ?? []) if (!first.has(key)) first.set(key, before);
     const out: { key: string; value: Buffer | null }[] = [];
     for (const [key, before] of first) {
-      const now = this.raw.get(key) ?? null;
+      const now = this.bytes(key) ?? null;
       if (now === before || (now !== null && before !== null && now.equals(before))) continue;
       out.push({ key, value: now });
     }
@@ -234,7 +331,7 @@ export class Mirror implements Rows {
 
   /** Every row as stored (encoded), in key order: for copies and migrations. */
   *rawRows(): Iterable<{ key: string; value: Buffer }> {
-    for (const key of this.keys) yield { key, value: this.raw.get(key) as Buffer };
+    for (const key of this.keys) yield { key, value: this.bytes(key) as Buffer };
   }
 
   get size(): number {

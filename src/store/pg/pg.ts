@@ -102,26 +102,6 @@ function unreachable(cause: unknown): VaultError {
   );
 }
 
-/**
- * A load's page as pg-worker.ts `pack` wrote it: each value a view of the
- * page's one buffer (the page lives as long as any of its rows does).
- */
-function unpack(packed: ArrayBuffer | undefined): { key: string; value: Buffer }[] {
-  const out: { key: string; value: Buffer }[] = [];
-  if (packed === undefined) return out;
-  const buf = Buffer.from(packed);
-  let at = 0;
-  while (at + 8 <= buf.length) {
-    const k = buf.readUInt32BE(at);
-    const key = buf.toString('utf8', at + 4, at + 4 + k);
-    at += 4 + k;
-    const v = buf.readUInt32BE(at);
-    out.push({ key, value: buf.subarray(at + 4, at + 4 + v) });
-    at += 4 + v;
-  }
-  return out;
-}
-
 interface Queued {
   readonly fn: (tx: Tx) => unknown;
   readonly resolve: (value: unknown) => void;
@@ -305,7 +285,10 @@ export class PgStore implements VaultStore {
         version ??= got.version;
         const share =
           got.digest === undefined || got.digest === null ? null : Buffer.from(got.digest);
-        this.mirror.loadPage(unpack(got.packed), this.sealKey, share);
+        if (got.packed !== undefined) {
+          // Held as it came: its rows are views of it (mirror.ts), none copied.
+          this.mirror.loadPacked(Buffer.from(got.packed), this.sealKey, share);
+        }
         if (got.done === true) break;
       }
     } catch (err) {
