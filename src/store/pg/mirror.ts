@@ -79,6 +79,32 @@ export function packRows(rows: readonly { key: string; value: Buffer | null }[])
   return out;
 }
 
+/**
+ * The rows a host does not hold (issue 37): the audit chain's records and
+ * the records' checksums, the most of a vault's rows (an import writes an
+ * audit record per entry; each record has its checksum) and none of them
+ * read to serve a request: read from the database when asked for (audit
+ * listings, `vault check`, backups).
+ */
+const COLD = [
+  ['audit/', 'audit0'],
+  ['sum/', 'sum0'],
+] as const;
+
+/** Whether the row under `key` is one a host does not hold (COLD). */
+export function coldKey(key: string): boolean {
+  return key.startsWith('audit/') || key.startsWith('sum/');
+}
+
+/** Where a host reads the rows it does not hold: the database (pg.ts). */
+export interface ColdRows {
+  /**
+   * The rows in [start, end) (all of them cold), in key order, at most
+   * `limit`, as at the copy's version.
+   */
+  rows(start: string, end: string, limit: number): { key: string; value: Buffer }[];
+}
+
 /** Rows of a page a handle (a small integer) can name: the row's index in the low 16 bits. */
 const PAGE_ROWS = 0x10000;
 
@@ -100,6 +126,15 @@ export class Mirror implements Rows {
   /** Per page, how many of its rows are still held: a page no row holds is let go. */
   private live: number[] = [];
   private readonly decoded = new Map<string, unknown>();
+  /** The open transaction's writes of rows not held (COLD; null: removed), until its commit. */
+  private readonly coldWrites = new Map<string, Buffer | null>();
+
+  /** `cold`: where the rows not held are read; null: every row held (a copy of no database). */
+  constructor(private readonly cold: ColdRows | null = null) {}
+
+  private isCold(key: string): boolean {
+    return this.cold !== null && coldKey(key);
+  }
   /** The database version these rows are at; 0 before the first load. */
   version = 0;
   /**
@@ -107,7 +142,7 @@ export class Mirror implements Rows {
    * in order, so a part of the transaction (one request of a group) can be
    * undone alone, and the whole of it at a failed commit.
    */
-  private undo: [key: string, before: Buffer | null][] | null = null;
+  private undo: [key: string, before: Buffer | null | undefined][] | null = null;
   /** The digest of the sealed records held (seal.ts), kept as each row changes, once asked for. */
   private digest: { key: Buffer; value: Buffer } | null = null;
 
@@ -117,7 +152,7 @@ export class Mirror implements Rows {
       // A first load: every key set, then sorted once.
       this.loadPacked(packRows(rows.filter((r) => r.value !== null)), null, null);
       this.keys = SortedKeys.from([...this.raw.keys()]);
-    } else for (const r of rows) this.setRaw(r.key, r.value);
+    } else for (const r of rows) if (!this.isCold(r.key)) this.setRaw(r.key, r.value);
     this.version = version;
   }
 
@@ -164,7 +199,7 @@ export class Mirror implements Rows {
       at += 4 + k;
       const value = at;
       at += 4 + packed.readUInt32BE(at);
-      if (this.raw.has(key)) continue;
+      if (this.raw.has(key) || this.isCold(key)) continue;
       this.raw.set(key, page * PAGE_ROWS + offsets.length);
       offsets.push(value);
       this.live[page] = (this.live[page] as number) + 1;
@@ -211,6 +246,11 @@ export class Mirror implements Rows {
   }
 
   private setRaw(key: string, value: Buffer | null): void {
+    if (this.isCold(key)) {
+      // Not sealed (seal.ts sealedKey): no share of the digest.
+      this.coldWrites.set(key, value);
+      return;
+    }
     const d = this.digest !== null && sealedKey(key) ? this.digest : null;
     if (d !== null && this.raw.has(key)) xorInto(d.value, this.tagOf(d.key, key));
     this.changeRaw(key, value);
@@ -244,7 +284,62 @@ export class Mirror implements Rows {
     this.hold(key, value);
   }
 
+  /**
+   * Rows not held that this transaction read (a range read, then each row
+   * got: `vault check`), so each is read from the database once; let go at
+   * the transaction's end (`forget`).
+   */
+  private coldRead = new Map<string, Buffer | null>();
+
+  /** The transaction is over: the rows not held that it read are let go. */
+  forget(): void {
+    this.coldRead = new Map();
+  }
+
+  /** A row not held: as the open transaction wrote it, else as the database has it. */
+  private coldBytes(key: string): Buffer | null {
+    if (this.coldWrites.has(key)) return this.coldWrites.get(key) ?? null;
+    const seen = this.coldRead.get(key);
+    if (seen !== undefined) return seen;
+    const [r] = (this.cold as ColdRows).rows(key, `${key}\u0000`, 1);
+    const got = r?.key === key ? r.value : null;
+    this.coldRead.set(key, got);
+    return got;
+  }
+
+  /**
+   * The rows not held in `range`, in key order: the database's, with the open
+   * transaction's writes over them.
+   */
+  private coldRange(range: KeyRange): { key: string; value: Buffer }[] {
+    if (this.cold === null) return [];
+    const out: { key: string; value: Buffer }[] = [];
+    for (const [from, to] of COLD) {
+      const start = range.start !== undefined && range.start > from ? range.start : from;
+      const end = range.end !== undefined && range.end < to ? range.end : to;
+      if (start >= end) continue;
+      const written = [...this.coldWrites].filter(([k]) => k >= start && k < end);
+      const limit = (range.limit ?? Infinity) + written.length;
+      const got = new Map(
+        this.cold
+          .rows(start, end, Number.isFinite(limit) ? limit : 0x7fffffff)
+          .map((r) => [r.key, r.value]),
+      );
+      for (const [k, v] of got) this.coldRead.set(k, v);
+      for (const [k, v] of written) {
+        if (v === null) got.delete(k);
+        else got.set(k, v);
+      }
+      for (const k of [...got.keys()].sort()) out.push({ key: k, value: got.get(k) as Buffer });
+    }
+    return out;
+  }
+
   get(key: string): unknown {
+    if (this.isCold(key)) {
+      const raw = this.coldBytes(key);
+      return raw === null ? undefined : decodeRecord(raw);
+    }
     if (this.decoded.has(key)) return this.decoded.get(key);
     const raw = this.bytes(key);
     if (raw === undefined) return undefined;
@@ -262,11 +357,21 @@ export class Mirror implements Rows {
 
   /** A snapshot of the range, so a transaction may remove what it iterates. */
   getKeys(range: KeyRange): string[] {
-    return this.keys.range(range.start, range.end, range.limit);
+    return this.getRange(range, false).map((r) => r.key);
   }
 
-  getRange(range: KeyRange): { key: string; value: unknown }[] {
-    return this.getKeys(range).map((key) => ({ key, value: this.get(key) }));
+  getRange(range: KeyRange, values = true): { key: string; value: unknown }[] {
+    const held = this.keys.range(range.start, range.end, range.limit);
+    const cold = this.coldRange(range);
+    const rows: { key: string; value: unknown }[] = held.map((key) => ({
+      key,
+      value: values ? this.get(key) : undefined,
+    }));
+    if (cold.length === 0) return rows;
+    for (const r of cold)
+      rows.push({ key: r.key, value: values ? decodeRecord(r.value) : undefined });
+    rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return range.limit === undefined ? rows : rows.slice(0, range.limit);
   }
 
   put(key: string, value: unknown): void {
@@ -282,7 +387,13 @@ export class Mirror implements Rows {
 
   private remember(key: string): void {
     if (this.undo === null) throw new Error('a write outside a write transaction');
-    this.undo.push([key, this.bytes(key) ?? null]);
+    // A row not held is not read for this: its `before` is unknown (undefined).
+    const before = this.isCold(key)
+      ? this.coldWrites.has(key)
+        ? this.coldWrites.get(key)
+        : undefined
+      : (this.bytes(key) ?? null);
+    this.undo.push([key, before]);
   }
 
   /** Opens a write transaction: writes are allowed and remembered until commit or rollback. */
@@ -299,19 +410,26 @@ export class Mirror implements Rows {
   undoTo(mark: number): void {
     const undo = this.undo ?? [];
     while (undo.length > mark) {
-      const [key, before] = undo.pop() as [string, Buffer | null];
-      this.setRaw(key, before);
+      const [key, before] = undo.pop() as [string, Buffer | null | undefined];
+      if (before === undefined) this.coldWrites.delete(key);
+      else this.setRaw(key, before);
     }
   }
 
   /** The rows the open transaction changed, as they are now (null: removed). */
   changes(): { key: string; value: Buffer | null }[] {
-    const first = new Map<string, Buffer | null>();
+    const first = new Map<string, Buffer | null | undefined>();
     for (const [key, before] of this.undo ?? []) if (!first.has(key)) first.set(key, before);
     const out: { key: string; value: Buffer | null }[] = [];
     for (const [key, before] of first) {
+      if (this.isCold(key)) {
+        // Not read before it was written: as written now, whatever the database had.
+        const now = this.coldWrites.get(key);
+        if (now !== undefined) out.push({ key, value: now });
+        continue;
+      }
       const now = this.bytes(key) ?? null;
-      if (now === before || (now !== null && before !== null && now.equals(before))) continue;
+      if (now === before || (now !== null && before != null && now.equals(before))) continue;
       out.push({ key, value: now });
     }
     return out;
@@ -320,6 +438,8 @@ export class Mirror implements Rows {
   /** The database committed the changes as `version`. */
   commit(version: number): void {
     this.undo = null;
+    // Written: the database holds them now, and this copy does not.
+    this.coldWrites.clear();
     this.version = version;
   }
 
@@ -327,13 +447,10 @@ export class Mirror implements Rows {
   rollback(): void {
     this.undoTo(0);
     this.undo = null;
+    this.coldWrites.clear();
   }
 
-  /** Every row as stored (encoded), in key order: for copies and migrations. */
-  *rawRows(): Iterable<{ key: string; value: Buffer }> {
-    for (const key of this.keys) yield { key, value: this.bytes(key) as Buffer };
-  }
-
+  /** How many rows this copy holds (the rows not held left out). */
   get size(): number {
     return this.keys.size;
   }

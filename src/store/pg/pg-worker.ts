@@ -48,6 +48,13 @@ export type PgRequest =
       readonly values: (Uint8Array | null)[];
     }
   | { readonly op: 'rollback' }
+  | {
+      /** Rows a host does not hold (mirror.ts COLD) in [start, end), in key order, with the version read at. */
+      readonly op: 'cold';
+      readonly start: string;
+      readonly end: string;
+      readonly limit: number;
+    }
   | { readonly op: 'listen' }
   | { readonly op: 'close' };
 
@@ -245,14 +252,17 @@ async function handle(req: PgRequest): Promise<PgReply> {
       }
       try {
         // One cursor over the snapshot, read a page at a time: one plan for
-        // the whole load, in the table's order (the host sorts the keys once).
+        // the whole load, in the table's order (the host sorts the keys once);
+        // not the rows a host does not hold (mirror.ts COLD: audit records,
+        // checksums), read when asked for.
         // A statement per page (`key > $1 ... LIMIT`) waited on the server
         // about 30 ms a page at 30,000 entries; the key's index, in order,
         // took 550 ms against a plain scan's 80 ms.
         if (!req.more) {
           await c.query(
             `DECLARE vault_load NO SCROLL CURSOR FOR
-               SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
+               SELECT key, value FROM vault_rows WHERE value IS NOT NULL
+                 AND key NOT LIKE 'audit/%' AND key NOT LIKE 'sum/%'`,
           );
         }
         const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
@@ -329,6 +339,22 @@ async function handle(req: PgRequest): Promise<PgReply> {
       loadKey = null;
       if (client !== null) await client.query('ROLLBACK');
       return { ok: true };
+    }
+    case 'cold': {
+      const c = await connected();
+      // One statement: the rows and the version they are at from one snapshot
+      // (inside a write transaction, the version its lock holds).
+      const res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
+        `SELECT m.version AS v, r.key, r.value FROM vault_meta m
+           LEFT JOIN LATERAL (SELECT key, value FROM vault_rows
+             WHERE key >= $1 AND key < $2 AND value IS NOT NULL ORDER BY key LIMIT $3) r ON true
+           WHERE m.id = 1`,
+        [req.start, req.end, req.limit],
+      );
+      const first = res.rows[0];
+      if (first === undefined) return { ok: true, missing: true };
+      const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
+      return { ok: true, version: Number(first.v), rows };
     }
     case 'listen': {
       if (listener === null) {

@@ -24,7 +24,7 @@ import {
 } from 'node:worker_threads';
 import { VaultError } from '../../core/errors.js';
 import type { VaultStore } from '../engine.js';
-import { Mirror } from './mirror.js';
+import { Mirror, type ColdRows } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
@@ -41,6 +41,8 @@ const ANSWER_MS = 2_000;
 const CREATE_MS = 30_000;
 /** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
 const LOAD_PAGE = 10_000;
+/** How many times a read is run again on a copy brought up to date before it takes the write lock (`read`). */
+const READ_TRIES = 4;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
 /** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
@@ -109,7 +111,25 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  private mirror = new Mirror();
+  /**
+   * The rows the copy does not hold (mirror.ts COLD), read from the database
+   * when asked for. Inside a write transaction they are at the version its
+   * lock holds; a read's may be at a later one (a commit since its refresh):
+   * `coldMoved` is then set, and the read runs again (`read`).
+   */
+  private readonly coldRows: ColdRows = {
+    rows: (start, end, limit) => {
+      const got = this.call({ op: 'cold', start, end, limit });
+      if (got.missing === true) this.apply(got);
+      if (got.version !== this.mirror.version) this.coldMoved = true;
+      return (got.rows ?? []).map((r: PgRow) => ({
+        key: r.key,
+        value: Buffer.from(r.value as Uint8Array),
+      }));
+    },
+  };
+  private coldMoved = false;
+  private mirror = new Mirror(this.coldRows);
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
@@ -293,7 +313,7 @@ export class PgStore implements VaultStore {
       }
     } catch (err) {
       // A part of a snapshot is no copy: the next request loads afresh.
-      this.mirror = new Mirror();
+      this.mirror = new Mirror(this.coldRows);
       try {
         this.call({ op: 'rollback' });
       } catch {
@@ -327,8 +347,22 @@ export class PgStore implements VaultStore {
 
   read<T>(fn: (tx: Tx) => T): T {
     this.load();
-    this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-    return fn(new Tx(this.mirror, this.sealKey));
+    // A read that met rows not held at a later version than its copy's runs
+    // again on the copy brought up to it; a vault that keeps moving under it
+    // (commits from other hosts) is read under the write lock, once.
+    for (let tries = 0; tries < READ_TRIES; tries++) {
+      this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+      this.coldMoved = false;
+      try {
+        const out = fn(new Tx(this.mirror, this.sealKey));
+        if (!this.coldMoved) return out;
+      } catch (err) {
+        if (!this.coldMoved) throw err;
+      } finally {
+        this.mirror.forget();
+      }
+    }
+    return this.write(fn);
   }
 
   write<T>(fn: (tx: Tx) => T): T {
@@ -339,6 +373,7 @@ export class PgStore implements VaultStore {
     try {
       out = fn(new Tx(this.mirror, this.sealKey));
     } catch (err) {
+      this.mirror.forget();
       this.mirror.rollback();
       try {
         this.call({ op: 'rollback' });
@@ -347,6 +382,7 @@ export class PgStore implements VaultStore {
       }
       throw err;
     }
+    this.mirror.forget();
     this.commitOpen();
     return out;
   }
@@ -413,6 +449,7 @@ export class PgStore implements VaultStore {
         outcomes.push({ ok: false, err });
       }
     }
+    this.mirror.forget();
     try {
       this.commitOpen();
     } catch (err) {
