@@ -40,7 +40,14 @@ const ANSWER_MS = 2_000;
 /** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
 const CREATE_MS = 30_000;
 /** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
-const LOAD_PAGE = 10_000;
+const LOAD_PAGE = 5_000;
+/**
+ * How long a page of the first load may take: the worker reads it and takes
+ * its share of the sealed digest (a keyed hash of each sealed row's
+ * checksum), which on a loaded machine took a page of 10,000 sealed rows
+ * past ANSWER_MS. Nothing else waits on the host meanwhile but its first request.
+ */
+const LOAD_MS = 5_000;
 /** How many times a read is run again on a copy brought up to date before it takes the write lock (`read`). */
 const READ_TRIES = 4;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
@@ -279,7 +286,8 @@ export class PgStore implements VaultStore {
   /**
    * The first load: every row of one snapshot, in pages of LOAD_PAGE (the
    * worker reads the next while this thread takes one in, and keeps the
-   * sealed digest as it goes), the keys sorted once at the end (issue 37:
+   * sealed digest of every other page as it goes, this thread of the rest),
+   * the keys sorted once at the end (issue 37:
    * one answer of 700,000 rows, inserted one at a time into one sorted
    * array, took a cold host 65-72 s, and holding that answer whole set both
    * threads' peak).
@@ -295,12 +303,15 @@ export class PgStore implements VaultStore {
     setFlagsFromString('--semi-space-growth-factor=1');
     try {
       for (let more = false; ; more = true) {
-        const got = this.call({
-          op: 'load',
-          more,
-          limit: LOAD_PAGE,
-          ...(more ? {} : { sealKey: this.sealKey }),
-        });
+        const got = this.call(
+          {
+            op: 'load',
+            more,
+            limit: LOAD_PAGE,
+            ...(more ? {} : { sealKey: this.sealKey }),
+          },
+          LOAD_MS,
+        );
         if (got.missing === true) this.apply(got);
         version ??= got.version;
         const share =
