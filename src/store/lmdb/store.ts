@@ -31,13 +31,6 @@ import { LmdbRows, quiet } from './rows.js';
 const PROBE_CHUNK = 64;
 
 /**
- * Key and value bytes under which a record lies in its leaf page, whatever
- * LMDB's page size (4 KiB and up: a node of up to about half a page stays in
- * it; larger values get overflow pages of their own).
- */
-const INLINE_MAX = 1024;
-
-/**
  * Reads the file's first 64 KiB (its two meta pages, at any page size LMDB
  * uses) through read(2) before LMDB opens it. A read the disk fails there
  * (EIO) crashes lmdb-js's open: a failed mdb_env_open frees its environment's
@@ -165,20 +158,15 @@ export class Store implements VaultStore {
       for (const k of keys) {
         quiet(this.db.put(`${k}\u0000`, 0));
         quiet(this.db.remove(`${k}\u0000`));
-        // A value large enough for pages of its own (overflow pages) is put
-        // back as the very bytes it holds, so they are written too; a smaller
-        // one lies in the leaf page just written (issue 37: decoding,
-        // encoding and writing back each of 700,000 records was half the
-        // probe's time).
+        // Put back as the very bytes it holds (no decoding and encoding
+        // again), so the copy reads the same after the probe, byte for byte.
         let bytes: Buffer | undefined;
         try {
-          bytes = this.db.getBinaryFast(k);
+          bytes = this.db.getBinary(k);
         } catch {
           continue;
         }
-        if (bytes !== undefined && bytes.length + k.length >= INLINE_MAX) {
-          quiet(this.db.put(k, asBinary(Buffer.from(bytes.subarray(0, bytes.length)))));
-        }
+        if (bytes !== undefined) quiet(this.db.put(k, asBinary(bytes)));
       }
     });
   }
