@@ -79,7 +79,8 @@ function lmdbPlace(dir: string): StorePlace {
       return store;
     },
     target: () => Store.open(dir),
-    scan: () => (existsSync(file) ? scanStoreFile(file) : Promise.resolve(null)),
+    // The host's start: nothing else writes the store while its scan runs (the host lock).
+    scan: () => (existsSync(file) ? scanInChild(file, true, true) : Promise.resolve(null)),
   };
 }
 

@@ -16,7 +16,7 @@
  * The key reaches a host from the owner's unlock, or from an agent's or
  * session's own record wrapped under its token, never from the database.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { recordSum, summed } from './schema.js';
 
 /** The store key of the sealed state. */
@@ -44,46 +44,62 @@ export function sealedKey(key: string): boolean {
 
 /** SHA-256's block: HMAC's pads are one block each. */
 const BLOCK = 64;
-/** The few keys in use (the state key, a test's): their pads, as hash states ready to go on. */
-const padded = new Map<string, { inner: Hash; outer: Hash }>();
+/** The few keys in use (the state key, a test's): their pads, each one block. */
+const padded = new Map<string, { ipad: Buffer; opad: Buffer }>();
 
 /**
- * HMAC-SHA256 as RFC 2104 builds it, from hash states holding the key's
- * pads, copied for each MAC: createHmac checks its key's type anew at every
- * call (Node 24, this machine: 17 µs a MAC; a rowTag took 19 µs, now 10),
- * most of the 2.6 s a cold host at 30,000 entries spent on its first digest
- * (issue 37). Same output as createHmac (test/unit/seal.test.ts).
+ * HMAC-SHA256 as RFC 2104 builds it, from the key's pads kept, in two
+ * one-shot hashes: createHmac checks its key's type anew at every call (Node
+ * 24, this machine: 17 µs a MAC), and hash states copied for each MAC took
+ * a dozen calls into C++ (issue 37: the digest of 300,000 sealed rows is
+ * most of a cold team host's start). Same output as createHmac
+ * (test/unit/seal.test.ts).
  */
-function hmacOf(key: Buffer): { inner: Hash; outer: Hash } {
+function padsOf(key: Buffer): { ipad: Buffer; opad: Buffer } {
   const id = key.toString('latin1');
   let p = padded.get(id);
   if (p === undefined) {
     const k = key.length > BLOCK ? createHash('sha256').update(key).digest() : key;
     const ipad = Buffer.alloc(BLOCK, 0x36);
-    const opad = Buffer.alloc(BLOCK, 0x5c);
+    const opad = Buffer.alloc(BLOCK + 32, 0x5c);
     for (let i = 0; i < k.length; i++) {
       ipad[i] = (ipad[i] as number) ^ (k[i] as number);
       opad[i] = (opad[i] as number) ^ (k[i] as number);
     }
-    p = { inner: createHash('sha256').update(ipad), outer: createHash('sha256').update(opad) };
-    ipad.fill(0);
-    opad.fill(0);
-    if (padded.size >= 8) padded.clear();
+    p = { ipad, opad };
+    if (padded.size >= 8) {
+      for (const old of padded.values()) {
+        old.ipad.fill(0);
+        old.opad.fill(0);
+      }
+      padded.clear();
+    }
     padded.set(id, p);
   }
   return p;
 }
 
+/** Where a MAC's inner message is laid out (its pad, then each part with its length). */
+let scratch = Buffer.alloc(BLOCK + 1024);
+
 function hmac(key: Buffer, ...parts: (string | number | Buffer)[]): Buffer {
-  const p = hmacOf(key);
-  const h = p.inner.copy();
-  for (const part of parts) {
-    const b = Buffer.isBuffer(part) ? part : Buffer.from(String(part));
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(b.length);
-    h.update(len).update(b);
+  const p = padsOf(key);
+  const bytes = parts.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(String(part))));
+  const size = bytes.reduce((n, b) => n + 4 + b.length, BLOCK);
+  if (size > scratch.length) scratch = Buffer.alloc(size);
+  p.ipad.copy(scratch, 0);
+  let at = BLOCK;
+  for (const b of bytes) {
+    scratch.writeUInt32BE(b.length, at);
+    b.copy(scratch, at + 4);
+    at += 4 + b.length;
   }
-  return p.outer.copy().update(h.digest()).digest();
+  const inner = hash('sha256', scratch.subarray(0, at), 'buffer');
+  scratch.fill(0, 0, at);
+  // The outer pad's block with the inner hash after it (a copy: pads are shared).
+  const outer = Buffer.from(p.opad);
+  inner.copy(outer, BLOCK);
+  return hash('sha256', outer, 'buffer');
 }
 
 /** One record's share of the digest. */

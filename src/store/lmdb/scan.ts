@@ -38,7 +38,12 @@ function removeDeadScratch(dir: string): void {
  * Reads the whole store file in a child process: null when it survives, else what went wrong.
  * @throws VaultError VLT-3004 when the disk fails to read the file (EIO): a fault of the disk, not damage
  */
-export function scanInChild(storePath: string, writes = true): Promise<string | null> {
+export function scanInChild(
+  storePath: string,
+  writes = true,
+  /** Nothing else writes the store meanwhile (the host's start, under its lock). */
+  alone = false,
+): Promise<string | null> {
   // Built, the worker is scan-worker.js beside this file; run from source (tests), the .ts through tsx.
   // (From source, the built worker when there is one: tsx costs the child half a second.)
   const here = fileURLToPath(import.meta.url);
@@ -52,6 +57,7 @@ export function scanInChild(storePath: string, writes = true): Promise<string | 
       ? [built, storePath]
       : ['--import', 'tsx', here.replace(/scan\.ts$/, 'scan-worker.ts'), storePath];
   if (!writes) args.push('--read-only');
+  else if (alone) args.push('--alone');
   removeDeadScratch(dirname(storePath));
   return new Promise((resolve, reject) => {
     // stdin stays open, unused: the worker learns from its end that this process died.

@@ -8,9 +8,10 @@
  * (`writeDurable`). A reply the host sends after either describes durable
  * state.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import { asBinary, open, type RootDatabase } from 'lmdb';
 import { STORE_FILE } from '../../core/protocol.js';
 import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
@@ -169,13 +170,15 @@ export class Store implements VaultStore {
       for (const k of keys) {
         quiet(this.db.put(`${k}\u0000`, 0));
         quiet(this.db.remove(`${k}\u0000`));
-        let value: unknown;
+        // Put back as the very bytes it holds (no decoding and encoding
+        // again), so the copy reads the same after the probe, byte for byte.
+        let bytes: Buffer | undefined;
         try {
-          value = this.db.get(k);
+          bytes = this.db.getBinary(k);
         } catch {
           continue;
         }
-        if (value !== undefined) quiet(this.db.put(k, value));
+        if (bytes !== undefined) quiet(this.db.put(k, asBinary(bytes)));
       }
     });
   }
@@ -218,6 +221,35 @@ export class Store implements VaultStore {
           quiet(this.db.remove(`scratch/drain/${i}`));
       });
     }
+  }
+
+  /**
+   * For `vault check`'s child (scan-worker.ts): every record read by its key,
+   * as the host's reads find it (the key's search through the tree, then its
+   * value's pages), its bytes not decoded: how many; with `copy` (a probed
+   * copy, its own `scratch/` records left out), a digest of every key and
+   * value too, to tell whether it reads the same after writes.
+   */
+  readRaw(copy = false): { records: number; digest: string } {
+    const h = copy ? createHash('sha256') : null;
+    let records = 0;
+    for (const k of this.db.getKeys({})) {
+      if (copy && typeof k === 'string' && k.startsWith('scratch/')) continue;
+      let bytes: Buffer | undefined;
+      try {
+        bytes = this.db.getBinaryFast(k as string);
+      } catch {
+        // As `vault check` reads it: one record that fails to read does not hide the rest.
+        bytes = Buffer.from('<unreadable>');
+      }
+      records++;
+      if (h === null) continue;
+      // lmdb-js reuses the buffer and sets its `length` by hand (rows.ts): read by that length.
+      const n = bytes?.length ?? -1;
+      h.update(`${typeof k === 'string' ? k : JSON.stringify(k)}\u0000${n}\u0000`);
+      if (bytes !== undefined) h.update(bytes.subarray(0, n));
+    }
+    return { records, digest: h?.digest('hex') ?? '' };
   }
 
   /** How many bytes LMDB's newer meta page says the store uses (its last page's end). */

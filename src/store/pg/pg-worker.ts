@@ -62,6 +62,13 @@ export type PgRequest =
       readonly values: (Uint8Array | null)[];
     }
   | { readonly op: 'rollback' }
+  | {
+      /** Rows a host does not hold (mirror.ts COLD) in [start, end), in key order, with the version read at. */
+      readonly op: 'cold';
+      readonly start: string;
+      readonly end: string;
+      readonly limit: number;
+    }
   | { readonly op: 'listen' }
   | { readonly op: 'close' };
 
@@ -132,13 +139,20 @@ let prefetched: Promise<Page> | null = null;
 /** The state key of the load under way, if the host has it. */
 let loadKey: Buffer | null = null;
 
+/** Pages of the load under way read so far. */
+let pages = 0;
+
 function page(q: Promise<pg.QueryResult<PgRow>>): Promise<Page> {
   return q.then((r) => {
     const rows = r.rows as { key: string; value: Buffer | null }[];
+    // Every other page's share of the digest is the host's own to take
+    // (mirror.ts loadPacked), while this thread reads and packs the next: the
+    // two threads share the digest, most of a first load's work.
+    const mine = pages++ % 2 === 1;
     return {
       count: rows.length,
       packed: pack(rows),
-      digest: loadKey === null ? null : pageDigest(loadKey, rows),
+      digest: loadKey === null || !mine ? null : pageDigest(loadKey, rows),
     };
   });
 }
@@ -243,6 +257,7 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
   let version: number | undefined;
   if (!req.more) {
     prefetched = null;
+    pages = 0;
     loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     try {
@@ -263,14 +278,17 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
   }
   try {
     // One cursor over the snapshot, read a page at a time: one plan for
-    // the whole load, in the table's order (the host sorts the keys once).
+    // the whole load, in the table's order (the host sorts the keys once);
+    // not the rows a host does not hold (mirror.ts COLD: audit records,
+    // checksums), read when asked for.
     // A statement per page (`key > $1 ... LIMIT`) waited on the server
     // about 30 ms a page at 30,000 entries; the key's index, in order,
     // took 550 ms against a plain scan's 80 ms.
     if (!req.more) {
       await c.query(
         `DECLARE vault_load NO SCROLL CURSOR FOR
-           SELECT key, value FROM vault_rows WHERE value IS NOT NULL`,
+           SELECT key, value FROM vault_rows WHERE value IS NOT NULL
+             AND key NOT LIKE 'audit/%' AND key NOT LIKE 'sum/%'`,
       );
     }
     const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
@@ -412,6 +430,23 @@ async function rollback(): Reply {
  * last one is current) and wakes the host's followers; the shared flag says
  * whether the count can be trusted (the listener is connected and listening).
  */
+async function cold(req: Extract<PgRequest, { op: 'cold' }>): Reply {
+  const c = await connected();
+  // One statement: the rows and the version they are at from one snapshot
+  // (inside a write transaction, the version its lock holds).
+  const res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
+    `SELECT m.version AS v, r.key, r.value FROM vault_meta m
+       LEFT JOIN LATERAL (SELECT key, value FROM vault_rows
+         WHERE key >= $1 AND key < $2 AND value IS NOT NULL ORDER BY key LIMIT $3) r ON true
+       WHERE m.id = 1`,
+    [req.start, req.end, req.limit],
+  );
+  const first = res.rows[0];
+  if (first === undefined) return { ok: true, missing: true };
+  const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
+  return { ok: true, version: Number(first.v), rows };
+}
+
 async function listen(): Reply {
   if (listener === null) {
     const l = newClient();
@@ -458,6 +493,8 @@ function handle(req: PgRequest): Reply {
       return tryCommit(req);
     case 'rollback':
       return rollback();
+    case 'cold':
+      return cold(req);
     case 'listen':
       return listen();
     case 'close':

@@ -28,7 +28,7 @@ import {
 } from 'node:worker_threads';
 import { VaultError } from '../../core/errors.js';
 import type { VaultStore } from '../engine.js';
-import { Mirror } from './mirror.js';
+import { Mirror, type ColdRows } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
@@ -45,7 +45,16 @@ const ANSWER_MS = 2_000;
 /** Creating the tables (`vault create`, `vault migrate`) is allowed longer: nothing else waits then. */
 const CREATE_MS = 30_000;
 /** Rows a page of the first load (pg-worker.ts `load`): a few MB, answered well within ANSWER_MS. */
-const LOAD_PAGE = 10_000;
+const LOAD_PAGE = 5_000;
+/**
+ * How long a page of the first load may take: the worker reads it and takes
+ * its share of the sealed digest (a keyed hash of each sealed row's
+ * checksum), which on a loaded machine took a page of 10,000 sealed rows
+ * past ANSWER_MS. Nothing else waits on the host meanwhile but its first request.
+ */
+const LOAD_MS = 5_000;
+/** How many times a read is run again on a copy brought up to date before it takes the write lock (`read`). */
+const READ_TRIES = 4;
 /**
  * Optimistic tries of one group before it takes the locked path (which
  * always commits): with three hosts committing as fast as they can, a try
@@ -122,26 +131,6 @@ function unreachable(cause: unknown): VaultError {
   );
 }
 
-/**
- * A load's page as pg-worker.ts `pack` wrote it: each value a view of the
- * page's one buffer (the page lives as long as any of its rows does).
- */
-function unpack(packed: ArrayBuffer | undefined): { key: string; value: Buffer }[] {
-  const out: { key: string; value: Buffer }[] = [];
-  if (packed === undefined) return out;
-  const buf = Buffer.from(packed);
-  let at = 0;
-  while (at + 8 <= buf.length) {
-    const k = buf.readUInt32BE(at);
-    const key = buf.toString('utf8', at + 4, at + 4 + k);
-    at += 4 + k;
-    const v = buf.readUInt32BE(at);
-    out.push({ key, value: buf.subarray(at + 4, at + 4 + v) });
-    at += 4 + v;
-  }
-  return out;
-}
-
 /** Milliseconds since `at` (performance.now(): no wall clock's steps; a clock going back trusts nothing). */
 const elapsed = (at: number): number => performance.now() - at;
 
@@ -159,7 +148,25 @@ interface Queued {
 }
 
 export class PgStore implements VaultStore {
-  private mirror = new Mirror();
+  /**
+   * The rows the copy does not hold (mirror.ts COLD), read from the database
+   * when asked for. Inside a write transaction they are at the version its
+   * lock holds; a read's may be at a later one (a commit since its refresh):
+   * `coldMoved` is then set, and the read runs again (`read`).
+   */
+  private readonly coldRows: ColdRows = {
+    rows: (start, end, limit) => {
+      const got = this.call({ op: 'cold', start, end, limit });
+      if (got.missing === true) this.apply(got);
+      if (got.version !== this.mirror.version) this.coldMoved = true;
+      return (got.rows ?? []).map((r: PgRow) => ({
+        key: r.key,
+        value: Buffer.from(r.value as Uint8Array),
+      }));
+    },
+  };
+  private coldMoved = false;
+  private mirror = new Mirror(this.coldRows);
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
@@ -322,7 +329,8 @@ export class PgStore implements VaultStore {
   /**
    * The first load: every row of one snapshot, in pages of LOAD_PAGE (the
    * worker reads the next while this thread takes one in, and keeps the
-   * sealed digest as it goes), the keys sorted once at the end (issue 37:
+   * sealed digest of every other page as it goes, this thread of the rest),
+   * the keys sorted once at the end (issue 37:
    * one answer of 700,000 rows, inserted one at a time into one sorted
    * array, took a cold host 65-72 s, and holding that answer whole set both
    * threads' peak).
@@ -338,22 +346,28 @@ export class PgStore implements VaultStore {
     const release = holdYoungGeneration();
     try {
       for (let more = false; ; more = true) {
-        const got = this.call({
-          op: 'load',
-          more,
-          limit: LOAD_PAGE,
-          ...(more ? {} : { sealKey: this.sealKey }),
-        });
+        const got = this.call(
+          {
+            op: 'load',
+            more,
+            limit: LOAD_PAGE,
+            ...(more ? {} : { sealKey: this.sealKey }),
+          },
+          LOAD_MS,
+        );
         if (got.missing === true) this.apply(got);
         version ??= got.version;
         const share =
           got.digest === undefined || got.digest === null ? null : Buffer.from(got.digest);
-        this.mirror.loadPage(unpack(got.packed), this.sealKey, share);
+        if (got.packed !== undefined) {
+          // Held as it came: its rows are views of it (mirror.ts), none copied.
+          this.mirror.loadPacked(Buffer.from(got.packed), this.sealKey, share);
+        }
         if (got.done === true) break;
       }
     } catch (err) {
       // A part of a snapshot is no copy: the next request loads afresh.
-      this.mirror = new Mirror();
+      this.mirror = new Mirror(this.coldRows);
       try {
         this.call({ op: 'rollback' });
       } catch {
@@ -421,11 +435,25 @@ export class PgStore implements VaultStore {
 
   read<T>(fn: (tx: Tx) => T): T {
     this.load();
-    const count = this.seenNow();
-    const at = performance.now();
-    this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-    this.fresh(count, at);
-    return fn(new Tx(this.mirror, this.sealKey));
+    // A read that met rows not held at a later version than its copy's runs
+    // again on the copy brought up to it; a vault that keeps moving under it
+    // (commits from other hosts) is read under the write lock, once.
+    for (let tries = 0; tries < READ_TRIES; tries++) {
+      const count = this.seenNow();
+      const at = performance.now();
+      this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+      this.fresh(count, at);
+      this.coldMoved = false;
+      try {
+        const out = fn(new Tx(this.mirror, this.sealKey));
+        if (!this.coldMoved) return out;
+      } catch (err) {
+        if (!this.coldMoved) throw err;
+      } finally {
+        this.mirror.forget();
+      }
+    }
+    return this.write(fn);
   }
 
   /**
@@ -433,7 +461,15 @@ export class PgStore implements VaultStore {
    * write transaction makes again before anything is released (engine.ts).
    */
   readCached<T>(fn: (tx: Tx) => T): T {
-    if (this.loaded && this.current()) return fn(new Tx(this.mirror, this.sealKey));
+    if (this.loaded && this.current()) {
+      this.coldMoved = false;
+      try {
+        const out = fn(new Tx(this.mirror, this.sealKey));
+        if (!this.coldMoved) return out;
+      } finally {
+        this.mirror.forget();
+      }
+    }
     return this.read(fn);
   }
 
@@ -461,6 +497,7 @@ export class PgStore implements VaultStore {
     try {
       run(new Tx(this.mirror, this.sealKey));
     } catch (err) {
+      this.mirror.forget();
       this.mirror.rollback();
       try {
         this.call({ op: 'rollback' });
@@ -469,6 +506,7 @@ export class PgStore implements VaultStore {
       }
       if (rethrow) throw err;
     }
+    this.mirror.forget();
     this.commitOpen();
     this.fresh(count, at);
   }
@@ -528,6 +566,8 @@ export class PgStore implements VaultStore {
         outcomes.push({ ok: false, err });
       }
     }
+    // Rows not held that the group read are let go; its writes stay until the commit.
+    this.mirror.forget();
     return outcomes;
   }
 
