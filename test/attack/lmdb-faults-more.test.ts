@@ -9,65 +9,22 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  codeOf,
   ownerOn,
+  ownerWrites,
+  readers,
   testBuild,
   canInject,
   FaultyHost,
   type FaultCall,
   type FaultErrno,
+  type Tally,
+  type Writes,
 } from '../support/faults.js';
 import { Rig, ok, type Result } from '../support/rig.js';
 
 const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const codeOf = (r: Result) => /VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`;
-
-interface Tally {
-  released: number;
-  refused: Map<string, number>;
-  /** Each refusal's line, once. */
-  said: Set<string>;
-}
-
-/** Reads by `workers` agents at once until `stop` says so, tallying what came back. */
-async function readers(
-  rig: Rig,
-  token: string,
-  workers: number,
-  stop: () => boolean,
-): Promise<Tally> {
-  const tally: Tally = { released: 0, refused: new Map(), said: new Set() };
-  const one = async () => {
-    while (!stop()) {
-      const r = await rig.agent(['get', 'A'], token);
-      if (r.code === 0) {
-        assert.equal(r.stdout, 'value-a\n');
-        tally.released++;
-      } else {
-        assert.equal(r.stdout, '', 'a refused read released something');
-        const code = codeOf(r);
-        tally.refused.set(code, (tally.refused.get(code) ?? 0) + 1);
-        tally.said.add(r.stderr.trim());
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, one));
-  return tally;
-}
-
-interface Writes {
-  acknowledged: string[];
-  refused: string[];
-}
-
-/** Owner writes (`entry set W<i>`) one after another until `stop`, on the test build `cli`; `out` fills as they go. */
-async function ownerWrites(cli: string, rig: Rig, stop: () => boolean, out: Writes): Promise<void> {
-  for (let i = 0; !stop(); i++) {
-    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
-    if (r.code === 0) out.acknowledged.push(`W${i}`);
-    else out.refused.push(codeOf(r));
-  }
-}
 
 /** A vault with entry A, an agent allowed to read it without limits, and the test build. */
 async function vaultWithReader(rig: Rig): Promise<{ token: string; cli: string }> {

@@ -13,6 +13,7 @@
  * (0.5 to 7 ms a commit for plain, shim and strace alike): speed did not
  * decide it. The shim costs a stat of its control file per wrapped call.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   closeSync,
@@ -104,6 +105,72 @@ export function ownerOn(
       resolve({ code, signal, stdout, stderr, stdoutBytes: Buffer.from(stdout) });
     });
   });
+}
+
+/** The refusal code a command's error names (VLT-NNNN), or its exit and stderr when it names none. */
+export const codeOf = (r: Result): string =>
+  /VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`;
+
+/** What a fault test's readers got back. */
+export interface Tally {
+  released: number;
+  refused: Map<string, number>;
+  /** Each refusal's line, once. */
+  said: Set<string>;
+}
+
+/**
+ * Reads of entry A (whose value is `value-a`) by `workers` agents at once
+ * until `stop` says so, tallying what came back; a refused read must release
+ * nothing.
+ */
+export async function readers(
+  rig: Rig,
+  token: string,
+  workers: number,
+  stop: () => boolean,
+): Promise<Tally> {
+  const tally: Tally = { released: 0, refused: new Map(), said: new Set() };
+  const one = async () => {
+    while (!stop()) {
+      const r = await rig.agent(['get', 'A'], token);
+      if (r.code === 0) {
+        assert.equal(r.stdout, 'value-a\n');
+        tally.released++;
+      } else {
+        assert.equal(r.stdout, '', 'a refused read released something');
+        const code = codeOf(r);
+        tally.refused.set(code, (tally.refused.get(code) ?? 0) + 1);
+        tally.said.add(r.stderr.trim());
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, one));
+  return tally;
+}
+
+/** The owner's writes of a fault test: names acknowledged, refusal codes. */
+export interface Writes {
+  acknowledged: string[];
+  refused: string[];
+}
+
+/**
+ * Owner writes (`entry set W<i>`) one after another until `stop`, on the test
+ * build `cli`; `out` fills as they go (and is returned).
+ */
+export async function ownerWrites(
+  cli: string,
+  rig: Rig,
+  stop: () => boolean,
+  out: Writes = { acknowledged: [], refused: [] },
+): Promise<Writes> {
+  for (let i = 0; !stop(); i++) {
+    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
+    if (r.code === 0) out.acknowledged.push(`W${i}`);
+    else out.refused.push(codeOf(r));
+  }
+  return out;
 }
 
 /** A host running under the shim, and the switch for its faults. */

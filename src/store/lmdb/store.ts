@@ -16,6 +16,7 @@ import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
 import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
+import { guardFlushError } from './flush-error.js';
 import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
 import { LmdbRows, quiet } from './rows.js';
@@ -98,6 +99,7 @@ export class Store implements VaultStore {
   /** Opens a store file by its path (a backup being inspected or restored). */
   static openFile(path: string, readOnly = false): Store {
     const opener = () => {
+      guardFlushError();
       readMetaPages(path);
       return open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
     };
@@ -106,6 +108,7 @@ export class Store implements VaultStore {
 
   /** A scratch copy for `vault check`'s write probe: nothing in it needs to reach the disk. */
   static openScratch(path: string): Store {
+    guardFlushError();
     const db = open({ path, encoding: 'msgpack', compression: false, cache: false, noSync: true });
     return new Store(db, path);
   }
