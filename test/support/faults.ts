@@ -29,6 +29,13 @@ import {
 import { dirname, join } from 'node:path';
 import { CLI, terminate, type Result, type Rig } from './rig.js';
 
+/**
+ * How long a faulty host may take to listen: its start-up scan reads and
+ * copies the store in a child first, a few seconds on a loaded machine
+ * (5 s was too short under a full run's load).
+ */
+const LISTEN_MS = 120_000;
+
 /** Longer than any owner command of a fault test takes on a loaded machine. */
 const OWNER_DEADLINE_MS = 120_000;
 
@@ -203,9 +210,32 @@ export class FaultyHost {
     });
     closeSync(log);
     const host = new FaultyHost(proc, dir);
-    for (let i = 0; i < 200 && !existsSync(join(rig.vaultDir, 'host.sock')); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await host.listening();
     return host;
+  }
+
+  /**
+   * Resolves once this host says it listens (it then holds the vault's lock
+   * and its socket: no client can start another host meanwhile, which a
+   * socket file left by the rig's stopped host would not show). Fails when
+   * it exits first, or says nothing for LISTEN_MS.
+   */
+  async listening(): Promise<void> {
+    const until = Date.now() + LISTEN_MS;
+    while (!/vault-host\[\d+\]: listening on /.test(this.#logText())) {
+      const ended = this.proc.exitCode ?? this.proc.signalCode;
+      if (ended !== null)
+        throw new Error(`the faulty host ended (${ended}) before listening: ${this.stalled()}`);
+      if (Date.now() > until)
+        throw new Error(`the faulty host did not listen in ${LISTEN_MS} ms: ${this.stalled()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Its log so far: the file start() writes it to, or what startFailing() gathered. */
+  #logText(): string {
+    const file = join(dirname(this.ctl), 'faulty-host.log');
+    return existsSync(file) ? readFileSync(file, 'utf8') : this.log;
   }
 
   /** Fails `calls` on `file` with `errno` (writes of `size` bytes only, when given) from now on. */
@@ -229,8 +259,7 @@ export class FaultyHost {
     } catch {
       threads += ' (gone)';
     }
-    const file = join(dirname(this.ctl), 'faulty-host.log');
-    const log = existsSync(file) ? readFileSync(file, 'utf8') : this.log;
+    const log = this.#logText();
     return `host ${pid} threads${threads}; hits ${this.hits().length}; log:\n${log.split('\n').slice(-40).join('\n')}`;
   }
 
@@ -248,7 +277,9 @@ export class FaultyHost {
   /**
    * As start(), with the fault already on when the host starts (its start-up
    * scan, a child that the shim follows into, meets it). It does not wait
-   * for the socket: a start that the fault makes fail shows as an exit.
+   * for the socket (a start that the fault makes fail shows as an exit):
+   * await listening() before any client runs, or a client may start a host
+   * of its own (the production build, without the shim) in the meantime.
    */
   static startFailing(
     rig: Rig,
