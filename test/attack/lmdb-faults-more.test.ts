@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  accounted,
   codeOf,
   ownerOn,
   ownerWrites,
@@ -18,7 +19,6 @@ import {
   FaultyHost,
   type FaultCall,
   type FaultErrno,
-  type Tally,
   type Writes,
 } from '../support/faults.js';
 import { Rig, ok, type Result } from '../support/rig.js';
@@ -48,30 +48,6 @@ async function served(rig: Rig, token: string, host: FaultyHost): Promise<number
     await sleep(250);
   }
   assert.fail(`never served: ${codes.slice(-5).join(' ')}; host log:\n${host.log}`);
-}
-
-/** Every value released was audited; every owner write acknowledged is there; the store checks clean. */
-async function accounted(
-  rig: Rig,
-  tally: Tally,
-  releasedBesides: number,
-  writes: Writes,
-): Promise<number> {
-  const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
-  const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
-  const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
-  const released = tally.released + releasedBesides;
-  assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
-  assert.ok(
-    reads <= released + refused,
-    `${reads} audited, ${released} released, ${refused} refused`,
-  );
-  const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
-  const names = new Set(listed.map((e) => e.name));
-  for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
-  ok(await rig.owner(['audit', '--verify']));
-  ok(await rig.owner(['vault', 'check']));
-  return reads;
 }
 
 /** The start-up scan's scratch copies left in the vault directory (a half-done scan). */

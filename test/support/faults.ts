@@ -27,7 +27,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CLI, terminate, type Result, type Rig } from './rig.js';
+import { CLI, ok, terminate, type Result, type Rig } from './rig.js';
 
 /**
  * How long a faulty host may take to listen: its start-up scan reads and
@@ -178,6 +178,37 @@ export async function ownerWrites(
     else out.refused.push(codeOf(r));
   }
   return out;
+}
+
+/**
+ * After a fault test, its host stopped: every value released (the readers'
+ * tally and `releasedBesides` more) was audited, and no more were than were
+ * released or refused (under a failed fdatasync a refused read's commit can
+ * reach the file all the same: only the flush failed); every owner write
+ * acknowledged is there; the audit chain verifies and the store checks
+ * clean. Returns how many reads were audited.
+ */
+export async function accounted(
+  rig: Rig,
+  tally: Tally,
+  releasedBesides: number,
+  writes: Writes,
+): Promise<number> {
+  const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
+  const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
+  const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
+  const released = tally.released + releasedBesides;
+  assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
+  assert.ok(
+    reads <= released + refused,
+    `${reads} audited, ${released} released, ${refused} refused`,
+  );
+  const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
+  const names = new Set(listed.map((e) => e.name));
+  for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
+  ok(await rig.owner(['audit', '--verify']));
+  ok(await rig.owner(['vault', 'check']));
+  return reads;
 }
 
 /** A host running under the shim, and the switch for its faults. */
