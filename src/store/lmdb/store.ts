@@ -74,6 +74,11 @@ export class Store implements VaultStore {
 
   async #replace(): Promise<void> {
     await waitFor(() => this.#batched === 0 && this.#turn.length === 0);
+    // lmdb-js's close first waits for its last batch to commit and flush. A
+    // batch queued behind the failed meta-page write never does (likely under
+    // load): this close then never ends and the host refuses from then on
+    // (issue 42, open). Closing the environment regardless deadlocks: its
+    // native close waits for lmdb-js's write lock, which is never released.
     try {
       await this.db.close();
     } catch {
@@ -329,6 +334,9 @@ export class Store implements VaultStore {
   }
 
   async #writeBatched<T>(fn: (tx: Tx) => T): Promise<T> {
+    // A write of a turn that ended after the environment was found unusable:
+    // refused as every other meanwhile, never handed to the fatal environment.
+    this.#recovery.refuseWhileRecovering();
     const db = this.db as unknown as {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
