@@ -7,6 +7,8 @@
  * the store's growth that no other process can take (src/store/lmdb/reserve.ts);
  * `madvise` takes the store's mapped pages out of the host's resident set
  * (src/store/lmdb/resident.ts).
+ * `mprotect` and `memcpy` mend a constant of a loaded library that is unsafe
+ * as built (src/store/lmdb/flush-error.ts).
  *
  * flock on Linux and macOS, SO_PEERCRED and fallocate on Linux only. The host and the client
  * load this module lazily, so `get` (which never sends a passphrase) does not
@@ -36,6 +38,8 @@ interface Libc {
   fallocate: ((fd: number, mode: number, offset: number, len: number) => number) | null;
   getsockopt(fd: number, level: number, name: number, out: object, len: number[]): number;
   madvise(addr: number, length: number, advice: number): number;
+  mprotect(addr: bigint, len: bigint, prot: number): number;
+  memcpy(dst: bigint, src: Buffer, n: number): unknown;
 }
 
 let libc: Libc | null = null;
@@ -56,6 +60,10 @@ function load(): Libc {
       'int getsockopt(int fd, int level, int name, _Out_ vault_ucred *val, _Inout_ uint32_t *len)',
     ) as Libc['getsockopt'],
     madvise: lib.func('int madvise(uintptr_t addr, size_t length, int advice)') as Libc['madvise'],
+    mprotect: lib.func('int mprotect(uintptr_t addr, size_t len, int prot)') as Libc['mprotect'],
+    memcpy: lib.func(
+      'uintptr_t memcpy(uintptr_t dst, const void *src, size_t n)',
+    ) as Libc['memcpy'],
   };
   return libc;
 }
@@ -148,4 +156,44 @@ export function unmapResident(path: string): number {
     if (load().madvise(start, length, MADV_DONTNEED) === 0) advised += length;
   }
   return advised;
+}
+
+const PROT_READ = 1;
+const PROT_WRITE = 2;
+const PAGE = 4096n;
+
+/**
+ * Overwrites `bytes` at file offset `offset` of this process's read-only,
+ * private mapping of `file` (a constant of a library it has loaded; the file
+ * on disk is not touched): its pages are made writable for the copy only,
+ * then read-only again, never executable. Linux only (/proc/self/maps).
+ * @returns false when no read-only mapping of `file` holds that range, or a call fails.
+ */
+export function patchMappedConstant(file: string, offset: number, bytes: Buffer): boolean {
+  if (process.platform !== 'linux') return false;
+  let maps: string;
+  try {
+    maps = readFileSync('/proc/self/maps', 'utf8');
+  } catch {
+    return false;
+  }
+  const from = BigInt(offset);
+  const to = from + BigInt(bytes.length);
+  for (const line of maps.split('\n')) {
+    // start-end perms offset dev inode path
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) ([0-9a-f]+) \S+ \d+\s+(.*)$/.exec(line);
+    if (m === null || m[5] !== file || !m[3]!.startsWith('r--p')) continue;
+    const start = BigInt(`0x${m[1]}`);
+    const end = BigInt(`0x${m[2]}`);
+    const at = BigInt(`0x${m[4]}`);
+    if (from < at || to > at + (end - start)) continue;
+    const addr = start + (from - at);
+    const first = addr - (addr % PAGE);
+    const last = ((addr + BigInt(bytes.length) + PAGE - 1n) / PAGE) * PAGE;
+    const libc = load();
+    if (libc.mprotect(first, last - first, PROT_READ | PROT_WRITE) !== 0) return false;
+    libc.memcpy(addr, bytes, bytes.length);
+    return libc.mprotect(first, last - first, PROT_READ) === 0;
+  }
+  return false;
 }

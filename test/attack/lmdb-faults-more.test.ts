@@ -5,69 +5,26 @@
 // is there, nothing is refused as damage (VLT-3034) for an intact store, and
 // the host serves again once the fault ends, without a restart (issue 42).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  accounted,
+  codeOf,
   ownerOn,
+  ownerWrites,
+  readers,
   testBuild,
   canInject,
   FaultyHost,
   type FaultCall,
   type FaultErrno,
+  type Writes,
 } from '../support/faults.js';
 import { Rig, ok, type Result } from '../support/rig.js';
 
 const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const codeOf = (r: Result) => /VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`;
-
-interface Tally {
-  released: number;
-  refused: Map<string, number>;
-  /** Each refusal's line, once. */
-  said: Set<string>;
-}
-
-/** Reads by `workers` agents at once until `stop` says so, tallying what came back. */
-async function readers(
-  rig: Rig,
-  token: string,
-  workers: number,
-  stop: () => boolean,
-): Promise<Tally> {
-  const tally: Tally = { released: 0, refused: new Map(), said: new Set() };
-  const one = async () => {
-    while (!stop()) {
-      const r = await rig.agent(['get', 'A'], token);
-      if (r.code === 0) {
-        assert.equal(r.stdout, 'value-a\n');
-        tally.released++;
-      } else {
-        assert.equal(r.stdout, '', 'a refused read released something');
-        const code = codeOf(r);
-        tally.refused.set(code, (tally.refused.get(code) ?? 0) + 1);
-        tally.said.add(r.stderr.trim());
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, one));
-  return tally;
-}
-
-interface Writes {
-  acknowledged: string[];
-  refused: string[];
-}
-
-/** Owner writes (`entry set W<i>`) one after another until `stop`, on the test build `cli`; `out` fills as they go. */
-async function ownerWrites(cli: string, rig: Rig, stop: () => boolean, out: Writes): Promise<void> {
-  for (let i = 0; !stop(); i++) {
-    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
-    if (r.code === 0) out.acknowledged.push(`W${i}`);
-    else out.refused.push(codeOf(r));
-  }
-}
 
 /** A vault with entry A, an agent allowed to read it without limits, and the test build. */
 async function vaultWithReader(rig: Rig): Promise<{ token: string; cli: string }> {
@@ -93,30 +50,6 @@ async function served(rig: Rig, token: string, host: FaultyHost): Promise<number
   assert.fail(`never served: ${codes.slice(-5).join(' ')}; host log:\n${host.log}`);
 }
 
-/** Every value released was audited; every owner write acknowledged is there; the store checks clean. */
-async function accounted(
-  rig: Rig,
-  tally: Tally,
-  releasedBesides: number,
-  writes: Writes,
-): Promise<number> {
-  const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
-  const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
-  const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
-  const released = tally.released + releasedBesides;
-  assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
-  assert.ok(
-    reads <= released + refused,
-    `${reads} audited, ${released} released, ${refused} refused`,
-  );
-  const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
-  const names = new Set(listed.map((e) => e.name));
-  for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
-  ok(await rig.owner(['audit', '--verify']));
-  ok(await rig.owner(['vault', 'check']));
-  return reads;
-}
-
 /** The start-up scan's scratch copies left in the vault directory (a half-done scan). */
 const scratch = (rig: Rig) => readdirSync(rig.vaultDir).filter((n) => n.startsWith('.check-'));
 
@@ -136,7 +69,7 @@ test(
         errno: 'EIO',
         file: store,
       });
-      for (let i = 0; i < 400 && !existsSync(join(rig.vaultDir, 'host.sock')); i++) await sleep(25);
+      await host.listening();
       let phase: 'fault' | 'after' | 'done' = 'fault';
       const writes: Writes = { acknowledged: [], refused: [] };
       const running = readers(rig, token, 2, () => phase === 'done');
@@ -202,6 +135,10 @@ for (const errno of ['EIO', 'ENOSPC'] as const) {
           errno,
           file: join(rig.vaultDir, '.check-*', 'vault.mdb'),
         });
+        // Its scan has run (it listens after it) and it holds the lock: no
+        // client starts a production host instead (which wrote nothing into
+        // the scan's copy under the shim: 0 faults met, seen in full runs).
+        await host.listening();
         let phase: 'fault' | 'done' = 'fault';
         const tries = await served(rig, token, host);
         const writes: Writes = { acknowledged: [], refused: [] };
@@ -216,9 +153,6 @@ for (const errno of ['EIO', 'ENOSPC'] as const) {
         const tally = await running;
         await writing;
 
-        // At times (once in a full run, once alone) the scan wrote nothing into its copy (0 calls
-        // failed): the case was not staged, which is reported, never passed.
-        if (hits === 0) t.todo('the scan wrote nothing into its scratch copy: not staged');
         assert.ok(hits > 0, 'the fault was never met');
         assert.equal(check.code, 0, `vault check under the fault: ${check.stderr}`);
         assert.equal(host.proc.exitCode, null, 'the host died');
@@ -276,6 +210,10 @@ for (const fault of BACKUP_FAULTS) {
           errno: 'EIO',
           file: '/nonexistent',
         });
+        // Holding the lock before any reader runs: a reader that found no
+        // socket started a production host, which the test build then refused
+        // (VLT-3010) and no fault met (seen in a full run).
+        await host.listening();
         await served(rig, token, host);
         const dir = join(rig.root, 'backups');
         mkdirSync(dir);
@@ -298,9 +236,6 @@ for (const fault of BACKUP_FAULTS) {
         await writing;
 
         const seen = `${refused.map((r) => r.stderr.trim()).join(' | ')}; host log:\n${host.log}`;
-        // A reader can start a production host before the faulty one holds the
-        // lock (seen once in a full run: VLT-3010 to the test build): not staged.
-        if (hits === 0) t.todo('the fault was not staged (another host served)');
         assert.ok(hits > 0, `the fault was never met: ${seen}`);
         for (const r of refused) {
           assert.equal(r.code, 65, `a backup under the fault: ${r.code} ${r.stdout} ${seen}`);

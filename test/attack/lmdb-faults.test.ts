@@ -3,12 +3,17 @@
 // VLT-3034 (the store is intact); every value released was audited; and the
 // host serves again once the fault ends, without a restart (issue 42).
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import {
+  accounted,
+  buildShim,
   ownerOn,
+  ownerWrites,
+  readers,
   testBuild,
   canInject,
   FaultyHost,
@@ -16,7 +21,7 @@ import {
   type FaultCall,
   type FaultErrno,
 } from '../support/faults.js';
-import { CLI, Rig, ok, type Result } from '../support/rig.js';
+import { CLI, Rig, ok } from '../support/rig.js';
 
 const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,54 +36,8 @@ async function exited(proc: ChildProcess, ms: number): Promise<string | null> {
 /** Past any fault window's run on a loaded machine (about 40 s at a load of 17 on 2 cores). */
 const STALL_MS = 180_000;
 
-interface Tally {
-  released: number;
-  refused: Map<string, number>;
-}
-
-/** Reads by `workers` agents at once until `stop` says so, tallying what came back. */
-async function readers(
-  rig: Rig,
-  token: string,
-  workers: number,
-  stop: () => boolean,
-): Promise<Tally> {
-  const tally: Tally = { released: 0, refused: new Map() };
-  const one = async () => {
-    while (!stop()) {
-      const r: Result = await rig.agent(['get', 'A'], token);
-      if (r.code === 0) {
-        assert.equal(r.stdout, 'value-a\n');
-        tally.released++;
-      } else {
-        assert.equal(r.stdout, '', 'a refused read released something');
-        const code = /VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`;
-        tally.refused.set(code, (tally.refused.get(code) ?? 0) + 1);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, one));
-  return tally;
-}
-
-/** Owner writes (`entry set W<i>`) one after another until `stop`, on the test build `cli`. */
-async function ownerWrites(
-  cli: string,
-  rig: Rig,
-  stop: () => boolean,
-): Promise<{ acknowledged: string[]; refused: string[] }> {
-  const acknowledged: string[] = [];
-  const refused: string[] = [];
-  for (let i = 0; !stop(); i++) {
-    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
-    if (r.code === 0) acknowledged.push(`W${i}`);
-    else refused.push(/VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`);
-  }
-  return { acknowledged, refused };
-}
-
 async function faultWindow(
-  t: { diagnostic(s: string): void; todo(s: string): void },
+  t: { diagnostic(s: string): void },
   calls: readonly FaultCall[],
   errno: FaultErrno,
   size: number,
@@ -142,45 +101,25 @@ async function faultWindow(
     clearTimeout(watchdog);
     assert.equal(stall, '');
     assert.ok(hits > 0, 'the fault was never met');
-    // A host that died under the fault: a request left unanswered (VLT-3005)
-    // and the next one served by a fresh host. Seen in 2 of about 80 windows
-    // under a full run's load, cause not yet known (lmdb-js can crash when
-    // it reopens a store after a failed read); issue 42 is open for it, and
-    // the run reports it as a todo, never as a pass. Its exit is awaited
-    // briefly: a process already reaped may not have said how it ended yet.
+    // A host that died under the fault (by a signal: lmdb-js's heap overflow
+    // when a page write fails, src/store/lmdb/flush-error.ts, killed it in
+    // about 2 of 3 data-write windows) fails here, with its threads and log.
+    // Its exit is awaited briefly: a process already reaped may not have
+    // said how it ended yet.
     const died = await exited(host.proc, existsSync(`/proc/${host.proc.pid}`) ? 0 : 500);
-    if (died !== null) {
-      t.diagnostic(`the host died (${died}): ${host.stalled()}`);
-      t.todo(`the host died (${died}) under the fault (issue 42)`);
-    }
-    assert.equal(died, null, 'the host died');
+    assert.equal(died, null, died === null ? '' : `the host died (${died}): ${host.stalled()}`);
     assert.equal(served, 5, `not served again after the fault: ${codes.join(' ')}`);
     for (const code of tally.refused.keys())
       assert.equal(code, 'VLT-3004', `refused with ${code}: ${JSON.stringify([...tally.refused])}`);
     await host.stop();
     host = null;
 
-    const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
-    const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
-    // Every value released has its record. A refused read may have one too:
-    // under a failed fdatasync its commit can reach the file all the same
-    // (LMDB wrote the pages and the meta page; only the flush failed).
-    const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
-    const released = tally.released + served + 1;
-    assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
-    assert.ok(
-      reads <= released + refused,
-      `${reads} audited, ${released} released, ${refused} refused`,
-    );
-    // Every owner write acknowledged is there; refused ones were refused with VLT-3004.
-    const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
-    const names = new Set(listed.map((e) => e.name));
-    for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
+    // Every value released has its record; every owner write acknowledged is
+    // there; refused ones were refused with VLT-3004.
+    await accounted(rig, tally, served + 1, writes);
     for (const code of writes.refused)
       assert.equal(code, 'VLT-3004', `an owner write refused with ${code}`);
     assert.ok(writes.acknowledged.length > 0, 'no owner write was acknowledged');
-    ok(await rig.owner(['audit', '--verify']));
-    ok(await rig.owner(['vault', 'check']));
     t.diagnostic(
       `${calls.join(',')} ${errno}${size ? ` (${size}-byte writes)` : ''} from 150 ms: ${hits} calls failed, ` +
         `${tally.released} reads released and audited, refused ${JSON.stringify([...tally.refused])}, served again after; owner writes ${writes.acknowledged.length} acknowledged (all present), refused ${JSON.stringify(writes.refused)}`,
@@ -211,6 +150,83 @@ for (const errno of ['EIO', 'ENOSPC', 'EROFS'] as const) {
     `${errno} on fdatasync: VLT-3004 meanwhile, every release audited, then served again`,
     { skip },
     (t) => faultWindow(t, ['fdatasync', 'fsync'], errno, 0),
+  );
+}
+
+/**
+ * A process of its own running the production Store under the shim: `commits`
+ * writes while every write to the store file fails with `errno`, then one
+ * after. Prints what each failed commit was refused with, and the after.
+ */
+const CHURN = `
+import { renameSync, writeFileSync } from 'node:fs';
+const [storeJs, file, ctl, errno, commits] = process.argv.slice(2);
+const { Store } = await import(storeJs);
+const set = (line) => { writeFileSync(ctl + '.new', line); renameSync(ctl + '.new', ctl); };
+const store = Store.openFile(file);
+for (let i = 0; i < 200; i++) store.write((tx) => tx.putName('h' + i, 'e' + i));
+set('pwrite,write ' + errno + ' 0 ' + file + '\\n');
+const refused = {};
+let written = 0;
+for (let i = 0; i < Number(commits); i++) {
+  try {
+    store.write((tx) => { tx.putName('h' + (i % 200), 'f' + i); tx.putName('n' + i, 'x'.repeat(i % 300)); });
+    written++;
+  } catch (err) {
+    const said = err.code + ': ' + err.message + ' | ' + String(err.cause?.message ?? '').replace(/[0-9]+/g, 'N');
+    refused[said] = (refused[said] ?? 0) + 1;
+  }
+}
+set('');
+store.write((tx) => tx.putName('after', 'yes'));
+const after = store.read((tx) => tx.entryIdByName('after'));
+console.log(JSON.stringify({ refused, written, after }));
+`;
+
+for (const errno of ['EIO', 'ENOSPC', 'EROFS'] as const) {
+  test(
+    `${errno} on 1,000 commits' page writes in a row: each refused with VLT-3004 naming it, and the process lives on (lmdb-js's page-write error no longer overflows the heap)`,
+    { skip },
+    async (t) => {
+      const dir = mkdtempSync(join(tmpdir(), 'vault-flush-'));
+      try {
+        const shim = buildShim(dir);
+        const script = join(dir, 'churn.mjs');
+        writeFileSync(script, CHURN);
+        const ctl = join(dir, 'faults.ctl');
+        writeFileSync(ctl, '');
+        const storeJs = join(dirname(CLI), '..', 'store', 'lmdb', 'store.js');
+        const r = spawnSync(
+          process.execPath,
+          [script, storeJs, join(dir, 'vault.mdb'), ctl, errno, '1000'],
+          {
+            encoding: 'utf8',
+            env: { PATH: process.env.PATH, HOME: dir, LD_PRELOAD: shim, FAULT_SHIM_CTL: ctl },
+            timeout: 300_000,
+          },
+        );
+        const tail = r.stderr.replace(/Write error: [^\n]*?size \d+/g, '').slice(-2000);
+        assert.equal(r.signal, null, `the process died by ${r.signal}: ${tail}`);
+        assert.equal(r.status, 0, tail);
+        const out = JSON.parse(r.stdout) as {
+          refused: Record<string, number>;
+          written: number;
+          after: string | null;
+        };
+        assert.equal(out.written, 0, 'a commit went through while every write failed');
+        const said = Object.keys(out.refused);
+        assert.ok(said.length > 0);
+        for (const line of said) {
+          assert.match(line, new RegExp(`^VLT-3004: [^|]*\\(${errno}\\)`));
+          // The format that overflowed: three more numbers, two of them stack garbage.
+          assert.doesNotMatch(line, /buffer sizes/);
+        }
+        assert.equal(out.after, 'yes', 'not written once the fault ended');
+        t.diagnostic(`${errno}: ${JSON.stringify(out.refused)}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
   );
 }
 

@@ -13,6 +13,7 @@
  * (0.5 to 7 ms a commit for plain, shim and strace alike): speed did not
  * decide it. The shim costs a stat of its control file per wrapped call.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   closeSync,
@@ -26,7 +27,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CLI, terminate, type Result, type Rig } from './rig.js';
+import { CLI, ok, terminate, type Result, type Rig } from './rig.js';
+
+/**
+ * How long a faulty host may take to listen: its start-up scan reads and
+ * copies the store in a child first, a few seconds on a loaded machine
+ * (5 s was too short under a full run's load).
+ */
+const LISTEN_MS = 120_000;
 
 /** Longer than any owner command of a fault test takes on a loaded machine. */
 const OWNER_DEADLINE_MS = 120_000;
@@ -106,6 +114,103 @@ export function ownerOn(
   });
 }
 
+/** The refusal code a command's error names (VLT-NNNN), or its exit and stderr when it names none. */
+export const codeOf = (r: Result): string =>
+  /VLT-\d+/.exec(r.stderr)?.[0] ?? `exit ${r.code}: ${r.stderr}`;
+
+/** What a fault test's readers got back. */
+export interface Tally {
+  released: number;
+  refused: Map<string, number>;
+  /** Each refusal's line, once. */
+  said: Set<string>;
+}
+
+/**
+ * Reads of entry A (whose value is `value-a`) by `workers` agents at once
+ * until `stop` says so, tallying what came back; a refused read must release
+ * nothing.
+ */
+export async function readers(
+  rig: Rig,
+  token: string,
+  workers: number,
+  stop: () => boolean,
+): Promise<Tally> {
+  const tally: Tally = { released: 0, refused: new Map(), said: new Set() };
+  const one = async () => {
+    while (!stop()) {
+      const r = await rig.agent(['get', 'A'], token);
+      if (r.code === 0) {
+        assert.equal(r.stdout, 'value-a\n');
+        tally.released++;
+      } else {
+        assert.equal(r.stdout, '', 'a refused read released something');
+        const code = codeOf(r);
+        tally.refused.set(code, (tally.refused.get(code) ?? 0) + 1);
+        tally.said.add(r.stderr.trim());
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, one));
+  return tally;
+}
+
+/** The owner's writes of a fault test: names acknowledged, refusal codes. */
+export interface Writes {
+  acknowledged: string[];
+  refused: string[];
+}
+
+/**
+ * Owner writes (`entry set W<i>`) one after another until `stop`, on the test
+ * build `cli`; `out` fills as they go (and is returned).
+ */
+export async function ownerWrites(
+  cli: string,
+  rig: Rig,
+  stop: () => boolean,
+  out: Writes = { acknowledged: [], refused: [] },
+): Promise<Writes> {
+  for (let i = 0; !stop(); i++) {
+    const r = await ownerOn(cli, rig, ['entry', 'set', `W${i}`, '--field', 'password'], `w-${i}`);
+    if (r.code === 0) out.acknowledged.push(`W${i}`);
+    else out.refused.push(codeOf(r));
+  }
+  return out;
+}
+
+/**
+ * After a fault test, its host stopped: every value released (the readers'
+ * tally and `releasedBesides` more) was audited, and no more were than were
+ * released or refused (under a failed fdatasync a refused read's commit can
+ * reach the file all the same: only the flush failed); every owner write
+ * acknowledged is there; the audit chain verifies and the store checks
+ * clean. Returns how many reads were audited.
+ */
+export async function accounted(
+  rig: Rig,
+  tally: Tally,
+  releasedBesides: number,
+  writes: Writes,
+): Promise<number> {
+  const audit = ok(await rig.owner(['audit', '--agent', 'reader', '--json']));
+  const reads = audit.split('\n').filter((l) => l.includes('"ai_read"')).length;
+  const refused = [...tally.refused.values()].reduce((a, b) => a + b, 0);
+  const released = tally.released + releasedBesides;
+  assert.ok(reads >= released, `${released} values went out, ${reads} audited`);
+  assert.ok(
+    reads <= released + refused,
+    `${reads} audited, ${released} released, ${refused} refused`,
+  );
+  const listed = JSON.parse(ok(await rig.owner(['entry', 'ls', '--json']))) as { name: string }[];
+  const names = new Set(listed.map((e) => e.name));
+  for (const w of writes.acknowledged) assert.ok(names.has(w), `${w} acknowledged, then lost`);
+  ok(await rig.owner(['audit', '--verify']));
+  ok(await rig.owner(['vault', 'check']));
+  return reads;
+}
+
 /** A host running under the shim, and the switch for its faults. */
 export class FaultyHost {
   readonly ctl: string;
@@ -136,9 +241,32 @@ export class FaultyHost {
     });
     closeSync(log);
     const host = new FaultyHost(proc, dir);
-    for (let i = 0; i < 200 && !existsSync(join(rig.vaultDir, 'host.sock')); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await host.listening();
     return host;
+  }
+
+  /**
+   * Resolves once this host says it listens (it then holds the vault's lock
+   * and its socket: no client can start another host meanwhile, which a
+   * socket file left by the rig's stopped host would not show). Fails when
+   * it exits first, or says nothing for LISTEN_MS.
+   */
+  async listening(): Promise<void> {
+    const until = Date.now() + LISTEN_MS;
+    while (!/vault-host\[\d+\]: listening on /.test(this.#logText())) {
+      const ended = this.proc.exitCode ?? this.proc.signalCode;
+      if (ended !== null)
+        throw new Error(`the faulty host ended (${ended}) before listening: ${this.stalled()}`);
+      if (Date.now() > until)
+        throw new Error(`the faulty host did not listen in ${LISTEN_MS} ms: ${this.stalled()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Its log so far: the file start() writes it to, or what startFailing() gathered. */
+  #logText(): string {
+    const file = join(dirname(this.ctl), 'faulty-host.log');
+    return existsSync(file) ? readFileSync(file, 'utf8') : this.log;
   }
 
   /** Fails `calls` on `file` with `errno` (writes of `size` bytes only, when given) from now on. */
@@ -162,8 +290,7 @@ export class FaultyHost {
     } catch {
       threads += ' (gone)';
     }
-    const file = join(dirname(this.ctl), 'faulty-host.log');
-    const log = existsSync(file) ? readFileSync(file, 'utf8') : this.log;
+    const log = this.#logText();
     return `host ${pid} threads${threads}; hits ${this.hits().length}; log:\n${log.split('\n').slice(-40).join('\n')}`;
   }
 
@@ -181,7 +308,9 @@ export class FaultyHost {
   /**
    * As start(), with the fault already on when the host starts (its start-up
    * scan, a child that the shim follows into, meets it). It does not wait
-   * for the socket: a start that the fault makes fail shows as an exit.
+   * for the socket (a start that the fault makes fail shows as an exit):
+   * await listening() before any client runs, or a client may start a host
+   * of its own (the production build, without the shim) in the meantime.
    */
   static startFailing(
     rig: Rig,

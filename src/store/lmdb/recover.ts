@@ -75,8 +75,19 @@ export class Recovery {
     return out;
   }
 
-  /** `p`, or the refusal if the environment is found unusable before it settles. */
+  /**
+   * `p`, or the refusal if the environment is found unusable before it
+   * settles; the refusal at once when it is already being reopened (a write
+   * that would wait on it from now on is never refused by check(): it
+   * settles only if `p` does, and a batch queued behind a failed meta-page
+   * write never does, so the reopening, which waits for every write to end,
+   * would wait for ever).
+   */
   race<T>(p: Promise<T>): Promise<T> {
+    if (this.#why !== null) {
+      p.catch(() => {});
+      return Promise.reject(refusal(this.#why));
+    }
     return new Promise<T>((resolve, reject) => {
       const fail = (err: VaultError) => reject(err);
       this.#waiting.add(fail);

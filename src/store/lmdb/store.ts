@@ -17,6 +17,7 @@ import type { VaultStore } from '../engine.js';
 import { Tx } from '../tx.js';
 import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
+import { guardFlushError } from './flush-error.js';
 import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
 import { DROP_EVERY, ResidentPages } from './resident.js';
@@ -77,6 +78,11 @@ export class Store implements VaultStore {
 
   async #replace(): Promise<void> {
     await waitFor(() => this.#batched === 0 && this.#turn.length === 0);
+    // lmdb-js's close first waits for its last batch to commit and flush. A
+    // batch queued behind the failed meta-page write never does (likely under
+    // load): this close then never ends and the host refuses from then on
+    // (issue 42, open). Closing the environment regardless deadlocks: its
+    // native close waits for lmdb-js's write lock, which is never released.
     try {
       await this.db.close();
     } catch {
@@ -102,6 +108,7 @@ export class Store implements VaultStore {
   /** Opens a store file by its path (a backup being inspected or restored). */
   static openFile(path: string, readOnly = false): Store {
     const opener = () => {
+      guardFlushError();
       readMetaPages(path);
       return open({ path, encoding: 'msgpack', compression: false, cache: false, readOnly });
     };
@@ -110,6 +117,7 @@ export class Store implements VaultStore {
 
   /** A scratch copy for `vault check`'s write probe: nothing in it needs to reach the disk. */
   static openScratch(path: string): Store {
+    guardFlushError();
     const db = open({ path, encoding: 'msgpack', compression: false, cache: false, noSync: true });
     return new Store(db, path);
   }
@@ -373,6 +381,9 @@ export class Store implements VaultStore {
   }
 
   async #writeBatched<T>(fn: (tx: Tx) => T): Promise<T> {
+    // A write of a turn that ended after the environment was found unusable:
+    // refused as every other meanwhile, never handed to the fatal environment.
+    this.#recovery.refuseWhileRecovering();
     const db = this.db as unknown as {
       transactionAsync(action: () => T, asChild: boolean): Promise<T>;
     };
