@@ -35,114 +35,23 @@
  *
  * The only importer of node-pty, loaded lazily so `get` never loads it.
  */
-import type { ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
-import { constants } from 'node:os';
-import {
-  TERMINAL_RESTORE,
-  TerminalOutputFilter,
-  type OutputFilterOptions,
-} from '../src/terminal/filter.js';
+import { readFileSync } from 'node:fs';
+import { TERMINAL_RESTORE, TerminalOutputFilter } from '../src/terminal/filter.js';
 import type { IPty } from 'node-pty';
 import type * as Mirror from './mirror.js';
+import { commandLine, exitStatus, forwardSignals, signalName } from './child-signals.js';
+import { superviseWithoutPty } from './supervise-pipes.js';
+import type {
+  AgentScreen,
+  ChildResult,
+  HandOver,
+  HandOverIo,
+  SuperviseIo,
+  SuperviseOptions,
+} from './supervise-types.js';
 
-/** The child's fate. `status` is what a shell would report: the exit code, or 128 + signal number. */
-export interface ChildResult {
-  readonly command: string;
-  readonly exitCode: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly status: number;
-  /** True when the supervisor had to escalate to SIGKILL. */
-  readonly killed: boolean;
-}
-
-/** The terminal and process the supervisor sits in; injected so tests and `run` can supply them. */
-export interface SuperviseIo {
-  readonly stdin: NodeJS.ReadableStream & {
-    isTTY?: boolean;
-    setRawMode?: (raw: boolean) => unknown;
-    ref?: () => unknown;
-  };
-  readonly stdout: NodeJS.WritableStream & {
-    isTTY?: boolean;
-    columns?: number;
-    rows?: number;
-    on(event: 'resize', l: () => void): unknown;
-    off(event: 'resize', l: () => void): unknown;
-  };
-  /** Where the child's stderr goes without a pty (with one, the pty carries both). */
-  readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
-  /** Where the supervisor's own signals arrive (the process). */
-  readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
-}
-
-/** The agent's screen as its mirror holds it; the dashboard's glimpse of the agent. */
-export interface AgentScreen {
-  /** The last `n` non-empty lines, plain text, every terminal control removed. */
-  lastLines(n: number): string[];
-}
-
-/** What the dashboard is given while it holds the terminal. */
-export interface HandOverIo {
-  readonly stdin: SuperviseIo['stdin'];
-  readonly stdout: SuperviseIo['stdout'];
-  /** The agent's screen, still following its output while the dashboard is shown. */
-  readonly agent: AgentScreen;
-  /**
-   * Aborted when the supervisor is told to stop (SIGTERM, SIGHUP): leave the
-   * terminal at once; the supervisor no longer waits for `show`.
-   */
-  readonly signal: AbortSignal;
-  /**
-   * The child's fate, once it has ended (it may end while the dashboard is
-   * shown) and what it wrote before is in `agent`'s lines.
-   */
-  readonly exited: Promise<ChildResult>;
-}
-
-/** The terminal hand-over between the agent and the dashboard. */
-export interface HandOver {
-  /** The byte that hands the terminal over, Ctrl-] (0x1d); it never reaches the agent. */
-  readonly key: number;
-  /**
-   * Shows the dashboard on `io.stdin` and `io.stdout`, resolving when the user
-   * leaves it. Input left unread when it resolves is dropped, never sent to
-   * the agent. If the child exits meanwhile, the supervisor still waits for it,
-   * repaints the agent's last screen, and then returns the child's fate.
-   */
-  readonly show: (io: HandOverIo) => Promise<void>;
-  /** `show` rejected: the error is passed here, and the agent gets its terminal back anyway. */
-  readonly onError?: (err: unknown) => void;
-}
-
-export interface SuperviseOptions {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly env: Record<string, string>;
-  readonly cwd: string;
-  readonly io: SuperviseIo;
-  /** Delay before SIGTERM becomes SIGKILL (default 5 s). */
-  readonly killAfterMs?: number;
-  /** Called once the child is running, with its pid. */
-  readonly onSpawn?: (pid: number) => void;
-  /** Ctrl-] to the dashboard and back. Without it the key is the agent's, like any other. */
-  readonly handOver?: HandOver;
-  /**
-   * Forward signals to the terminal's foreground process group rather than to
-   * the child: the child is then a wrapper (the sandbox) that would die of a
-   * signal meant for the agent, which runs as a foreground job inside it.
-   */
-  readonly signalForeground?: boolean;
-  /** What the filter on the agent's output lets through beyond its defaults (titles). */
-  readonly output?: OutputFilterOptions;
-  /** How long to wait for the terminal's answer when draining it at the end (default 1 s). */
-  readonly drainMs?: number;
-  /**
-   * false: no pty, pipes (for scripts); `handOver`, `drainMs` do not apply.
-   * Default true.
-   */
-  readonly pty?: boolean;
-}
+export type { AgentScreen, ChildResult, HandOver, HandOverIo, SuperviseIo, SuperviseOptions };
+export { exitStatus };
 
 /** Device attributes (DA1): every terminal answers it, and answers in order. */
 const ASK_ATTRIBUTES = '\x1b[c';
@@ -190,55 +99,6 @@ function foregroundGroup(pid: number): number | null {
   } catch {
     return null;
   }
-}
-
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
-/** Signals that mean "the supervisor is asked to stop": forwarded, then escalated. */
-const STOPPING = new Set<NodeJS.Signals>(['SIGTERM', 'SIGHUP']);
-
-function signalName(n: number): NodeJS.Signals | null {
-  const found = Object.entries(constants.signals).find(([, v]) => v === n);
-  return found === undefined ? null : (found[0] as NodeJS.Signals);
-}
-
-/** The status a shell reports for an exit: the code, or 128 + the signal's number. */
-export function exitStatus(exitCode: number, signal: number): number {
-  return signal > 0 ? 128 + signal : exitCode;
-}
-
-/**
- * Forwards the signals in FORWARDED arriving at `signals` to the child with
- * `deliver`. A stopping one (SIGTERM, SIGHUP) also calls `stop`, and the first
- * starts the escalation: `kill` after `afterMs`. Returns what undoes it all.
- */
-function forwardSignals(
-  signals: SuperviseIo['signals'],
-  afterMs: number,
-  to: {
-    readonly deliver: (sig: NodeJS.Signals) => void;
-    readonly stop?: () => void;
-    readonly kill: () => void;
-  },
-): () => void {
-  let escalation: NodeJS.Timeout | undefined;
-  const handlers = FORWARDED.map((sig) => {
-    const h = () => {
-      to.deliver(sig);
-      if (STOPPING.has(sig)) to.stop?.();
-      if (STOPPING.has(sig) && escalation === undefined) escalation = setTimeout(to.kill, afterMs);
-    };
-    signals.on(sig, h);
-    return [sig, h] as const;
-  });
-  return () => {
-    clearTimeout(escalation);
-    for (const [sig, h] of handlers) signals.off(sig, h);
-  };
-}
-
-/** The command as the result names it. */
-function commandLine(o: SuperviseOptions): string {
-  return [o.file, ...o.args].join(' ');
 }
 
 /** A hand-over with the mirror of the agent's screen it repaints from. */
@@ -473,170 +333,4 @@ class PtySupervision {
     if (this.raw) stdin.setRawMode?.(false);
     this.handOver?.mirror.dispose();
   }
-}
-
-/** The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session. */
-function procStat(pid: string): { ppid: number; pgrp: number; session: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]) };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The sandbox's job without a terminal: the sandbox (`leader`) is a session
- * of its own, its script runs in the leader's group and starts the agent as a
- * job, a group of its own; that group is the one a terminal would signal. Null
- * when there is none (yet, or any more).
- */
-function jobGroup(leader: number): number | null {
-  const procs = new Map<number, { ppid: number; pgrp: number; session: number }>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(d)) continue;
-    const st = procStat(d);
-    if (st !== null && st.session === leader) procs.set(Number(d), st);
-  }
-  for (const [pid, st] of procs)
-    if (pid !== leader && st.pgrp === pid && procs.get(st.ppid)?.pgrp === leader) return pid;
-  return null;
-}
-
-/** Sends `sig` to process group `group`; false when there is none. */
-function signalGroup(group: number, sig: NodeJS.Signals): boolean {
-  try {
-    process.kill(-group, sig);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The child's output on its way to one of our streams: through the terminal
- * filter when the stream is a terminal (the owner's screen), untouched when it
- * is not (a file or a pipe gets the agent's bytes exactly).
- */
-function relayOutput(
-  from: NodeJS.ReadableStream,
-  to: NodeJS.WritableStream & { isTTY?: boolean },
-  options: OutputFilterOptions | undefined,
-): void {
-  if (to.isTTY !== true) {
-    from.pipe(to, { end: false });
-    return;
-  }
-  // Without a pty there is nobody to answer: the child's queries go unanswered.
-  const filter = new TerminalOutputFilter(options, () => {});
-  const put = (safe: Uint8Array) => {
-    if (safe.length > 0) to.write(Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength));
-  };
-  from.on('data', (d: Buffer) => put(filter.write(d)));
-  from.on('end', () => put(filter.end()));
-}
-
-/** `supervise` for scripts: pipes instead of a pty (see the header). */
-async function superviseWithoutPty(o: SuperviseOptions): Promise<ChildResult> {
-  const { stdin, stdout, signals } = o.io;
-  const stderr = o.io.stderr ?? stdout;
-  // A stdin that is a file or a pipe is handed over as it is (its end is the
-  // child's end of input); a terminal is read here and its lines passed on, so
-  // the child holds no descriptor of the owner's terminal.
-  const shareable = stdin.isTTY !== true && hasDescriptor(stdin);
-  const child = await spawnPiped(o, shareable);
-  if (child === null) {
-    return { command: commandLine(o), exitCode: 127, signal: null, status: 127, killed: false };
-  }
-  const pid = child.pid;
-  o.onSpawn?.(pid);
-  const stopInput = shareable ? () => {} : pipeInput(stdin, child);
-  if (child.stdout !== null) relayOutput(child.stdout, stdout, o.output);
-  if (child.stderr !== null) relayOutput(child.stderr, stderr, o.output);
-
-  let killed = false;
-  // Sandboxed, the signal is the agent's (its job); bubblewrap would die of it.
-  const target = () => (o.signalForeground === true ? (jobGroup(pid) ?? pid) : pid);
-  const unforward = forwardSignals(signals, o.killAfterMs ?? 5_000, {
-    deliver: (sig) => {
-      if (!signalGroup(target(), sig)) signalGroup(pid, sig);
-    },
-    kill: () => {
-      killed = true;
-      signalGroup(pid, 'SIGKILL');
-    },
-  });
-
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  try {
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.once('exit', (c: number | null, s: NodeJS.Signals | null) => resolve([c, s])),
-    );
-    // As a terminal hangs up its session when its leader goes: what the child left running goes too.
-    signalGroup(pid, 'SIGHUP');
-    // Then all it wrote is read (what it left running may still be writing, as in any pipeline).
-    await closed;
-    // As with a pty: what it set on a terminal it wrote to must not report into the owner's shell.
-    for (const to of new Set([stdout, stderr])) if (to.isTTY === true) to.write(TERMINAL_RESTORE);
-    const signum = signal === null ? 0 : (constants.signals[signal] ?? 0);
-    return {
-      command: commandLine(o),
-      exitCode: signal === null ? code : null,
-      signal,
-      status: exitStatus(code ?? 0, signum),
-      killed,
-    };
-  } finally {
-    unforward();
-    stopInput();
-  }
-}
-
-/**
- * The child started in a session of its own, on pipes (stdin shared when
- * `shareStdin`); null when it could not start.
- */
-async function spawnPiped(
-  o: SuperviseOptions,
-  shareStdin: boolean,
-): Promise<(ChildProcess & { readonly pid: number }) | null> {
-  const { spawn } = await import('node:child_process');
-  const stdin = o.io.stdin as unknown as NodeJS.ReadStream;
-  const child: ChildProcess = spawn(o.file, [...o.args], {
-    cwd: o.cwd,
-    env: o.env,
-    detached: true,
-    stdio: [shareStdin ? stdin : 'pipe', 'pipe', 'pipe'],
-  });
-  const spawned = await new Promise<Error | null>((resolve) => {
-    child.once('spawn', () => resolve(null));
-    child.once('error', (err) => resolve(err));
-  });
-  if (spawned !== null || child.pid === undefined) return null;
-  return child as ChildProcess & { readonly pid: number };
-}
-
-/** Our input passed on to the child's stdin, until what this returns is called. */
-function pipeInput(stdin: SuperviseIo['stdin'], child: ChildProcess): () => void {
-  const to = child.stdin;
-  if (to === null) return () => {};
-  const onInput = (d: Buffer | string) => to.write(d);
-  const onEnd = () => to.end();
-  // The child may stop reading before our input ends: that is its business.
-  to.on('error', () => {});
-  stdin.on('data', onInput);
-  stdin.on('end', onEnd);
-  stdin.resume();
-  return () => {
-    stdin.off('data', onInput);
-    stdin.off('end', onEnd);
-    stdin.pause();
-  };
-}
-
-/** A stream backed by a file descriptor, which a child can be given as it is. */
-function hasDescriptor(s: object): boolean {
-  const r = s as { fd?: unknown; _handle?: { fd?: unknown } };
-  return typeof r.fd === 'number' || typeof r._handle?.fd === 'number';
 }

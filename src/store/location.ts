@@ -12,7 +12,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { STORE_CONFIG } from '../core/protocol.js';
-import { hasPassword, isPgUrl } from './pg/pg.js';
+import { hasPassword, isPgUrl } from './pg/url.js';
 
 export { STORE_CONFIG };
 

@@ -20,7 +20,8 @@ import { scanInChild } from './lmdb/scan.js';
 export { isFailedCommitEcho, diskFault } from './lmdb/failures.js';
 import { Store } from './lmdb/store.js';
 import { checkArgvUrl } from './location.js';
-import { displayUrl, PgStore } from './pg/pg.js';
+import { PgStore } from './pg/pg.js';
+import { displayUrl } from './pg/url.js';
 
 /** Where a vault's store is, and how it is opened there. */
 export interface StorePlace {

@@ -51,6 +51,41 @@ function readWhole(path: string): void {
   }
 }
 
+/**
+ * The write probe on the scratch copy: writes that exercise the free-page
+ * list, then every record's bytes must read as before (`before`: the store's
+ * read when the copy holds just what it found, else the copy is read first).
+ * Null when it held; the disk fault a write into the copy met (EIO, ENOSPC),
+ * which says nothing about the store: LMDB names damage with its own codes,
+ * or crashes.
+ * @throws Error when the copy reads differently after the writes (damage)
+ */
+async function probeScratch(
+  copy: string,
+  before: ReturnType<Store['readRaw']> | null,
+): Promise<string | null> {
+  try {
+    const writable = Store.openScratch(copy);
+    const was = before ?? writable.read(() => writable.readRaw(true));
+    writable.probeWrites();
+    writable.drainFreePages();
+    for (let i = 0; i < WRITES; i++) writable.scratchWrite(i);
+    // A damaged list can hand out a page past the end or one in use without an
+    // error at the time: the copy must still read as it did (the scratch
+    // records removed again).
+    const after = writable.read(() => writable.readRaw(true));
+    if (after.records !== was.records || after.digest !== was.digest) {
+      throw new Error('the records read differently after writes');
+    }
+    await writable.close();
+    return null;
+  } catch (err) {
+    const fault = diskFault(err);
+    if (fault === null) throw err;
+    return fault;
+  }
+}
+
 async function main(path: string, writes: boolean, alone: boolean): Promise<number> {
   readWhole(path);
   const store = Store.openFile(path, true);
@@ -98,25 +133,7 @@ async function main(path: string, writes: boolean, alone: boolean): Promise<numb
     }
     let probeFault: string | null = null;
     try {
-      const writable = Store.openScratch(copy);
-      const before = alone ? read : writable.read(() => writable.readRaw(true));
-      writable.probeWrites();
-      writable.drainFreePages();
-      for (let i = 0; i < WRITES; i++) writable.scratchWrite(i);
-      // A damaged list can hand out a page past the end or one in use without an
-      // error at the time: the copy must still read as it did.
-      // Every record's bytes as they were (the scratch records removed again).
-      const after = writable.read(() => writable.readRaw(true));
-      if (after.records !== before.records || after.digest !== before.digest) {
-        throw new Error('the records read differently after writes');
-      }
-      await writable.close();
-    } catch (err) {
-      // The disk failed a write into the copy (EIO, ENOSPC): as no room for the
-      // copy above, that says nothing about the store (LMDB names damage with
-      // its own codes, or crashes): no probe, never damage.
-      probeFault = diskFault(err);
-      if (probeFault === null) throw err;
+      probeFault = await probeScratch(copy, alone ? read : null);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
       // Done with the copy: stdin no longer keeps this process alive.

@@ -33,6 +33,9 @@ import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 import { holdYoungGeneration } from '../young.js';
+import { Freshness } from './freshness.js';
+import { refusal, unreachable } from './refusals.js';
+import { displayUrl } from './url.js';
 
 /**
  * How long the host's main thread waits for one answer. Every request waits
@@ -62,77 +65,10 @@ const READ_TRIES = 4;
  * that beat it, so the next try is on the vault as it then stood.
  */
 const TRIES = 8;
-/**
- * A cached read (`readCached`: the caller cache's check of a kept token)
- * uses the copy with no round trip while LISTEN is up and has reported no
- * other host's commit since the copy was last brought up to date, for at
- * most this long (a listener that stalls without an error, or rows written
- * by SQL, which announce nothing, are not trusted for longer).
- */
-const FRESH_MS = 1_000;
 /** While the breaker is open, how often the worker asks the database again, in the background. */
 const PROBE_MS = 500;
 /** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
 const PROBE_GIVE_UP_MS = 10_000;
-
-/**
- * The user-and-password part of a postgresql:// URL, read by hand: WHATWG
- * URL refuses libpq's forms with no host (`postgresql://user@/db?host=/run`).
- */
-const USERINFO = /^(postgres(?:ql)?:\/\/)([^@/?#]*)@/i;
-
-/** Whether `url` carries a password (`user:password@`). */
-export function hasPassword(url: string): boolean {
-  return USERINFO.exec(url)?.[2]?.includes(':') === true;
-}
-
-/** A store URL with any password cut out, for messages and `vault migrate`'s report. */
-export function displayUrl(url: string): string {
-  return url.replace(USERINFO, (_all, scheme: string, info: string) => {
-    const user = info.split(':')[0] ?? '';
-    return `${scheme}${user}${info.includes(':') ? ':***' : ''}@`;
-  });
-}
-
-/** Whether `url` names a PostgreSQL store. */
-export function isPgUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
-}
-
-/**
- * What the database's refusal means for the owner, by its SQLSTATE: a full
- * disk and a read-only database are named as such (both VLT-3004, as LMDB's
- * full or read-only disk is: nothing can be audited, so nothing is
- * released); anything else is VLT-3040.
- */
-export function refusal(code: string, cause: unknown): VaultError {
-  if (code === '53100') {
-    return new VaultError(
-      'VLT-3004',
-      'The vault’s database has no room left (PostgreSQL: disk full); access refused until it has (nothing was released).',
-      { cause },
-    );
-  }
-  if (code === '25006') {
-    return new VaultError(
-      'VLT-3004',
-      'The vault’s database takes no writes (PostgreSQL: read-only: a standby, or default_transaction_read_only); access refused (nothing was released).',
-      { cause },
-    );
-  }
-  return unreachable(cause);
-}
-
-function unreachable(cause: unknown): VaultError {
-  return new VaultError(
-    'VLT-3040',
-    'The vault’s database is unreachable; access refused until it answers (nothing was released).',
-    { cause },
-  );
-}
-
-/** Milliseconds since `at` (performance.now(): no wall clock's steps; a clock going back trusts nothing). */
-const elapsed = (at: number): number => performance.now() - at;
 
 type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
@@ -170,13 +106,8 @@ export class PgStore implements VaultStore {
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
-  /** pg-worker.ts `Start.seen`: whether LISTEN is up, and the count of other hosts' commits. */
-  private readonly seen = new Int32Array(new SharedArrayBuffer(8));
-  /**
-   * The count of other hosts' commits when the copy was last brought up to
-   * date (a refresh, a commit), and when; null when LISTEN was not up then.
-   */
-  private synced: { count: number; at: number } | null = null;
+  /** Whether the copy is as current as a refresh would make it (freshness.ts). */
+  private readonly freshness = new Freshness();
   /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
   readonly conflicts = { lost: 0, locked: 0 };
   private readonly self = randomBytes(8).toString('hex');
@@ -225,7 +156,7 @@ export class PgStore implements VaultStore {
         flag: this.flag,
         notify: notify.port2,
         self: this.self,
-        seen: this.seen,
+        seen: this.freshness.seen,
       },
       transferList: [port2, notify.port2],
     });
@@ -253,8 +184,7 @@ export class PgStore implements VaultStore {
     this.port = null;
     this.notifyPort = null;
     // Its listener goes with it: nothing counts other hosts' commits now.
-    Atomics.store(this.seen, 0, 0);
-    this.synced = null;
+    this.freshness.reset();
     void w?.terminate();
   }
 
@@ -399,50 +329,15 @@ export class PgStore implements VaultStore {
     this.sealKey = Buffer.from(key);
   }
 
-  /**
-   * The count of other hosts' commits now, when LISTEN is up to count them;
-   * taken before a request that brings the copy up to date (`fresh`).
-   */
-  private seenNow(): number | null {
-    return Atomics.load(this.seen, 0) === 1 ? Atomics.load(this.seen, 1) : null;
-  }
-
-  /** The copy was brought up to date by a request sent when the count was `count`. */
-  private fresh(count: number | null, at: number): void {
-    this.synced = count === null ? null : { count, at };
-  }
-
-  /**
-   * Whether the copy is as current as a refresh would make it: LISTEN was up
-   * when it was last brought up to date and is still, and has reported no
-   * other host's commit since (a NOTIFY reaches the listener after its
-   * commit, so what remains is that delivery's delay, well under a
-   * millisecond on one network; rows written by SQL announce nothing, and
-   * are seen within FRESH_MS). Only for `readCached`: a value is never
-   * released on a read, every release commits through `tryCommit`, which
-   * checks the version.
-   */
-  private current(): boolean {
-    const s = this.synced;
-    return (
-      s !== null &&
-      Atomics.load(this.seen, 0) === 1 &&
-      Atomics.load(this.seen, 1) === s.count &&
-      elapsed(s.at) >= 0 &&
-      elapsed(s.at) < FRESH_MS
-    );
-  }
-
   read<T>(fn: (tx: Tx) => T): T {
     this.load();
     // A read that met rows not held at a later version than its copy's runs
     // again on the copy brought up to it; a vault that keeps moving under it
     // (commits from other hosts) is read under the write lock, once.
     for (let tries = 0; tries < READ_TRIES; tries++) {
-      const count = this.seenNow();
-      const at = performance.now();
+      const mark = this.freshness.mark();
       this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
-      this.fresh(count, at);
+      this.freshness.synced(mark);
       this.coldMoved = false;
       try {
         const out = fn(new Tx(this.mirror, this.sealKey));
@@ -461,7 +356,7 @@ export class PgStore implements VaultStore {
    * write transaction makes again before anything is released (engine.ts).
    */
   readCached<T>(fn: (tx: Tx) => T): T {
-    if (this.loaded && this.current()) {
+    if (this.loaded && this.freshness.current()) {
       this.coldMoved = false;
       try {
         const out = fn(new Tx(this.mirror, this.sealKey));
@@ -490,8 +385,7 @@ export class PgStore implements VaultStore {
    * @throws VaultError VLT-3040, VLT-3041, or what `run` throws
    */
   private locked(run: (tx: Tx) => void, rethrow: boolean): void {
-    const count = this.seenNow();
-    const at = performance.now();
+    const mark = this.freshness.mark();
     this.apply(this.call({ op: 'begin', since: this.mirror.version }));
     this.mirror.begin();
     try {
@@ -508,7 +402,7 @@ export class PgStore implements VaultStore {
     }
     this.mirror.forget();
     this.commitOpen();
-    this.fresh(count, at);
+    this.freshness.synced(mark);
   }
 
   /**
@@ -519,22 +413,29 @@ export class PgStore implements VaultStore {
   private commitOpen(): void {
     const changes = this.mirror.changes();
     const version = this.mirror.version + 1;
+    this.sendChanges({ op: 'commit', version }, changes);
+    this.mirror.commit(changes.length > 0 ? version : this.mirror.version);
+  }
+
+  /**
+   * Sends the open transaction's `changes` with `op` (a commit, or an
+   * optimistic try); when no answer comes, the copy is put back (committed
+   * or not, the next transaction finds whatever the database has).
+   * @throws VaultError VLT-3040
+   */
+  private sendChanges(
+    op: { op: 'commit'; version: number } | { op: 'try'; since: number },
+    changes: readonly { key: string; value: Buffer | null }[],
+  ): Extract<PgReply, { ok: true }> {
     try {
-      this.call(
-        {
-          op: 'commit',
-          version,
-          keys: changes.map((c) => c.key),
-          values: changes.map((c) => c.value),
-        },
+      return this.call(
+        { ...op, keys: changes.map((c) => c.key), values: changes.map((c) => c.value) },
         answerFor(changes.length),
       );
     } catch (err) {
-      // Committed or not, the next transaction fetches whatever the database has.
       this.mirror.rollback();
       throw err;
     }
-    this.mirror.commit(changes.length > 0 ? version : this.mirror.version);
   }
 
   /**
@@ -610,32 +511,16 @@ export class PgStore implements VaultStore {
    * @throws VaultError VLT-3040, VLT-3041
    */
   private tryGroup(group: readonly Queued[]): Outcome[] | null {
-    const count = this.seenNow();
-    const at = performance.now();
+    const mark = this.freshness.mark();
     const since = this.mirror.version;
     const undos: (() => void)[] = [];
     this.mirror.begin();
     const outcomes = this.runGroup(group, undos);
     const changes = this.mirror.changes();
-    let got;
-    try {
-      got = this.call(
-        {
-          op: 'try',
-          since,
-          keys: changes.map((c) => c.key),
-          values: changes.map((c) => c.value),
-        },
-        answerFor(changes.length),
-      );
-    } catch (err) {
-      // Committed or not, the next transaction's try finds whatever the database has.
-      this.mirror.rollback();
-      throw err;
-    }
+    const got = this.sendChanges({ op: 'try', since }, changes);
     if (got.won === true) {
       this.mirror.commit(changes.length > 0 ? since + 1 : since);
-      this.fresh(count, at);
+      this.freshness.synced(mark);
       return outcomes;
     }
     this.mirror.rollback();
