@@ -1,22 +1,16 @@
 /** What starting the proxy takes (its host hooks and rules) and what a running proxy offers (server.ts). */
 import type { Socket } from 'node:net';
+import type { Decoded } from '../core/protocol.js';
 import type { Authority } from './ca.js';
 import type { Counted, Signal } from './policy.js';
 import type { RefusalHook } from './refusal.js';
 
-/** What the host is asked to sign (the `sign` operation's body, less the token). */
-export interface SignPieces {
-  readonly surrogate: string;
-  readonly method: string;
-  readonly path: string;
-  readonly query: string;
-  /** Flat name, value list of the signed headers, as they go upstream. */
-  readonly headers: readonly string[];
-  readonly date: string;
-  readonly region: string;
-  readonly service: string;
-  readonly payloadHash: string;
-}
+/**
+ * What the host is asked to sign: the `sign` operation's body (core/requests.ts)
+ * less the token and the host. `headers`: flat name, value list of the signed
+ * headers, as they go upstream.
+ */
+export type SignPieces = Omit<Decoded<'sign'>, 'token' | 'host'>;
 
 /** The host's signature: the headers to put over the client's. */
 export interface Signed {

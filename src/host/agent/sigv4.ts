@@ -14,6 +14,7 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { agentActor } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
+import type { Decoded } from '../../core/protocol.js';
 import { surrogateEntry } from '../../crypto/aws-surrogate.js';
 import type { Secret } from '../../crypto/secret.js';
 import { accessEvent } from '../audit/event.js';
@@ -21,18 +22,8 @@ import type { HostContext } from '../context.js';
 import { release } from './access.js';
 import { refuse, type AgentSession } from './authenticate.js';
 
-/** What the proxy sends to be signed (proxy/sigv4.ts SignPieces). */
-export interface SignRequest {
-  readonly surrogate: string;
-  readonly method: string;
-  readonly path: string;
-  readonly query: string;
-  readonly headers: readonly string[];
-  readonly date: string;
-  readonly region: string;
-  readonly service: string;
-  readonly payloadHash: string;
-}
+/** What the proxy sends to be signed (proxy/options.ts SignPieces), as the host decoded it. */
+export type SignRequest = Omit<Decoded<'sign'>, 'token' | 'host'>;
 
 /** The fields of an AWS key pair entry. */
 export const AWS_FIELDS = {

@@ -60,9 +60,9 @@ export function pageDigest(
 
 /**
  * Rows in pg-worker.ts `pack`'s form, `[key length u32][key][value length
- * u32][value]` each, as one buffer (a load's page; the tests' rows).
+ * u32][value]` each, as one buffer of its own (a load's page; the tests' rows).
  */
-export function packRows(rows: readonly { key: string; value: Buffer | null }[]): Buffer {
+export function packRows(rows: readonly { key: string; value: Uint8Array | null }[]): Buffer {
   let size = 0;
   for (const r of rows) size += 8 + Buffer.byteLength(r.key) + (r.value?.length ?? 0);
   const out = Buffer.allocUnsafeSlow(size);

@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
-import { pageDigest } from './mirror.js';
+import { packRows, pageDigest } from './mirror.js';
 import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
 
 interface Start {
@@ -508,20 +508,8 @@ function handle(req: PgRequest): Reply {
  * moved to the host's thread, not copied (pg.ts `unpack`).
  */
 function pack(rows: readonly PgRow[]): ArrayBuffer {
-  let size = 0;
-  for (const r of rows) size += 8 + Buffer.byteLength(r.key) + (r.value?.length ?? 0);
-  const out = Buffer.allocUnsafeSlow(size);
-  let at = 0;
-  for (const r of rows) {
-    const k = out.write(r.key, at + 4);
-    out.writeUInt32BE(k, at);
-    at += 4 + k;
-    const v = r.value ?? new Uint8Array(0);
-    out.writeUInt32BE(v.length, at);
-    out.set(v, at + 4);
-    at += 4 + v.length;
-  }
-  return out.buffer;
+  // allocUnsafeSlow: the buffer is its ArrayBuffer's alone, so it can move.
+  return packRows(rows).buffer as ArrayBuffer;
 }
 
 function reply(r: PgReply): void {
