@@ -1,7 +1,15 @@
 /** The agent side: what an agent or script runs with its token (init, get, totp, proxy, render, exec, git-credential). */
 import { GET, RENDER, TOTP } from './pipe-side.js';
 import type { CommandDef } from './types.js';
-import { commandArg, entryArg, field, PROXY_PORT, proxyPort, SKILL_AGENTS } from './types.js';
+import {
+  awsFlag,
+  commandArg,
+  entryArg,
+  field,
+  PROXY_PORT,
+  proxyPort,
+  SKILL_AGENTS,
+} from './types.js';
 
 export const AGENT_SIDE: readonly CommandDef[] = [
   {
@@ -60,14 +68,7 @@ export const AGENT_SIDE: readonly CommandDef[] = [
         name: 'no-local-bypass',
         summary: 'send this machine’s own services through the proxy too (NO_PROXY empty)',
       },
-      {
-        name: 'aws',
-        value: 'string',
-        metavar: '<entry>',
-        summary:
-          'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)',
-        complete: 'none',
-      },
+      awsFlag,
     ],
     notes: [
       'By default NO_PROXY names localhost, 127.0.0.1 and ::1: a local service is reached directly and gets the literal reference.',

@@ -1,6 +1,6 @@
 /** `run` and the terminal it supervises: run, unlock, lock, dashboard. */
 import type { CommandDef } from './types.js';
-import { commandArg, DEFAULT_MAX_PROCS, noBrowser } from './types.js';
+import { awsFlag, commandArg, DEFAULT_MAX_PROCS, noBrowser } from './types.js';
 
 export const RUN: readonly CommandDef[] = [
   {
@@ -77,14 +77,7 @@ export const RUN: readonly CommandDef[] = [
         summary: 'keep this credential store (~/.ssh, ~/.aws, ...) readable to the sandboxed agent',
         complete: 'file',
       },
-      {
-        name: 'aws',
-        value: 'string',
-        metavar: '<entry>',
-        summary:
-          'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)',
-        complete: 'none',
-      },
+      awsFlag,
       {
         name: 'allow-net',
         value: 'string',

@@ -88,6 +88,15 @@ export const proxyPort: FlagDef = {
   value: 'count',
   summary: `port (default ${PROXY_PORT})`,
 };
+/** `proxy env --aws` and `run --aws`: the AWS surrogate of an entry (docs/proxy.md). */
+export const awsFlag: FlagDef = {
+  name: 'aws',
+  value: 'string',
+  metavar: '<entry>',
+  summary:
+    'AWS variables holding no secret: the proxy re-signs with <entry>’s key pair (docs/proxy.md)',
+  complete: 'none',
+};
 /** get, totp, render: the rule their help states (src/cli/pipe-only.ts). */
 export const PIPE_ONLY =
   'stdout must be a pipe: on a terminal or into a file it is refused (VLT-2050) and nothing is read.';

@@ -115,18 +115,22 @@ export function auditEvent(
   };
 }
 
-/** An audit record as the owner sees it, names opened. */
-export interface AuditView {
+/** What every audit record says in the clear, stored (store/schema.ts AuditRecord) or shown. */
+export interface AuditFacts {
   readonly seq: number;
   readonly at: number;
   readonly action: AuditAction;
   readonly actor: string;
   readonly source: string;
   readonly outcome: string;
-  readonly entry: string | null;
-  readonly field: string | null;
   readonly host: string | null;
   readonly subject: string | null;
+}
+
+/** An audit record as the owner sees it, names opened. */
+export interface AuditView extends AuditFacts {
+  readonly entry: string | null;
+  readonly field: string | null;
 }
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');

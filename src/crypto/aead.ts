@@ -87,9 +87,19 @@ export function slot(...parts: (string | Uint8Array | number)[]): Buffer {
 }
 
 export function seal(key: Buffer, plaintext: Uint8Array, ad: Buffer): Buffer {
+  return sealWithNonce(key, plaintext, ad, (nonce) => sodium.randombytes_buf(nonce));
+}
+
+/** `seal` with the nonce `setNonce` writes into the blob's first NONCE bytes (a counter's, audit-seal.ts). */
+export function sealWithNonce(
+  key: Buffer,
+  plaintext: Uint8Array,
+  ad: Buffer,
+  setNonce: (nonce: Buffer) => void,
+): Buffer {
   const out = Buffer.alloc(NONCE + plaintext.length + TAG);
   const nonce = out.subarray(0, NONCE);
-  sodium.randombytes_buf(nonce);
+  setNonce(nonce);
   sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(
     out.subarray(NONCE),
     plaintext,

@@ -14,12 +14,11 @@
  * opens the names of the current epoch's records only.
  */
 import sodium from 'sodium-native';
-import { KEY_BYTES, open, type Secure } from './aead.js';
+import { KEY_BYTES, open, sealWithNonce, type Secure } from './aead.js';
 import type { KeyPair } from './box.js';
 
 export const EPOCH_PUBLIC_KEY_BYTES = sodium.crypto_box_PUBLICKEYBYTES;
 const NONCE = sodium.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
-const TAG = sodium.crypto_aead_xchacha20poly1305_ietf_ABYTES;
 const LABEL = Buffer.from('vault-cli audit epoch v1', 'ascii');
 
 /**
@@ -105,21 +104,12 @@ export class SealEpoch {
   /** nonce || ciphertext || tag, as aead.ts lays a blob out. @throws Error once wiped. */
   seal(plaintext: Uint8Array, ad: Buffer): Buffer {
     if (this.#wiped) throw new Error('audit epoch ended');
-    const out = Buffer.alloc(NONCE + plaintext.length + TAG);
-    const nonce = out.subarray(0, NONCE);
-    // The counter as a 64-bit big-endian number, in two halves (a BigInt per record cost more than the AEAD).
-    nonce.writeUInt32BE(Math.floor(this.#next / 2 ** 32), NONCE - 8);
-    nonce.writeUInt32BE(this.#next % 2 ** 32, NONCE - 4);
-    this.#next++;
-    sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(
-      out.subarray(NONCE),
-      plaintext,
-      ad,
-      null,
-      nonce,
-      this.#key,
-    );
-    return out;
+    const n = this.#next++;
+    return sealWithNonce(this.#key, plaintext, ad, (nonce) => {
+      // The counter as a 64-bit big-endian number, in two halves (a BigInt per record cost more than the AEAD).
+      nonce.writeUInt32BE(Math.floor(n / 2 ** 32), NONCE - 8);
+      nonce.writeUInt32BE(n % 2 ** 32, NONCE - 4);
+    });
   }
 
   /** Ends the epoch: its key is zeroed, nothing more is sealed under it. */

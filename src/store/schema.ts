@@ -7,7 +7,7 @@
 import { hash } from 'node:crypto';
 import { canon } from '../core/canon.js';
 import type { Limits, RateState } from '../core/policy.js';
-import type { AuditAction } from '../core/audit.js';
+import type { AuditFacts } from '../core/audit.js';
 import type { ChallengePurpose } from '../core/webauthn.js';
 
 /**
@@ -194,13 +194,7 @@ export interface ChallengeRecord {
   readonly expires: number;
 }
 
-export interface AuditRecord {
-  readonly seq: number;
-  readonly at: number;
-  readonly action: AuditAction;
-  readonly actor: string;
-  readonly source: string;
-  readonly outcome: string;
+export interface AuditRecord extends AuditFacts {
   readonly entryId: string | null;
   /** Entry name and field, sealed to the owner's audit key; null when none. */
   readonly sealed: Buffer | null;
@@ -209,8 +203,6 @@ export interface AuditRecord {
    * absent when `sealed` is a box sealed to the owner's audit key itself.
    */
   readonly epoch?: Buffer;
-  readonly host: string | null;
-  readonly subject: string | null;
   readonly prev: Buffer;
   readonly hash: Buffer;
   /** The sealed state's version its transaction wrote (store/seal.ts); covered by the hash. */
