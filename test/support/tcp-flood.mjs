@@ -2,10 +2,12 @@
 // `count` plain TCP connections to host:port (no TLS, no bytes), keeps them
 // open, and opens a new one for each the server closes. Prints
 // `opened <n> held <m>` once all `count` were opened, then runs until killed.
-//   node tcp-flood.mjs <host> <port> <count>
+// `from`: the local address to connect from (another loopback address, as
+// a flooder on another machine would have), else the kernel's choice.
+//   node tcp-flood.mjs <host> <port> <count> [<from>]
 import { connect } from 'node:net';
 
-const [host, portText, countText] = process.argv.slice(2);
+const [host, portText, countText, from] = process.argv.slice(2);
 const port = Number(portText);
 const count = Number(countText);
 let opened = 0;
@@ -13,7 +15,7 @@ let held = 0;
 let told = false;
 
 function open() {
-  const s = connect({ host, port });
+  const s = connect({ host, port, ...(from === undefined ? {} : { localAddress: from }) });
   s.on('error', () => {});
   s.on('connect', () => {
     opened++;
