@@ -12,12 +12,13 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { buildBaseline } from './baseline.js';
+import { rawSqlFloor } from './pg-floor.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const IN_FLIGHT = 24;
@@ -98,24 +99,7 @@ async function main(): Promise<void> {
   });
   chmodSync(scratch, 0o755);
 
-  const floor = (db: string, clients: number): number => {
-    const script = join(scratch, 'floor.sql');
-    writeFileSync(
-      script,
-      `\\set a random(0, 99)
-BEGIN;
-INSERT INTO f_audit (rec) VALUES (decode(repeat('07', 300), 'hex'));
-INSERT INTO f_rate VALUES (:a, decode(repeat('07', 300), 'hex')) ON CONFLICT (agent) DO UPDATE SET rec = EXCLUDED.rec;
-END;
-`,
-      { mode: 0o644 },
-    );
-    const out = pgc.run('pgbench', [
-      ...['-n', '-h', pgc.socketDir, '-U', 'vault', '-d', db],
-      ...['-c', String(clients), '-j', '1', '-T', '2', '-f', script],
-    ]);
-    return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
-  };
+  const floor = (db: string, clients: number): number => rawSqlFloor(pgc, scratch, db, clients);
 
   /** One cell: `hosts` children of the build whose pg.js is `module`, on a new database. */
   const cell = async (module: string, hosts: number): Promise<[number, number]> => {

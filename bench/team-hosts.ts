@@ -13,7 +13,7 @@
  *   (after npm run build)
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { call } from '../src/client/client.js';
@@ -21,6 +21,7 @@ import type { ClientOptions } from '../src/client/options.js';
 import { Postgres, postgresBin } from '../test/support/postgres.js';
 import { CLI, liftValuesArgs, ok, Rig } from '../test/support/rig.js';
 import { buildBaseline } from './baseline.js';
+import { rawSqlFloor } from './pg-floor.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 1500);
@@ -95,28 +96,8 @@ async function vault(cli: string, url: string | null, db: string | null): Promis
   return { hosts, tokens, db };
 }
 
-/**
- * The raw-SQL floor: pgbench, `clients` plain connections, each a loop of one
- * transaction writing an audit row and a rate row (synchronous_commit on).
- */
-function floor(db: string, clients: number, seconds = 2): number {
-  const script = join(scratch, 'floor.sql');
-  writeFileSync(
-    script,
-    `\\set a random(0, 99)
-BEGIN;
-INSERT INTO f_audit (rec) VALUES (decode(repeat('07', 300), 'hex'));
-INSERT INTO f_rate VALUES (:a, decode(repeat('07', 300), 'hex')) ON CONFLICT (agent) DO UPDATE SET rec = EXCLUDED.rec;
-END;
-`,
-    { mode: 0o644 },
-  );
-  const out = pgc.run('pgbench', [
-    ...['-n', '-h', pgc.socketDir, '-U', 'vault', '-d', db],
-    ...['-c', String(clients), '-j', '1', '-T', String(seconds), '-f', script],
-  ]);
-  return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
-}
+/** The raw-SQL floor (bench/pg-floor.ts) on `db`. */
+const floor = (db: string, clients: number): number => rawSqlFloor(pgc, scratch, db, clients);
 
 /**
  * How much of the time a writer holds (or waits for) the vault's version
