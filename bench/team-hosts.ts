@@ -13,7 +13,7 @@
  *   (after npm run build)
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostChannel } from '../src/client/channel.js';
@@ -107,6 +107,35 @@ async function vault(cli: string, url: string | null, db: string | null): Promis
   // Warm: every host started, its copy loaded, its connection open.
   for (const h of hosts) await once(h, tokens[0] as string, 'get');
   return { hosts, tokens, db };
+}
+
+/** The machine's CPU ticks so far: busy and total (/proc/stat's first line). */
+function ticks(): { busy: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'latin1').split('\n')[0] ?? '').trim().split(/\s+/);
+  const n = f.slice(1).map(Number);
+  const total = n.reduce((x, y) => x + y, 0);
+  // idle and iowait are the 4th and 5th fields.
+  return { busy: total - (n[3] ?? 0) - (n[4] ?? 0), total };
+}
+
+/**
+ * Over a cell: the share of the machine's CPU in use, and of one core this
+ * bench's own process used (the client: past about 0.9 it is the limit, not
+ * the hosts).
+ */
+function usage(): () => { machine: number; client: number } {
+  const t0 = ticks();
+  const c0 = process.cpuUsage();
+  const w0 = process.hrtime.bigint();
+  return () => {
+    const t1 = ticks();
+    const c = process.cpuUsage(c0);
+    const wall = Number(process.hrtime.bigint() - w0) / 1e3;
+    return {
+      machine: (t1.busy - t0.busy) / (t1.total - t0.total),
+      client: (c.user + c.system) / wall,
+    };
+  };
 }
 
 /** The raw-SQL floor (bench/pg-floor.ts) on `db`. */
@@ -205,7 +234,9 @@ try {
           const before = version(v.db as string);
           const lock = sampleLock(v.db as string);
           const t0 = process.hrtime.bigint();
+          const used = usage();
           const fill = await throughput(on, tokens, 'fill');
+          const cpu = used();
           const wall = Number(process.hrtime.bigint() - t0) / 1e6;
           const held = await lock.stop();
           const commits = version(v.db as string) - before;
@@ -217,7 +248,9 @@ try {
                 5,
               )}/s (${(N / commits).toFixed(1)} a commit; row held ${(held * 100).toFixed(0)}%, ${((held * wall) / commits).toFixed(2)} ms a commit), get ${get
               .toFixed(0)
-              .padStart(5)}/s; load ${loadavg()[0]?.toFixed(1)}`,
+              .padStart(
+                5,
+              )}/s; CPU ${(cpu.machine * 100).toFixed(0)}% (client ${(cpu.client * 100).toFixed(0)}% of a core); load ${loadavg()[0]?.toFixed(1)}`,
           );
         }
       }
