@@ -34,6 +34,7 @@ import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 import { holdYoungGeneration } from '../young.js';
 import { Freshness } from './freshness.js';
+import { horizonTimes } from './horizon.js';
 import { refusal, unreachable } from './refusals.js';
 import { displayUrl } from './url.js';
 
@@ -110,6 +111,11 @@ export class PgStore implements VaultStore {
   private readonly freshness = new Freshness();
   /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
   readonly conflicts = { lost: 0, locked: 0 };
+  /** Loads of the copy afresh because it was behind the horizon (horizon.ts). */
+  reloads = 0;
+  /** When the host last asked the database anything (performance.now()): an idle host refreshes (`keepUp`). */
+  private lastCall = 0;
+  private keeping: NodeJS.Timeout | null = null;
   private readonly self = randomBytes(8).toString('hex');
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
@@ -195,6 +201,7 @@ export class PgStore implements VaultStore {
   private call(req: PgRequest, answerMs = ANSWER_MS): Extract<PgReply, { ok: true }> {
     if (this.breaker !== null) throw unreachable(this.breaker.cause);
     const port = this.spawn();
+    this.lastCall = performance.now();
     Atomics.store(this.flag, 0, 0);
     port.postMessage(req);
     const waited = Atomics.wait(this.flag, 0, 0, answerMs);
@@ -309,6 +316,42 @@ export class PgStore implements VaultStore {
     }
     this.mirror.loaded(version ?? 0);
     this.loaded = true;
+    this.keepUp();
+  }
+
+  /**
+   * Brings the copy up to date from a refresh's answer; one behind the
+   * horizon (tombstones it has not seen may be gone, horizon.ts) is loaded
+   * afresh instead.
+   * @throws VaultError VLT-3040, VLT-3041
+   */
+  private refreshed(reply: Extract<PgReply, { ok: true }>): void {
+    if (reply.behind !== true) return this.apply(reply);
+    this.mirror = new Mirror(this.coldRows);
+    this.loaded = false;
+    this.reloads++;
+    this.load();
+  }
+
+  /**
+   * While idle, the copy is refreshed every `keep` ms (horizon.ts): the host
+   * keeps reporting a current version, so the horizon moves on and the host
+   * needs no reload at its next request. Between requests only: every
+   * transaction here is synchronous, so none is open when this runs.
+   */
+  private keepUp(): void {
+    if (this.keeping !== null) return;
+    const { keep } = horizonTimes();
+    this.keeping = setInterval(() => {
+      if (!this.loaded || this.breaker !== null) return;
+      if (performance.now() - this.lastCall < keep) return;
+      try {
+        this.refreshed(this.call({ op: 'refresh', since: this.mirror.version }));
+      } catch {
+        // The next request meets the same and answers for it.
+      }
+    }, keep);
+    this.keeping.unref();
   }
 
   private apply(reply: Extract<PgReply, { ok: true }>): void {
@@ -336,7 +379,7 @@ export class PgStore implements VaultStore {
     // (commits from other hosts) is read under the write lock, once.
     for (let tries = 0; tries < READ_TRIES; tries++) {
       const mark = this.freshness.mark();
-      this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
+      this.refreshed(this.call({ op: 'refresh', since: this.mirror.version }));
       this.freshness.synced(mark);
       this.coldMoved = false;
       try {
@@ -386,7 +429,14 @@ export class PgStore implements VaultStore {
    */
   private locked(run: (tx: Tx) => void, rethrow: boolean): void {
     const mark = this.freshness.mark();
-    this.apply(this.call({ op: 'begin', since: this.mirror.version }));
+    let got = this.call({ op: 'begin', since: this.mirror.version });
+    for (let tries = 0; got.behind === true; tries++) {
+      // Behind the horizon: the worker rolled back (no lock held); loaded afresh, then locked again.
+      if (tries === READ_TRIES) throw unreachable(new Error('the copy stays behind the horizon'));
+      this.refreshed(got);
+      got = this.call({ op: 'begin', since: this.mirror.version });
+    }
+    this.apply(got);
     this.mirror.begin();
     try {
       run(new Tx(this.mirror, this.sealKey));
@@ -525,7 +575,7 @@ export class PgStore implements VaultStore {
     }
     this.mirror.rollback();
     for (const undo of undos.reverse()) undo();
-    this.apply(got);
+    this.refreshed(got);
     return null;
   }
 
@@ -562,6 +612,8 @@ export class PgStore implements VaultStore {
   async close(): Promise<void> {
     if (this.breaker?.timer) clearTimeout(this.breaker.timer);
     this.breaker = null;
+    if (this.keeping !== null) clearInterval(this.keeping);
+    this.keeping = null;
     if (this.port !== null) {
       try {
         this.call({ op: 'close' });
