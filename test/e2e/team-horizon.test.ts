@@ -6,6 +6,7 @@
 // incrementally, and a database that deletes tombstones without saying so
 // is refused, not believed (the sealed digest). Real hosts, real PostgreSQL.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { assertRefused, disposeAll, hostPid } from '../support/e2e-helpers.js';
 import { Postgres } from '../support/postgres.js';
-import { liftValuesArgs, ok, Rig } from '../support/rig.js';
+import { CLI, liftValuesArgs, ok, Rig } from '../support/rig.js';
 
 let pg: Postgres;
 const rigs: Rig[] = [];
@@ -147,4 +148,46 @@ test('a database that deletes tombstones without moving the horizon: the host th
   assertRefused(await b.agent(['get', 'doomed'], token), 'VLT-3045', 'the removed entry');
   assertRefused(await b.agent(['get', 'keep'], token), 'VLT-3045', 'any entry');
   assertRefused(await a.agent(['get', 'doomed'], token), 'VLT-2041', 'removed, on a');
+});
+
+test('with every LISTEN connection gone, `audit --follow` on another host still streams a record within its poll (the fallback)', async () => {
+  const db = pg.database();
+  const a = rig(null, 600_000);
+  ok(await a.owner(['vault', 'create', '--store', db.url]));
+  const b = rig(db.url, 600_000);
+  await a.set('keep', 'kept value');
+  const token = await a.addAgent('ci', ['keep']);
+  assert.equal(ok(await b.agent(['get', 'keep'], token)), 'kept value\n');
+  const child = spawn(process.execPath, [CLI, 'audit', '--follow', '--json'], {
+    env: b.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  child.stdin.end();
+  const reads = () =>
+    out
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { action: string; actor: string })
+      .filter((r) => r.actor === 'cli:ci').length;
+  try {
+    await until('the log streamed', () => reads() === 1);
+    const listening = `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN vault_commit'`;
+    await until('both hosts listen', () => num(db.name, listening) >= 2);
+    // The listeners' connections end (a proxy that drops them, a restart of
+    // the pooler): no NOTIFY reaches either host from now on.
+    pg.psql(
+      db.name,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN vault_commit'`,
+    );
+    await until('no listener left', () => num(db.name, listening) === 0);
+    assert.equal(ok(await a.agent(['get', 'keep'], token)), 'kept value\n');
+    await until('a’s record streamed on b', () => reads() === 2, 10_000);
+    assert.equal(num(db.name, listening), 0, 'streamed by the poll, not by a NOTIFY');
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
 });
