@@ -3,7 +3,8 @@
  * (issue 37's must-show: "table rows and host memory level off"). Per
  * build, a vault on one PostgreSQL cluster served by two hosts, agents
  * filling through both (8 in flight, 4 a host), and the owner archiving the
- * audit log every interval; after each archive, per build: the fills of that
+ * audit log every interval, then adding and removing an entry (tombstones of
+ * rows the hosts hold); after that, per build: the fills of that
  * interval, `vault_rows`' rows (of them tombstones and audit records), the
  * table's size with its indexes and TOAST, and each host's RSS and
  * anonymous memory. This tree and a baseline build (default: a3db9a0, the
@@ -174,6 +175,12 @@ async function main(): Promise<void> {
           ]),
         ),
       );
+      // A removal of rows the hosts hold (an entry's): its tombstones wait for the horizon.
+      for (const b of builds) {
+        const owner = b.hosts[0] as Rig;
+        await owner.set(`churn ${m}`, 'churn');
+        ok(await owner.owner(['entry', 'rm', `churn ${m}`]));
+      }
       archived.forEach((r, i) => {
         if (r.code !== 0) console.log(`# ${builds[i]?.label}: archive refused: ${r.stderr.trim()}`);
         rmSync(join(work, `${builds[i]?.label}-${m}.archive`), { force: true });

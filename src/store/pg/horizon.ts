@@ -93,6 +93,26 @@ export async function upgrade(c: pg.Client): Promise<void> {
   }
 }
 
+/**
+ * The host's side: while it is idle, its copy is refreshed every `keep` ms
+ * (`refresh`), so its worker keeps reporting a current version, the horizon
+ * moves on, and the host needs no reload at its next request. `idleFor`:
+ * how long the host has asked nothing (0: not now).
+ */
+export function keepAlive(idleFor: () => number, refresh: () => void): NodeJS.Timeout {
+  const { keep } = horizonTimes();
+  const timer = setInterval(() => {
+    if (idleFor() < keep) return;
+    try {
+      refresh();
+    } catch {
+      // The next request meets the same and answers for it.
+    }
+  }, keep);
+  timer.unref();
+  return timer;
+}
+
 const REPORT = `
 INSERT INTO vault_hosts (id, version, seen, loads)
   VALUES ($1, $2, now() - $3::bigint * interval '1 millisecond', $4)

@@ -34,7 +34,7 @@ import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 import { holdYoungGeneration } from '../young.js';
 import { Freshness } from './freshness.js';
-import { horizonTimes } from './horizon.js';
+import { keepAlive } from './horizon.js';
 import { refusal, unreachable } from './refusals.js';
 import { displayUrl } from './url.js';
 
@@ -111,9 +111,7 @@ export class PgStore implements VaultStore {
   private readonly freshness = new Freshness();
   /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
   readonly conflicts = { lost: 0, locked: 0 };
-  /** Loads of the copy afresh because it was behind the horizon (horizon.ts). */
-  reloads = 0;
-  /** When the host last asked the database anything (performance.now()): an idle host refreshes (`keepUp`). */
+  /** When the host last asked the database (performance.now()), and its refresh while idle (horizon.ts). */
   private lastCall = 0;
   private keeping: NodeJS.Timeout | null = null;
   private readonly self = randomBytes(8).toString('hex');
@@ -316,47 +314,22 @@ export class PgStore implements VaultStore {
     }
     this.mirror.loaded(version ?? 0);
     this.loaded = true;
-    this.keepUp();
+    // Between requests only: every transaction here is synchronous, so none is open then.
+    this.keeping ??= keepAlive(
+      () => (this.loaded && this.breaker === null ? performance.now() - this.lastCall : 0),
+      () => this.apply(this.call({ op: 'refresh', since: this.mirror.version })),
+    );
   }
 
-  /**
-   * Brings the copy up to date from a refresh's answer; one behind the
-   * horizon (tombstones it has not seen may be gone, horizon.ts) is loaded
-   * afresh instead.
-   * @throws VaultError VLT-3040, VLT-3041
-   */
-  private refreshed(reply: Extract<PgReply, { ok: true }>): void {
-    if (reply.behind !== true) return this.apply(reply);
-    this.mirror = new Mirror(this.coldRows);
-    this.loaded = false;
-    this.reloads++;
-    this.load();
-  }
-
-  /**
-   * While idle, the copy is refreshed every `keep` ms (horizon.ts): the host
-   * keeps reporting a current version, so the horizon moves on and the host
-   * needs no reload at its next request. Between requests only: every
-   * transaction here is synchronous, so none is open when this runs.
-   */
-  private keepUp(): void {
-    if (this.keeping !== null) return;
-    const { keep } = horizonTimes();
-    this.keeping = setInterval(() => {
-      if (!this.loaded || this.breaker !== null) return;
-      if (performance.now() - this.lastCall < keep) return;
-      try {
-        this.refreshed(this.call({ op: 'refresh', since: this.mirror.version }));
-      } catch {
-        // The next request meets the same and answers for it.
-      }
-    }, keep);
-    this.keeping.unref();
-  }
-
+  /** The copy brought up to `reply`; behind the horizon (horizon.ts), loaded afresh. @throws VaultError VLT-3040, VLT-3041 */
   private apply(reply: Extract<PgReply, { ok: true }>): void {
     if (reply.missing === true) {
       throw new VaultError('VLT-3041', `No vault-cli store in the database at ${this.path}.`);
+    }
+    if (reply.behind === true) {
+      this.mirror = new Mirror(this.coldRows);
+      this.loaded = false;
+      return this.load();
     }
     const rows = (reply.rows ?? []).map((r: PgRow) => ({
       key: r.key,
@@ -379,7 +352,7 @@ export class PgStore implements VaultStore {
     // (commits from other hosts) is read under the write lock, once.
     for (let tries = 0; tries < READ_TRIES; tries++) {
       const mark = this.freshness.mark();
-      this.refreshed(this.call({ op: 'refresh', since: this.mirror.version }));
+      this.apply(this.call({ op: 'refresh', since: this.mirror.version }));
       this.freshness.synced(mark);
       this.coldMoved = false;
       try {
@@ -433,7 +406,7 @@ export class PgStore implements VaultStore {
     for (let tries = 0; got.behind === true; tries++) {
       // Behind the horizon: the worker rolled back (no lock held); loaded afresh, then locked again.
       if (tries === READ_TRIES) throw unreachable(new Error('the copy stays behind the horizon'));
-      this.refreshed(got);
+      this.apply(got);
       got = this.call({ op: 'begin', since: this.mirror.version });
     }
     this.apply(got);
@@ -575,7 +548,7 @@ export class PgStore implements VaultStore {
     }
     this.mirror.rollback();
     for (const undo of undos.reverse()) undo();
-    this.refreshed(got);
+    this.apply(got);
     return null;
   }
 
