@@ -253,6 +253,8 @@ export function hostEnv(env: NodeJS.ProcessEnv, paths: Paths): NodeJS.ProcessEnv
     'VAULT_OWNER_IDLE_MINUTES',
     'VAULT_STORE_URL',
     'PGPASSFILE',
+    // How long a silent team host counts in the tombstones' horizon (src/store/pg/horizon.ts).
+    'VAULT_TEAM_HORIZON_MS',
     'VAULT_LISTEN_TLS',
     'VAULT_TLS_CERT',
     'VAULT_TLS_KEY',

@@ -18,7 +18,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
-import { packRows, pageDigest } from './mirror.js';
+import { Keeper, HORIZON_SCHEMA, upgrade } from './horizon.js';
+import { coldKey, packRows, pageDigest } from './mirror.js';
 import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
 
 interface Start {
@@ -85,6 +86,11 @@ export type PgReply =
       readonly won?: boolean;
       readonly rows?: PgRow[];
       readonly missing?: boolean;
+      /**
+       * The copy's version is below the horizon (horizon.ts): removals it has
+       * not seen may be gone, so no rows came; the host loads afresh.
+       */
+      readonly behind?: boolean;
       /** A load's last page (its snapshot closed). */
       readonly done?: boolean;
       /** A load's page, packed (`pack`) and handed over whole: no object or copy per row. */
@@ -126,7 +132,7 @@ CREATE TABLE IF NOT EXISTS vault_rows (
 );
 CREATE INDEX IF NOT EXISTS vault_rows_version ON vault_rows (version);
 INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
-`;
+${HORIZON_SCHEMA}`;
 
 let client: pg.Client | null = null;
 interface Page {
@@ -203,9 +209,14 @@ async function connected(): Promise<pg.Client> {
     if (client === c) client = null;
   });
   await c.connect();
+  // A vault made before the horizon gets its tables, once per connection.
+  await upgrade(c);
   client = c;
   return c;
 }
+
+/** Reports this host's version and collects tombstones behind the horizon (horizon.ts). */
+const keeper = new Keeper(start.self, newClient);
 
 function lost(err: unknown): boolean {
   const code = String((err as { code?: unknown }).code ?? '');
@@ -235,9 +246,10 @@ async function refresh(since: number): Reply {
   // One statement, so the version and the rows come from one snapshot.
   let res;
   try {
-    res = await c.query<{ v: string; key: string | null; value: Buffer | null }>(
-      `SELECT m.version AS v, r.key, r.value FROM vault_meta m
-         LEFT JOIN vault_rows r ON r.version > $1 WHERE m.id = 1`,
+    // No rows from a version the horizon passed (its removals may be gone).
+    res = await c.query<{ v: string; h: string; key: string | null; value: Buffer | null }>(
+      `SELECT m.version AS v, m.horizon AS h, r.key, r.value FROM vault_meta m
+         LEFT JOIN vault_rows r ON r.version > $1 AND m.horizon <= $1 WHERE m.id = 1`,
       [since],
     );
   } catch (err) {
@@ -246,6 +258,7 @@ async function refresh(since: number): Reply {
   }
   const first = res.rows[0];
   if (first === undefined) return { ok: true, missing: true };
+  if (since < Number(first.h)) return { ok: true, version: Number(first.v), behind: true };
   const rows = res.rows.filter((r) => r.key !== null) as PgRow[];
   return { ok: true, version: Number(first.v), rows };
 }
@@ -270,6 +283,7 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
         return { ok: true, missing: true };
       }
       version = Number(v);
+      keeper.loaded(version);
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {});
       if ((err as { code?: unknown }).code === '42P01') return { ok: true, missing: true };
@@ -325,13 +339,18 @@ async function begin(since: number): Reply {
   await c.query('BEGIN');
   try {
     // Every host's writers queue here, one at a time, across the fleet.
-    const meta = await c.query<{ version: string }>(
-      'SELECT version FROM vault_meta WHERE id = 1 FOR UPDATE',
+    const meta = await c.query<{ version: string; horizon: string }>(
+      'SELECT version, horizon FROM vault_meta WHERE id = 1 FOR UPDATE',
     );
     const version = meta.rows[0]?.version;
     if (version === undefined) {
       await c.query('ROLLBACK');
       return { ok: true, missing: true };
+    }
+    if (since < Number(meta.rows[0]?.horizon)) {
+      // Loaded afresh first (pg.ts), then asked again: nothing held meanwhile.
+      await c.query('ROLLBACK');
+      return { ok: true, version: Number(version), behind: true };
     }
     // Read committed: after the lock, this statement sees every commit before it.
     const rows = await c.query<PgRow>(ROWS, [since]);
@@ -342,19 +361,37 @@ async function begin(since: number): Reply {
   }
 }
 
-const bytes = (values: readonly (Uint8Array | null)[]) =>
-  values.map((v) => (v === null ? null : Buffer.from(v)));
+/**
+ * A commit's rows to write, and the removals of rows no host holds (mirror.ts
+ * COLD) apart: those are deleted outright, with no tombstone (horizon.ts).
+ */
+function split(req: { keys: string[]; values: (Uint8Array | null)[] }) {
+  const keys: string[] = [];
+  const values: (Buffer | null)[] = [];
+  const gone: string[] = [];
+  req.keys.forEach((k, i) => {
+    const v = req.values[i] ?? null;
+    if (v === null && coldKey(k)) gone.push(k);
+    else {
+      keys.push(k);
+      values.push(v === null ? null : Buffer.from(v));
+    }
+  });
+  return { keys, values, gone };
+}
 
 async function commit(req: Extract<PgRequest, { op: 'commit' }>): Reply {
   const c = await connected();
   try {
     if (req.keys.length > 0) {
+      const { keys, values, gone } = split(req);
       await c.query(
-        `WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1)
+        `WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1),
+         gone AS (DELETE FROM vault_rows WHERE key = ANY($4::text[]))
          INSERT INTO vault_rows (key, value, version)
            SELECT k, v, $1 FROM unnest($2::text[], $3::bytea[]) AS t(k, v)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version`,
-        [req.version, req.keys, bytes(req.values)],
+        [req.version, keys, values, gone],
       );
       await c.query(`SELECT pg_notify('vault_commit', $1)`, [start.self]);
     }
@@ -380,30 +417,42 @@ async function commit(req: Extract<PgRequest, { op: 'commit' }>): Reply {
 const TRY = `
 WITH bump AS (
   UPDATE vault_meta SET version = $1::bigint + 1
-   WHERE id = 1 AND version = $1::bigint AND cardinality($2::text[]) > 0
+   WHERE id = 1 AND version = $1::bigint
+     AND cardinality($2::text[]) + cardinality($5::text[]) > 0
   RETURNING version, pg_notify('vault_commit', $4::text)
 ), put AS (
   INSERT INTO vault_rows (key, value, version)
     SELECT t.k, t.v, b.version FROM bump b, unnest($2::text[], $3::bytea[]) AS t(k, v)
   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
+), gone AS (
+  DELETE FROM vault_rows r USING bump b WHERE r.key = ANY($5::text[])
 )
-SELECT m.version AS v, (SELECT count(*) FROM bump) AS won, r.key, r.value
+SELECT m.version AS v, m.horizon AS h, (SELECT count(*) FROM bump) AS won, r.key, r.value
   FROM vault_meta m
   LEFT JOIN vault_rows r ON r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM bump)
+    AND m.horizon <= $1::bigint
  WHERE m.id = 1`;
 
 async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
   const c = await connected();
   // Named: parsed and planned once per connection, not at every commit.
-  const res = await c.query<{ v: string; won: string; key: string | null; value: Buffer | null }>({
+  const { keys, values, gone } = split(req);
+  const res = await c.query<{
+    v: string;
+    h: string;
+    won: string;
+    key: string | null;
+    value: Buffer | null;
+  }>({
     name: 'vault_try',
     text: TRY,
-    values: [req.since, req.keys, bytes(req.values), start.self],
+    values: [req.since, keys, values, start.self, gone],
   });
   const first = res.rows[0];
   if (first === undefined) return { ok: true, missing: true };
   if (Number(first.won) > 0) return { ok: true, won: true, version: req.since + 1 };
   const version = Number(first.v);
+  if (req.since < Number(first.h)) return { ok: true, won: false, version, behind: true };
   // Nothing to write and nothing written since: the group's answers stand.
   if (req.keys.length === 0 && version === req.since) return { ok: true, won: true, version };
   if (version <= req.since) {
@@ -471,7 +520,7 @@ async function listen(): Reply {
 
 async function close(): Reply {
   Atomics.store(start.seen, 0, 0);
-  await Promise.allSettled([client?.end(), listener?.end()]);
+  await Promise.allSettled([client?.end(), listener?.end(), keeper.close()]);
   client = null;
   listener = null;
   return { ok: true };
@@ -482,14 +531,17 @@ function handle(req: PgRequest): Reply {
     case 'create':
       return create();
     case 'refresh':
+      keeper.saw(req.since);
       return refresh(req.since);
     case 'load':
       return load(req);
     case 'begin':
+      keeper.saw(req.since);
       return begin(req.since);
     case 'commit':
       return commit(req);
     case 'try':
+      keeper.saw(req.since);
       return tryCommit(req);
     case 'rollback':
       return rollback();

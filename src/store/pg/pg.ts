@@ -34,6 +34,7 @@ import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 import { holdYoungGeneration } from '../young.js';
 import { Freshness } from './freshness.js';
+import { keepAlive } from './horizon.js';
 import { refusal, unreachable } from './refusals.js';
 import { displayUrl } from './url.js';
 
@@ -110,6 +111,9 @@ export class PgStore implements VaultStore {
   private readonly freshness = new Freshness();
   /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
   readonly conflicts = { lost: 0, locked: 0 };
+  /** When the host last asked the database (performance.now()), and its refresh while idle (horizon.ts). */
+  private lastCall = 0;
+  private keeping: NodeJS.Timeout | null = null;
   private readonly self = randomBytes(8).toString('hex');
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
@@ -195,6 +199,7 @@ export class PgStore implements VaultStore {
   private call(req: PgRequest, answerMs = ANSWER_MS): Extract<PgReply, { ok: true }> {
     if (this.breaker !== null) throw unreachable(this.breaker.cause);
     const port = this.spawn();
+    this.lastCall = performance.now();
     Atomics.store(this.flag, 0, 0);
     port.postMessage(req);
     const waited = Atomics.wait(this.flag, 0, 0, answerMs);
@@ -309,11 +314,22 @@ export class PgStore implements VaultStore {
     }
     this.mirror.loaded(version ?? 0);
     this.loaded = true;
+    // Between requests only: every transaction here is synchronous, so none is open then.
+    this.keeping ??= keepAlive(
+      () => (this.loaded && this.breaker === null ? performance.now() - this.lastCall : 0),
+      () => this.apply(this.call({ op: 'refresh', since: this.mirror.version })),
+    );
   }
 
+  /** The copy brought up to `reply`; behind the horizon (horizon.ts), loaded afresh. @throws VaultError VLT-3040, VLT-3041 */
   private apply(reply: Extract<PgReply, { ok: true }>): void {
     if (reply.missing === true) {
       throw new VaultError('VLT-3041', `No vault-cli store in the database at ${this.path}.`);
+    }
+    if (reply.behind === true) {
+      this.mirror = new Mirror(this.coldRows);
+      this.loaded = false;
+      return this.load();
     }
     const rows = (reply.rows ?? []).map((r: PgRow) => ({
       key: r.key,
@@ -386,7 +402,14 @@ export class PgStore implements VaultStore {
    */
   private locked(run: (tx: Tx) => void, rethrow: boolean): void {
     const mark = this.freshness.mark();
-    this.apply(this.call({ op: 'begin', since: this.mirror.version }));
+    let got = this.call({ op: 'begin', since: this.mirror.version });
+    for (let tries = 0; got.behind === true; tries++) {
+      // Behind the horizon: the worker rolled back (no lock held); loaded afresh, then locked again.
+      if (tries === READ_TRIES) throw unreachable(new Error('the copy stays behind the horizon'));
+      this.apply(got);
+      got = this.call({ op: 'begin', since: this.mirror.version });
+    }
+    this.apply(got);
     this.mirror.begin();
     try {
       run(new Tx(this.mirror, this.sealKey));
@@ -562,6 +585,8 @@ export class PgStore implements VaultStore {
   async close(): Promise<void> {
     if (this.breaker?.timer) clearTimeout(this.breaker.timer);
     this.breaker = null;
+    if (this.keeping !== null) clearInterval(this.keeping);
+    this.keeping = null;
     if (this.port !== null) {
       try {
         this.call({ op: 'close' });
