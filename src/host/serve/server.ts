@@ -407,7 +407,7 @@ class HostRun {
    */
   async #scan(): Promise<void> {
     try {
-      this.ctx.damaged = (await this.ctx.place().scan?.()) ?? null;
+      this.ctx.damaged = (await this.ctx.place().scan?.(this.log)) ?? null;
       this.ctx.scanFault = null;
     } catch (err) {
       if (!(err instanceof VaultError && err.code === 'VLT-3004')) throw err;
