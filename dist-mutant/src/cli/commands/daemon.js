@@ -1,0 +1,112 @@
+/** `vault-cli daemon [stop|status]`: the vault host in the foreground, or control of a running one. */
+import { formatTime } from '../../core/audit.js';
+import { VaultError } from '../../core/errors.js';
+import { SPAWNED_BY_ENV } from '../../core/protocol.js';
+import { flag } from '../context.js';
+import { ownerPassphrase } from '../owner.js';
+import { processRunning } from '../../kernel/process.js';
+/** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
+const NOT_RUNNING = 3;
+const DEFAULT_IDLE_MS = 15 * 60_000;
+export const run = async (ctx) => {
+    const sub = ctx.inv.command?.path[1];
+    if (sub === 'stop' || sub === 'status') {
+        let status;
+        try {
+            status = await ctx.call('status', {}, { autoStart: false });
+        }
+        catch (err) {
+            if (!(err instanceof VaultError && err.code === 'VLT-3005'))
+                throw err;
+            if (sub === 'stop')
+                return 0;
+            ctx.stdout.write(flag(ctx, 'json') ? JSON.stringify({ running: false }) + '\n' : 'not running\n');
+            return NOT_RUNNING;
+        }
+        if (sub === 'stop') {
+            // Asked only once a host answers: with none running there is nothing to prove.
+            const passphrase = status.vault ? await ownerPassphrase(ctx) : '';
+            await ctx.call('shutdown', { passphrase }, { autoStart: false });
+            ctx.stderr.write(`vault-cli: stopped the vault host (pid ${status.pid})\n`);
+            return 0;
+        }
+        ctx.stdout.write(flag(ctx, 'json')
+            ? JSON.stringify({ running: true, ...status }) + '\n'
+            : `running: pid ${status.pid}, vault ${status.vaultDir}${status.vault ? '' : ' (no vault yet)'}, since ${formatTime(status.startedAt)}\n`);
+        return 0;
+    }
+    return runHost(ctx);
+};
+async function runHost(ctx) {
+    const system = ctx.paths.systemHost;
+    if (system !== null) {
+        // The hardened host runs as its own user, started by systemd or as `host install` printed.
+        throw new VaultError('VLT-3011', `This machine's vault host runs as ${system.user} (vault-cli host status); set VAULT_DIR to run a host of your own.`);
+    }
+    // A same-user process could otherwise open the inspector with SIGUSR1 and read keys.
+    process.on('SIGUSR1', () => { });
+    process.umask(0o077);
+    const { startHost, HostAlreadyRunning, isFailedCommitEcho } = await import('../../host/serve/server.js');
+    const { sessionTerms } = await import('../../host/owner/unlock.js');
+    const ownerSessions = sessionTerms(ctx.env.VAULT_OWNER_SESSION_MINUTES, ctx.env.VAULT_OWNER_IDLE_MINUTES);
+    const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
+    // host.log may sit on a file system that turned read-only or full: a log
+    // line that cannot be written is lost, and must not end the host with it.
+    ctx.stderr.on('error', () => { });
+    const log = (line) => {
+        try {
+            ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+        }
+        catch {
+            // as above
+        }
+    };
+    // A commit that failed (a disk turned read-only or full) is refused to its
+    // request; lmdb-js reports it a second time where nothing can catch it, and
+    // that must not end a host that can go on refusing until the disk recovers.
+    const survive = (err) => {
+        if (!isFailedCommitEcho(err))
+            throw err;
+        log('a commit failed (already refused to its request)');
+    };
+    process.on('uncaughtException', survive);
+    process.on('unhandledRejection', survive);
+    const spawner = Number(ctx.env[SPAWNED_BY_ENV] ?? 0);
+    if (spawner > 0 && !processRunning(spawner)) {
+        log(`started for pid ${spawner}, which no longer waits: not serving`);
+        return 0;
+    }
+    let host;
+    try {
+        host = await startHost({
+            dir: ctx.paths.vaultDir,
+            socketDir: ctx.paths.socketDir,
+            idleMs: Number.isFinite(idle) ? idle : DEFAULT_IDLE_MS,
+            ownerSessions,
+            storeUrl: ctx.paths.storeUrl,
+            remote: ctx.paths.remoteListen,
+            log,
+        });
+    }
+    catch (err) {
+        if (err instanceof HostAlreadyRunning) {
+            log('another host already serves this vault; exiting');
+            return 0;
+        }
+        throw err;
+    }
+    log(ownerSessions.ttlMs === 0
+        ? 'owner sessions: off'
+        : `owner sessions: ${ownerSessions.ttlMs / 60_000} min, ${ownerSessions.idleMs / 60_000} min idle`);
+    const stop = () => host.stop();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.once('SIGHUP', stop);
+    await host.stopped;
+    log('stopped');
+    // The store is closed and the lock released: nothing is left to do. A handle a
+    // dependency keeps open (seen after runs of many test hosts: 'stopped' logged,
+    // the process still alive 17 minutes later) must not keep a dead host around.
+    setTimeout(() => process.exit(0), 1000).unref();
+    return 0;
+}

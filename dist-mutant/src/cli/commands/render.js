@@ -1,0 +1,273 @@
+import { VaultError, quote } from '../../core/errors.js';
+import { Collector, Renderer, check } from '../../render/render.js';
+import { chooseFormat } from '../../render/format.js';
+import { arg, flag, flagString } from '../context.js';
+import { requirePipe } from '../pipe-only.js';
+import { malformed, report, resolveAll } from '../references.js';
+import { loadToken } from '../token.js';
+// On render's path, as on get's: built-ins by getBuiltinModule, not import
+// (docs/development.md, "Start-up"); io.ts only for a template on a pipe.
+const { once } = process.getBuiltinModule('node:events');
+const { fstatSync, read } = process.getBuiltinModule('node:fs');
+const { open } = process.getBuiltinModule('node:fs/promises');
+const CHUNK = 64 * 1024;
+/** Feeds `each` the bytes from `start` to the end of the file, in chunks. */
+async function chunks(readAt, start, each) {
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let total = 0;
+    for (;;) {
+        const n = await readAt(buf, start === null ? null : start + total);
+        if (n === 0)
+            return total;
+        total += n;
+        await each(buf.subarray(0, n));
+    }
+}
+function fromFile(fh) {
+    // Positional reads: both passes read the same open file from byte 0.
+    const readAt = async (buf, at) => (await fh.read(buf, 0, CHUNK, at)).bytesRead;
+    return async (each) => {
+        await chunks(readAt, 0, each);
+    };
+}
+/** Whether fd 0 is a regular file (`render - < file`), which can be read twice. */
+function stdinIsFile() {
+    try {
+        return fstatSync(0).isFile();
+    }
+    catch {
+        return false; // closed or otherwise unusable: the stream path reports it
+    }
+}
+/**
+ * Stdin redirected from a regular file, read like a named file but from the
+ * offset stdin was at (`{ head -c 10 >/dev/null; vault-cli render -; } < f`).
+ * Node has no lseek, so the first pass reads on from the current offset and
+ * the start is then the end of the file less the bytes read; later passes
+ * read from there by position. fd 0 is left at the end, as any reader leaves it.
+ */
+function fromStdinFile() {
+    const readAt = (buf, at) => new Promise((resolve, reject) => read(0, buf, 0, CHUNK, at, (err, n) => (err ? reject(err) : resolve(n))));
+    let start = null;
+    return async (each) => {
+        if (start !== null) {
+            await chunks(readAt, start, each);
+            return;
+        }
+        const n = await chunks(readAt, null, each);
+        start = Math.max(0, fstatSync(0).size - n);
+    };
+}
+function fromMemory(all) {
+    return async (each) => {
+        for (let at = 0; at < all.length; at += CHUNK)
+            await each(all.subarray(at, at + CHUNK));
+    };
+}
+/** One whole render (bad references are reported, not thrown). */
+async function renderOnce(ctx, format, source) {
+    const collector = new Collector(format);
+    await source((c) => collector.write(c));
+    const collected = collector.end();
+    if (collected.malformed.length > 0) {
+        return { code: report(ctx, malformed(collected.malformed)), entries: null };
+    }
+    const entries = [...new Set([...collected.refs.values()].map((w) => w.entry))];
+    const values = await resolveAll(ctx, collected.refs);
+    if (Array.isArray(values))
+        return { code: report(ctx, values), entries };
+    try {
+        const unwritable = check(collected, values);
+        if (unwritable.length > 0) {
+            const code = report(ctx, unwritable.map((u) => ({ code: 'VLT-1002', written: u.written, reason: u.reason })));
+            return { code, entries };
+        }
+        const renderer = new Renderer(format, values);
+        const put = async (out) => {
+            if (out.length > 0 && !ctx.stdout.write(out))
+                await once(ctx.stdout, 'drain');
+        };
+        await source((c) => put(renderer.write(c)));
+        await put(renderer.end());
+        return { code: 0, entries };
+    }
+    finally {
+        // Best-effort: the escaped copies and the strings of the reply are out of reach.
+        for (const v of values.values())
+            v.fill(0);
+    }
+}
+export const run = async (ctx) => {
+    // Before the template is read: a terminal or a file never gets a byte.
+    requirePipe('vault-cli render <file>');
+    const path = arg(ctx, 'file');
+    const watching = flag(ctx, 'watch');
+    const format = chooseFormat(path === '-' ? '' : path, flagString(ctx, 'format'), flag(ctx, 'raw'));
+    if (path === '-') {
+        if (watching)
+            throw new VaultError('VLT-1001', '--watch needs a file, not stdin.');
+        // A regular file streams; a pipe, socket or terminal is held in memory (see the top).
+        if (stdinIsFile())
+            return (await renderOnce(ctx, format, fromStdinFile())).code;
+        const { readAll } = await import('../io.js');
+        return (await renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)))).code;
+    }
+    const render = (fh) => renderOnce(ctx, format, fromFile(fh));
+    const first = await withFile(path, render);
+    if (!watching)
+        return first.code;
+    return watch(ctx, path, render, first);
+};
+async function withFile(path, use) {
+    let fh;
+    try {
+        fh = await open(path, 'r');
+    }
+    catch (err) {
+        const e = err;
+        const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'a directory' : e.code;
+        throw new VaultError('VLT-1002', `Cannot read the template ${quote(path)} (${why}).`, {
+            cause: err,
+        });
+    }
+    try {
+        return await use(fh);
+    }
+    finally {
+        await fh.close();
+    }
+}
+/**
+ * Changes to the values close together make one render: it starts once none
+ * has come for SETTLE_MS, or SETTLE_MAX_MS after the first, so a burst of
+ * rotations (a storm, even) renders a handful of times and ends on the last
+ * value. Re-reading an entry already read in a window costs nothing of the
+ * agent's limits (core/policy.ts decideRead), so a storm does not lock it.
+ */
+const SETTLE_MS = 100;
+const SETTLE_MAX_MS = 1000;
+/**
+ * The host's word that a value the template uses changed (ops/watch.ts), on
+ * a connection of its own; `follow(names)` moves it to another set of names.
+ * It carries no value: each change only starts an ordinary, audited render.
+ */
+function valueFeed(ctx, changed) {
+    let feed = null;
+    // Once stopped, for good: a render that settles after SIGTERM must not open
+    // a new feed, whose connection would keep the process alive.
+    let stopped = false;
+    return {
+        follow(entries) {
+            if (stopped)
+                return;
+            const key = JSON.stringify([...entries].sort());
+            if (feed !== null && feed.key === key)
+                return;
+            feed?.stop.abort();
+            feed = null;
+            if (entries.length === 0)
+                return;
+            const mine = { key, stop: new AbortController() };
+            feed = mine;
+            const lines = (line) => {
+                let said;
+                try {
+                    said = JSON.parse(line);
+                }
+                catch {
+                    return;
+                }
+                if (said?.changed === true)
+                    changed();
+            };
+            void import('../../client/follow.js')
+                .then(({ follow }) => follow(ctx.client, 'watch', { token: loadToken(ctx), entries: [...entries] }, lines, mine.stop.signal))
+                .catch(() => undefined)
+                .then(() => {
+                if (feed !== mine || mine.stop.signal.aborted)
+                    return;
+                feed = null;
+                ctx.stderr.write('vault-cli: no longer told when a value changes (the vault host stopped, or the token reads nothing more); the next render asks again\n');
+            });
+        },
+        stop() {
+            stopped = true;
+            feed?.stop.abort();
+            feed = null;
+        },
+    };
+}
+/**
+ * `--watch`: renders again each time the file changes, and each time a value
+ * it uses changes (an `entry set`, a rotation), until SIGINT or SIGTERM. A
+ * render that fails says why on stderr and writes nothing; the next change
+ * tries again. chokidar is loaded only here, so `get` never pays for it.
+ */
+async function watch(ctx, path, render, first) {
+    const { watch: chokidar } = await import('chokidar');
+    const watcher = chokidar(path, {
+        ignoreInitial: true,
+        awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 },
+    });
+    let busy = false;
+    let again = false;
+    let stopped = false;
+    const rerender = async () => {
+        if (stopped)
+            return;
+        if (busy) {
+            again = true;
+            return;
+        }
+        busy = true;
+        try {
+            do {
+                again = false;
+                try {
+                    const r = await withFile(path, render);
+                    if (r.entries !== null)
+                        feed.follow(r.entries);
+                }
+                catch (err) {
+                    const e = err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
+                    ctx.stderr.write(e.line() + '\n');
+                }
+            } while (again && !stopped);
+        }
+        finally {
+            busy = false;
+        }
+    };
+    let settle;
+    let pendingSince = null;
+    const valueChanged = () => {
+        if (stopped)
+            return;
+        clearTimeout(settle);
+        const now = Date.now();
+        pendingSince ??= now;
+        const fire = () => {
+            pendingSince = null;
+            void rerender();
+        };
+        if (now - pendingSince >= SETTLE_MAX_MS)
+            fire();
+        else
+            settle = setTimeout(fire, SETTLE_MS);
+    };
+    const feed = valueFeed(ctx, valueChanged);
+    watcher.on('add', () => void rerender());
+    watcher.on('change', () => void rerender());
+    if (first.entries !== null)
+        feed.follow(first.entries);
+    return new Promise((resolve) => {
+        const stop = () => {
+            stopped = true;
+            clearTimeout(settle);
+            feed.stop();
+            void watcher.close().then(() => resolve(0));
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+    });
+}

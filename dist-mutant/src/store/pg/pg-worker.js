@@ -1,0 +1,425 @@
+/**
+ * The PostgreSQL connection of a host, on a thread of its own, so the host's
+ * synchronous transactions (../tx.ts) can wait for the database: the host
+ * posts one request and blocks on a shared flag (pg.ts `call`) until this
+ * thread has the answer. The only code that talks to the database.
+ *
+ * Schema: one vault per database. `vault_rows` holds each store key's record
+ * as the same sealed bytes LMDB holds (MessagePack), with the version that
+ * last wrote it (a null value is a removal, kept so other hosts learn of it);
+ * `vault_meta` holds the vault's version. Every commit moves it from the
+ * version the host decided on to the next, or writes nothing (`tryCommit`):
+ * that one check orders every host's writes, which is what makes limits,
+ * locks and the audit chain global. Its row is locked only for the length of
+ * that one statement (or, on the locked path, `begin` to `commit`).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { packRows, pageDigest } from './mirror.js';
+import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
+const start = workerData;
+const { Client } = pg;
+/**
+ * Milliseconds. A connect or a wait for the version row's lock ends here as
+ * an answer (lost, or refused) before the host stops waiting (pg.ts
+ * ANSWER_MS, 2 s). A statement may run longer (a large import's commit): the
+ * host's wait for it grows with its rows.
+ */
+const CONNECT_MS = 1_500;
+const LOCK_MS = 1_500;
+const STATEMENT_MS = 60_000;
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS vault_meta (
+  id integer PRIMARY KEY CHECK (id = 1),
+  version bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vault_rows (
+  key text COLLATE "C" PRIMARY KEY,
+  value bytea,
+  version bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vault_rows_version ON vault_rows (version);
+INSERT INTO vault_meta (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
+`;
+let client = null;
+/** A load's next page, asked for (and packed, and its digest share taken) before the host asks. */
+let prefetched = null;
+/** The state key of the load under way, if the host has it. */
+let loadKey = null;
+/** Pages of the load under way read so far. */
+let pages = 0;
+function page(q) {
+    return q.then((r) => {
+        const rows = r.rows;
+        // Every other page's share of the digest is the host's own to take
+        // (mirror.ts loadPacked), while this thread reads and packs the next: the
+        // two threads share the digest, most of a first load's work.
+        const mine = pages++ % 2 === 1;
+        return {
+            count: rows.length,
+            packed: pack(rows),
+            digest: loadKey === null || !mine ? null : pageDigest(loadKey, rows),
+        };
+    });
+}
+let listener = null;
+/**
+ * The password for a connection the store URL gives none: from the password
+ * file (PGPASSFILE, else ~/.pgpass), read here at each connect, as libpq
+ * would (passfile.ts). Not pg's own reading of it: that is deprecated, and
+ * said so on every host start.
+ */
+function fromPassfile(to) {
+    const file = process.env.PGPASSFILE ?? join(process.env.HOME ?? homedir(), '.pgpass');
+    let text;
+    try {
+        const st = statSync(file);
+        if (!st.isFile() || !passfileModeSafe(st.mode))
+            return undefined;
+        text = readFileSync(file, 'utf8');
+    }
+    catch {
+        return undefined;
+    }
+    return passwordFor(parsePassfile(text), {
+        host: to.host,
+        port: to.port,
+        database: to.database ?? '',
+        user: to.user ?? '',
+    });
+}
+function newClient() {
+    const c = new Client({
+        connectionString: start.url,
+        connectionTimeoutMillis: CONNECT_MS,
+        // Durable on commit (and on the synchronous standby, where one is configured),
+        // whatever the database's default: a value leaves only after its audit record.
+        options: `-c synchronous_commit=on -c lock_timeout=${LOCK_MS} -c statement_timeout=${STATEMENT_MS} -c idle_in_transaction_session_timeout=${STATEMENT_MS}`,
+    });
+    // Writable on the client, and asked for only when the server wants a password.
+    if (c.password === null)
+        Object.assign(c, { password: () => fromPassfile(c) });
+    return c;
+}
+async function connected() {
+    if (client !== null)
+        return client;
+    const c = newClient();
+    // An error between requests (the server went away): the next request reconnects.
+    c.on('error', () => {
+        if (client === c)
+            client = null;
+    });
+    await c.connect();
+    client = c;
+    return c;
+}
+function lost(err) {
+    const code = String(err.code ?? '');
+    const message = err instanceof Error ? err.message : '';
+    return (code.startsWith('08') ||
+        code.startsWith('57P') ||
+        /^E[A-Z]+$/.test(code) ||
+        /Connection terminated|timeout|Client has encountered a connection error|not queryable/i.test(message));
+}
+const ROWS = `SELECT key, value FROM vault_rows WHERE version > $1`;
+async function create() {
+    const c = await connected();
+    await c.query(SCHEMA);
+    return { ok: true };
+}
+async function refresh(since) {
+    const c = await connected();
+    // One statement, so the version and the rows come from one snapshot.
+    let res;
+    try {
+        res = await c.query(`SELECT m.version AS v, r.key, r.value FROM vault_meta m
+         LEFT JOIN vault_rows r ON r.version > $1 WHERE m.id = 1`, [since]);
+    }
+    catch (err) {
+        if (err.code === '42P01')
+            return { ok: true, missing: true };
+        throw err;
+    }
+    const first = res.rows[0];
+    if (first === undefined)
+        return { ok: true, missing: true };
+    const rows = res.rows.filter((r) => r.key !== null);
+    return { ok: true, version: Number(first.v), rows };
+}
+async function load(req) {
+    // A first load in pages of the one snapshot, in key order: neither this
+    // thread nor the host's holds the whole table's answer at once (issue 37).
+    const c = await connected();
+    let version;
+    if (!req.more) {
+        prefetched = null;
+        pages = 0;
+        loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+            const meta = await c.query('SELECT version FROM vault_meta WHERE id = 1');
+            const v = meta.rows[0]?.version;
+            if (v === undefined) {
+                await c.query('ROLLBACK');
+                return { ok: true, missing: true };
+            }
+            version = Number(v);
+        }
+        catch (err) {
+            await c.query('ROLLBACK').catch(() => { });
+            if (err.code === '42P01')
+                return { ok: true, missing: true };
+            throw err;
+        }
+    }
+    try {
+        // One cursor over the snapshot, read a page at a time: one plan for
+        // the whole load, in the table's order (the host sorts the keys once);
+        // not the rows a host does not hold (mirror.ts COLD: audit records,
+        // checksums), read when asked for.
+        // A statement per page (`key > $1 ... LIMIT`) waited on the server
+        // about 30 ms a page at 30,000 entries; the key's index, in order,
+        // took 550 ms against a plain scan's 80 ms.
+        if (!req.more) {
+            await c.query(`DECLARE vault_load NO SCROLL CURSOR FOR
+           SELECT key, value FROM vault_rows WHERE value IS NOT NULL
+             AND key NOT LIKE 'audit/%' AND key NOT LIKE 'sum/%'`);
+        }
+        const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
+        const got = await (prefetched ?? page(c.query(fetch)));
+        prefetched = null;
+        const done = got.count < req.limit;
+        if (done) {
+            loadKey?.fill(0);
+            loadKey = null;
+            await c.query('COMMIT');
+        }
+        else {
+            // The next page read, packed and its digest share taken while the
+            // host takes this one in (a failure is the next request's: it
+            // awaits this same promise).
+            prefetched = page(c.query(fetch));
+            prefetched.catch(() => { });
+        }
+        return {
+            ok: true,
+            packed: got.packed,
+            digest: got.digest,
+            done,
+            ...(version === undefined ? {} : { version }),
+        };
+    }
+    catch (err) {
+        await c.query('ROLLBACK').catch(() => { });
+        throw err;
+    }
+}
+/** The locked path (an owner's write, or a group past its tries): the version row held. */
+async function begin(since) {
+    const c = await connected();
+    await c.query('BEGIN');
+    try {
+        // Every host's writers queue here, one at a time, across the fleet.
+        const meta = await c.query('SELECT version FROM vault_meta WHERE id = 1 FOR UPDATE');
+        const version = meta.rows[0]?.version;
+        if (version === undefined) {
+            await c.query('ROLLBACK');
+            return { ok: true, missing: true };
+        }
+        // Read committed: after the lock, this statement sees every commit before it.
+        const rows = await c.query(ROWS, [since]);
+        return { ok: true, version: Number(version), rows: rows.rows };
+    }
+    catch (err) {
+        await c.query('ROLLBACK').catch(() => { });
+        throw err;
+    }
+}
+const bytes = (values) => values.map((v) => (v === null ? null : Buffer.from(v)));
+async function commit(req) {
+    const c = await connected();
+    try {
+        if (req.keys.length > 0) {
+            await c.query(`WITH meta AS (UPDATE vault_meta SET version = $1 WHERE id = 1)
+         INSERT INTO vault_rows (key, value, version)
+           SELECT k, v, $1 FROM unnest($2::text[], $3::bytea[]) AS t(k, v)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version`, [req.version, req.keys, bytes(req.values)]);
+            await c.query(`SELECT pg_notify('vault_commit', $1)`, [start.self]);
+        }
+        await c.query('COMMIT');
+        return { ok: true };
+    }
+    catch (err) {
+        await c.query('ROLLBACK').catch(() => { });
+        throw err;
+    }
+}
+/**
+ * The optimistic commit, one statement and so one round trip, no lock held
+ * across the host's work: the rows are written with version `since + 1`
+ * only if the vault is still at `since` (the version the host decided on).
+ * The version row is locked for this statement and its commit alone; a
+ * writer that meets it locked waits for that commit, then finds the version
+ * moved on and writes nothing. A group that wrote nothing is checked the same
+ * way (its answers were decided on the copy at `since`). Otherwise the rows
+ * newer than `since`, from the statement's snapshot, come back with the
+ * refusal, so the host's next try needs no fetch of its own.
+ */
+const TRY = `
+WITH bump AS (
+  UPDATE vault_meta SET version = $1::bigint + 1
+   WHERE id = 1 AND version = $1::bigint AND cardinality($2::text[]) > 0
+  RETURNING version, pg_notify('vault_commit', $4::text)
+), put AS (
+  INSERT INTO vault_rows (key, value, version)
+    SELECT t.k, t.v, b.version FROM bump b, unnest($2::text[], $3::bytea[]) AS t(k, v)
+  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
+)
+SELECT m.version AS v, (SELECT count(*) FROM bump) AS won, r.key, r.value
+  FROM vault_meta m
+  LEFT JOIN vault_rows r ON r.version > $1::bigint AND NOT EXISTS (SELECT 1 FROM bump)
+ WHERE m.id = 1`;
+async function tryCommit(req) {
+    const c = await connected();
+    // Named: parsed and planned once per connection, not at every commit.
+    const res = await c.query({
+        name: 'vault_try',
+        text: TRY,
+        values: [req.since, req.keys, bytes(req.values), start.self],
+    });
+    const first = res.rows[0];
+    if (first === undefined)
+        return { ok: true, missing: true };
+    if (Number(first.won) > 0)
+        return { ok: true, won: true, version: req.since + 1 };
+    const version = Number(first.v);
+    // Nothing to write and nothing written since: the group's answers stand.
+    if (req.keys.length === 0 && version === req.since)
+        return { ok: true, won: true, version };
+    if (version <= req.since) {
+        // Lost to a commit still under way when this statement took its snapshot
+        // (it waited for that commit's lock): its rows come in a snapshot of
+        // their own, or the host's next try would be decided without them and lose again.
+        return { ...(await refresh(req.since)), won: false };
+    }
+    const rows = res.rows.filter((r) => r.key !== null);
+    return { ok: true, won: false, version, rows };
+}
+async function rollback() {
+    prefetched = null;
+    loadKey?.fill(0);
+    loadKey = null;
+    if (client !== null)
+        await client.query('ROLLBACK');
+    return { ok: true };
+}
+/**
+ * LISTENs on a connection of its own. Each foreign commit's NOTIFY bumps the
+ * shared count (pg.ts reads it with no round trip: a copy synced since the
+ * last one is current) and wakes the host's followers; the shared flag says
+ * whether the count can be trusted (the listener is connected and listening).
+ */
+async function cold(req) {
+    const c = await connected();
+    // One statement: the rows and the version they are at from one snapshot
+    // (inside a write transaction, the version its lock holds).
+    const res = await c.query(`SELECT m.version AS v, r.key, r.value FROM vault_meta m
+       LEFT JOIN LATERAL (SELECT key, value FROM vault_rows
+         WHERE key >= $1 AND key < $2 AND value IS NOT NULL ORDER BY key LIMIT $3) r ON true
+       WHERE m.id = 1`, [req.start, req.end, req.limit]);
+    const first = res.rows[0];
+    if (first === undefined)
+        return { ok: true, missing: true };
+    const rows = res.rows.filter((r) => r.key !== null);
+    return { ok: true, version: Number(first.v), rows };
+}
+async function listen() {
+    if (listener === null) {
+        const l = newClient();
+        l.on('notification', (n) => {
+            if (n.payload === start.self)
+                return;
+            Atomics.add(start.seen, 1, 1);
+            start.notify.postMessage('commit');
+        });
+        l.on('error', () => {
+            if (listener === l)
+                listener = null;
+            // Untrusted from now: every read fetches again until a later request listens again.
+            Atomics.store(start.seen, 0, 0);
+            Atomics.add(start.seen, 1, 1);
+        });
+        await l.connect();
+        await l.query('LISTEN vault_commit');
+        listener = l;
+        Atomics.store(start.seen, 0, 1);
+    }
+    return { ok: true };
+}
+async function close() {
+    Atomics.store(start.seen, 0, 0);
+    await Promise.allSettled([client?.end(), listener?.end()]);
+    client = null;
+    listener = null;
+    return { ok: true };
+}
+function handle(req) {
+    switch (req.op) {
+        case 'create':
+            return create();
+        case 'refresh':
+            return refresh(req.since);
+        case 'load':
+            return load(req);
+        case 'begin':
+            return begin(req.since);
+        case 'commit':
+            return commit(req);
+        case 'try':
+            return tryCommit(req);
+        case 'rollback':
+            return rollback();
+        case 'cold':
+            return cold(req);
+        case 'listen':
+            return listen();
+        case 'close':
+            return close();
+    }
+}
+/**
+ * Rows as one buffer of its own, `[key length u32][key][value length u32][value]`
+ * per row (every value here is there: a load reads no removals), to be
+ * moved to the host's thread, not copied (pg.ts `unpack`).
+ */
+function pack(rows) {
+    // allocUnsafeSlow: the buffer is its ArrayBuffer's alone, so it can move.
+    return packRows(rows).buffer;
+}
+function reply(r) {
+    const moved = r.ok && r.packed !== undefined ? [r.packed] : [];
+    start.port.postMessage(r, moved);
+    Atomics.store(start.flag, 0, 1);
+    Atomics.notify(start.flag, 0);
+}
+start.port.on('message', (req) => {
+    handle(req).then(reply, (err) => {
+        const isLost = lost(err);
+        if (isLost && client !== null) {
+            const c = client;
+            client = null;
+            c.end().catch(() => { });
+        }
+        reply({
+            ok: false,
+            message: err instanceof Error ? err.message : String(err),
+            code: String(err.code ?? ''),
+            lost: isLost,
+        });
+    });
+});
+parentPort?.postMessage('ready');

@@ -1,0 +1,6 @@
+export const COLOR = {
+    ok: 'green',
+    warn: 'yellow',
+    alarm: 'red',
+    muted: 'gray',
+};
