@@ -5,10 +5,10 @@
 // another file, means the full scan, exactly as before. (check.test.ts runs
 // its damage against stores closed cleanly too.)
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { knownGoodPath } from '../../src/store/lmdb/known-good.js';
+import { knownGoodPath, rememberClean, takeKnownGood } from '../../src/store/lmdb/known-good.js';
 import { assertRefused, disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, ok } from '../support/rig.js';
 import { PAGE, editBytes, flipBit, isLeaf, storeFile } from '../support/store-damage.js';
@@ -89,8 +89,21 @@ describe('the start after a clean close', () => {
     assert.equal(skips(rig), skipped, 'a record of another file skipped the scan');
   });
 
-  test('a leaf from the future after a clean close: VLT-3034 at start, not a crash at the first write', async () => {
+  test('the record itself: one start only; none for a file changed after the last write', async () => {
     await stopClean(rig);
+    const file = join(rig.root, 'copy.mdb');
+    copyFileSync(storeFile(rig.vaultDir), file);
+    // The file's modification time is now: a host whose last write was a minute ago did not write it.
+    rememberClean(file, Date.now() - 60_000);
+    assert.equal(existsSync(knownGoodPath(file)), false);
+    rememberClean(file, Date.now());
+    assert.ok(existsSync(knownGoodPath(file)));
+    assert.equal(takeKnownGood(file), true);
+    assert.equal(existsSync(knownGoodPath(file)), false);
+    assert.equal(takeKnownGood(file), false);
+  });
+
+  test('a leaf from the future after a clean close: VLT-3034 at start, not a crash at the first write', async () => {
     const token = await rig.addAgent('reader', ['Mail']);
     await stopClean(rig);
     // As check.test.ts: a leaf page claiming a later transaction reads fine but

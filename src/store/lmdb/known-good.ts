@@ -11,10 +11,12 @@
  * What it trusts: the file is byte for byte the one a host wrote through LMDB
  * and closed without a fault, which started from a store the scan (or this,
  * in turn) passed. Damage done after the close changes the hash: the full
- * scan. What it does not see: damage done to the file while that host ran
- * (by another process, or the disk) which the host never read or wrote, and
- * which the close's hash then takes in; the next host may crash on it, as the
- * running one could have, and the start after that scans in full
+ * scan; a change while the host closes, after its last write (the settling
+ * of its close), shows in the file's modification time: nothing is recorded.
+ * What it does not see: damage done to the file while that host ran (by
+ * another process, or the disk), which the host never read or wrote,
+ * and which the close's hash then takes in; the next host may crash on it,
+ * as the running one could have, and the start after that scans in full
  * (docs/threat-model.md). Whoever can write this file can write the store.
  */
 import { createHash } from 'node:crypto';

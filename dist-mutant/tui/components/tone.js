@@ -1,6 +1,0 @@
-export const COLOR = {
-    ok: 'green',
-    warn: 'yellow',
-    alarm: 'red',
-    muted: 'gray',
-};
