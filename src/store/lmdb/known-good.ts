@@ -73,8 +73,8 @@ function newerMeta(head: Buffer, bytes: number): { txnid: bigint; fits: boolean 
 
 /**
  * The store file read whole through read(2) (a disk that fails the read
- * throws EIO here, never a SIGBUS as from a map): its fingerprint, or null when its
- * meta pages are not LMDB's or its last page lies past its end.
+ * throws EIO here, never a SIGBUS as from a map): its fingerprint, or null
+ * when its meta pages are not LMDB's or its last page lies past its end.
  */
 function fingerprint(path: string): Fingerprint | null {
   const fd = openSync(path, 'r');
@@ -108,10 +108,11 @@ function syncDir(dir: string): void {
 }
 
 /**
- * After the host's own store closed cleanly (store.ts; `wroteAt`: when it last
- * wrote the file, ms since the epoch): the file's fingerprint, written beside it atomically (a new file, flushed, renamed
- * over, the directory flushed). Nothing when the file cannot be read whole:
- * the next start then scans in full.
+ * After the host's own store closed cleanly (store.ts; `wroteAt`: when it
+ * last wrote the file, ms since the epoch): the file's fingerprint, written
+ * beside it atomically (a new file, flushed, renamed over, the directory
+ * flushed). Nothing when the file cannot be read whole: the next start then
+ * scans in full.
  */
 export function rememberClean(storePath: string, wroteAt: number): void {
   const target = knownGoodPath(storePath);
