@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { knownGoodPath, rememberClean, takeKnownGood } from '../../src/store/lmdb/known-good.js';
 import { assertRefused, disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
+import { canInject, codeOf, FaultyHost, testBuild } from '../support/faults.js';
 import { Rig, ok } from '../support/rig.js';
 import { PAGE, editBytes, flipBit, isLeaf, storeFile } from '../support/store-damage.js';
 
@@ -123,4 +124,35 @@ describe('the start after a clean close', () => {
     assert.ok(await waitGone(pid));
     assert.equal(existsSync(knownGoodPath(storeFile(rig.vaultDir))), false);
   });
+});
+
+describe('a run with a failed commit', () => {
+  const rig = new Rig();
+  after(() => disposeAll(rig));
+
+  test(
+    'leaves no record at its close: the next start scans in full',
+    { skip: canInject() ? false : 'needs a C compiler (cc) for the fault shim' },
+    async () => {
+      await rig.create();
+      await rig.set('A', 'value-a');
+      const token = await rig.addAgent('reader', ['A']);
+      const cli = testBuild(rig.root);
+      // Its start takes the record the rig's host left (FaultyHost.start stops that one cleanly).
+      const host = await FaultyHost.start(rig, rig.root, cli);
+      try {
+        host.fail(['pwrite', 'write', 'fdatasync', 'fsync'], 'EIO', storeFile(rig.vaultDir));
+        const refused = await rig.agent(['get', 'A'], token);
+        assert.equal(codeOf(refused), 'VLT-3004', refused.stderr);
+        assert.ok(host.hits().length > 0, 'the fault was never met');
+        host.heal();
+      } finally {
+        await host.stop();
+      }
+      assert.equal(existsSync(knownGoodPath(storeFile(rig.vaultDir))), false);
+      const skipped = existsSync(join(rig.vaultDir, 'host.log')) ? skips(rig) : 0;
+      assert.equal((await rig.agent(['get', 'A'], token)).stdout, 'value-a\n');
+      assert.equal(skips(rig), skipped, 'the start after a failed commit skipped the scan');
+    },
+  );
 });
