@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { STORE_FILE } from '../core/protocol.js';
 import type { VaultStore } from './engine.js';
-import { scanInChild } from './lmdb/scan.js';
+import { scanAtStart, scanInChild } from './lmdb/scan.js';
 export { isFailedCommitEcho, diskFault } from './lmdb/failures.js';
 import { Store } from './lmdb/store.js';
 import { checkArgvUrl } from './location.js';
@@ -50,9 +50,11 @@ export interface StorePlace {
    * checksums): the store read whole, and written into on a copy, in a child
    * process, before anything in this one opens it. Null when it survives (or
    * there is no store yet), else what went wrong.
+   * Skipped when the file is the one the last host closed cleanly (LMDB:
+   * lmdb/known-good.ts), which `log` says.
    * @throws VaultError VLT-3004 when the disk fails to read it (EIO): not damage
    */
-  scan?(): Promise<string | null>;
+  scan?(log: (line: string) => void): Promise<string | null>;
 }
 
 /** The store of the vault in `dir`; `url`, a PostgreSQL store's, when it is in one. */
@@ -80,8 +82,9 @@ function lmdbPlace(dir: string): StorePlace {
       return store;
     },
     target: () => Store.open(dir),
-    // The host's start: nothing else writes the store while its scan runs (the host lock).
-    scan: () => (existsSync(file) ? scanInChild(file, true, true) : Promise.resolve(null)),
+    // The host's start: nothing else writes the store while its scan runs (the host lock);
+    // no scan when the file is the one a host closed cleanly (lmdb/known-good.ts).
+    scan: (log) => (existsSync(file) ? scanAtStart(file, log) : Promise.resolve(null)),
   };
 }
 

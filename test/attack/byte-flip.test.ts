@@ -26,6 +26,8 @@ import { checkStore } from '../../src/host/vault/check.js';
 import { HostContext } from '../../src/host/context.js';
 import { listEntries } from '../../src/host/entries/entries.js';
 import { unlockWithRecovery } from '../../src/host/owner/keys.js';
+import { knownGoodPath, takeKnownGood } from '../../src/store/lmdb/known-good.js';
+import { scanAtStart } from '../../src/store/lmdb/scan.js';
 import { disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig, ok } from '../support/rig.js';
 import { PAGE, flipBit } from '../support/store-damage.js';
@@ -130,6 +132,8 @@ describe('byte flips over a real store', () => {
     assert.ok(await waitGone(pid));
     base = join(rig.root, 'base.mdb');
     copyFileSync(join(rig.vaultDir, 'vault.mdb'), base);
+    // The host closed it cleanly: what the next host's start would trust, were the file unchanged.
+    copyFileSync(knownGoodPath(join(rig.vaultDir, 'vault.mdb')), knownGoodPath(base));
     size = statSync(base).size;
   });
   after(() => disposeAll(rig));
@@ -272,6 +276,9 @@ describe('byte flips over a real store', () => {
       flipBit(bytes, offset, bit);
       writeFileSync(join(dir, 'vault.mdb'), bytes);
       const what = `flip ${i} at ${offset} bit ${bit}`;
+      // A host's start beside the clean close's record: it must not trust the flipped file.
+      copyFileSync(knownGoodPath(base), knownGoodPath(join(dir, 'vault.mdb')));
+      if (takeKnownGood(join(dir, 'vault.mdb'))) failures.push(`${what}: the start trusted it`);
       if (process.env.FLIP_TRACE !== undefined) writeFileSync(process.env.FLIP_TRACE, what);
       try {
         const a = await answers(dir);
@@ -280,7 +287,14 @@ describe('byte flips over a real store', () => {
           codes.set(code, (codes.get(code) ?? 0) + 1);
           if (!DAMAGE.has(code)) failures.push(`${what}: check said ${c}`);
         }
-        if (a.check.some((c) => c.startsWith('VLT-3034 store'))) tally.unreadable++;
+        if (a.check.some((c) => c.startsWith('VLT-3034 store'))) {
+          tally.unreadable++;
+          // Found by a host's start too, the clean close's record beside it.
+          copyFileSync(knownGoodPath(base), knownGoodPath(join(dir, 'vault.mdb')));
+          if ((await scanAtStart(join(dir, 'vault.mdb'))) === null) {
+            failures.push(`${what}: check found it unreadable, a host's start did not`);
+          }
+        }
         // Never another value: each read gives the value it held, or a refusal (never internal).
         for (const [r, row] of a.values.entries()) {
           for (const [q, got] of row.entries()) {

@@ -3,7 +3,7 @@
 // store whose first page is damaged (which crashes whatever opens it) gives
 // VLT-3034 from every command instead of a dead host, and check says so.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -11,7 +11,8 @@ import { after, describe, test } from 'node:test';
 // eslint-disable-next-line no-restricted-imports
 import { open } from 'lmdb';
 import { scanInChild } from '../../src/store/lmdb/scan.js';
-import { assertRefused, disposeAll } from '../support/e2e-helpers.js';
+import { knownGoodPath } from '../../src/store/lmdb/known-good.js';
+import { assertRefused, disposeAll, hostPid, waitGone } from '../support/e2e-helpers.js';
 import { Rig } from '../support/rig.js';
 import {
   PAGE,
@@ -22,6 +23,18 @@ import {
   newerMeta,
   storeFile,
 } from '../support/store-damage.js';
+
+/**
+ * Stops the host and waits until it is gone: the damage below is done to a
+ * store closed cleanly, whose close the next start would trust if the file
+ * were unchanged (src/store/lmdb/known-good.ts): it must scan it in full.
+ */
+async function stopClean(rig: Rig): Promise<void> {
+  const pid = await hostPid(rig);
+  await rig.stop();
+  assert.ok(await waitGone(pid), 'the host did not stop');
+  assert.ok(existsSync(knownGoodPath(storeFile(rig.vaultDir))), 'no clean close remembered');
+}
 
 describe('vault check', () => {
   const rig = new Rig();
@@ -38,7 +51,7 @@ describe('vault check', () => {
       sound.stdout,
       /^vault check: no damage found \([0-9]+ records, 2 entries, 1 agents, [0-9]+ audit records\)\n$/,
     );
-    await rig.stop();
+    await stopClean(rig);
 
     const entryId = await editRecords(rig.vaultDir, (db) => {
       const [key] = [...db.getKeys({ start: 'entry/', end: 'entry0' })];
@@ -78,7 +91,7 @@ describe('vault check', () => {
   });
 
   test('a store whose first page is damaged: VLT-3034 from every command, and from check, not a crash', async () => {
-    await rig.stop();
+    await stopClean(rig);
     // mm_address of the first meta page: opening the store crashes LMDB's reader.
     editBytes(rig.vaultDir, (bytes) => flipBit(bytes, 29, 1));
     assertRefused(await rig.owner(['entry', 'ls']), 'VLT-3034');
@@ -101,7 +114,7 @@ describe('a store that reads but crashes a write', () => {
     await rig.create();
     await rig.set('Mail', 'mail-value');
     const token = await rig.addAgent('bot', ['Mail']);
-    await rig.stop();
+    await stopClean(rig);
     // Bytes 8-15 of a page are the transaction that wrote it. A leaf "from the
     // future" reads fine, but LMDB's writer takes it for a page of its own
     // transaction and writes into the map in place: SIGSEGV. The host's start
@@ -140,7 +153,7 @@ describe('a store whose free-page list names a page past its end', () => {
     await rig.create();
     // Owner writes free pages: the free-page list has records.
     for (let i = 0; i < 6; i++) await rig.set('Mail', `mail-value-${i}`);
-    await rig.stop();
+    await stopClean(rig);
     editBytes(rig.vaultDir, (bytes) => {
       // The free-page tree's root (88) in the newer meta page: a leaf whose
       // first record is a list of page numbers (count, then the pages). A page
@@ -171,7 +184,7 @@ describe('a store whose meta page puts its last page past the end of the file', 
   test('refused with VLT-3034 before any write is sent gigabytes out', async () => {
     await rig.create();
     await rig.set('Mail', 'mail-value');
-    await rig.stop();
+    await stopClean(rig);
     // The newer meta page's last page number (at 144): 2^23 pages is 32 GiB out.
     editBytes(rig.vaultDir, (bytes) => {
       const meta = newerMeta(bytes);

@@ -381,7 +381,9 @@ class HostRun {
       // (taken above), so a second host started meanwhile stops at the lock
       // instead of reading too; the child never takes host.lock. It costs the
       // start about 0.1 s on a 100 KB store, most of it the child's Node start,
-      // and about 1.1 s on a 30 MB one (docs/how-it-works.md).
+      // and 10-15 s at 100,000 entries (300 MB); not run when the file is byte
+      // for byte the one the last host closed cleanly (store/lmdb/known-good.ts:
+      // its hash, about 0.3 s at 300 MB).
       await this.#scan();
       this.ctx.rescan = this.#rescan;
       // Before the socket listens, so that a start that fails ends here, with
@@ -407,7 +409,7 @@ class HostRun {
    */
   async #scan(): Promise<void> {
     try {
-      this.ctx.damaged = (await this.ctx.place().scan?.()) ?? null;
+      this.ctx.damaged = (await this.ctx.place().scan?.(this.log)) ?? null;
       this.ctx.scanFault = null;
     } catch (err) {
       if (!(err instanceof VaultError && err.code === 'VLT-3004')) throw err;

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processRunning } from '../../kernel/process.js';
 import { readFailure } from './failures.js';
+import { takeKnownGood } from './known-good.js';
 
 /** How long the whole-store read may take before it counts as a hang on a damaged page. */
 const SCAN_TIMEOUT_MS = Number(process.env.VAULT_CHECK_SCAN_MS ?? '60000');
@@ -90,4 +91,23 @@ export function scanInChild(
       }
     });
   });
+}
+
+/**
+ * The host's start (nothing else writes the store meanwhile, under its lock):
+ * no scan when the file is byte for byte the one a host closed cleanly
+ * (known-good.ts: read whole and hashed here, about 0.2 s for 300 MB, against
+ * the full scan's 14 s at 100,000 entries), else the full scan in a child.
+ * @throws VaultError VLT-3004 when the disk fails to read the file (EIO): a fault of the disk, not damage
+ */
+export function scanAtStart(
+  storePath: string,
+  log: (line: string) => void = () => {},
+): Promise<string | null> {
+  removeDeadScratch(dirname(storePath));
+  if (takeKnownGood(storePath)) {
+    log('the store file is the one the last host closed cleanly: not scanned again');
+    return Promise.resolve(null);
+  }
+  return scanInChild(storePath, true, true);
 }

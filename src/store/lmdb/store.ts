@@ -18,6 +18,7 @@ import { Tx } from '../tx.js';
 import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
 import { guardFlushError } from './flush-error.js';
+import { rememberClean } from './known-good.js';
 import { envUsable, Recovery, waitFor } from './recover.js';
 import { DiskRoom } from './room.js';
 import { DROP_EVERY, ResidentPages } from './resident.js';
@@ -65,6 +66,18 @@ export class Store implements VaultStore {
   room: DiskRoom | undefined;
   /** The host's own store: its mapped pages kept out of the resident set beyond those in use (keepRoom). */
   #resident: ResidentPages | undefined;
+  /**
+   * Whether an LMDB call failed here (a commit, a read, a record that did not
+   * decode): then its close is not remembered as clean (known-good.ts), and
+   * the next start scans the store in full.
+   */
+  #faulted = false;
+  /**
+   * When this process last wrote the file (ms since the epoch, taken once a
+   * commit is flushed): a file changed later than that was changed by
+   * another, and its close is not remembered as clean.
+   */
+  #wroteAt = Date.now();
 
   private constructor(
     private db: RootDatabase,
@@ -294,6 +307,7 @@ export class Store implements VaultStore {
     } catch (err) {
       // The caller's own refusal (a VaultError) says nothing of the environment.
       if (err instanceof VaultError) throw err;
+      this.#faulted = true;
       throw this.#afterFailure(err) ?? err;
     }
   }
@@ -306,8 +320,12 @@ export class Store implements VaultStore {
     this.#recovery.refuseWhileRecovering();
     this.#resident?.touched();
     try {
-      return this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)));
+      const out = this.db.transactionSync(() => fn(new Tx(new LmdbRows(this.db), this.sealKey)));
+      this.#wroteAt = Date.now();
+      return out;
     } catch (err) {
+      // The caller's own refusal (a VaultError) aborts the transaction, no fault of the store's.
+      if (!(err instanceof VaultError)) this.#faulted = true;
       const failed = commitFailure(err);
       return this.#throwAfter(err, failed);
     }
@@ -408,9 +426,11 @@ export class Store implements VaultStore {
       // only logs its MDB_PANIC): the recovery refuses it instead.
       const out = await this.#recovery.race(committed);
       await this.#recovery.race(flushed);
+      this.#wroteAt = Date.now();
       return out;
     } catch (err) {
       if (err instanceof VaultError) throw err;
+      this.#faulted = true;
       return this.#throwAfter(err, commitFailure(err, await commitCause(err)));
     } finally {
       this.#batched--;
@@ -423,6 +443,7 @@ export class Store implements VaultStore {
    * (resident.ts): the host's own store only.
    */
   keepRoom(): void {
+    this.#own = true;
     this.room = new DiskRoom(dirname(this.path), this.path);
     this.#resident = new ResidentPages(this.path);
   }
@@ -439,8 +460,13 @@ export class Store implements VaultStore {
     // One host per LMDB store: no other commits to hear of.
   }
 
+  /** The host's own store (keepRoom): its clean close is remembered. */
+  #own = false;
+
   async close(): Promise<void> {
     this.#resident?.stop();
     await this.db.close();
+    // Closed after a run without a fault: the next start need not scan it (known-good.ts).
+    if (this.#own && !this.#faulted) rememberClean(this.path, this.#wroteAt);
   }
 }
