@@ -11,10 +11,10 @@
 // dashboard (ink, react), node-pty and koffi are never theirs.
 // bench/get.ts measures the time itself.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ROOT, Rig, ok } from '../support/rig.js';
+import { ROOT, Rig, ok, runCli } from '../support/rig.js';
 
 const rig = new Rig();
 let token: string;
@@ -60,6 +60,18 @@ const argsOf = (args: readonly string[]) => args.map((a) => (a === '__TEMPLATE__
 
 test('the build holds the bundle get, totp and render load', () => {
   assert.ok(existsSync(join(ROOT, 'dist/src/cli/pipe-main.bundle.js')), 'npm run build makes it');
+});
+
+test('a tree built by tsc alone (no bundle): get and render run from their own modules', async () => {
+  const copy = join(rig.root, 'tsc-only');
+  cpSync(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
+  rmSync(join(copy, 'dist/src/cli/pipe-main.bundle.js'));
+  const cli = join(copy, 'dist/src/cli/main.js');
+  const env = { ...rig.env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token };
+  assert.equal(ok(await runCli(['get', 'GitHub'], rig.env, { env }, cli)), 'startup-value\n');
+  const rendered = ok(await runCli(['render', '--format', 'env', template], rig.env, { env }, cli));
+  assert.equal(rendered, "TOKEN='startup-value'\n");
 });
 
 /** The modules of ours the bundle holds, by the section comments esbuild writes ("// dist/src/..."). */
