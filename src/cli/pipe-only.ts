@@ -58,7 +58,7 @@ export function requirePipe(example: string): void {
  * here zeroed once written. What fd 1 does not take at once (a full pipe
  * another process made non-blocking: EAGAIN; a reader gone: EPIPE) goes
  * through `streams.stdout` as before, which waits for the pipe or, on EPIPE,
- * ends the process as src/cli/main.ts has it.
+ * ends the process as src/cli/edge.ts has it.
  */
 export function writeValue(streams: Pick<Streams, 'stdout'>, value: Buffer): void {
   const line = Buffer.alloc(value.length + 1);
