@@ -1,6 +1,6 @@
 /**
  * The owner's memory of the audit anchor (src/client/options.ts, AnchorMemory),
- * in a module of its own: main.ts gives it to every command's client, and
+ * in a module of its own: edge.ts gives it to every command's client, and
  * owner.ts, with its prompts and terminals, is not on get's path.
  */
 import type { AnchorMemory } from '../client/options.js';

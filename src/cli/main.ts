@@ -1,189 +1,41 @@
 #!/usr/bin/env node
 /**
- * The process edge: argv in, one command run, exit status out. The only place
- * that sets the exit status; every error becomes one line on stderr,
- * `vault-cli: <code>: <message>`.
+ * The process edge: argv in, one command run, exit status out (edge.ts ends
+ * every run). get, totp, render and --version go to pipe-main.ts, bundled at
+ * build time into one file (pipe-main.bundle.js, scripts/bundle.mjs), since
+ * an agent runs them over and over and each is a whole Node start; any other
+ * command to full.ts, which parses by the whole command table. This file is
+ * the script a started host runs as `daemon`, and the one the owner's client
+ * checks a host's command line against (src/client/host-check.ts).
  *
  * Run it through bin/vault-cli, which picks the Node this installation was
  * installed with; `node` on PATH may be another (issue 25).
  */
 // First: on a Node too old for vault-cli, nothing below is evaluated.
 import './node-check.js';
-import { parseDirect, type Invocation } from '../commands/parse.js';
-import { PIPE_SIDE } from '../commands/pipe-side.js';
-import type { CommandDef } from '../commands/types.js';
-import { ERRORS, VaultError } from '../core/errors.js';
-import { anchorMemory } from './anchors.js';
-import type { CliContext, Command } from './context.js';
-import { hostEnv, resolvePaths, type Paths } from './paths.js';
-import { ACCEPT_FAKETIME } from '../client/test-build.js';
 
-// On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
-// What only other commands need (the command table and help, owner.ts with
-// its prompts, the audit's time format) is imported where it is used:
-// test/e2e/get-startup.test.ts holds the list of what a get loads.
-const { readFileSync } = process.getBuiltinModule('node:fs');
-const { dirname, join } = process.getBuiltinModule('node:path');
-const { fileURLToPath } = process.getBuiltinModule('node:url');
-
-/** `vault-cli <version>, Node <version> (<path>)`: which Node runs it is half the answer. */
-function versionLine(script: string): string {
-  let dir = dirname(script);
-  for (let i = 0; i < 5; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'vault-cli') {
-        return `vault-cli ${pkg.version ?? '?'}, Node ${process.version} (${process.execPath})\n`;
-      }
-    } catch {
-      // not here: one directory up
-    }
-    dir = dirname(dir);
-  }
-  return `vault-cli (version unknown), Node ${process.version} (${process.execPath})\n`;
+interface Entry {
+  start(argv: readonly string[], script: string): void;
 }
+
+/** The first words pipe-main.ts runs; it sends on what it does not (`get --help`). */
+const PIPE_WORDS: ReadonlySet<string> = new Set(['get', 'totp', 'render', '--version']);
 
 /**
- * What the host's messages leave to the edge: the vault directory VLT-3001
- * means, and a retry time in local time to the second, as every time the CLI
- * prints (the host writes it as UTC ISO, for logs and the proxy's replies).
+ * The bundle, or pipe-main.ts's own graph where no bundle was built (a tree
+ * built by tsc alone): the same code, only slower to load.
  */
-async function presented(err: unknown, paths: Paths): Promise<unknown> {
-  if (!(err instanceof VaultError)) return err;
-  if (err.code === 'VLT-3001' && err.message === ERRORS['VLT-3001'].message) {
-    return new VaultError(
-      'VLT-3001',
-      `No vault in ${paths.vaultDir}: create one with \`vault-cli vault create\`, or set VAULT_DIR to the directory of an existing vault.`,
-      { cause: err },
-    );
-  }
-  if (err.code === 'VLT-2042') {
-    const { localTimes } = await import('../core/audit.js');
-    const message = localTimes(err.message);
-    if (message !== err.message) {
-      return new VaultError('VLT-2042', message, { cause: err, problems: err.problems });
-    }
-  }
-  return err;
-}
-
-/**
- * What to run: get, totp and render read by their own definitions alone
- * (src/commands/pipe-side.ts), anything else by the whole command table.
- */
-async function parse(argv: readonly string[]): Promise<Invocation> {
-  return parseDirect(argv, PIPE_SIDE) ?? (await import('../commands/argv.js')).parseArgv(argv);
-}
-
-let stdoutReady = false;
-
-/**
- * process.stdout, where a reader that goes away (`vault-cli audit | head`) is
- * not an error. Made on first use: a stream costs a start-up, and a get made
- * none before its value is in hand.
- */
-function stdout(): NodeJS.WriteStream {
-  if (!stdoutReady) {
-    stdoutReady = true;
-    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(0);
-    });
-  }
-  return process.stdout;
-}
-
-async function main(argv: readonly string[]): Promise<number> {
-  const script = fileURLToPath(import.meta.url);
-  const inv = await parse(argv);
-  // Other commands may write to process.stdout itself: theirs is ready from the start.
-  if (!PIPE_SIDE.includes(inv.command as CommandDef)) stdout();
-  if (inv.version === true) {
-    stdout().write(versionLine(script));
-    return 0;
-  }
-  if (inv.help || inv.command === null) {
-    const { helpText } = await import('../commands/argv.js');
-    stdout().write(helpText(inv.group));
-    return 0;
-  }
-  const env = process.env;
-  const paths = resolvePaths(env);
-  const client = {
-    vaultDir: paths.vaultDir,
-    socketDir: paths.socketDir,
-    daemon: { node: process.execPath, script, env: hostEnv(env, paths) },
-    // A test build's (src/client/test-build.ts), never the environment's.
-    acceptFaketime: ACCEPT_FAKETIME,
-    // The hardened host runs as its own user: a client neither starts nor doubts it by pid.
-    system: paths.systemHost,
-    anchors: anchorMemory(paths.anchorsFile, paths.vaultDir),
-    remote: paths.remoteHost,
-  };
-  const ctx: CliContext = {
-    inv,
-    paths,
-    env,
-    script,
-    // A getter: touching process.stdin sets up a stream, which `get` never needs.
-    get stdin() {
-      return process.stdin;
-    },
-    // Getters, as stdin: each stream is made when a command first writes to it.
-    get stdout() {
-      return stdout();
-    },
-    get stderr() {
-      return process.stderr;
-    },
-    client,
-    call: async (op, body, opts) => {
-      const { call } = await import('../client/client.js');
-      const to = { ...client, autoStart: opts?.autoStart ?? client.system === null };
-      try {
-        return await call(to, op, body);
-      } catch (err) {
-        // With a hardware key enrolled: a touch of the key, bound to this very request.
-        if (err instanceof VaultError && err.code === 'VLT-2070') {
-          if ((body as { keyProof?: unknown }).keyProof !== undefined) throw err;
-          const { confirmByKey } = await import('./ceremony.js');
-          return call(to, op, { ...body, keyProof: await confirmByKey(ctx, op, body, err) });
-        }
-        // An owner session only tightens: what it does not prove is asked again, once.
-        if (!(err instanceof VaultError && err.code === 'VLT-2055')) throw err;
-        const { proveAgain, sentWithoutPassphrase } = await import('./owner.js');
-        if (!sentWithoutPassphrase(body)) throw err;
-        return call(to, op, { ...body, passphrase: await proveAgain(ctx, err) });
-      }
-    },
-  };
+async function pipeEntry(): Promise<Entry> {
+  const bundle = new URL('./pipe-main.bundle.js', import.meta.url).href;
   try {
-    // Before any prompt: inside `run`, the agent's terminal must never ask for the passphrase.
-    if (inv.command.side === 'owner') await (await import('./owner.js')).refuseInsideRun(ctx);
-    const mod = (await import(`./commands/${inv.command.module}.js`)) as { run: Command };
-    return await mod.run(ctx);
+    return (await import(bundle)) as Entry;
   } catch (err) {
-    throw await presented(err, paths);
+    const missing = err as { code?: unknown; url?: unknown };
+    if (missing.code !== 'ERR_MODULE_NOT_FOUND' || missing.url !== bundle) throw err;
+    return import('./pipe-main.js');
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err: unknown) => {
-    const refused =
-      err instanceof VaultError
-        ? null
-        : (await import('./unwritable.js')).unwritable(err, process.env);
-    const e =
-      err instanceof VaultError
-        ? err
-        : (refused ?? new VaultError('VLT-3007', undefined, { cause: err }));
-    process.stderr.write(e.line() + '\n');
-    if (!(err instanceof VaultError) && process.env.VAULT_DEBUG === '1') console.error(err);
-    process.exitCode = e.exitCode;
-  },
-);
+const argv = process.argv.slice(2);
+const entry = PIPE_WORDS.has(argv[0] ?? '') ? await pipeEntry() : await import('./full.js');
+entry.start(argv, import.meta.filename);

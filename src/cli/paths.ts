@@ -190,24 +190,34 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
       : null;
   const vaultDir =
     systemHost?.stateDir ?? dirFrom(env, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share'));
-  return {
+  // What every command needs is made here; the rest when first read (once):
+  // each path.join is a loop Node's interpreter runs on every start, and all
+  // of them cost a get about 1.4 ms of CPU (docs/development.md, "Start-up").
+  // Nothing in the CLI changes process.env or the working directory, so a
+  // field read later is the field read now.
+  const eager = {
     vaultDir,
     socketDir: systemHost?.socketDir ?? file('VAULT_SOCKET_DIR') ?? vaultDir,
     hostConfig,
     systemHost,
     configDir,
     tokenFile: join(configDir, 'token'),
-    wrapsFile: join(configDir, 'wraps.json'),
-    profilesFile: join(configDir, 'profiles.json'),
     anchorsFile: join(configDir, 'anchors.json'),
-    proxyConfig: join(configDir, 'proxy.sealed'),
-    proxyCa: join(configDir, 'proxy-ca.pem'),
-    proxyCaBundle: join(configDir, 'proxy-ca-bundle.pem'),
     systemRoots: '/etc/ssl/certs/ca-certificates.crt',
-    passphraseFile: file('VAULT_PASSPHRASE_FILE'),
-    newPassphraseFile: file('VAULT_NEW_PASSPHRASE_FILE'),
-    agentDirs: agentDirs(env),
-    defaultDirs: [
+    testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
+    storeUrl: env.VAULT_STORE_URL ? env.VAULT_STORE_URL : null,
+    remoteHost: remoteHostOf(env),
+  };
+  return withLazy(eager, {
+    wrapsFile: () => join(configDir, 'wraps.json'),
+    profilesFile: () => join(configDir, 'profiles.json'),
+    proxyConfig: () => join(configDir, 'proxy.sealed'),
+    proxyCa: () => join(configDir, 'proxy-ca.pem'),
+    proxyCaBundle: () => join(configDir, 'proxy-ca-bundle.pem'),
+    passphraseFile: () => file('VAULT_PASSPHRASE_FILE'),
+    newPassphraseFile: () => file('VAULT_NEW_PASSPHRASE_FILE'),
+    agentDirs: () => agentDirs(env),
+    defaultDirs: () => [
       dirFrom({}, 'VAULT_DIR', 'XDG_DATA_HOME', join('.local', 'share')),
       dirFrom({}, 'VAULT_CONFIG_DIR', 'XDG_CONFIG_HOME', '.config'),
       dirFrom({ XDG_DATA_HOME: env.XDG_DATA_HOME }, 'VAULT_DIR', 'XDG_DATA_HOME', '.local/share'),
@@ -218,21 +228,37 @@ export function resolvePaths(env: NodeJS.ProcessEnv): Paths {
         '.config',
       ),
     ],
-    shellStartup: STARTUP.map((f) => join(homedir(), f)),
-    testWeakKdf: env.VAULT_TEST_WEAK_KDF === '1',
-    passwordStore: env.PASSWORD_STORE_DIR
-      ? resolve(env.PASSWORD_STORE_DIR)
-      : join(homedir(), '.password-store'),
-    storeUrl: env.VAULT_STORE_URL ? env.VAULT_STORE_URL : null,
-    remoteListen: env.VAULT_LISTEN_TLS
-      ? {
-          listen: env.VAULT_LISTEN_TLS,
-          cert: file('VAULT_TLS_CERT') ?? join(vaultDir, 'tls', 'cert.pem'),
-          key: file('VAULT_TLS_KEY') ?? join(vaultDir, 'tls', 'key.pem'),
-        }
-      : null,
-    remoteHost: remoteHostOf(env),
-  };
+    shellStartup: () => STARTUP.map((f) => join(homedir(), f)),
+    passwordStore: () =>
+      env.PASSWORD_STORE_DIR ? resolve(env.PASSWORD_STORE_DIR) : join(homedir(), '.password-store'),
+    remoteListen: () =>
+      env.VAULT_LISTEN_TLS
+        ? {
+            listen: env.VAULT_LISTEN_TLS,
+            cert: file('VAULT_TLS_CERT') ?? join(vaultDir, 'tls', 'cert.pem'),
+            key: file('VAULT_TLS_KEY') ?? join(vaultDir, 'tls', 'key.pem'),
+          }
+        : null,
+  });
+}
+
+/** `base` with `makers`' fields added, each made when first read and then kept. */
+function withLazy<T extends object, L extends object>(
+  base: T,
+  makers: { [K in keyof L]: () => L[K] },
+): T & L {
+  for (const key of Object.keys(makers) as (keyof L)[]) {
+    Object.defineProperty(base, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = makers[key]();
+        Object.defineProperty(base, key, { value, enumerable: true });
+        return value;
+      },
+    });
+  }
+  return base as T & L;
 }
 
 /**

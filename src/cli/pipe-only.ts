@@ -20,7 +20,6 @@ import type { Streams } from './io.js';
 
 // On get's path: built-ins by getBuiltinModule, not import (docs/development.md, "Start-up").
 const { fstatSync, writeSync } = process.getBuiltinModule('node:fs');
-const { isatty } = process.getBuiltinModule('node:tty');
 
 /** What stdout is, when it may not take a value; null when it may. */
 export function unfitForValues(fd: number): string | null {
@@ -31,7 +30,9 @@ export function unfitForValues(fd: number): string | null {
     return 'closed';
   }
   if (st.isFIFO() || st.isSocket()) return null;
-  if (st.isCharacterDevice()) return isatty(fd) ? 'a terminal' : null;
+  // node:tty (about 1 ms to load) only for a character device: a pipe never asks.
+  if (st.isCharacterDevice())
+    return process.getBuiltinModule('node:tty').isatty(fd) ? 'a terminal' : null;
   if (st.isFile()) return 'a file';
   if (st.isBlockDevice()) return 'a block device';
   return 'not a pipe';
@@ -57,7 +58,7 @@ export function requirePipe(example: string): void {
  * here zeroed once written. What fd 1 does not take at once (a full pipe
  * another process made non-blocking: EAGAIN; a reader gone: EPIPE) goes
  * through `streams.stdout` as before, which waits for the pipe or, on EPIPE,
- * ends the process as src/cli/main.ts has it.
+ * ends the process as src/cli/edge.ts has it.
  */
 export function writeValue(streams: Pick<Streams, 'stdout'>, value: Buffer): void {
   const line = Buffer.alloc(value.length + 1);

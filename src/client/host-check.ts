@@ -9,13 +9,18 @@
  * What it asks of the peer, and why each holds or not, is in
  * docs/threat-model.md ("The owner's client checks the host").
  */
-import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { LOCK_NAME } from '../core/protocol.js';
 import type { PeerCred } from '../kernel/unix.js';
 import { ACCEPT_FAULT_SHIM } from './test-build.js';
+
+// Built-ins by getBuiltinModule, not import: this file is in get's bundle
+// (scripts/bundle.mjs), which would otherwise import node:fs's whole namespace
+// on every start, though only an owner's request runs the check.
+const { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } =
+  process.getBuiltinModule('node:fs');
+const { join } = process.getBuiltinModule('node:path');
 
 /** Whom the owner's client expects at the other end: this installation's host. */
 export interface ExpectedHost {

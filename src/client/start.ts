@@ -4,12 +4,16 @@
  * it to answer. Loaded only then, so a call to a running host (`get`) never
  * pays for it.
  */
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { VaultError } from '../core/errors.js';
 import { SPAWNED_BY_ENV, type Op, type Ops, type Reply } from '../core/protocol.js';
 import type { ClientOptions } from './options.js';
 import { post, Unreachable } from './request.js';
+
+// Built-ins by getBuiltinModule, not import: this file is in get's bundle
+// (scripts/bundle.mjs), which would otherwise import node:fs's whole namespace
+// on every start, though only a call that finds no host loads it.
+const { closeSync, existsSync, mkdirSync, openSync } = process.getBuiltinModule('node:fs');
+const { dirname, join } = process.getBuiltinModule('node:path');
 
 /** How long a client keeps trying after the daemon it spawned exited (another host may serve). */
 const START_WAIT_MS = 10_000;

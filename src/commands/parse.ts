@@ -2,7 +2,7 @@
  * The half of the argv parser that needs no command table: the words after a
  * command already found, read against its definition (its flags, then its
  * arguments). argv.ts finds the command in the table and hands it here;
- * src/cli/main.ts hands get, totp and render here directly (pipe-side.ts),
+ * src/cli/pipe-main.ts hands get, totp and render here directly (pipe-side.ts),
  * so their start-up loads neither the table nor the help. Pure, like argv.ts.
  */
 import { VaultError, quote } from '../core/errors.js';

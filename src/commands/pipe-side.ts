@@ -1,6 +1,6 @@
 /**
  * The three commands that put a value into a pipe (get, totp, render), in a
- * file of their own: src/cli/main.ts parses them with this file alone
+ * file of their own: src/cli/pipe-main.ts parses them with this file alone
  * (parse.ts), so their start-up loads neither the rest of the table nor the
  * help. agent-side.ts lists them in their place among the agent's commands.
  */
@@ -62,5 +62,5 @@ export const RENDER: CommandDef = {
   module: 'render',
 };
 
-/** get, totp and render, as main.ts hands them to parse.ts. */
+/** get, totp and render, as pipe-main.ts and full.ts hand them to parse.ts. */
 export const PIPE_SIDE: readonly CommandDef[] = [GET, TOTP, RENDER];

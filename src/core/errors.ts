@@ -3,7 +3,7 @@
  *
  * Codes never change and are never reused; messages may. A message never
  * carries a value, a token or a passphrase: callers pass only names the user
- * typed or fixed text. `cli/main` is the only place that turns a code into a
+ * typed or fixed text. `cli/edge` is the only place that turns a code into a
  * process exit status.
  */
 

@@ -7,7 +7,7 @@
 // and owner commands refused inside `vault-cli run` before any prompt.
 import assert from 'node:assert/strict';
 import { spawn as spawnChild, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 // eslint-disable-next-line no-restricted-imports -- a test drives the CLI under a pty, as a user's terminal
@@ -101,6 +101,29 @@ describe('the launcher', () => {
     assert.equal(proxyEnv.status, 0, proxyEnv.stderr);
     assert.match(proxyEnv.stdout, /HTTPS_PROXY/);
     assert.equal(run(['daemon', 'stop']).status, 0);
+  });
+
+  test("without its own Node it starts PATH's Node once: node --version, then the command", () => {
+    // A stand-in node that logs its arguments: `node -p` here was a second whole Node start.
+    const dir = join(rig.root, 'once');
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    mkdirSync(join(dir, 'fake'));
+    copyFileSync(LAUNCHER, join(dir, 'bin', 'vault-cli'));
+    const log = join(dir, 'calls');
+    writeFileSync(
+      join(dir, 'fake', 'node'),
+      `#!/bin/sh\necho "$*" >> '${log}'\n[ "$1" = --version ] && echo v22.22.0\nexit 0\n`,
+      { mode: 0o755 },
+    );
+    const r = spawnSync('/bin/sh', [join(dir, 'bin', 'vault-cli'), 'get', 'K'], {
+      env: { PATH: `${join(dir, 'fake')}:/usr/bin:/bin`, HOME: rig.root },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(readFileSync(log, 'utf8').trimEnd().split('\n'), [
+      '--version',
+      `${join(dir, 'dist', 'src', 'cli', 'main.js')} get K`,
+    ]);
   });
 
   test(

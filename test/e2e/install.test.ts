@@ -106,7 +106,13 @@ before(async () => {
     paths.filter((p) => /^(test|bench)\//.test(p) || /fixtures/.test(p)),
     [],
   );
-  for (const p of ['bin/vault-cli', 'dist/src/cli/main.js', 'completions/vault-cli.bash'])
+  for (const p of [
+    'bin/vault-cli',
+    'dist/src/cli/main.js',
+    // get, totp and render as one file (scripts/bundle.mjs): npm pack's prepare builds it.
+    'dist/src/cli/pipe-main.bundle.js',
+    'completions/vault-cli.bash',
+  ])
     assert.ok(paths.includes(p), `${p} is not in the tarball`);
   ok(await sh('npm', ['install', '-g', tarball], base), 'npm install -g');
 });

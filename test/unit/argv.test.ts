@@ -444,7 +444,7 @@ test('every example in the help is a command line the parser takes, for its own 
   }
 });
 
-// src/cli/main.ts parses get, totp and render by pipe-side.ts alone (issue 39:
+// src/cli/pipe-main.ts parses get, totp and render by pipe-side.ts alone (issue 39:
 // their start-up loads no table); what it reads must be what the table reads.
 test('get, totp and render are in the table, and no other command starts with their word', () => {
   for (const c of PIPE_SIDE) {
