@@ -105,7 +105,9 @@ export class HmacSha256 {
       state.set(IV);
       compress(state, pad, 0);
     }
+    // The pads' words are the key's: not left in the schedule until the next MAC.
     pad.fill(0);
+    W.fill(0);
     this.second[32] = 0x80;
     // The outer message's length in bits: the pad's block and the inner hash.
     this.second[62] = ((BLOCK + 32) * 8) >>> 8;

@@ -22,22 +22,19 @@ const GIVE_UP = new Error('not a form the fast path takes');
 
 class Writer {
   at = 0;
-  /** Checking only (a map's values, walked once to find their keys): nothing written. */
-  dry = false;
   constructor(
     public out: Buffer,
     readonly src: Buffer,
   ) {}
 
   room(n: number): void {
-    if (this.dry || this.at + n <= this.out.length) return;
+    if (this.at + n <= this.out.length) return;
     const grown = Buffer.alloc(2 * (this.at + n));
     this.out.copy(grown, 0, 0, this.at);
     this.out = grown;
   }
 
   ascii(text: string): void {
-    if (this.dry) return;
     this.room(text.length);
     for (let i = 0; i < text.length; i++) this.out[this.at++] = text.charCodeAt(i);
   }
@@ -50,7 +47,6 @@ class Writer {
       const c = s[i] as number;
       if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) throw GIVE_UP;
     }
-    if (this.dry) return;
     this.room(len + 2);
     const o = this.out;
     o[this.at++] = 0x22;
@@ -61,7 +57,6 @@ class Writer {
   bin(from: number, len: number): void {
     const s = this.src;
     if (from + len > s.length) throw GIVE_UP;
-    if (this.dry) return;
     this.room(2 + 2 * len);
     const o = this.out;
     o[this.at++] = 0x62; // b
@@ -178,17 +173,6 @@ function array(w: Writer, at: number, n: number): number {
   return at;
 }
 
-/** Skips the value at `at` (its form checked as `value` writes it): where the next starts. */
-function skip(w: Writer, at: number): number {
-  const dry = w.dry;
-  w.dry = true;
-  try {
-    return value(w, at);
-  } finally {
-    w.dry = dry;
-  }
-}
-
 function compareKeys(s: Buffer, af: number, al: number, bf: number, bl: number): number {
   const n = Math.min(al, bl);
   for (let i = 0; i < n; i++) {
@@ -198,34 +182,57 @@ function compareKeys(s: Buffer, af: number, al: number, bf: number, bl: number):
   return al - bl;
 }
 
-/** A map as canon writes an object: its members by key (ASCII: bytes sort as UTF-16 units do). */
+/**
+ * A map as canon writes an object: its members by key (ASCII: bytes sort as
+ * UTF-16 units do). Written as they come; when their keys do not come in
+ * order, the members written are put in order after.
+ */
 function map(w: Writer, at: number, n: number): number {
-  const start = w.at;
-  const end = mapInOrder(w, at, n);
-  if (end >= 0) return end;
-  w.at = start;
-  return mapSorted(w, at, n);
-}
-
-/** A map whose keys come in canon's order (most records), in one pass; -1 when they do not. */
-function mapInOrder(w: Writer, at: number, n: number): number {
   const s = w.src;
-  let prevFrom = -1;
-  let prevLen = 0;
+  const start = w.at;
+  // Per member: its key's bytes in the record, its place in the output.
+  const members: [from: number, len: number, begin: number, end: number][] = [];
+  let sorted = true;
   w.ascii('{');
   for (let i = 0; i < n; i++) {
     if (at >= s.length) throw GIVE_UP;
     const [from, len] = keyAt(s, at);
-    if (prevFrom >= 0 && compareKeys(s, prevFrom, prevLen, from, len) >= 0) return -1;
-    if (i > 0) w.ascii(',');
+    const prev = members[i - 1];
+    if (prev !== undefined) {
+      const order = compareKeys(s, prev[0], prev[1], from, len);
+      // A key twice: the decoder keeps the last; not taken here.
+      if (order === 0) throw GIVE_UP;
+      if (order > 0) sorted = false;
+      w.ascii(',');
+    }
+    const begin = w.at;
     w.quoted(from, len);
     w.ascii(':');
     at = value(w, from + len);
-    prevFrom = from;
-    prevLen = len;
+    members.push([from, len, begin, w.at]);
   }
   w.ascii('}');
+  if (!sorted) reorder(w, start, members);
   return at;
+}
+
+/** The members of the map written from `start`, rewritten in key order. */
+function reorder(
+  w: Writer,
+  start: number,
+  members: [from: number, len: number, begin: number, end: number][],
+): void {
+  const s = w.src;
+  const written = Buffer.from(w.out.subarray(start, w.at));
+  members.sort((a, b) => compareKeys(s, a[0], a[1], b[0], b[1]));
+  let at = start + 1;
+  for (let i = 0; i < members.length; i++) {
+    const [from, len, begin, end] = members[i] as [number, number, number, number];
+    const prev = members[i - 1];
+    if (prev !== undefined && compareKeys(s, prev[0], prev[1], from, len) === 0) throw GIVE_UP;
+    if (i > 0) w.out[at++] = 0x2c; // ,
+    at += written.copy(w.out, at, begin - start, end - start);
+  }
 }
 
 /** A map's key at `at`: where its bytes start and their length. */
@@ -236,31 +243,6 @@ function keyAt(s: Buffer, at: number): [from: number, len: number] {
   // The decoder renames this key (the key's bytes are checked as they are written).
   if (len === 9 && s.toString('latin1', from, from + len) === '__proto__') throw GIVE_UP;
   return key;
-}
-
-function mapSorted(w: Writer, at: number, n: number): number {
-  const s = w.src;
-  const members: [from: number, len: number, value: number][] = [];
-  for (let i = 0; i < n; i++) {
-    if (at >= s.length) throw GIVE_UP;
-    const [from, len] = keyAt(s, at);
-    members.push([from, len, from + len]);
-    at = skip(w, from + len);
-  }
-  members.sort((a, b) => compareKeys(s, a[0], a[1], b[0], b[1]));
-  w.ascii('{');
-  for (let i = 0; i < members.length; i++) {
-    const [from, len, v] = members[i] as [number, number, number];
-    const prev = members[i - 1];
-    // A key twice: the decoder keeps the last; not taken here.
-    if (prev !== undefined && compareKeys(s, prev[0], prev[1], from, len) === 0) throw GIVE_UP;
-    if (i > 0) w.ascii(',');
-    w.quoted(from, len);
-    w.ascii(':');
-    value(w, v);
-  }
-  w.ascii('}');
-  return at;
 }
 
 /** Where the canonical forms are written, kept from one record to the next. */
