@@ -8,7 +8,8 @@
  *   the host's first sealed check (`assertSealed`: the first load and the
  *   sealed digest); wall time and the process's CPU (user + sys, both threads);
  * - cold get: the host stopped, an agent's `get` (which starts the host and has
- *   it load the vault); wall time and the host's CPU from /proc.
+ *   it load the vault); wall time, the host's CPU and its resident memory
+ *   after it, from /proc.
  *
  * Both builds read the same rows, so the digest's format must be the same in
  * both. With BENCH_PROF=<dir> this tree's load runs under --cpu-prof (both
@@ -88,6 +89,12 @@ function load(
   return JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as { ms: number; cpu: number };
 }
 
+/** The host's resident memory (VmRSS), MB. */
+function rssMb(pid: number): number {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? NaN) / 1024;
+}
+
 function hostCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -129,7 +136,7 @@ try {
     `team-load bench: ${N} entries, built in ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()}`,
   );
   console.log(
-    `${'round'.padEnd(7)}${'build'.padEnd(22)}${'load s'.padStart(8)}${'CPU s'.padStart(8)}${'cold get s'.padStart(12)}${'host CPU s'.padStart(12)}  load avg`,
+    `${'round'.padEnd(7)}${'build'.padEnd(22)}${'load s'.padStart(8)}${'CPU s'.padStart(8)}${'cold get s'.padStart(12)}${'host CPU s'.padStart(12)}${'RSS MB'.padStart(8)}  load avg`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, script] of builds) {
@@ -138,9 +145,10 @@ try {
       const ms = await run(script, agentEnv, ['get', 'BENCH_KEY_000007']);
       const pid = Number(/pid (\d+)/.exec(out(script, env, ['daemon', 'status']))?.[1]);
       const cpu = hostCpuMs(pid);
+      const rss = rssMb(pid);
       out(script, env, ['daemon', 'stop']);
       console.log(
-        `${String(round).padEnd(7)}${name.padEnd(22)}${(l.ms / 1000).toFixed(2).padStart(8)}${(l.cpu / 1000).toFixed(2).padStart(8)}${(ms / 1000).toFixed(2).padStart(12)}${(cpu / 1000).toFixed(2).padStart(12)}  ${loadavg()}`,
+        `${String(round).padEnd(7)}${name.padEnd(22)}${(l.ms / 1000).toFixed(2).padStart(8)}${(l.cpu / 1000).toFixed(2).padStart(8)}${(ms / 1000).toFixed(2).padStart(12)}${(cpu / 1000).toFixed(2).padStart(12)}${rss.toFixed(0).padStart(8)}  ${loadavg()}`,
       );
     }
   }
