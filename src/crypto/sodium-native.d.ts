@@ -43,6 +43,7 @@ declare module 'sodium-native' {
   export function crypto_box_seal_open(m: Buf, c: Buf, pk: Buf, sk: Buf): boolean;
   export const crypto_kdf_CONTEXTBYTES: number;
   export function crypto_kdf_derive_from_key(sub: Buf, id: number, ctx: Buf, key: Buf): void;
+  export function crypto_hash_sha256(out: Buf, input: Buf): void;
   export function crypto_generichash(out: Buf, input: Buf, key?: Buf): void;
   export function crypto_generichash_batch(out: Buf, batch: readonly Buf[], key?: Buf): void;
   export const crypto_scalarmult_BYTES: number;

@@ -16,8 +16,10 @@
  * The key reaches a host from the owner's unlock, or from an agent's or
  * session's own record wrapped under its token, never from the database.
  */
-import { createHash, hash } from 'node:crypto';
-import { recordSum, summed } from './schema.js';
+import { canon } from '../core/canon.js';
+import { sha256Into } from '../crypto/hash.js';
+import { HmacSha256 } from '../crypto/hmac-sha256.js';
+import { summed } from './schema.js';
 
 /** The store key of the sealed state. */
 export const STATE_KEY = 'state';
@@ -42,69 +44,99 @@ export function sealedKey(key: string): boolean {
   return summed(key) && key !== 'settled' && !key.startsWith('audit-');
 }
 
-/** SHA-256's block: HMAC's pads are one block each. */
-const BLOCK = 64;
-/** The few keys in use (the state key, a test's): their pads, each one block. */
-const padded = new Map<string, { ipad: Buffer; opad: Buffer }>();
+/** The few keys in use (the state key, a test's), the last used first, each with its MAC's pads. */
+const padded: { key: Buffer; mac: HmacSha256 }[] = [];
 
-/**
- * HMAC-SHA256 as RFC 2104 builds it, from the key's pads kept, in two
- * one-shot hashes: createHmac checks its key's type anew at every call (Node
- * 24, this machine: 17 µs a MAC), and hash states copied for each MAC took
- * a dozen calls into C++ (issue 37: the digest of 300,000 sealed rows is
- * most of a cold team host's start). Same output as createHmac
- * (test/unit/seal.test.ts).
- */
-function padsOf(key: Buffer): { ipad: Buffer; opad: Buffer } {
-  const id = key.toString('latin1');
-  let p = padded.get(id);
-  if (p === undefined) {
-    const k = key.length > BLOCK ? createHash('sha256').update(key).digest() : key;
-    const ipad = Buffer.alloc(BLOCK, 0x36);
-    const opad = Buffer.alloc(BLOCK + 32, 0x5c);
-    for (let i = 0; i < k.length; i++) {
-      ipad[i] = (ipad[i] as number) ^ (k[i] as number);
-      opad[i] = (opad[i] as number) ^ (k[i] as number);
-    }
-    p = { ipad, opad };
-    if (padded.size >= 8) {
-      for (const old of padded.values()) {
-        old.ipad.fill(0);
-        old.opad.fill(0);
-      }
-      padded.clear();
-    }
-    padded.set(id, p);
-  }
-  return p;
+function sameKey(a: Buffer, b: Buffer): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
-/** Where a MAC's inner message is laid out (its pad, then each part with its length). */
-let scratch = Buffer.alloc(BLOCK + 1024);
+/**
+ * The MAC under `key`, its pads hashed once (hmac-sha256.ts: issue 37, the
+ * digest of 300,000 sealed rows is most of a cold team host's start). Found
+ * again by the key's content: a caller may reuse its buffer.
+ */
+function padsOf(key: Buffer): HmacSha256 {
+  for (let i = 0; i < padded.length; i++) {
+    const p = padded[i] as { key: Buffer; mac: HmacSha256 };
+    if (sameKey(p.key, key)) {
+      if (i > 0) padded.unshift(...padded.splice(i, 1));
+      return p.mac;
+    }
+  }
+  const p = { key: Buffer.from(key), mac: new HmacSha256(key) };
+  padded.unshift(p);
+  for (const old of padded.splice(8)) {
+    old.key.fill(0);
+    old.mac.wipe();
+  }
+  return p.mac;
+}
 
+/** Appends one part, its length first (u32, big-endian), at `at` of the message; the end. */
+function part(p: HmacSha256, at: number, x: string | number | Buffer): number {
+  if (Buffer.isBuffer(x)) {
+    p.room(at + 4 + x.length, at);
+    p.msg.writeUInt32BE(x.length, at);
+    x.copy(p.msg, at + 4);
+    return at + 4 + x.length;
+  }
+  const text = typeof x === 'string' ? x : String(x);
+  // UTF-8 takes at most 3 bytes a UTF-16 unit.
+  p.room(at + 4 + 3 * text.length, at);
+  const n = p.msg.write(text, at + 4);
+  p.msg.writeUInt32BE(n, at);
+  return at + 4 + n;
+}
+
+/** HMAC-SHA256 under `key` of the parts, each after its length. */
 function hmac(key: Buffer, ...parts: (string | number | Buffer)[]): Buffer {
   const p = padsOf(key);
-  const bytes = parts.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(String(part))));
-  const size = bytes.reduce((n, b) => n + 4 + b.length, BLOCK);
-  if (size > scratch.length) scratch = Buffer.alloc(size);
-  p.ipad.copy(scratch, 0);
-  let at = BLOCK;
-  for (const b of bytes) {
-    scratch.writeUInt32BE(b.length, at);
-    b.copy(scratch, at + 4);
-    at += 4 + b.length;
-  }
-  const inner = hash('sha256', scratch.subarray(0, at), 'buffer');
-  scratch.fill(0, 0, at);
-  // The outer pad's block with the inner hash after it (a copy: pads are shared).
-  const outer = Buffer.from(p.opad);
-  inner.copy(outer, BLOCK);
-  return hash('sha256', outer, 'buffer');
+  let at = 0;
+  for (const x of parts) at = part(p, at, x);
+  return Buffer.from(p.mac(at));
+}
+
+/** Where a record's canonical form is written to be hashed (its checksum). */
+let canonical = Buffer.alloc(4096);
+const sum = Buffer.alloc(32);
+
+/**
+ * XORs into `digest` one record's share of the digest: the HMAC of
+ * ('row-v1', its key, its checksum), the checksum schema.ts `recordSum`
+ * (SHA-256 of the canonical form, its first 16 bytes).
+ */
+export function xorRowTag(digest: Buffer, key: Buffer, rowKey: string, value: unknown): void {
+  const text = canon(value);
+  if (3 * text.length > canonical.length) canonical = Buffer.alloc(3 * text.length);
+  xorRowTagCanonical(digest, key, rowKey, canonical.subarray(0, canonical.write(text)));
+}
+
+/** `xorRowTag` of the record whose canonical form (core/canon.ts), as UTF-8, is `form`. */
+export function xorRowTagCanonical(
+  digest: Buffer,
+  key: Buffer,
+  rowKey: string,
+  form: Uint8Array,
+): void {
+  sha256Into(sum, form);
+  const p = padsOf(key);
+  let at = part(p, 0, 'row-v1');
+  at = part(p, at, rowKey);
+  p.room(at + 20, at);
+  p.msg.writeUInt32BE(16, at);
+  for (let i = 0; i < 16; i++) p.msg[at + 4 + i] = sum[i] as number;
+  const tag = p.mac(at + 20);
+  for (let i = 0; i < 32; i++) digest[i] = (digest[i] as number) ^ (tag[i] as number);
 }
 
 /** One record's share of the digest. */
 export function rowTag(key: Buffer, rowKey: string, value: unknown): Buffer {
-  return hmac(key, 'row-v1', rowKey, recordSum(value));
+  const tag = Buffer.alloc(32);
+  xorRowTag(tag, key, rowKey, value);
+  return tag;
 }
 
 export function xorInto(into: Buffer, tag: Buffer): void {

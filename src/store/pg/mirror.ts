@@ -7,7 +7,8 @@
  */
 import { Packr } from 'msgpackr';
 import type { KeyRange, Rows } from '../tx.js';
-import { rowTag, sealedKey, xorInto } from '../seal.js';
+import { sealedKey, xorInto, xorRowTag, xorRowTagCanonical } from '../seal.js';
+import { canonBytes } from './canon-bytes.js';
 import { SortedKeys } from './sorted-keys.js';
 
 /**
@@ -33,14 +34,23 @@ export function decodeRecord(raw: Buffer): unknown {
  */
 const DECODED = 4096;
 
-/** A row's share of the sealed digest, from its bytes (decoded for the tag only, not kept). */
-function tagOfRaw(sealKey: Buffer, key: string, raw: Buffer | undefined): Buffer {
+/** XORs into `digest` a row's share of the sealed digest, from its bytes (decoded for the tag only, not kept). */
+function xorTagOfRaw(digest: Buffer, sealKey: Buffer, key: string, raw: Buffer | undefined): void {
+  // Most rows: their canonical form from their bytes, nothing decoded (canon-bytes.ts).
+  const form = raw === undefined ? null : canonBytes(raw);
+  if (form !== null) {
+    xorRowTagCanonical(digest, sealKey, key, form);
+    return;
+  }
+  let value: unknown;
   try {
-    return rowTag(sealKey, key, raw === undefined ? undefined : decodeRecord(raw));
+    value = raw === undefined ? undefined : decodeRecord(raw);
   } catch {
     // A row that does not decode is no row the vault sealed.
-    return Buffer.alloc(32, 0xff);
+    xorInto(digest, Buffer.alloc(32, 0xff));
+    return;
   }
+  xorRowTag(digest, sealKey, key, value);
 }
 
 /**
@@ -53,7 +63,7 @@ export function pageDigest(
 ): Buffer {
   const d = Buffer.alloc(32);
   for (const r of rows) {
-    if (r.value !== null && sealedKey(r.key)) xorInto(d, tagOfRaw(sealKey, r.key, r.value));
+    if (r.value !== null && sealedKey(r.key)) xorTagOfRaw(d, sealKey, r.key, r.value);
   }
   return d;
 }
@@ -205,7 +215,7 @@ export class Mirror implements Rows {
       this.live[page] = (this.live[page] as number) + 1;
       if (d !== null && digest === null && sealedKey(key)) {
         const bytes = packed.subarray(value + 4, value + 4 + packed.readUInt32BE(value));
-        xorInto(d.value, tagOfRaw(d.key, key, bytes));
+        xorTagOfRaw(d.value, d.key, key, bytes);
       }
     }
     close();
@@ -252,20 +262,17 @@ export class Mirror implements Rows {
       return;
     }
     const d = this.digest !== null && sealedKey(key) ? this.digest : null;
-    if (d !== null && this.raw.has(key)) xorInto(d.value, this.tagOf(d.key, key));
+    if (d !== null && this.raw.has(key)) xorTagOfRaw(d.value, d.key, key, this.bytes(key));
     this.changeRaw(key, value);
-    if (d !== null && value !== null) xorInto(d.value, this.tagOf(d.key, key));
-  }
-
-  private tagOf(sealKey: Buffer, key: string): Buffer {
-    return tagOfRaw(sealKey, key, this.bytes(key));
+    if (d !== null && value !== null) xorTagOfRaw(d.value, d.key, key, this.bytes(key));
   }
 
   /** The digest of the sealed rows held (seal.ts), computed whole once, then kept. */
   sealedDigest(sealKey: Buffer): Buffer {
     if (this.digest === null || !this.digest.key.equals(sealKey)) {
       const value = Buffer.alloc(32);
-      for (const key of this.keys) if (sealedKey(key)) xorInto(value, this.tagOf(sealKey, key));
+      for (const key of this.keys)
+        if (sealedKey(key)) xorTagOfRaw(value, sealKey, key, this.bytes(key));
       this.digest = { key: Buffer.from(sealKey), value };
     }
     return this.digest.value;

@@ -140,8 +140,13 @@ interface Page {
   readonly packed: ArrayBuffer;
   readonly digest: Buffer | null;
 }
-/** A load's next page, asked for (and packed, and its digest share taken) before the host asks. */
-let prefetched: Promise<Page> | null = null;
+/**
+ * A load's next pages, asked for (and packed, and their digest shares taken)
+ * before the host asks, in order: two, so neither thread waits on the other
+ * when one of them is slower for a page (issue 37).
+ */
+let prefetched: Promise<Page>[] = [];
+const AHEAD = 2;
 /** The state key of the load under way, if the host has it. */
 let loadKey: Buffer | null = null;
 
@@ -269,7 +274,7 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
   const c = await connected();
   let version: number | undefined;
   if (!req.more) {
-    prefetched = null;
+    prefetched = [];
     pages = 0;
     loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -306,19 +311,25 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
       );
     }
     const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
-    const got = await (prefetched ?? page(c.query<PgRow>(fetch)));
-    prefetched = null;
+    const got = await (prefetched.shift() ?? page(c.query<PgRow>(fetch)));
     const done = got.count < req.limit;
     if (done) {
+      // Pages asked for past the end (empty), answered before the snapshot closes.
+      const past = prefetched;
+      prefetched = [];
+      await Promise.all(past);
       loadKey?.fill(0);
       loadKey = null;
       await c.query('COMMIT');
     } else {
-      // The next page read, packed and its digest share taken while the
-      // host takes this one in (a failure is the next request's: it
-      // awaits this same promise).
-      prefetched = page(c.query<PgRow>(fetch));
-      prefetched.catch(() => {});
+      // The next pages read, packed and their digest shares taken while the
+      // host takes this one in (the connection runs them in order; a
+      // failure is a later request's: it awaits that same promise).
+      while (prefetched.length < AHEAD) {
+        const next = page(c.query<PgRow>(fetch));
+        next.catch(() => {});
+        prefetched.push(next);
+      }
     }
     return {
       ok: true,
@@ -466,7 +477,7 @@ async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
 }
 
 async function rollback(): Reply {
-  prefetched = null;
+  prefetched = [];
   loadKey?.fill(0);
   loadKey = null;
   if (client !== null) await client.query('ROLLBACK');
