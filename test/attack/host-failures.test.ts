@@ -182,6 +182,9 @@ test('kills during the start-up scan leave no .check-* directory after the next 
     // A store of some megabytes: its copy takes long enough to be caught.
     for (let i = 0; i < 8; i++) await rig.set(`E${i}`, Buffer.alloc(1024 * 1024, 0x61 + i));
     await rig.stop();
+    // The stop closed the store cleanly: without this the next start trusts
+    // the unchanged file and does not scan (store/lmdb/known-good.ts).
+    rmSync(join(rig.vaultDir, 'vault.mdb.known-good'), { force: true });
     let killed = 0;
     for (let round = 0; round < 3; round++) {
       const host = spawn(process.execPath, [CLI, 'daemon'], { env: rig.env, stdio: 'ignore' });
