@@ -9,6 +9,11 @@ import { processRunning } from '../../kernel/process.js';
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
 const NOT_RUNNING = 3;
 const DEFAULT_IDLE_MS = 15 * 60_000;
+/**
+ * Exit status of a host whose store got stuck (RunningHost.stuck): 75
+ * (EX_TEMPFAIL, "try again"): the next client starts a fresh host.
+ */
+export const STUCK_EXIT = 75;
 
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
@@ -103,6 +108,9 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
     }
     throw err;
   }
+  // Only a daemon's host: the watch ends the whole process (stall-watch.ts).
+  const { watchStalls } = await import('../../host/serve/stall-watch.js');
+  watchStalls(STUCK_EXIT);
   log(
     ownerSessions.ttlMs === 0
       ? 'owner sessions: off'
@@ -113,6 +121,18 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGHUP', stop);
   await host.stopped;
+  const stuck = host.stuck();
+  if (stuck !== null) {
+    // Not process.exit: its 'exit' event runs lmdb-js's hook, which closes
+    // every environment and so waits for the write lock the stuck store's
+    // thread holds for ever (measured: the process hung there, in
+    // EnvWrap::cleanupStrayTxns). reallyExit is what process.exit calls once
+    // the 'exit' listeners have run: the same exit, without them.
+    log(
+      `the store cannot be reopened in this process (${stuck}; lmdb-js's close did not end): exiting (status ${STUCK_EXIT}) for the next client to start a fresh host`,
+    );
+    (process as unknown as { reallyExit(code: number): never }).reallyExit(STUCK_EXIT);
+  }
   log('stopped');
   // The store is closed and the lock released: nothing is left to do. A handle a
   // dependency keeps open (seen after runs of many test hosts: 'stopped' logged,

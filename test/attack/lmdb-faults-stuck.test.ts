@@ -1,0 +1,176 @@
+// A failed meta-page write with writes queued behind it (issue 42): lmdb-js
+// starts the queued batch while the failed commit holds its write lock; the
+// batch meets MDB_PANIC and its thread keeps the lock for ever, so the store
+// can be neither used nor closed in that process (src/store/lmdb/recover.ts).
+// Staged here by a meta-page write that takes 500 ms to fail (fault-shim.c
+// DELAY) under a flood of reads: the host either reopens the store itself or
+// exits (status 75) and the next client starts a fresh host that serves.
+// Either way: refusals meanwhile are VLT-3004, never VLT-3034; every value
+// released was audited; every owner write acknowledged is there; the store
+// checks clean.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  accounted,
+  codeOf,
+  ownerWrites,
+  readers,
+  testBuild,
+  canInject,
+  FaultyHost,
+  META_WRITE_BYTES,
+  type Tally,
+  type Writes,
+} from '../support/faults.js';
+import { rawPost, replyBody } from '../support/raw-host.js';
+import { Rig, ok } from '../support/rig.js';
+
+const skip = canInject() ? false : 'needs a C compiler (cc) for the fault shim';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long the failing meta-page write takes: what comes meanwhile queues behind it. */
+const FAIL_AFTER_MS = 500;
+/** Reads sent at once on the host's socket (no CLI start-up each): a batch always waits. */
+const FLOOD = 12;
+
+/** What the flood's raw requests met: replies tallied as readers() does, and connections cut. */
+interface Flood extends Tally {
+  cut: number;
+}
+
+/**
+ * `FLOOD` agents' reads of entry A straight on the host's socket until `stop`:
+ * a value released, a refusal by its code, or a connection the exiting host
+ * cut (none once it has gone: no socket to reach).
+ */
+async function flood(sock: string, token: string, stop: () => boolean): Promise<Flood> {
+  const out: Flood = { released: 0, refused: new Map(), said: new Set(), cut: 0 };
+  const one = async () => {
+    while (!stop()) {
+      let reply: string;
+      try {
+        reply = await rawPost(sock, 'read', { token, entry: 'A', field: 'password', mode: 'get' });
+      } catch (err) {
+        // ENOENT/ECONNREFUSED once the host has gone; ECONNRESET/EPIPE as it goes.
+        const code = (err as { code?: string }).code ?? '';
+        if (code === 'ECONNRESET' || code === 'EPIPE') out.cut++;
+        await sleep(50);
+        continue;
+      }
+      if (reply === '') {
+        out.cut++;
+        continue;
+      }
+      const body = replyBody<{
+        result?: { value?: string };
+        code?: string;
+        message?: string;
+      }>(reply);
+      const value = body.result?.value;
+      if (value !== undefined) {
+        assert.equal(Buffer.from(value, 'base64').toString(), 'value-a');
+        out.released++;
+      } else {
+        const code = body.code ?? reply.slice(0, 200);
+        out.refused.set(code, (out.refused.get(code) ?? 0) + 1);
+        out.said.add(`${code}: ${body.message ?? ''}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: FLOOD }, one));
+  return out;
+}
+
+/** Waits until an agent's read is served (a fresh host started by it if need be); how many tries. */
+async function servedAgain(rig: Rig, token: string, host: FaultyHost): Promise<number> {
+  const codes: string[] = [];
+  for (let i = 1; i <= 80; i++) {
+    const r = await rig.agent(['get', 'A'], token);
+    if (r.code === 0) return i;
+    codes.push(codeOf(r));
+    await sleep(500);
+  }
+  assert.fail(`never served again: ${codes.slice(-4).join(' | ')}; ${host.stalled()}`);
+}
+
+test(
+  'a failed meta-page write with a batch queued behind it: the host reopens the store or exits for a fresh one; never wedged, never VLT-3034',
+  { skip },
+  async (t) => {
+    const rig = new Rig();
+    let host: FaultyHost | null = null;
+    try {
+      await rig.create();
+      await rig.set('A', 'value-a');
+      const token = await rig.addAgent(
+        'reader',
+        ['A'],
+        ['--per-minute', '1000000', '--per-hour', '1000000'],
+      );
+      // Every client the test build's (it accepts the shimmed host): the fresh
+      // host a client starts once this one has exited is then the test build's too.
+      const cli = testBuild(rig.root);
+      host = await FaultyHost.start(rig, rig.root, cli);
+      rig.cli = cli;
+      assert.equal(ok(await rig.agent(['get', 'A'], token)), 'value-a\n');
+      const store = join(rig.vaultDir, 'vault.mdb');
+
+      let phase: 'before' | 'fault' | 'after' | 'done' = 'before';
+      const stop = () => phase === 'done';
+      const flooding = flood(join(rig.vaultDir, 'host.sock'), token, stop);
+      const reading = readers(rig, token, 1, stop);
+      const writes: Writes = { acknowledged: [], refused: [] };
+      const writing = ownerWrites(cli, rig, stop, writes);
+      await sleep(500);
+      phase = 'fault';
+      host.fail(['pwrite'], 'EIO', store, META_WRITE_BYTES, FAIL_AFTER_MS);
+      for (let i = 0; i < 500 && host.hits().length === 0; i++) await sleep(10);
+      await sleep(FAIL_AFTER_MS + 150);
+      host.heal();
+      phase = 'after';
+      const hits = host.hits().length;
+      const tries = await servedAgain(rig, token, host);
+      phase = 'done';
+      const [raw, tally] = await Promise.all([flooding, reading]);
+      await writing;
+
+      assert.ok(hits > 0, 'the fault was never met');
+      const exit = host.proc.exitCode;
+      const outcome = exit === null ? 'reopened in process' : `exited ${exit}, a fresh host served`;
+      // Ended by itself, or still the host that serves: never by a signal.
+      assert.equal(host.proc.signalCode, null, host.stalled());
+      if (exit !== null) {
+        assert.equal(exit, 75, host.stalled());
+        assert.match(
+          host.stalled(),
+          /the store cannot be reopened in this process \([^)]*\(EIO\)[^)]*\)[^\n]*exiting \(status 75\)/,
+        );
+      }
+      const all = [...raw.refused, ...tally.refused];
+      for (const [code] of all)
+        assert.equal(code, 'VLT-3004', `refused with ${code}: ${[...raw.said, ...tally.said].join(' | ')}`);
+      for (const code of writes.refused)
+        assert.equal(code, 'VLT-3004', `an owner write refused with ${code}`);
+      await host.stop();
+      host = null;
+      // Every value released audited: the flood's and the readers' together
+      // (a cut request may have been audited, its reply lost: counted as refused).
+      const both: Tally = {
+        released: raw.released + tally.released,
+        refused: new Map([...all, ['cut', raw.cut]]),
+        said: new Set(),
+      };
+      const reads = await accounted(rig, both, 2, writes);
+      t.diagnostic(
+        `meta-page EIO, ${FAIL_AFTER_MS} ms to fail, ${hits} calls failed: ${outcome}; served again on try ${tries}; ` +
+          `${both.released} released (${reads} audited), refused ${JSON.stringify(all)}, ${raw.cut} cut; ` +
+          `owner writes ${writes.acknowledged.length} acknowledged (all present), refused ${JSON.stringify(writes.refused)}`,
+      );
+    } finally {
+      await host?.stop();
+      await rig.stop();
+      await rig.dispose();
+    }
+  },
+);
