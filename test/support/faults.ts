@@ -271,10 +271,20 @@ export class FaultyHost {
 
   /**
    * Fails `calls` on `file` with `errno` (writes of `size` bytes only, when
-   * given) from now on, each failing call `delayMs` late (fault-shim.c DELAY).
+   * given) from now on, each failing call `delayMs` late (fault-shim.c
+   * DELAY), and only off the main thread with `workersOnly` (THREADS).
    */
-  fail(calls: readonly FaultCall[], errno: FaultErrno, file: string, size = 0, delayMs = 0): void {
-    this.#set(`${calls.join(',')} ${errno} ${size} ${file} ${delayMs}\n`);
+  fail(
+    calls: readonly FaultCall[],
+    errno: FaultErrno,
+    file: string,
+    size = 0,
+    delayMs = 0,
+    workersOnly = false,
+  ): void {
+    this.#set(
+      `${calls.join(',')} ${errno} ${size} ${file} ${delayMs} ${workersOnly ? 'workers' : 'any'}\n`,
+    );
   }
 
   /**
