@@ -1,4 +1,5 @@
 /** `vault-cli daemon [stop|status]`: the vault host in the foreground, or control of a running one. */
+import { fstatSync, openSync, readSync } from 'node:fs';
 import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { SPAWNED_BY_ENV } from '../../core/protocol.js';
@@ -46,6 +47,32 @@ export const run: Command = async (ctx) => {
   return runHost(ctx);
 };
 
+/**
+ * What a log line must start with so it starts a line: lmdb-js's native code
+ * writes `Write error: ...` to the same stderr without a newline, and the
+ * next line would run on from it. Only when stderr is a file (host.log),
+ * whose last byte is read through a descriptor of its own; else nothing.
+ */
+function lineStart(): () => string {
+  let fd: number | null = null;
+  try {
+    if (fstatSync(2).isFile()) fd = openSync('/proc/self/fd/2', 'r');
+  } catch {
+    fd = null;
+  }
+  const last = Buffer.alloc(1);
+  return () => {
+    if (fd === null) return '';
+    try {
+      const size = fstatSync(fd).size;
+      if (size === 0 || readSync(fd, last, 0, 1, size - 1) !== 1) return '';
+      return last[0] === 0x0a ? '' : '\n';
+    } catch {
+      return '';
+    }
+  };
+}
+
 async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   const system = ctx.paths.systemHost;
   if (system !== null) {
@@ -69,9 +96,12 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   // host.log may sit on a file system that turned read-only or full: a log
   // line that cannot be written is lost, and must not end the host with it.
   ctx.stderr.on('error', () => {});
+  const start = lineStart();
   const log = (line: string) => {
     try {
-      ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+      ctx.stderr.write(
+        `${start()}${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`,
+      );
     } catch {
       // as above
     }
