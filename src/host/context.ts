@@ -34,7 +34,11 @@ export class HostContext {
   scanFault: VaultError | null = null;
   /** Runs the start-up scan again (the host sets it; at most one at a time, not more than once a second). */
   rescan: () => void = () => {};
-  /** Emits 'commit' after every write transaction this host commits (for audit --follow), 'close' before it closes. */
+  /**
+   * Emits 'commit' after every write transaction this host commits (for audit
+   * --follow), 'close' before it closes, 'stuck' (why) when the store can no
+   * longer be used or closed in this process (VaultStore.onStuck).
+   */
   readonly events = new EventEmitter();
   /** Authenticated callers' keys between requests (caller-cache.ts). */
   readonly callers: CallerCache;
@@ -98,6 +102,7 @@ export class HostContext {
         throw new VaultError('VLT-3004', undefined, { cause: err });
       }
       this.opened.onForeignCommit(() => this.events.emit('commit'));
+      this.opened.onStuck?.((why) => this.events.emit('stuck', why));
       const key = this.heldStateKey();
       if (key !== null) this.opened.sealWith(key);
     }
@@ -168,7 +173,10 @@ export class HostContext {
   /** Opens (creating) the store file, or the PostgreSQL store's tables: `vault create` only. */
   createStore(): VaultStore {
     const made = this.place().create(this.opened);
-    if (made !== this.opened) made.onForeignCommit(() => this.events.emit('commit'));
+    if (made !== this.opened) {
+      made.onForeignCommit(() => this.events.emit('commit'));
+      made.onStuck?.((why) => this.events.emit('stuck', why));
+    }
     this.opened = made;
     return made;
   }

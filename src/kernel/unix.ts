@@ -68,6 +68,22 @@ function load(): Libc {
   return libc;
 }
 
+let exit: ((status: number) => void) | null = null;
+
+/**
+ * Ends this process at once with `status` (libc's _exit), from any thread: no
+ * 'exit' listener, no clean-up hook, no thread joined, which a process whose
+ * main thread is blocked for ever cannot run (src/host/serve/stall-worker.ts).
+ */
+export function exitNow(status: number): never {
+  // Its own library handle: a worker thread has none of load()'s yet.
+  exit ??= koffi
+    .load(process.platform === 'darwin' ? 'libSystem.B.dylib' : 'libc.so.6')
+    .func('void _exit(int status)') as (status: number) => void;
+  exit(status);
+  throw new Error('_exit returned');
+}
+
 /**
  * Takes an exclusive, non-blocking flock on `fd`. The lock lasts as long as the
  * file stays open in this process (the kernel drops it when the process dies).

@@ -61,6 +61,13 @@ export interface VaultStore {
    * a hint to look again, never a decision. LMDB has one host: never called.
    */
   onForeignCommit(wake: () => void): void;
+  /**
+   * Calls `stuck` once the store can no longer be used in this process and
+   * no reopening in it will end (LMDB: lmdb-js's write lock held for ever
+   * after a failed commit, lmdb/recover.ts), naming why; the process must
+   * then end without closing it. Absent where that cannot happen.
+   */
+  onStuck?(stuck: (why: string) => void): void;
   close(): Promise<void>;
   /**
    * Gives the store the state key (seal.ts): every transaction from now on

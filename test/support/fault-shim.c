@@ -7,7 +7,7 @@
  * switch faults; the shim looks at its inode, size and mtime at each call it
  * wraps and re-reads it when they change. Its one line:
  *
- *   CALLS ERRNO SIZE PATH
+ *   CALLS ERRNO SIZE PATH [DELAY [THREADS]]
  *
  * CALLS  comma-separated: pwrite (pwrite, pwrite64, pwritev), write (write,
  *        writev), fdatasync, fsync, msync, ftruncate, fallocate, pread
@@ -21,6 +21,13 @@
  *        shell pattern (fnmatch: `*` within one name) for files named only
  *        once they are made: the start-up scan's scratch copy (its
  *        directory `<vault>/.check-<pid>`), a backup's (in `.<name>.tmp-<random>`)
+ * DELAY  optional: milliseconds each failing call waits before it fails, as
+ *        a disk that takes its time to give up does: what the process queues
+ *        meanwhile meets the failure (a batch queued behind a failed commit)
+ * THREADS optional: `workers` fails only calls made off the main thread
+ *        (lmdb-js's batched commits, on libuv's pool; not a transactionSync
+ *        on the main thread, which would stop the loop for the delay and
+ *        let nothing queue); else any thread
  *
  * An empty file switches every fault off. Each call failed appends a line
  * (call, size) to FAULT_SHIM_CTL.hits, so a test can tell that its fault was
@@ -45,6 +52,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { C_PWRITE = 1, C_WRITE = 2, C_FDATASYNC = 4, C_FSYNC = 8, C_MSYNC = 16, C_FTRUNCATE = 32, C_FALLOCATE = 64, C_PREAD = 128, C_READ = 256 };
@@ -52,7 +60,8 @@ enum { C_PWRITE = 1, C_WRITE = 2, C_FDATASYNC = 4, C_FSYNC = 8, C_MSYNC = 16, C_
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stat seen;
 static int calls, err;
-static long size;
+static long size, delay_ms;
+static int workers_only;
 static char path[4096];
 
 static void reload(void) {
@@ -74,7 +83,11 @@ static void reload(void) {
   syscall(SYS_close, fd);
   if (n <= 0) return;
   char names[256], e[32];
-  if (sscanf(buf, "%255s %31s %ld %4095s", names, e, &size, path) != 4) return;
+  char threads[16] = "any";
+  delay_ms = 0;
+  if (sscanf(buf, "%255s %31s %ld %4095s %ld %15s", names, e, &size, path, &delay_ms, threads) < 4)
+    return;
+  workers_only = strcmp(threads, "workers") == 0;
   err = strcmp(e, "ENOSPC") == 0 ? ENOSPC : strcmp(e, "EROFS") == 0 ? EROFS : EIO;
   int c = 0;
   for (char *s = strtok(names, ","); s != NULL; s = strtok(NULL, ",")) {
@@ -126,8 +139,10 @@ static int fails(int which, int fd, long n, const char *name) {
 static int decide(int which, int fd, long n, const char *name) {
   pthread_mutex_lock(&lock);
   reload();
-  int on = (calls & which) != 0 && (size == 0 || n == size);
+  int on = (calls & which) != 0 && (size == 0 || n == size) &&
+           !(workers_only && syscall(SYS_gettid) == getpid());
   int e = err;
+  long wait = delay_ms;
   char want[4096];
   memcpy(want, path, sizeof want);
   pthread_mutex_unlock(&lock);
@@ -141,6 +156,10 @@ static int decide(int which, int fd, long n, const char *name) {
     if (fnmatch(want, target, FNM_PATHNAME | FNM_PERIOD) != 0) return 0;
   }
   hit(name, n);
+  if (wait > 0) {
+    struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   errno = e;
   return 1;
 }

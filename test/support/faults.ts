@@ -269,9 +269,22 @@ export class FaultyHost {
     return existsSync(file) ? readFileSync(file, 'utf8') : this.log;
   }
 
-  /** Fails `calls` on `file` with `errno` (writes of `size` bytes only, when given) from now on. */
-  fail(calls: readonly FaultCall[], errno: FaultErrno, file: string, size = 0): void {
-    this.#set(`${calls.join(',')} ${errno} ${size} ${file}\n`);
+  /**
+   * Fails `calls` on `file` with `errno` (writes of `size` bytes only, when
+   * given) from now on, each failing call `delayMs` late (fault-shim.c
+   * DELAY), and only off the main thread with `workersOnly` (THREADS).
+   */
+  fail(
+    calls: readonly FaultCall[],
+    errno: FaultErrno,
+    file: string,
+    size = 0,
+    delayMs = 0,
+    workersOnly = false,
+  ): void {
+    this.#set(
+      `${calls.join(',')} ${errno} ${size} ${file} ${delayMs} ${workersOnly ? 'workers' : 'any'}\n`,
+    );
   }
 
   /**

@@ -1,4 +1,5 @@
 /** `vault-cli daemon [stop|status]`: the vault host in the foreground, or control of a running one. */
+import { fstatSync, openSync, readSync } from 'node:fs';
 import { formatTime } from '../../core/audit.js';
 import { VaultError } from '../../core/errors.js';
 import { SPAWNED_BY_ENV } from '../../core/protocol.js';
@@ -9,6 +10,11 @@ import { processRunning } from '../../kernel/process.js';
 /** Exit status of `daemon status` when no host runs (as `systemctl status` and LSB use). */
 const NOT_RUNNING = 3;
 const DEFAULT_IDLE_MS = 15 * 60_000;
+/**
+ * Exit status of a host whose store got stuck (RunningHost.stuck): 75
+ * (EX_TEMPFAIL, "try again"): the next client starts a fresh host.
+ */
+export const STUCK_EXIT = 75;
 
 export const run: Command = async (ctx) => {
   const sub = ctx.inv.command?.path[1];
@@ -41,6 +47,32 @@ export const run: Command = async (ctx) => {
   return runHost(ctx);
 };
 
+/**
+ * What a log line must start with so it starts a line: lmdb-js's native code
+ * writes `Write error: ...` to the same stderr without a newline, and the
+ * next line would run on from it. Only when stderr is a file (host.log),
+ * whose last byte is read through a descriptor of its own; else nothing.
+ */
+function lineStart(): () => string {
+  let fd: number | null = null;
+  try {
+    if (fstatSync(2).isFile()) fd = openSync('/proc/self/fd/2', 'r');
+  } catch {
+    fd = null;
+  }
+  const last = Buffer.alloc(1);
+  return () => {
+    if (fd === null) return '';
+    try {
+      const size = fstatSync(fd).size;
+      if (size === 0 || readSync(fd, last, 0, 1, size - 1) !== 1) return '';
+      return last[0] === 0x0a ? '' : '\n';
+    } catch {
+      return '';
+    }
+  };
+}
+
 async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   const system = ctx.paths.systemHost;
   if (system !== null) {
@@ -64,9 +96,12 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   // host.log may sit on a file system that turned read-only or full: a log
   // line that cannot be written is lost, and must not end the host with it.
   ctx.stderr.on('error', () => {});
+  const start = lineStart();
   const log = (line: string) => {
     try {
-      ctx.stderr.write(`${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`);
+      ctx.stderr.write(
+        `${start()}${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`,
+      );
     } catch {
       // as above
     }
@@ -103,6 +138,9 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
     }
     throw err;
   }
+  // Only a daemon's host: the watch ends the whole process (stall-watch.ts).
+  const { watchStalls } = await import('../../host/serve/stall-watch.js');
+  watchStalls(STUCK_EXIT);
   log(
     ownerSessions.ttlMs === 0
       ? 'owner sessions: off'
@@ -113,6 +151,18 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGHUP', stop);
   await host.stopped;
+  const stuck = host.stuck();
+  if (stuck !== null) {
+    // Not process.exit: its 'exit' event runs lmdb-js's hook, which closes
+    // every environment and so waits for the write lock the stuck store's
+    // thread holds for ever (measured: the process hung there, in
+    // EnvWrap::cleanupStrayTxns). reallyExit is what process.exit calls once
+    // the 'exit' listeners have run: the same exit, without them.
+    log(
+      `the store cannot be reopened in this process (${stuck}; lmdb-js's close did not end): exiting (status ${STUCK_EXIT}) for the next client to start a fresh host`,
+    );
+    (process as unknown as { reallyExit(code: number): never }).reallyExit(STUCK_EXIT);
+  }
   log('stopped');
   // The store is closed and the lock released: nothing is left to do. A handle a
   // dependency keeps open (seen after runs of many test hosts: 'stopped' logged,

@@ -73,9 +73,15 @@ export interface HostOptions {
 
 export interface RunningHost {
   readonly socketPath: string;
-  /** Resolves once the host has stopped and closed its store. */
+  /**
+   * Resolves once the host has stopped and closed its store; or, when the
+   * store got stuck (VaultStore.onStuck), once it has stopped serving and let
+   * go of its lock, the store left open: then `stuck()` says why, and the
+   * process must end without closing it.
+   */
   readonly stopped: Promise<void>;
   stop(): void;
+  stuck(): string | null;
 }
 
 async function listenOnce(server: Server, path: string): Promise<void> {
@@ -176,7 +182,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   }
   host.touch();
   log(`listening on ${socketPath}`);
-  return { socketPath, stopped: host.stopped, stop: host.stop };
+  return { socketPath, stopped: host.stopped, stop: host.stop, stuck: () => host.stuckWhy };
 }
 
 /** A socket's request listener, as HostRun.route makes it. */
@@ -247,6 +253,7 @@ class HostRun {
     this.#server.keepAliveTimeout = 5000;
     this.#acceptConnections();
     this.#acceptUpgrades();
+    this.ctx.events.on('stuck', (why: string) => this.#abandon(why));
   }
 
   readonly route: Route = (guard, source, binding, process) =>
@@ -261,6 +268,26 @@ class HostRun {
     });
 
   readonly stop = (): void => {
+    this.#closeAll(() => this.ctx.close());
+  };
+
+  /** Why the store got stuck (VaultStore.onStuck), once it has. */
+  stuckWhy: string | null = null;
+
+  /**
+   * The store can be neither used nor closed in this process: stop serving
+   * (every request meanwhile was refused with VLT-3004 naming the cause) and
+   * let go of the lock, the store left as it is, for daemon.ts to end the
+   * process; the next client starts a fresh host, which opens the file anew.
+   */
+  #abandon(why: string): void {
+    if (this.#stopping) return;
+    this.stuckWhy = why;
+    this.#closeAll(async () => {});
+  }
+
+  /** Closes every listener and connection, then `closeStore`, then lets go of the lock. */
+  #closeAll(closeStore: () => Promise<void>): void {
     if (this.#stopping) return;
     this.#stopping = true;
     clearTimeout(this.#idle);
@@ -268,7 +295,7 @@ class HostRun {
     this.#remote?.closeAllConnections();
     // The lock goes last: until then no other host may bind or unlink host.sock.
     this.#server.close(() => {
-      void this.ctx.close().finally(() => {
+      void closeStore().finally(() => {
         closeSync(this.lock);
         this.#resolveStopped();
       });
@@ -278,7 +305,7 @@ class HostRun {
     for (const c of this.#channels) c.destroy();
     this.#sockets.closeAll();
     this.#owners.endAll();
-  };
+  }
 
   readonly touch = (): void => {
     // A connection closing as the host stops must not arm a timer that keeps it alive.

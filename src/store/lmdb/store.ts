@@ -19,7 +19,7 @@ import { VaultError } from '../../core/errors.js';
 import { commitCause, commitFailure, diskFault, readFailure } from './failures.js';
 import { guardFlushError } from './flush-error.js';
 import { rememberClean } from './known-good.js';
-import { envUsable, Recovery, waitFor } from './recover.js';
+import { envUsable, Recovery, STUCK_MS, waitFor, within } from './recover.js';
 import { DiskRoom } from './room.js';
 import { DROP_EVERY, ResidentPages } from './resident.js';
 import { LmdbRows, quiet } from './rows.js';
@@ -87,21 +87,37 @@ export class Store implements VaultStore {
   ) {}
 
   /** Set while the environment is unusable and being reopened (recover.ts). */
-  readonly #recovery = new Recovery(() => this.#replace());
+  readonly #recovery = new Recovery(
+    () => this.#replace(),
+    (why) => this.#giveUp(why),
+  );
+  /** Told when the environment cannot be reopened in this process (onStuck). */
+  #stuck: (why: string) => void = () => {};
 
-  async #replace(): Promise<void> {
-    await waitFor(() => this.#batched === 0 && this.#turn.length === 0);
-    // lmdb-js's close first waits for its last batch to commit and flush. A
-    // batch queued behind the failed meta-page write never does (likely under
-    // load): this close then never ends and the host refuses from then on
-    // (issue 42, open). Closing the environment regardless deadlocks: its
-    // native close waits for lmdb-js's write lock, which is never released.
-    try {
-      await this.db.close();
-    } catch {
-      // An environment LMDB marked fatal: closed as far as it goes.
-    }
+  onStuck(stuck: (why: string) => void): void {
+    this.#stuck = stuck;
+  }
+
+  /** Reopens the environment; false when lmdb-js's close did not end in time (recover.ts STUCK_MS). */
+  async #replace(): Promise<boolean> {
+    const closed = await within(STUCK_MS, async () => {
+      await waitFor(() => this.#batched === 0 && this.#turn.length === 0);
+      try {
+        await this.db.close();
+      } catch {
+        // An environment LMDB marked fatal: closed as far as it goes.
+      }
+    });
+    if (!closed) return false;
     this.db = this.reopen();
+    return true;
+  }
+
+  /** Tells the host, once, that this store is stuck (recover.ts): it is then never used again here. */
+  #giveUp(why: string): void {
+    const stuck = this.#stuck;
+    this.#stuck = () => {};
+    stuck(why);
   }
 
   /** After a failed commit or read: whether LMDB's environment is now unusable (then it is reopened). */
@@ -423,9 +439,10 @@ export class Store implements VaultStore {
         void this.db.flushed.then(() => resolve());
       });
       // A batch queued behind a failed meta-page write never settles (lmdb-js
-      // only logs its MDB_PANIC): the recovery refuses it instead.
-      const out = await this.#recovery.race(committed);
-      await this.#recovery.race(flushed);
+      // only logs its MDB_PANIC): the recovery refuses it instead (recover.ts).
+      const usable = () => envUsable(this.db);
+      const out = await this.#recovery.race(committed, usable);
+      await this.#recovery.race(flushed, usable);
       this.#wroteAt = Date.now();
       return out;
     } catch (err) {
