@@ -5,7 +5,7 @@
 // is there, nothing is refused as damage (VLT-3034) for an intact store, and
 // the host serves again once the fault ends, without a restart (issue 42).
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -50,6 +50,10 @@ async function served(rig: Rig, token: string, host: FaultyHost): Promise<number
   assert.fail(`never served: ${codes.slice(-5).join(' ')}; host log:\n${host.log}`);
 }
 
+/** Removes the clean close's record, so the next start scans the store again. */
+const forgetCleanClose = (rig: Rig) =>
+  rmSync(join(rig.vaultDir, 'vault.mdb.known-good'), { force: true });
+
 /** The start-up scan's scratch copies left in the vault directory (a half-done scan). */
 const scratch = (rig: Rig) => readdirSync(rig.vaultDir).filter((n) => n.startsWith('.check-'));
 
@@ -62,6 +66,8 @@ test(
     try {
       const { token, cli } = await vaultWithReader(rig);
       await rig.stop();
+      // The stop closed cleanly: the next start would skip the scan (known-good.ts).
+      forgetCleanClose(rig);
       const store = join(rig.vaultDir, 'vault.mdb');
       // Every read of the store file through read(2) fails from before the host starts.
       host = FaultyHost.startFailing(rig, rig.root, cli, {
@@ -128,6 +134,8 @@ for (const errno of ['EIO', 'ENOSPC'] as const) {
       try {
         const { token, cli } = await vaultWithReader(rig);
         await rig.stop();
+        // The stop closed cleanly: the next start would skip the scan (known-good.ts).
+        forgetCleanClose(rig);
         // The scan copies the store (write) into .check-<pid>/ and writes into
         // the copy (pwrite): the writes into the copy fail, the copy is made.
         host = FaultyHost.startFailing(rig, rig.root, cli, {
@@ -205,6 +213,8 @@ for (const fault of BACKUP_FAULTS) {
         // Enough to copy that the copy is more than one write.
         for (let i = 0; i < 20; i++) await rig.set(`E${i}`, 'x'.repeat(4000));
         await rig.stop();
+        // The stop closed cleanly: the next start would skip the scan (known-good.ts).
+        forgetCleanClose(rig);
         host = FaultyHost.startFailing(rig, rig.root, cli, {
           calls: ['pwrite'],
           errno: 'EIO',

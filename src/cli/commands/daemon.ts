@@ -93,19 +93,7 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
     ctx.env.VAULT_OWNER_IDLE_MINUTES,
   );
   const idle = Number(ctx.env.VAULT_HOST_IDLE_MS ?? DEFAULT_IDLE_MS);
-  // host.log may sit on a file system that turned read-only or full: a log
-  // line that cannot be written is lost, and must not end the host with it.
-  ctx.stderr.on('error', () => {});
-  const start = lineStart();
-  const log = (line: string) => {
-    try {
-      ctx.stderr.write(
-        `${start()}${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`,
-      );
-    } catch {
-      // as above
-    }
-  };
+  const log = hostLog(ctx);
   // A commit that failed (a disk turned read-only or full) is refused to its
   // request; lmdb-js reports it a second time where nothing can catch it, and
   // that must not end a host that can go on refusing until the disk recovers.
@@ -146,6 +134,31 @@ async function runHost(ctx: Parameters<Command>[0]): Promise<number> {
       ? 'owner sessions: off'
       : `owner sessions: ${ownerSessions.ttlMs / 60_000} min, ${ownerSessions.idleMs / 60_000} min idle`,
   );
+  return untilStopped(host, log);
+}
+
+/** The host's log line writer, onto its stderr (host.log). */
+function hostLog(ctx: Parameters<Command>[0]): (line: string) => void {
+  // host.log may sit on a file system that turned read-only or full: a log
+  // line that cannot be written is lost, and must not end the host with it.
+  ctx.stderr.on('error', () => {});
+  const start = lineStart();
+  return (line: string) => {
+    try {
+      ctx.stderr.write(
+        `${start()}${new Date().toISOString()} vault-host[${process.pid}]: ${line}\n`,
+      );
+    } catch {
+      // as above
+    }
+  };
+}
+
+/** Serves until told to stop (or the store is stuck): the daemon's exit status. */
+async function untilStopped(
+  host: { stop(): unknown; stopped: Promise<unknown>; stuck(): string | null },
+  log: (line: string) => void,
+): Promise<number> {
   const stop = () => host.stop();
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

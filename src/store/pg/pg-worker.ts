@@ -13,14 +13,11 @@
  * locks and the audit chain global. Its row is locked only for the length of
  * that one statement (or, on the locked path, `begin` to `commit`).
  */
-import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { Keeper, HORIZON_SCHEMA, upgrade } from './horizon.js';
 import { coldKey, packRows, pageDigest } from './mirror.js';
-import { parsePassfile, passfileModeSafe, passwordFor } from './passfile.js';
+import { fromPassfile } from './password.js';
 
 interface Start {
   readonly url: string;
@@ -168,30 +165,6 @@ function page(q: Promise<pg.QueryResult<PgRow>>): Promise<Page> {
   });
 }
 let listener: pg.Client | null = null;
-
-/**
- * The password for a connection the store URL gives none: from the password
- * file (PGPASSFILE, else ~/.pgpass), read here at each connect, as libpq
- * would (passfile.ts). Not pg's own reading of it: that is deprecated, and
- * said so on every host start.
- */
-function fromPassfile(to: { host: string; port: number; database?: string; user?: string }) {
-  const file = process.env.PGPASSFILE ?? join(process.env.HOME ?? homedir(), '.pgpass');
-  let text: string;
-  try {
-    const st = statSync(file);
-    if (!st.isFile() || !passfileModeSafe(st.mode)) return undefined;
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return passwordFor(parsePassfile(text), {
-    host: to.host,
-    port: to.port,
-    database: to.database ?? '',
-    user: to.user ?? '',
-  });
-}
 
 function newClient(): pg.Client {
   const c = new Client({
