@@ -134,8 +134,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'src/import': ['src/core'],
   'src/sweep': ['src/core', 'src/crypto'],
   'src/crypto': ['src/core'],
-  // The store's LMDB engine keeps its disk reserve with fallocate (src/store/lmdb/reserve.ts).
-  'src/store': ['src/core', 'src/kernel'],
+  // The store's LMDB engine keeps its disk reserve with fallocate (src/store/lmdb/reserve.ts);
+  // the sealed digest's hashes are crypto's (sodium's only importer; issue 37: store/seal.ts).
+  'src/store': ['src/core', 'src/kernel', 'src/crypto'],
   'src/render': ['src/core', 'src/crypto'],
   'src/proxy': ['src/core', 'src/crypto', 'src/kernel', 'src/render'],
   'src/webauthn': ['src/core', 'src/crypto'],
