@@ -1,7 +1,7 @@
 // The vault host and the owner's commands around it: auto-start, one host for
 // many callers, rotation, passphrase change, entry show, scope and limits.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -13,6 +13,7 @@ import {
   settleHosts,
   waitGone,
 } from '../support/e2e-helpers.js';
+import { zombie } from '../support/procs.js';
 import { Rig, ok } from '../support/rig.js';
 
 const roomy = ['--per-minute', '1000', '--per-hour', '1000'];
@@ -47,6 +48,13 @@ describe('the host starts by itself and stops on request', () => {
     assert.equal(stop.code, 0, stop.stderr);
     assert.equal(stop.stdout, '');
     assert.match(stop.stderr, new RegExp(`pid ${pid}\\b`));
+    // "stopped" once the host has exited, its store closed and the clean
+    // close recorded: before, it answered first and closed after, so a copy of
+    // the store or removing its directory raced that close (which now writes
+    // vault.mdb.known-good).
+    // (Exited: gone, or a zombie its parent, this machine's init, has not reaped yet.)
+    assert.ok(!alive(pid) || zombie(pid), `host ${pid} still runs when daemon stop returns`);
+    assert.ok(existsSync(join(rig.vaultDir, 'vault.mdb.known-good')));
     const after = await rig.owner(['daemon', 'status']);
     assert.equal(after.code, 3, after.stdout);
     assert.equal(after.stdout, 'not running\n');

@@ -7,8 +7,6 @@
 // is refused, not believed (the sealed digest). Real hosts, real PostgreSQL.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
@@ -88,7 +86,7 @@ test('after archive and a removal, vault_rows holds only live rows; a host the h
   const idB = [...loads(db.name).keys()].find((id) => id !== idA) as string;
 
   for (let i = 0; i < 20; i++) ok(await a.agent(['get', 'keep'], token));
-  const archive = join(mkdtempSync(join(tmpdir(), 'vault-cli-archive-')), 'old.archive');
+  const archive = join(a.root, 'old.archive');
   ok(await a.owner(['audit', 'archive', '--before', '0m', archive]));
   // B is suspended (a laptop asleep) before it sees the removal or the new value.
   const pidB = await hostPid(b);
