@@ -52,3 +52,20 @@ export function cli(script: string, env: NodeJS.ProcessEnv, args: string[], inpu
   if (r.status !== 0) throw new Error(`vault-cli ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
+
+/** How many names one import file holds: one import takes about 5,000 (its list of names under 512 KiB). */
+export const IMPORT_BATCH = 4000;
+
+/**
+ * The .env file of entries `from` to the next batch (below `n`) in `root`,
+ * as the 100,000-entry benches import them: its path.
+ */
+export function importBatch(root: string, from: number, n: number): string {
+  const file = join(root, `bench-${from}.env`);
+  const lines: string[] = [];
+  for (let i = from; i < Math.min(n, from + IMPORT_BATCH); i++) {
+    lines.push(`BENCH_KEY_${String(i).padStart(6, '0')}=value-${i}-${'x'.repeat(24)}`);
+  }
+  writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
+  return file;
+}

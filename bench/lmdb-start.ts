@@ -24,7 +24,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { knownGoodPath } from '../src/store/lmdb/known-good.js';
 import { ROOT } from '../test/support/rig.js';
-import { benchVault, buildBaseline, cli } from './baseline.js';
+import { benchVault, buildBaseline, cli, importBatch, IMPORT_BATCH } from './baseline.js';
 
 const argv = process.argv.slice(2);
 const keepAt = argv.indexOf('--keep');
@@ -41,13 +41,8 @@ function buildVault(script: string, root: string, env: NodeJS.ProcessEnv): strin
   const t0 = Date.now();
   cli(script, env, ['vault', 'create']);
   // One import takes about 5,000 names: files of 4,000.
-  for (let from = 0; from < N; from += 4000) {
-    const file = join(root, `bench-${from}.env`);
-    const lines: string[] = [];
-    for (let i = from; i < Math.min(N, from + 4000); i++) {
-      lines.push(`BENCH_KEY_${String(i).padStart(6, '0')}=value-${i}-${'x'.repeat(24)}`);
-    }
-    writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
+  for (let from = 0; from < N; from += IMPORT_BATCH) {
+    const file = importBatch(root, from, N);
     cli(script, env, ['import', file]);
     rmSync(file);
   }

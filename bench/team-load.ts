@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Postgres } from '../test/support/postgres.js';
 import { ROOT } from '../test/support/rig.js';
-import { benchVault, buildBaseline } from './baseline.js';
+import { benchVault, buildBaseline, importBatch, IMPORT_BATCH } from './baseline.js';
 
 const args = process.argv.slice(2);
 const N = Number(args[0] ?? 100_000);
@@ -117,13 +117,8 @@ try {
   const url = pg.database().url;
   const t0 = Date.now();
   out(here, env, ['vault', 'create', '--store', url]);
-  for (let from = 0; from < N; from += 4000) {
-    const file = join(root, `bench-${from}.env`);
-    const lines: string[] = [];
-    for (let i = from; i < Math.min(N, from + 4000); i++) {
-      lines.push(`BENCH_KEY_${String(i).padStart(6, '0')}=value-${i}-${'x'.repeat(24)}`);
-    }
-    writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
+  for (let from = 0; from < N; from += IMPORT_BATCH) {
+    const file = importBatch(root, from, N);
     out(here, env, ['import', file]);
   }
   const token = out(here, env, ['agent', 'add', 'bench', '--scope', 'BENCH_KEY_000007']).trim();

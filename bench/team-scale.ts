@@ -18,12 +18,12 @@
  * built there against this tree's node_modules (as bench/resolve.ts does).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Postgres } from '../test/support/postgres.js';
 import { ROOT } from '../test/support/rig.js';
-import { benchVault, buildBaseline } from './baseline.js';
+import { benchVault, buildBaseline, importBatch, IMPORT_BATCH } from './baseline.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 10_000);
@@ -90,13 +90,8 @@ async function measure(script: string, store: string | null): Promise<Figures> {
     await cli(script, env, ['vault', 'create', ...(store === null ? [] : ['--store', store])]);
     // One import takes about 5,000 names (its list of names under 512 KiB): files of 4,000.
     let importMs = 0;
-    for (let from = 0; from < N; from += 4000) {
-      const file = join(root, `bench-${from}.env`);
-      const lines: string[] = [];
-      for (let i = from; i < Math.min(N, from + 4000); i++) {
-        lines.push(`BENCH_KEY_${String(i).padStart(6, '0')}=value-${i}-${'x'.repeat(24)}`);
-      }
-      writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
+    for (let from = 0; from < N; from += IMPORT_BATCH) {
+      const file = importBatch(root, from, N);
       importMs += (await cli(script, env, ['import', file])).ms;
     }
     const token = (

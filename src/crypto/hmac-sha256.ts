@@ -81,6 +81,17 @@ function compress(H: Int32Array, m: Uint8Array, off: number): void {
   H[7] = ((H[7] as number) + h) | 0;
 }
 
+/** The state's eight words into the first 32 bytes of `out`, big-endian (a SHA-256 digest). */
+function bigEndian(h: Int32Array, out: Uint8Array): void {
+  for (let i = 0; i < 8; i++) {
+    const v = h[i] as number;
+    out[4 * i] = v >>> 24;
+    out[4 * i + 1] = (v >>> 16) & 0xff;
+    out[4 * i + 2] = (v >>> 8) & 0xff;
+    out[4 * i + 3] = v & 0xff;
+  }
+}
+
 export class HmacSha256 {
   /** The states after the inner and the outer pad. */
   private readonly inner = new Int32Array(8);
@@ -138,25 +149,11 @@ export class HmacSha256 {
     const h = this.h;
     h.set(this.inner);
     for (let off = 0; off < end; off += BLOCK) compress(h, m, off);
-    const s = this.second;
-    for (let i = 0; i < 8; i++) {
-      const v = h[i] as number;
-      s[4 * i] = v >>> 24;
-      s[4 * i + 1] = (v >>> 16) & 0xff;
-      s[4 * i + 2] = (v >>> 8) & 0xff;
-      s[4 * i + 3] = v & 0xff;
-    }
+    bigEndian(h, this.second);
     h.set(this.outer);
-    compress(h, s, 0);
-    const t = this.tag;
-    for (let i = 0; i < 8; i++) {
-      const v = h[i] as number;
-      t[4 * i] = v >>> 24;
-      t[4 * i + 1] = (v >>> 16) & 0xff;
-      t[4 * i + 2] = (v >>> 8) & 0xff;
-      t[4 * i + 3] = v & 0xff;
-    }
-    return t;
+    compress(h, this.second, 0);
+    bigEndian(h, this.tag);
+    return this.tag;
   }
 
   /** Forgets the key: its pads' states, the last message and MAC. */
