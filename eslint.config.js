@@ -23,7 +23,7 @@ export default tseslint.config(
   { ignores: ['dist/**', '.dist-*/**', 'node_modules/**', 'completions/**'] },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts', '**/*.tsx'],
+    files: ['**/*.ts', '**/*.cts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

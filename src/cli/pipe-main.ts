@@ -22,8 +22,8 @@ import { run as get } from './commands/get.js';
 import { run as render } from './commands/render.js';
 import { run as totp } from './commands/totp.js';
 
-/** What main.ts and this file call: full.ts's start, too. */
-interface Entry {
+/** full.ts's start. */
+export interface Entry {
   start(argv: readonly string[], script: string): void;
 }
 
@@ -44,8 +44,13 @@ function main(argv: readonly string[], script: string): Promise<number> | null {
   return runIn(context(inv, script, via), command);
 }
 
-/** Runs `argv`; `script` is main.js, which a host this starts runs as `daemon`. */
-export function start(argv: readonly string[], script: string): void {
+/**
+ * Runs `argv`; `script` is main.js, which a host this starts runs as `daemon`.
+ * What this does not run (`get --help`) goes to `full()`, full.ts: the caller
+ * imports it, since the bundle is compiled as a script (pipe.cts), which has
+ * no module URL to import from.
+ */
+export function start(argv: readonly string[], script: string, full: () => Promise<Entry>): void {
   let run: Promise<number> | null;
   try {
     run = main(argv, script);
@@ -54,9 +59,7 @@ export function start(argv: readonly string[], script: string): void {
     run = Promise.reject(err);
   }
   if (run !== null) return finish(run);
-  // Kept out of the bundle: the URL is made at run time, so the bundler does not follow it.
-  const full = new URL('./full.js', import.meta.url).href;
-  (import(full) as Promise<Entry>).then(
+  full().then(
     (m) => m.start(argv, script),
     (err: unknown) => finish(Promise.reject(err)),
   );

@@ -115,14 +115,23 @@ describe('the launcher', () => {
       `#!/bin/sh\necho "$*" >> '${log}'\n[ "$1" = --version ] && echo v22.22.0\nexit 0\n`,
       { mode: 0o755 },
     );
-    const r = spawnSync('/bin/sh', [join(dir, 'bin', 'vault-cli'), 'get', 'K'], {
-      env: { PATH: `${join(dir, 'fake')}:/usr/bin:/bin`, HOME: rig.root },
-      encoding: 'utf8',
-    });
-    assert.equal(r.status, 0, r.stderr);
+    for (const argv of [
+      ['get', 'K'],
+      ['entry', 'ls'],
+    ]) {
+      const r = spawnSync('/bin/sh', [join(dir, 'bin', 'vault-cli'), ...argv], {
+        env: { PATH: `${join(dir, 'fake')}:/usr/bin:/bin`, HOME: rig.root },
+        encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, r.stderr);
+    }
+    // get, totp, render and --version start from pipe.cjs (no ESM loader), the rest from main.js.
+    const cli = join(dir, 'dist', 'src', 'cli');
     assert.deepEqual(readFileSync(log, 'utf8').trimEnd().split('\n'), [
       '--version',
-      `${join(dir, 'dist', 'src', 'cli', 'main.js')} get K`,
+      `${join(cli, 'pipe.cjs')} get K`,
+      '--version',
+      `${join(cli, 'main.js')} entry ls`,
     ]);
   });
 

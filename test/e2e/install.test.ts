@@ -106,11 +106,17 @@ before(async () => {
     paths.filter((p) => /^(test|bench)\//.test(p) || /fixtures/.test(p)),
     [],
   );
+  // A code cache is made for one Node binary, by the first run beside the bundle: never packed.
+  assert.deepEqual(
+    paths.filter((p) => p.endsWith('.cache')),
+    [],
+  );
   for (const p of [
     'bin/vault-cli',
     'dist/src/cli/main.js',
     // get, totp and render as one file (scripts/bundle.mjs): npm pack's prepare builds it.
-    'dist/src/cli/pipe-main.bundle.js',
+    'dist/src/cli/pipe-main.bundle.cjs',
+    'dist/src/cli/pipe.cjs',
     'completions/vault-cli.bash',
   ])
     assert.ok(paths.includes(p), `${p} is not in the tarball`);

@@ -17,7 +17,7 @@ function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((d) => {
     const path = join(dir, d.name);
     if (d.isDirectory()) return sources(path);
-    return /\.tsx?$/.test(d.name) && !d.name.endsWith('.d.ts') ? [path] : [];
+    return /\.(c?ts|tsx)$/.test(d.name) && !d.name.endsWith('.d.ts') ? [path] : [];
   });
 }
 
@@ -47,11 +47,16 @@ function specifiers(file: string): string[] {
   return out;
 }
 
-/** A relative specifier as the file it loads (`./x.js` is `./x.ts` or `./x.tsx` in the tree). */
+/** A relative specifier as the file it loads (`./x.js` is `./x.ts` or `./x.tsx` in the tree, `./x.cjs` is `./x.cts`). */
 function target(from: string, spec: string): string {
   const path = relative(ROOT, resolve(ROOT, dirname(from), spec));
   const stem = path.replace(/\.(js|jsx|ts|tsx)$/, '');
-  for (const ext of ['.ts', '.tsx']) if (existsSync(join(ROOT, stem + ext))) return stem + ext;
+  const exts = /\.c[jt]s$/.test(path) ? [] : ['.ts', '.tsx'];
+  if (exts.length === 0) {
+    const cts = path.replace(/\.cjs$/, '.cts');
+    if (existsSync(join(ROOT, cts))) return cts;
+  }
+  for (const ext of exts) if (existsSync(join(ROOT, stem + ext))) return stem + ext;
   throw new Error(`${from}: ${spec} names no file in the tree`);
 }
 
