@@ -160,6 +160,7 @@ test(
       await until(() => run.output().includes('done=1'), 'the watcher ended');
       assert.equal(docs(run)[1], '{"v": "after-quiet"}', run.output());
       assert.doesNotMatch(run.output(), /no longer told/);
+      assert.equal((await run.exited).exitCode, 0, run.output());
     } finally {
       run.pty.kill();
     }
