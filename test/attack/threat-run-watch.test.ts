@@ -5,7 +5,10 @@
 // it, has its own `run` session end, is narrowed, is revoked), each of which
 // re-keys the entry or commits audit records without changing its value.
 // Each test ends on a value the owner really changed, which the watcher
-// reports: a feed that reported nothing at all would fail it.
+// reports: a feed that reported nothing at all would fail it. A feed is quiet
+// while only others act: one quiet for longer than the session socket lets a
+// connection idle must stay up (it was cut, and under load the test of the
+// other agent's activity ran past that and failed).
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,6 +138,28 @@ test(
         '{"v": "owner-final"}',
         `b's activity re-rendered: ${run.output()}`,
       );
+      assert.equal((await run.exited).exitCode, 0, run.output());
+    } finally {
+      run.pty.kill();
+    }
+  },
+);
+
+test(
+  'inside run, a feed with nothing to report for longer than the session socket lets a connection idle stays up: the owner’s change is reported',
+  { skip, timeout: 180_000 },
+  async () => {
+    const run = runScript(rig, [START, doc(1), doc(2), STOP].join('; '));
+    try {
+      await until(() => docs(run).length >= 1, 'the first render inside');
+      // The session socket cuts a connection idle for 10 s (REQUEST_WITHIN_MS,
+      // src/host/serve/session-sockets.ts); a quiet feed once went with it.
+      await new Promise((r) => setTimeout(r, 12_000));
+      assert.equal(docs(run).length, 1, run.output());
+      await rig.set('Shared', 'after-quiet');
+      await until(() => run.output().includes('done=1'), 'the watcher ended');
+      assert.equal(docs(run)[1], '{"v": "after-quiet"}', run.output());
+      assert.doesNotMatch(run.output(), /no longer told/);
       assert.equal((await run.exited).exitCode, 0, run.output());
     } finally {
       run.pty.kill();

@@ -198,12 +198,33 @@ const SETTLE_MAX_MS = 1000;
  * The host's word that a value the template uses changed (ops/watch.ts), on
  * a connection of its own; `follow(names)` moves it to another set of names.
  * It carries no value: each change only starts an ordinary, audited render.
+ *
+ * A feed that was in place and ends (the host restarted: an upgrade, a
+ * `daemon stop` and the next client's start, a host that ended itself) is
+ * followed again once: `changed()` renders anew, which starts a host if none
+ * runs and shows a value changed meanwhile, and that render's `follow` opens
+ * the renewal. Only when the renewal is refused (the token reads nothing
+ * more: revoked, or its `run` session ended), ends before it reported any
+ * change, or its render fails, does the watcher say it is no longer told. A
+ * renewal that has reported a change has shown it works, and may be renewed
+ * in turn; a host that ends every feed at once gets no loop of renewals.
  */
 function valueFeed(ctx: CliContext, changed: () => void) {
-  let feed: { readonly key: string; readonly stop: AbortController } | null = null;
+  let feed: {
+    readonly key: string;
+    readonly stop: AbortController;
+    renewal: boolean;
+    inPlace: boolean;
+  } | null = null;
   // Once stopped, for good: a render that settles after SIGTERM must not open
   // a new feed, whose connection would keep the process alive.
   let stopped = false;
+  // A feed ended; the next follow() opens its one renewal.
+  let lost = false;
+  const noLonger = () =>
+    ctx.stderr.write(
+      'vault-cli: no longer told when a value changes (the vault host stopped, or the token reads nothing more); the next render asks again\n',
+    );
   return {
     follow(entries: readonly string[]): void {
       if (stopped) return;
@@ -211,8 +232,10 @@ function valueFeed(ctx: CliContext, changed: () => void) {
       if (feed !== null && feed.key === key) return;
       feed?.stop.abort();
       feed = null;
+      const renewal = lost;
+      lost = false;
       if (entries.length === 0) return;
-      const mine = { key, stop: new AbortController() };
+      const mine = { key, stop: new AbortController(), renewal, inPlace: false };
       feed = mine;
       const lines = (line: string) => {
         let said: unknown;
@@ -221,7 +244,11 @@ function valueFeed(ctx: CliContext, changed: () => void) {
         } catch {
           return;
         }
-        if ((said as { changed?: unknown } | null)?.changed === true) changed();
+        if ((said as { watching?: unknown } | null)?.watching === true) mine.inPlace = true;
+        if ((said as { changed?: unknown } | null)?.changed === true) {
+          mine.renewal = false;
+          changed();
+        }
       };
       void import('../../client/follow.js')
         .then(({ follow }) =>
@@ -237,10 +264,17 @@ function valueFeed(ctx: CliContext, changed: () => void) {
         .then(() => {
           if (feed !== mine || mine.stop.signal.aborted) return;
           feed = null;
-          ctx.stderr.write(
-            'vault-cli: no longer told when a value changes (the vault host stopped, or the token reads nothing more); the next render asks again\n',
-          );
+          if (mine.inPlace && !mine.renewal) {
+            lost = true;
+            changed();
+          } else noLonger();
         });
+    },
+    /** A render that was to renew a lost feed failed before it could follow: nothing renews it. */
+    notFollowed(): void {
+      if (!lost) return;
+      lost = false;
+      noLonger();
     },
     stop(): void {
       stopped = true;
@@ -283,10 +317,12 @@ async function watch(
         try {
           const r = await withFile(path, render);
           if (r.entries !== null) feed.follow(r.entries);
+          else feed.notFollowed();
         } catch (err) {
           const e =
             err instanceof VaultError ? err : new VaultError('VLT-3007', undefined, { cause: err });
           ctx.stderr.write(e.line() + '\n');
+          feed.notFollowed();
         }
       } while (again && !stopped);
     } finally {

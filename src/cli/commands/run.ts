@@ -20,7 +20,7 @@
  * session and its proxy, the agent's environment, what is said on stderr.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { VaultError } from '../../core/errors.js';
@@ -31,6 +31,7 @@ import { policyReport } from '../run/print-policy.js';
 import { profileFor } from '../run/profile.js';
 import { boxFor, kind, warnOpened } from '../run/sandbox.js';
 import { heldRoot } from '../run/held.js';
+import { makeRunDir, removeStaleRunDirs } from '../run/run-dir.js';
 import { agentSession } from '../run/session.js';
 import { sessionName } from '../../../shell/held.js';
 
@@ -76,7 +77,10 @@ export const run: Command = async (ctx) => {
     ctx.stderr.write(
       'vault-cli: warning: --no-sandbox: the agent runs as you, with your files, processes and network (docs/sandbox.md)\n',
     );
-  const dir = mkdtempSync(join(tmpdir(), 'vault-cli-run-'));
+  // What a `run` killed by SIGKILL left behind goes first (run-dir.ts).
+  await removeStaleRunDirs(tmpdir());
+  const runDir = await makeRunDir(tmpdir());
+  const dir = runDir.path;
   // The agent's copies of its state, beside where what it changed is held: one file system, no copying twice.
   const held = {
     root: heldRoot(ctx),
@@ -100,6 +104,7 @@ export const run: Command = async (ctx) => {
     return await agentSession(ctx, { command, dir, agent, profile, plan, box, held });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    runDir.release();
     rmSync(work, { recursive: true, force: true });
   }
 };

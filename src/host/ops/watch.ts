@@ -22,6 +22,11 @@ export const watchOps: OpArea<'watch'> = {
       const state = () => ctx.store().read((tx) => watchedState(tx, ctx.now(), w));
       let last = state();
       res.useChunkedEncodingByDefault = false;
+      // A feed is quiet until a watched value changes, for hours maybe: the
+      // idle cut a session's socket puts on every connection (10 s,
+      // session-sockets.ts) would end it while its token is good, and the
+      // watcher would stop hearing of changes. It ends with its session.
+      res.setTimeout(0);
       res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
       res.write('{"watching":true}\n');
       const check = () => {

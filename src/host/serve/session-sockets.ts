@@ -10,7 +10,8 @@
  * socket open (thousands of half-sent requests) starves only itself: at most
  * SESSION_CONNECTIONS connections per session, the rest closed as they
  * come; headers within HEADERS_WITHIN_MS, a whole request within
- * REQUEST_WITHIN_MS, no connection idle for longer; and all sessions
+ * REQUEST_WITHIN_MS, no connection idle for longer (but a `render --watch`
+ * feed the host has answered, which ends with its session); and all sessions
  * together never take the last FD_RESERVE descriptors of the host, which its
  * own socket, the store and the audit log need.
  */
