@@ -161,7 +161,9 @@ test('a forged file is not trusted: a chunk tampered with is still caught', asyn
   const goneShare = Buffer.alloc(32);
   oldHashes.forEach((h, i) => {
     if (newHashes.includes(h)) return;
-    for (let j = 0; j < 32; j++) goneShare[j] ^= old.chunks[64 * i + 32 + j] as number;
+    for (let j = 0; j < 32; j++) {
+      goneShare[j] = (goneShare[j] as number) ^ (old.chunks[64 * i + 32 + j] as number);
+    }
   });
   const fresh = newHashes.filter((h) => !oldHashes.includes(h));
   assert.ok(fresh.length >= 1 && fresh.length <= 2, `${fresh.length} chunks changed`);
