@@ -18,8 +18,9 @@
  * load's chunks came from the file and how many were computed.
  *
  * Both builds read the same rows, so the digest's format must be the same in
- * both. With BENCH_PROF=<dir> this tree's load runs under --cpu-prof (both
- * threads) and leaves its profiles there. Asserts nothing.
+ * both. With BENCH_PROF=<dir> this tree's first load with the file runs
+ * under --cpu-prof (both threads) and leaves its profiles there. Asserts
+ * nothing.
  *
  *   node --import tsx bench/team-load.ts [entries=100000] [baseline ref=HEAD] [rounds=3]
  */
@@ -153,7 +154,7 @@ try {
     for (const [name, script, fresh] of builds) {
       const dist = join(script, '..', '..', '..');
       if (fresh) rmSync(chunksFile, { force: true });
-      const l = load(child, dist, url, keyFile, script === here && round === 1 && fresh);
+      const l = load(child, dist, url, keyFile, script === here && round === 1 && !fresh);
       if (fresh) rmSync(chunksFile, { force: true });
       const ms = await run(script, agentEnv, ['get', 'BENCH_KEY_000007']);
       const pid = Number(/pid (\d+)/.exec(out(script, env, ['daemon', 'status']))?.[1]);
