@@ -99,6 +99,8 @@ test('a page’s share is its rows’ MACs, with the file’s shares or without,
   const first = pageShare(packRows(rows), key, null);
   assert.deepEqual(first.share, whole);
   assert.equal(first.reused, 0);
+  // The worker's way, from its rows as objects: the same chunks, the same shares.
+  assert.deepEqual(pageShare(packRows(rows), key, null, rows), first);
   // Every chunk known: nothing computed, the same share.
   const known = sharesOf(first.chunks);
   const again = pageShare(packRows(rows), key, known);

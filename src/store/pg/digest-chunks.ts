@@ -117,14 +117,30 @@ export interface PageShare {
   readonly computed: number;
 }
 
-/** The share of the sealed rows of `packed[start, end)` (whole rows), each MAC computed. */
-function chunkShare(packed: Buffer, key: Buffer, start: number, end: number, out: Buffer): void {
-  for (let at = start; at < end;) {
+/**
+ * The share of the sealed rows of `packed[start, end)` (whole rows), each
+ * MAC computed; from `rows[from...]` when the caller has them as objects
+ * (the worker: no key string or view made again per row).
+ */
+function chunkShare(
+  packed: Buffer,
+  key: Buffer,
+  [start, end]: [number, number],
+  out: Buffer,
+  rows: readonly { key: string; value: Uint8Array | null }[] | null,
+  from: number,
+): void {
+  for (let at = start, i = from; at < end; i++) {
     const k = packed.readUInt32BE(at);
-    const rowKey = packed.toString('utf8', at + 4, at + 4 + k);
     const v = at + 4 + k;
     const n = packed.readUInt32BE(v);
-    if (sealedKey(rowKey)) xorTagOfRaw(out, key, rowKey, packed.subarray(v + 4, v + 4 + n));
+    const r = rows?.[i];
+    if (r !== undefined) {
+      if (r.value !== null && sealedKey(r.key)) xorTagOfRaw(out, key, r.key, r.value as Buffer);
+    } else {
+      const rowKey = packed.toString('utf8', at + 4, at + 4 + k);
+      if (sealedKey(rowKey)) xorTagOfRaw(out, key, rowKey, packed.subarray(v + 4, v + 4 + n));
+    }
     at = v + 4 + n;
   }
 }
@@ -135,14 +151,21 @@ function chunkShare(packed: Buffer, key: Buffer, start: number, end: number, out
  * from there, any other has its rows' MACs computed (mirror.ts, as a load
  * without this file does). The page's end ends a chunk.
  */
-export function pageShare(packed: Buffer, key: Buffer, known: ChunkShares | null): PageShare {
+export function pageShare(
+  packed: Buffer,
+  key: Buffer,
+  known: ChunkShares | null,
+  rows: readonly { key: string; value: Uint8Array | null }[] | null = null,
+): PageShare {
   const share = Buffer.alloc(32);
   const chunks: Buffer[] = [];
   const hash = Buffer.alloc(32);
   let reused = 0;
   let computed = 0;
   let start = 0;
-  for (let at = 0; at + 8 <= packed.length;) {
+  let first = 0;
+  for (let at = 0, i = 0; at + 8 <= packed.length;) {
+    i++;
     const k = packed.readUInt32BE(at);
     const edge = edgeAfterBytes(packed, at + 4, at + 4 + k);
     at += 4 + k;
@@ -158,12 +181,13 @@ export function pageShare(packed: Buffer, key: Buffer, known: ChunkShares | null
       got.copy(s);
       reused++;
     } else {
-      chunkShare(packed, key, start, at, s);
+      chunkShare(packed, key, [start, at], s, rows, first);
       computed++;
     }
     xorInto(share, s);
     chunks.push(entry);
     start = at;
+    first = i;
   }
   return { share, chunks: Buffer.concat(chunks), reused, computed };
 }

@@ -184,7 +184,7 @@ function page(q: Promise<pg.QueryResult<PgRow>>, limit: number): Promise<Page> {
       count: got.length,
       // allocUnsafeSlow (packRows): the buffer is its ArrayBuffer's alone, so it can move.
       packed: packed.buffer as ArrayBuffer,
-      share: loadKey === null || !mine ? null : pageShare(packed, loadKey, loadShares),
+      share: loadKey === null || !mine ? null : pageShare(packed, loadKey, loadShares, rows),
     };
   });
 }
