@@ -11,9 +11,16 @@
  *   it load the vault); wall time, the host's CPU and its resident memory
  *   after it, from /proc.
  *
+ * This tree runs twice a round: with no file of digest shares in the host's
+ * directory (src/store/pg/digest-chunks.ts: removed before its load and its
+ * get, so every MAC computed, as a host's first start), and with the file the
+ * previous start wrote (a host's start again); "chunks" says how many of the
+ * load's chunks came from the file and how many were computed.
+ *
  * Both builds read the same rows, so the digest's format must be the same in
- * both. With BENCH_PROF=<dir> this tree's load runs under --cpu-prof (both
- * threads) and leaves its profiles there. Asserts nothing.
+ * both. With BENCH_PROF=<dir> this tree's first load with the file runs
+ * under --cpu-prof (both threads) and leaves its profiles there. Asserts
+ * nothing.
  *
  *   node --import tsx bench/team-load.ts [entries=100000] [baseline ref=HEAD] [rounds=3]
  */
@@ -59,10 +66,11 @@ function out(script: string, env: NodeJS.ProcessEnv, argv: string[]): string {
 
 /** The first load alone, in a process of its own: its wall ms and CPU ms. */
 const LOAD = `
-const [dist, url, keyFile] = process.argv.slice(2);
+const [dist, url, keyFile, dir] = process.argv.slice(2);
 const { readFileSync } = await import('node:fs');
 const { PgStore } = await import(dist + '/src/store/pg/pg.js');
-const s = PgStore.open(url);
+// The host's directory (a baseline takes no second argument).
+const s = PgStore.open(url, dir);
 s.sealWith(readFileSync(keyFile));
 const c0 = process.cpuUsage();
 const t0 = performance.now();
@@ -70,7 +78,8 @@ s.read((tx) => tx.assertSealed());
 const ms = performance.now() - t0;
 const c = process.cpuUsage(c0);
 await s.close();
-console.log(JSON.stringify({ ms, cpu: (c.user + c.system) / 1000 }));
+const chunks = s.digestChunks ? s.digestChunks.reused + '/' + s.digestChunks.computed : '-';
+console.log(JSON.stringify({ ms, cpu: (c.user + c.system) / 1000, chunks }));
 process.exit(0);
 `;
 
@@ -80,13 +89,18 @@ function load(
   url: string,
   keyFile: string,
   prof: boolean,
-): { ms: number; cpu: number } {
+): { ms: number; cpu: number; chunks: string } {
   const flags = prof && PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [];
-  const r = spawnSync(process.execPath, [...flags, child, dist, url, keyFile], {
+  const dir = join(keyFile, '..');
+  const r = spawnSync(process.execPath, [...flags, child, dist, url, keyFile, dir], {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`load: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as { ms: number; cpu: number };
+  return JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as {
+    ms: number;
+    cpu: number;
+    chunks: string;
+  };
 }
 
 /** The host's resident memory (VmRSS), MB. */
@@ -110,9 +124,11 @@ const { root, env } = benchVault('vault-bench-load-', {
   VAULT_TEST_WEAK_KDF: '1',
 });
 try {
-  const builds: [string, string][] = [
-    [`baseline ${BASE}`, buildBaseline(BASE, baseDir)],
-    ['this tree', here],
+  // [name, CLI, whether the host's file of digest shares is removed first]
+  const builds: [string, string, boolean][] = [
+    [`baseline ${BASE}`, buildBaseline(BASE, baseDir), true],
+    ['this tree, no file', here, true],
+    ['this tree, file', here, false],
   ];
   const url = pg.database().url;
   const t0 = Date.now();
@@ -125,25 +141,28 @@ try {
   out(here, env, ['daemon', 'stop']);
   const agentEnv = { ...env, VAULT_PASSPHRASE_FILE: undefined, VAULT_TOKEN: token };
   const keyFile = join(env.VAULT_DIR as string, 'state.key');
+  const chunksFile = join(env.VAULT_DIR as string, 'pg-digest-chunks');
   const child = join(root, 'load.mjs');
   writeFileSync(child, LOAD);
   console.log(
     `team-load bench: ${N} entries, built in ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()}`,
   );
   console.log(
-    `${'round'.padEnd(7)}${'build'.padEnd(22)}${'load s'.padStart(8)}${'CPU s'.padStart(8)}${'cold get s'.padStart(12)}${'host CPU s'.padStart(12)}${'RSS MB'.padStart(8)}  load avg`,
+    `${'round'.padEnd(7)}${'build'.padEnd(22)}${'load s'.padStart(8)}${'CPU s'.padStart(8)}${'chunks'.padStart(10)}${'cold get s'.padStart(12)}${'host CPU s'.padStart(12)}${'RSS MB'.padStart(8)}  load avg`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [name, script] of builds) {
+    for (const [name, script, fresh] of builds) {
       const dist = join(script, '..', '..', '..');
-      const l = load(child, dist, url, keyFile, script === here && round === 1);
+      if (fresh) rmSync(chunksFile, { force: true });
+      const l = load(child, dist, url, keyFile, script === here && round === 1 && !fresh);
+      if (fresh) rmSync(chunksFile, { force: true });
       const ms = await run(script, agentEnv, ['get', 'BENCH_KEY_000007']);
       const pid = Number(/pid (\d+)/.exec(out(script, env, ['daemon', 'status']))?.[1]);
       const cpu = hostCpuMs(pid);
       const rss = rssMb(pid);
       out(script, env, ['daemon', 'stop']);
       console.log(
-        `${String(round).padEnd(7)}${name.padEnd(22)}${(l.ms / 1000).toFixed(2).padStart(8)}${(l.cpu / 1000).toFixed(2).padStart(8)}${(ms / 1000).toFixed(2).padStart(12)}${(cpu / 1000).toFixed(2).padStart(12)}${rss.toFixed(0).padStart(8)}  ${loadavg()}`,
+        `${String(round).padEnd(7)}${name.padEnd(22)}${(l.ms / 1000).toFixed(2).padStart(8)}${(l.cpu / 1000).toFixed(2).padStart(8)}${l.chunks.padStart(10)}${(ms / 1000).toFixed(2).padStart(12)}${(cpu / 1000).toFixed(2).padStart(12)}${rss.toFixed(0).padStart(8)}  ${loadavg()}`,
       );
     }
   }

@@ -94,3 +94,17 @@ export function tokenKeys(secret: Buffer, arena?: KeyArena): { verifier: Buffer;
   sodium.crypto_kdf_derive_from_key(wrapKey, 2, CONTEXT, secret);
   return { verifier, wrapKey };
 }
+
+const DIGEST_CHUNKS = Buffer.from('vltdgchk', 'ascii');
+
+/**
+ * From the vault's state key (store/seal.ts): the key that MACs a team
+ * host's file of digest shares (store/pg/digest-chunks.ts). A context of its
+ * own, so neither key is derivable from the other's use; in guarded memory,
+ * wiped by the caller.
+ */
+export function digestChunksKey(stateKey: Buffer): Buffer {
+  const key = allocate(KEY_BYTES, true);
+  sodium.crypto_kdf_derive_from_key(key, 1, DIGEST_CHUNKS, stateKey);
+  return key;
+}

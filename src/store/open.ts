@@ -59,7 +59,7 @@ export interface StorePlace {
 
 /** The store of the vault in `dir`; `url`, a PostgreSQL store's, when it is in one. */
 export function storePlace(dir: string, url: string | null): StorePlace {
-  return url === null ? lmdbPlace(dir) : pgPlace(url);
+  return url === null ? lmdbPlace(dir) : pgPlace(url, dir);
 }
 
 function lmdbPlace(dir: string): StorePlace {
@@ -88,13 +88,14 @@ function lmdbPlace(dir: string): StorePlace {
   };
 }
 
-function pgPlace(url: string): StorePlace {
+function pgPlace(url: string, dir: string): StorePlace {
   return {
     label: displayUrl(url),
     exists: () => true,
-    open: () => PgStore.open(url),
+    // The host's directory keeps its file of digest shares (pg/digest-chunks.ts).
+    open: () => PgStore.open(url, dir),
     create: () => {
-      const pg = PgStore.open(url);
+      const pg = PgStore.open(url, dir);
       pg.create();
       pg.write((tx) => tx.addMissingSums());
       return pg;

@@ -370,6 +370,25 @@ const TEAM_SEALED = [
   ),
   tested('team-rollback', 'a record appended to the audit table by SQL fails audit --verify'),
 ];
+/** A team host's file of digest shares (issue 37): it vouches for bytes, never for a row changed since. */
+const TEAM_DIGEST_CHUNKS = [
+  tested(
+    'team-digest-file',
+    'an entry’s bytes changed in the database between two starts: refused as without the file, no file written',
+  ),
+  tested(
+    'team-digest-file',
+    'a file replaced without the state key is ignored, and written anew by the next sound start',
+  ),
+  tested(
+    'team-digest-chunks',
+    'a row changed in the database between two starts is refused, though the file holds its chunk’s old share',
+  ),
+  tested(
+    'team-digest-chunks',
+    'a forged file is not trusted: a chunk tampered with is still caught',
+  ),
+];
 const TEAM_DUMP = tested(
   'team',
   'two hosts on one database: limits, lockdown, revocation and one audit chain hold across both',
@@ -479,6 +498,8 @@ const LEDGER: Record<string, Entry> = {
   },
   'team mode, with the database password: put an agent’s earlier rate or lock rows back, or the rows from before `agent revoke`, or append an audit record by SQL':
     { run: TEAM_SEALED, sameUser: TEAM_SEALED, hardened: TEAM_SEALED },
+  'team mode, with the database password: change a row between two starts of a host, so that its file of digest shares vouches for the old chunk; or, with that file writable too, put an old or forged one back':
+    { run: TEAM_DIGEST_CHUNKS, sameUser: TEAM_DIGEST_CHUNKS, hardened: TEAM_DIGEST_CHUNKS },
   'read an entry outside the scope; guess names to learn which exist': {
     run: [
       tested('run', '--scope narrows the session: an entry of the agent outside it is refused'),

@@ -35,7 +35,12 @@ export function decodeRecord(raw: Buffer): unknown {
 const DECODED = 4096;
 
 /** XORs into `digest` a row's share of the sealed digest, from its bytes (decoded for the tag only, not kept). */
-function xorTagOfRaw(digest: Buffer, sealKey: Buffer, key: string, raw: Buffer | undefined): void {
+export function xorTagOfRaw(
+  digest: Buffer,
+  sealKey: Buffer,
+  key: string,
+  raw: Buffer | undefined,
+): void {
   // Most rows: their canonical form from their bytes, nothing decoded (canon-bytes.ts).
   const form = raw === undefined ? null : canonBytes(raw);
   if (form !== null) {

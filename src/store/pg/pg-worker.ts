@@ -16,7 +16,8 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { Keeper, HORIZON_SCHEMA, upgrade } from './horizon.js';
-import { coldKey, packRows, pageDigest } from './mirror.js';
+import { edgeAfterKey, pageShare, sharesOf, type ChunkShares } from './digest-chunks.js';
+import { coldKey, packRows } from './mirror.js';
 import { fromPassfile } from './password.js';
 
 interface Start {
@@ -42,6 +43,8 @@ export type PgRequest =
       readonly op: 'load';
       /** With the first page: the state key, so each page's share of the sealed digest comes with it. */
       readonly sealKey?: Uint8Array | null;
+      /** With the first page: the shares the host's file holds (digest-chunks.ts `sharesTable`). */
+      readonly shares?: Uint8Array | null;
       /** False: the first page, which opens the snapshot and its cursor. */
       readonly more: boolean;
       readonly limit: number;
@@ -92,8 +95,12 @@ export type PgReply =
       readonly done?: boolean;
       /** A load's page, packed (`pack`) and handed over whole: no object or copy per row. */
       readonly packed?: ArrayBuffer;
-      /** The page's share of the sealed digest (mirror.ts `pageDigest`), when the key came. */
+      /** The page's share of the sealed digest (digest-chunks.ts `pageShare`), when the key came. */
       readonly digest?: Uint8Array | null;
+      /** With `digest`: the page's chunks, and how many came from the host's file or were computed. */
+      readonly chunks?: Uint8Array;
+      readonly reused?: number;
+      readonly computed?: number;
     }
   | {
       readonly ok: false;
@@ -133,9 +140,10 @@ ${HORIZON_SCHEMA}`;
 
 let client: pg.Client | null = null;
 interface Page {
+  /** Rows fetched (a page past the cursor's end has fewer than asked for). */
   readonly count: number;
   readonly packed: ArrayBuffer;
-  readonly digest: Buffer | null;
+  readonly share: ReturnType<typeof pageShare> | null;
 }
 /**
  * A load's next pages, asked for (and packed, and their digest shares taken)
@@ -144,23 +152,39 @@ interface Page {
  */
 let prefetched: Promise<Page>[] = [];
 const AHEAD = 2;
-/** The state key of the load under way, if the host has it. */
+/** The load's state key, if the host has it, and the shares its file holds. */
 let loadKey: Buffer | null = null;
-
+let loadShares: ChunkShares | null = null;
+/**
+ * Rows after the last chunk's edge (digest-chunks.ts), sent with the next
+ * page: a page ends where a chunk does (else a chunk cut where a page of
+ * 5,000 happened to end would change with every row inserted before it),
+ * up to CARRY_MAX rows a page (the file is a cache).
+ */
+let carried: PgRow[] = [];
+const CARRY_MAX = 20_000;
 /** Pages of the load under way read so far. */
 let pages = 0;
-
-function page(q: Promise<pg.QueryResult<PgRow>>): Promise<Page> {
+function page(q: Promise<pg.QueryResult<PgRow>>, limit: number): Promise<Page> {
   return q.then((r) => {
-    const rows = r.rows as { key: string; value: Buffer | null }[];
-    // Every other page's share of the digest is the host's own to take
-    // (mirror.ts loadPacked), while this thread reads and packs the next: the
-    // two threads share the digest, most of a first load's work.
+    const got = r.rows;
+    let rows = carried.length === 0 ? got : carried.concat(got);
+    carried = [];
+    if (got.length === limit && rows.length < CARRY_MAX) {
+      let cut = rows.length;
+      while (cut > 0 && !edgeAfterKey((rows[cut - 1] as PgRow).key)) cut--;
+      carried = rows.slice(cut);
+      rows = rows.slice(0, cut);
+    }
+    // Every other page's share of the digest is the host's own to take (pg.ts load),
+    // while this thread reads and packs the next: the threads share the digest.
     const mine = pages++ % 2 === 1;
+    const packed = packRows(rows);
     return {
-      count: rows.length,
-      packed: pack(rows),
-      digest: loadKey === null || !mine ? null : pageDigest(loadKey, rows),
+      count: got.length,
+      // allocUnsafeSlow (packRows): the buffer is its ArrayBuffer's alone, so it can move.
+      packed: packed.buffer as ArrayBuffer,
+      share: loadKey === null || !mine ? null : pageShare(packed, loadKey, loadShares, rows),
     };
   });
 }
@@ -249,7 +273,9 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
   if (!req.more) {
     prefetched = [];
     pages = 0;
+    carried = [];
     loadKey = req.sealKey ? Buffer.from(req.sealKey) : null;
+    loadShares = req.shares ? sharesOf(req.shares) : null;
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     try {
       const meta = await c.query<{ version: string }>(
@@ -283,31 +309,33 @@ async function load(req: Extract<PgRequest, { op: 'load' }>): Reply {
              AND key NOT LIKE 'audit/%' AND key NOT LIKE 'sum/%'`,
       );
     }
-    const fetch = `FETCH FORWARD ${Math.max(1, Math.floor(req.limit))} FROM vault_load`;
-    const got = await (prefetched.shift() ?? page(c.query<PgRow>(fetch)));
+    const limit = Math.max(1, Math.floor(req.limit));
+    const fetch = `FETCH FORWARD ${limit} FROM vault_load`;
+    const got = await (prefetched.shift() ?? page(c.query<PgRow>(fetch), limit));
     const done = got.count < req.limit;
     if (done) {
       // Pages asked for past the end (empty), answered before the snapshot closes.
       const past = prefetched;
       prefetched = [];
       await Promise.all(past);
-      loadKey?.fill(0);
-      loadKey = null;
+      endLoad();
       await c.query('COMMIT');
     } else {
       // The next pages read, packed and their digest shares taken while the
       // host takes this one in (the connection runs them in order; a
       // failure is a later request's: it awaits that same promise).
       while (prefetched.length < AHEAD) {
-        const next = page(c.query<PgRow>(fetch));
+        const next = page(c.query<PgRow>(fetch), limit);
         next.catch(() => {});
         prefetched.push(next);
       }
     }
+    const s = got.share;
     return {
       ok: true,
       packed: got.packed,
-      digest: got.digest,
+      digest: s?.share ?? null,
+      ...(s === null ? {} : { chunks: s.chunks, reused: s.reused, computed: s.computed }),
       done,
       ...(version === undefined ? {} : { version }),
     };
@@ -449,10 +477,17 @@ async function tryCommit(req: Extract<PgRequest, { op: 'try' }>): Reply {
   return { ok: true, won: false, version, rows };
 }
 
-async function rollback(): Reply {
-  prefetched = [];
+/** The load is over (or abandoned): its key wiped, its shares and rows carried let go. */
+function endLoad(): void {
   loadKey?.fill(0);
   loadKey = null;
+  loadShares = null;
+  carried = [];
+}
+
+async function rollback(): Reply {
+  prefetched = [];
+  endLoad();
   if (client !== null) await client.query('ROLLBACK');
   return { ok: true };
 }
@@ -536,16 +571,6 @@ function handle(req: PgRequest): Reply {
     case 'close':
       return close();
   }
-}
-
-/**
- * Rows as one buffer of its own, `[key length u32][key][value length u32][value]`
- * per row (every value here is there: a load reads no removals), to be
- * moved to the host's thread, not copied (pg.ts `unpack`).
- */
-function pack(rows: readonly PgRow[]): ArrayBuffer {
-  // allocUnsafeSlow: the buffer is its ArrayBuffer's alone, so it can move.
-  return packRows(rows).buffer as ArrayBuffer;
 }
 
 function reply(r: PgReply): void {

@@ -28,6 +28,7 @@ import {
 } from 'node:worker_threads';
 import { VaultError } from '../../core/errors.js';
 import type { VaultStore } from '../engine.js';
+import { LoadShares } from './digest-chunks.js';
 import { Mirror, type ColdRows } from './mirror.js';
 import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
 import { Store } from '../lmdb/store.js';
@@ -111,6 +112,8 @@ export class PgStore implements VaultStore {
   private readonly freshness = new Freshness();
   /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
   readonly conflicts = { lost: 0, locked: 0 };
+  /** The last first load's digest chunks: shares from the file, and computed (digest-chunks.ts). */
+  digestChunks = { reused: 0, computed: 0 };
   /** When the host last asked the database (performance.now()), and its refresh while idle (horizon.ts). */
   private lastCall = 0;
   private keeping: NodeJS.Timeout | null = null;
@@ -119,14 +122,17 @@ export class PgStore implements VaultStore {
   private notifyPort: MessagePort | null = null;
   private listening = false;
   /**
-   * Open after a request the database did not answer in time, or answered
-   * that the connection was lost: every request is refused at once (VLT-3040)
-   * instead of waiting its own ANSWER_MS in series, until a probe sent in the
-   * background is answered (`probe`).
+   * Open after a request the database did not answer in time, or answered that the
+   * connection was lost: every request is refused at once (VLT-3040) instead of
+   * waiting its own ANSWER_MS in series, until a background probe is answered.
    */
   private breaker: { cause: unknown; timer: NodeJS.Timeout | null } | null = null;
 
-  private constructor(private readonly url: string) {}
+  /** `dir`: the host's vault directory, where its file of digest shares is (null: none). */
+  private constructor(
+    private readonly url: string,
+    private readonly dir: string | null,
+  ) {}
 
   get path(): string {
     return displayUrl(this.url);
@@ -136,8 +142,8 @@ export class PgStore implements VaultStore {
    * The store at `url`. Nothing is asked of the database yet: the first read
    * connects (and refuses with VLT-3040 if it cannot).
    */
-  static open(url: string): PgStore {
-    return new PgStore(url);
+  static open(url: string, dir: string | null = null): PgStore {
+    return new PgStore(url, dir);
   }
 
   /**
@@ -260,43 +266,36 @@ export class PgStore implements VaultStore {
 
   /** Whether the copy has had its first load (`load`). */
   private loaded = false;
-
   /**
    * The first load: every row of one snapshot, in pages of LOAD_PAGE (the
-   * worker reads the next while this thread takes one in, and keeps the
-   * sealed digest of every other page as it goes, this thread of the rest),
-   * the keys sorted once at the end (issue 37:
-   * one answer of 700,000 rows, inserted one at a time into one sorted
-   * array, took a cold host 65-72 s, and holding that answer whole set both
-   * threads' peak).
+   * worker reads the next while this thread takes one in; each thread takes
+   * every other page's share of the sealed digest, from the host's file
+   * where it can), the keys sorted once at the end (issue 37: one answer of
+   * 700,000 rows inserted one at a time into one sorted array took 65-72 s).
    * @throws VaultError VLT-3040, VLT-3041
    */
   private load(): void {
     if (this.loaded) return;
     let version: number | undefined;
-    // While loading, V8's young generation stays at its size: a load's rows
-    // and the digest's garbage otherwise grew it to 128 MB, which the host
-    // kept resident (30,000 entries: RSS 321-355 MB against 226 this way).
-    // Let grow again after, unless the host holds it for good (young.ts).
+    // While loading, V8's young generation stays at its size (the load's garbage grew it
+    // to 128 MB, kept resident), let grow again after unless held for good (young.ts).
     const release = holdYoungGeneration();
+    const key = this.sealKey;
+    const shares = key === null ? null : new LoadShares(this.dir, key);
+    // The shares known from the host's file (digest-chunks.ts) go to the worker too.
+    const first = { sealKey: key, shares: shares?.table() ?? null };
     try {
       for (let more = false; ; more = true) {
         const got = this.call(
-          {
-            op: 'load',
-            more,
-            limit: LOAD_PAGE,
-            ...(more ? {} : { sealKey: this.sealKey }),
-          },
+          { op: 'load', more, limit: LOAD_PAGE, ...(more ? {} : first) },
           LOAD_MS,
         );
         if (got.missing === true) this.apply(got);
         version ??= got.version;
-        const share =
-          got.digest === undefined || got.digest === null ? null : Buffer.from(got.digest);
         if (got.packed !== undefined) {
           // Held as it came: its rows are views of it (mirror.ts), none copied.
-          this.mirror.loadPacked(Buffer.from(got.packed), this.sealKey, share);
+          const packed = Buffer.from(got.packed);
+          this.mirror.loadPacked(packed, key, shares?.share(packed, got) ?? null);
         }
         if (got.done === true) break;
       }
@@ -314,6 +313,7 @@ export class PgStore implements VaultStore {
     }
     this.mirror.loaded(version ?? 0);
     this.loaded = true;
+    if (shares !== null) this.digestChunks = shares.finish(this.mirror);
     // Between requests only: every transaction here is synchronous, so none is open then.
     this.keeping ??= keepAlive(
       () => (this.loaded && this.breaker === null ? performance.now() - this.lastCall : 0),
