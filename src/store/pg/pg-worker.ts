@@ -112,9 +112,16 @@ const { Client } = pg;
  * an answer (lost, or refused) before the host stops waiting (pg.ts
  * ANSWER_MS, 2 s). A statement may run longer (a large import's commit): the
  * host's wait for it grows with its rows.
+ *
+ * A lock wait is under half the host's: a writer queued behind another
+ * waiter waits twice (for the row's turn, then for its holder's commit), and
+ * each wait's timeout is its own. At 1.5 s, two waits outlasted the host's
+ * 2 s, which then took a database that answers for one that does not
+ * (issue 37). A lock not had is contention: the host runs the write again
+ * (group.ts CONTENDED).
  */
 const CONNECT_MS = 1_500;
-const LOCK_MS = 1_500;
+const LOCK_MS = 900;
 const STATEMENT_MS = 60_000;
 
 const SCHEMA = `
@@ -196,12 +203,21 @@ async function connected(): Promise<pg.Client> {
 /** Reports this host's version and collects tombstones behind the horizon (horizon.ts). */
 const keeper = new Keeper(start.self, newClient);
 
+/**
+ * Whether `err` lost the connection (as against the database refusing one
+ * statement on it). A SQLSTATE decides when there is one: a lock timeout's
+ * "canceling statement due to lock timeout" matched the message's /timeout/
+ * below, so contention between hosts opened the breaker and refused every
+ * request for half a second (issue 37).
+ */
 function lost(err: unknown): boolean {
   const code = String((err as { code?: unknown }).code ?? '');
+  // Five letters or digits, not a system error's E-name (EPIPE).
+  if (/^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code)) {
+    return code.startsWith('08') || code.startsWith('57P');
+  }
   const message = err instanceof Error ? err.message : '';
   return (
-    code.startsWith('08') ||
-    code.startsWith('57P') ||
     /^E[A-Z]+$/.test(code) ||
     /Connection terminated|timeout|Client has encountered a connection error|not queryable/i.test(
       message,
