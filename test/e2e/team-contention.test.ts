@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { call } from '../../src/client/client.js';
-import { auditRecords, disposeAll } from '../support/e2e-helpers.js';
+import { assertRefused, auditRecords, disposeAll } from '../support/e2e-helpers.js';
 import { Postgres, postgresBin } from '../support/postgres.js';
 import { liftValuesArgs, ok, Rig } from '../support/rig.js';
 
@@ -129,4 +129,20 @@ test('24 fills in flight over three hosts while the version row is held past the
     const expected = (served[i] ?? 0) + (i === 0 ? hosts.length : 0);
     assert.equal(fills(`agent${i}`).length, expected, `agent${i}`);
   }
+});
+
+test('a host the database refuses for too many connections is refused naming that, not "unreachable"', async () => {
+  const db = pg.database();
+  const a = rig();
+  ok(await a.owner(['vault', 'create', '--store', db.url]));
+  await a.set('db', VALUE);
+  const token = await a.addAgent('agent', ['db']);
+  // A role that may hold no connection: the server answers 53300, as when max_connections is reached.
+  pg.psql('postgres', 'CREATE ROLE crowded LOGIN CONNECTION LIMIT 0');
+  const crowded = rig(`postgresql://crowded@/${db.name}?host=${encodeURIComponent(pg.socketDir)}`);
+  const r = await crowded.agent(['get', 'db'], token);
+  assertRefused(r, 'VLT-3040', 'too many connections');
+  assert.match(r.stderr, /too many connections/);
+  assert.match(r.stderr, /max_connections/);
+  assert.doesNotMatch(r.stderr, /unreachable/);
 });

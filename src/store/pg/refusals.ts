@@ -65,9 +65,15 @@ export function refusal(code: string, cause: unknown): VaultError {
       cause,
     );
   }
-  if (code === '55P03' || code === '40P01' || code === '40001') {
+  if (code.startsWith('28')) {
     return refused(
-      `The vault’s database kept the write waiting on a lock held by another session (PostgreSQL ${code}: ${said(cause)}), through every try: a long transaction on the vault’s tables, or a host stopped mid-commit, holds it. Access refused until it is let go`,
+      `The vault’s database refuses this host’s login (PostgreSQL ${code}: ${said(cause)}): check the URL’s user and its password (PGPASSFILE)`,
+      cause,
+    );
+  }
+  if (CONTENTION.has(code)) {
+    return refused(
+      `The vault’s database kept the write from committing, through every try, for contention with another session (PostgreSQL ${code}: ${said(cause)}): a long transaction on the vault’s tables, or a host stopped mid-commit, may hold its version row. Access refused until it is let go`,
       cause,
     );
   }
