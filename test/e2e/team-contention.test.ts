@@ -110,7 +110,9 @@ test('24 fills in flight over three hosts while the version row is held past the
     while (total < n && refused.length === 0) await sleep(20);
   };
   await until(60);
-  // Twice, so both the writers queued behind it and the ones that met it at once are seen.
+  // 1.6 s: past the lock wait (1.5 s before, which refused; 0.6 s now), well
+  // within the about 2.4 s the hosts now wait in all. Twice, so both the
+  // writers queued behind it and the ones that met it at once are seen.
   for (let i = 0; i < 2 && refused.length === 0; i++) {
     const at = total;
     await holdVersionRow(db.name, 1.6);

@@ -113,15 +113,15 @@ const { Client } = pg;
  * ANSWER_MS, 2 s). A statement may run longer (a large import's commit): the
  * host's wait for it grows with its rows.
  *
- * A lock wait is under half the host's: a writer queued behind another
+ * A lock wait is well under half the host's: a writer queued behind another
  * waiter waits twice (for the row's turn, then for its holder's commit), and
  * each wait's timeout is its own. At 1.5 s, two waits outlasted the host's
  * 2 s, which then took a database that answers for one that does not
  * (issue 37). A lock not had is contention: the host runs the write again
- * (group.ts CONTENDED).
+ * (group.ts CONTENDED), so a short wait costs a try, not a refusal.
  */
 const CONNECT_MS = 1_500;
-const LOCK_MS = 900;
+const LOCK_MS = 600;
 const STATEMENT_MS = 60_000;
 
 const SCHEMA = `
