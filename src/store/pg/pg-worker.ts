@@ -18,6 +18,7 @@ import pg from 'pg';
 import { Keeper, HORIZON_SCHEMA, upgrade } from './horizon.js';
 import { coldKey, packRows, pageDigest } from './mirror.js';
 import { fromPassfile } from './password.js';
+import { lostConnection as lost } from './refusals.js';
 
 interface Start {
   readonly url: string;
@@ -202,28 +203,6 @@ async function connected(): Promise<pg.Client> {
 
 /** Reports this host's version and collects tombstones behind the horizon (horizon.ts). */
 const keeper = new Keeper(start.self, newClient);
-
-/**
- * Whether `err` lost the connection (as against the database refusing one
- * statement on it). A SQLSTATE decides when there is one: a lock timeout's
- * "canceling statement due to lock timeout" matched the message's /timeout/
- * below, so contention between hosts opened the breaker and refused every
- * request for half a second (issue 37).
- */
-function lost(err: unknown): boolean {
-  const code = String((err as { code?: unknown }).code ?? '');
-  // Five letters or digits, not a system error's E-name (EPIPE).
-  if (/^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code)) {
-    return code.startsWith('08') || code.startsWith('57P');
-  }
-  const message = err instanceof Error ? err.message : '';
-  return (
-    /^E[A-Z]+$/.test(code) ||
-    /Connection terminated|timeout|Client has encountered a connection error|not queryable/i.test(
-      message,
-    )
-  );
-}
 
 /**
  * The rows a host holds (mirror.ts COLD: not audit records and checksums,

@@ -16,6 +16,30 @@ const NOTHING = 'nothing was released';
  */
 const CONTENTION = new Set(['40001', '40P01', '55P03']);
 
+/** Whether `code` is a SQLSTATE: five letters or digits, not a system error's E-name (EPIPE). */
+function isSqlstate(code: string): boolean {
+  return /^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code);
+}
+
+/**
+ * Whether `err` (pg-worker.ts) lost the connection, as against the database
+ * refusing one statement on it. A SQLSTATE decides when there is one: a
+ * lock timeout's "canceling statement due to lock timeout" matched the
+ * message's /timeout/ below, so contention between hosts opened the
+ * host's breaker and refused every request for half a second (issue 37).
+ */
+export function lostConnection(err: unknown): boolean {
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (isSqlstate(code)) return code.startsWith('08') || code.startsWith('57P');
+  const message = err instanceof Error ? err.message : '';
+  return (
+    /^E[A-Z]+$/.test(code) ||
+    /Connection terminated|timeout|Client has encountered a connection error|not queryable/i.test(
+      message,
+    )
+  );
+}
+
 /** The SQLSTATE a refusal from pg.ts carries (its cause's code), or ''. */
 export function sqlstate(err: unknown): string {
   const cause = err instanceof VaultError ? err.cause : err;
@@ -83,8 +107,8 @@ export function refusal(code: string, cause: unknown): VaultError {
       cause,
     );
   }
-  // A SQLSTATE (not a system error's E-name: EPIPE) of anything but a lost connection.
-  if (/^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]+$/.test(code) && !/^(08|57P)/.test(code)) {
+  // Any other SQLSTATE but a lost connection's.
+  if (isSqlstate(code) && !/^(08|57P)/.test(code)) {
     return refused(
       `The vault’s database refused the transaction (PostgreSQL ${code}: ${said(cause)})`,
       cause,
