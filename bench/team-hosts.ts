@@ -13,7 +13,7 @@
  *   (after npm run build)
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostChannel } from '../src/client/channel.js';
@@ -256,6 +256,15 @@ try {
       }
     }
   }
+} catch (err) {
+  // What the hosts logged before a refusal ended the bench, shown before the rigs (and their logs) go.
+  for (const r of rigs) {
+    const log = join(r.vaultDir, 'host.log');
+    const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n') : [];
+    const shown = lines.filter((l) => !/owner passphrase derived/.test(l)).slice(-40);
+    console.error(`--- ${log}\n${shown.join('\n')}`);
+  }
+  throw err;
 } finally {
   for (const c of channels.values()) c.close();
   for (const r of rigs) await r.dispose().catch(() => {});

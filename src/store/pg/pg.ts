@@ -8,8 +8,9 @@
  * synchronous_commit on); if another host committed first, nothing is
  * written, the rows it wrote come back with the refusal, and the group runs
  * again on them (`commitQueued`, at most TRIES times, then on the locked
- * path). So a value leaves a host only after its audit record and its charge
- * to the agent's limits are durable in the one database every host shares,
+ * path; a deadlock or a lock not had in time runs it again too, group.ts).
+ * So a value leaves a host only after its audit record and its charge to
+ * the agent's limits are durable in the one database every host shares,
  * decided on the vault as it was at that commit, and the next request on any
  * host sees them. An owner's write takes the version row's lock first
  * (`write`): it runs once, as on LMDB.
@@ -30,13 +31,23 @@ import { VaultError } from '../../core/errors.js';
 import type { VaultStore } from '../engine.js';
 import { LoadShares } from './digest-chunks.js';
 import { Mirror, type ColdRows } from './mirror.js';
-import type { PgReply, PgRequest, PgRow } from './pg-worker.js';
+import type { PgReply, PgRequest, PgRow } from './pg-protocol.js';
 import { Store } from '../lmdb/store.js';
 import { Tx } from '../tx.js';
 import { holdYoungGeneration } from '../young.js';
 import { Freshness } from './freshness.js';
 import { keepAlive } from './horizon.js';
-import { refusal, unreachable } from './refusals.js';
+import { Breaker } from './breaker.js';
+import {
+  CONTENDED,
+  settle,
+  undoFor,
+  untilCommitted,
+  type Conflicts,
+  type Outcome,
+  type Queued,
+} from './group.js';
+import { contended, refusal, unreachable } from './refusals.js';
 import { displayUrl } from './url.js';
 
 /**
@@ -60,29 +71,9 @@ const LOAD_PAGE = 5_000;
 const LOAD_MS = 5_000;
 /** How many times a read is run again on a copy brought up to date before it takes the write lock (`read`). */
 const READ_TRIES = 4;
-/**
- * Optimistic tries of one group before it takes the locked path (which
- * always commits): with three hosts committing as fast as they can, a try
- * loses to another host's commit now and then, and each loss brings the rows
- * that beat it, so the next try is on the vault as it then stood.
- */
-const TRIES = 8;
-/** While the breaker is open, how often the worker asks the database again, in the background. */
-const PROBE_MS = 500;
-/** A probe the worker has not answered by then: that worker is dropped and a new one asks. */
-const PROBE_GIVE_UP_MS = 10_000;
-
-type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
-
 /** How long the host waits for a commit: a large import's takes longer than a fill's, and the owner asked for it. */
 function answerFor(rows: number): number {
   return ANSWER_MS + Math.floor(rows / 10);
-}
-
-interface Queued {
-  readonly fn: (tx: Tx) => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (err: unknown) => void;
 }
 
 export class PgStore implements VaultStore {
@@ -110,8 +101,7 @@ export class PgStore implements VaultStore {
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   /** Whether the copy is as current as a refresh would make it (freshness.ts). */
   private readonly freshness = new Freshness();
-  /** Optimistic tries that lost to another host's commit, and groups that then took the lock. */
-  readonly conflicts = { lost: 0, locked: 0 };
+  readonly conflicts: Conflicts = { lost: 0, locked: 0, contended: 0 };
   /** The last first load's digest chunks: shares from the file, and computed (digest-chunks.ts). */
   digestChunks = { reused: 0, computed: 0 };
   /** When the host last asked the database (performance.now()), and its refresh while idle (horizon.ts). */
@@ -121,12 +111,12 @@ export class PgStore implements VaultStore {
   private readonly wakers: (() => void)[] = [];
   private notifyPort: MessagePort | null = null;
   private listening = false;
-  /**
-   * Open after a request the database did not answer in time, or answered that the
-   * connection was lost: every request is refused at once (VLT-3040) instead of
-   * waiting its own ANSWER_MS in series, until a background probe is answered.
-   */
-  private breaker: { cause: unknown; timer: NodeJS.Timeout | null } | null = null;
+  /** Open after a request the database did not answer in time, or a lost connection (breaker.ts). */
+  private readonly breaker = new Breaker({
+    port: () => this.spawn(),
+    drop: () => this.drop(),
+    request: () => ({ op: 'refresh', since: this.mirror.version }),
+  });
 
   /** `dir`: the host's vault directory, where its file of digest shares is (null: none). */
   private constructor(
@@ -203,7 +193,8 @@ export class PgStore implements VaultStore {
    * @throws VaultError VLT-3040 when it is unreachable, does not answer, or refuses.
    */
   private call(req: PgRequest, answerMs = ANSWER_MS): Extract<PgReply, { ok: true }> {
-    if (this.breaker !== null) throw unreachable(this.breaker.cause);
+    const open = this.breaker.open;
+    if (open !== null) throw unreachable(open.cause);
     const port = this.spawn();
     this.lastCall = performance.now();
     Atomics.store(this.flag, 0, 0);
@@ -213,55 +204,17 @@ export class PgStore implements VaultStore {
     if (waited === 'timed-out' || got === undefined) {
       // Its late answer (a commit even) must not be taken for the next request's.
       this.drop();
-      const cause = new Error(`no answer from the database in ${answerMs} ms`);
-      this.openBreaker(cause);
+      const cause = new Error(`no answer in ${answerMs} ms`);
+      this.breaker.trip(cause);
       throw unreachable(cause);
     }
     if (!got.ok) {
       const err = Object.assign(new Error(got.message), { code: got.code });
-      if (got.lost === true) this.openBreaker(err);
+      if (got.lost === true) this.breaker.trip(err);
       throw refusal(got.code, err);
     }
     if (req.op !== 'listen' && req.op !== 'close' && req.op !== 'create') this.listen();
     return got;
-  }
-
-  private openBreaker(cause: unknown): void {
-    if (this.breaker !== null) return;
-    this.breaker = { cause, timer: null };
-    this.probe(PROBE_MS);
-  }
-
-  /**
-   * Asks the database again `afterMs` from now, on the worker's port but in
-   * the background: the host's main thread goes on answering (refusals, status,
-   * `daemon stop`) meanwhile. An answer closes the breaker; a refusal asks
-   * again later; silence drops the worker and asks with a new one.
-   */
-  private probe(afterMs: number): void {
-    const b = this.breaker;
-    if (b === null) return;
-    b.timer = setTimeout(() => {
-      const port = this.spawn();
-      const giveUp = setTimeout(() => {
-        port.off('message', answered);
-        this.drop();
-        this.probe(0);
-      }, PROBE_GIVE_UP_MS);
-      giveUp.unref();
-      const answered = (reply: PgReply) => {
-        clearTimeout(giveUp);
-        port.off('message', answered);
-        if (this.breaker !== b) return;
-        if (reply.ok) this.breaker = null;
-        else this.probe(PROBE_MS);
-      };
-      port.on('message', answered);
-      // A probe keeps no process alive: the host's own lifetime decides.
-      port.unref();
-      port.postMessage({ op: 'refresh', since: this.mirror.version } satisfies PgRequest);
-    }, afterMs);
-    b.timer.unref();
   }
 
   /** Whether the copy has had its first load (`load`). */
@@ -316,7 +269,7 @@ export class PgStore implements VaultStore {
     if (shares !== null) this.digestChunks = shares.finish(this.mirror);
     // Between requests only: every transaction here is synchronous, so none is open then.
     this.keeping ??= keepAlive(
-      () => (this.loaded && this.breaker === null ? performance.now() - this.lastCall : 0),
+      () => (this.loaded && this.breaker.open === null ? performance.now() - this.lastCall : 0),
       () => this.apply(this.call({ op: 'refresh', since: this.mirror.version })),
     );
   }
@@ -384,14 +337,25 @@ export class PgStore implements VaultStore {
     return this.read(fn);
   }
 
-  /** An owner's write: on the locked path, run once (its function is not run again). */
+  /**
+   * An owner's write: on the locked path, run once (its function is not run
+   * again); a lock not had (contention, refusals.ts) is asked for again.
+   */
   write<T>(fn: (tx: Tx) => T): T {
     let out: T | undefined;
     this.load();
-    this.locked((tx) => {
-      out = fn(tx);
-    }, true);
-    return out as T;
+    for (let contention = 1; ; contention++) {
+      let ran = false;
+      try {
+        this.locked((tx) => {
+          ran = true;
+          out = fn(tx);
+        }, true);
+        return out as T;
+      } catch (err) {
+        if (ran || !contended(err) || contention === CONTENDED) throw err;
+      }
+    }
   }
 
   /**
@@ -499,32 +463,37 @@ export class PgStore implements VaultStore {
    * The group decided on the copy, then committed in one statement if the
    * vault is still where the copy is (`tryCommit`); a loss brings the rows
    * that beat it, and the group runs again on them. After TRIES losses, the
-   * locked path, which always commits. No lock is held while the host works.
+   * locked path, which always commits (group.ts `untilCommitted`, which also
+   * runs it again after contention). No lock is held while the host works.
    */
   private commitQueued(): void {
     const group = this.queued.splice(0);
-    const settle = (outcomes: Outcome[]) =>
-      group.forEach((q, i) => {
-        const o = outcomes[i] as Outcome;
-        if (o.ok) q.resolve(o.value);
-        else q.reject(o.err);
-      });
     try {
       this.load();
-      for (let tries = 0; tries < TRIES; tries++) {
-        const outcomes = this.tryGroup(group);
-        if (outcomes !== null) return settle(outcomes);
-        this.conflicts.lost++;
-      }
-      this.conflicts.locked++;
-      let outcomes: Outcome[] = [];
-      this.locked(() => {
-        outcomes = this.runGroup(group, []);
-      }, false);
-      settle(outcomes);
+      const locked = () => this.lockedGroup(group);
+      settle(
+        group,
+        untilCommitted(() => this.tryGroup(group), locked, this.conflicts),
+      );
     } catch (err) {
       for (const q of group) q.reject(err);
     }
+  }
+
+  /** `group` on the locked path, which commits unless the database refuses. */
+  private lockedGroup(group: readonly Queued[]): Outcome[] {
+    this.conflicts.locked++;
+    const undos: (() => void)[] = [];
+    let outcomes: Outcome[] = [];
+    try {
+      this.locked(() => {
+        outcomes = this.runGroup(group, undos);
+      }, false);
+    } catch (err) {
+      undoFor(err, undos);
+      throw err;
+    }
+    return outcomes;
   }
 
   /**
@@ -540,7 +509,13 @@ export class PgStore implements VaultStore {
     this.mirror.begin();
     const outcomes = this.runGroup(group, undos);
     const changes = this.mirror.changes();
-    const got = this.sendChanges({ op: 'try', since }, changes);
+    let got;
+    try {
+      got = this.sendChanges({ op: 'try', since }, changes);
+    } catch (err) {
+      undoFor(err, undos);
+      throw err;
+    }
     if (got.won === true) {
       this.mirror.commit(changes.length > 0 ? since + 1 : since);
       this.freshness.synced(mark);
@@ -583,8 +558,7 @@ export class PgStore implements VaultStore {
   }
 
   async close(): Promise<void> {
-    if (this.breaker?.timer) clearTimeout(this.breaker.timer);
-    this.breaker = null;
+    this.breaker.close();
     if (this.keeping !== null) clearInterval(this.keeping);
     this.keeping = null;
     if (this.port !== null) {
