@@ -7,6 +7,9 @@
  *   each), wall time;
  * - cold start: the host stopped, then an agent's `get` (which starts the
  *   host and has it load the vault), wall time; then a second, warm `get`;
+ * - cold again: the host stopped once more and the same `get`: a start with
+ *   what the first left (LMDB's clean-close record, a team host's file of
+ *   digest shares), as every start after a vault's first is;
  * - RSS: the host's resident and peak memory after those gets
  *   (/proc/<pid>/status VmRSS and VmHWM).
  *
@@ -75,6 +78,7 @@ function memOf(pid: number): { rss: number; hwm: number } {
 interface Figures {
   importS: number;
   coldS: number;
+  againS: number;
   warmMs: number;
   rss: number;
   hwm: number;
@@ -109,9 +113,15 @@ async function measure(script: string, store: string | null): Promise<Figures> {
     const status = (await cli(script, env, ['daemon', 'status'])).stdout;
     const pid = Number(/pid (\d+)/.exec(status)?.[1]);
     const mem = memOf(pid);
+    await cli(script, env, ['daemon', 'stop']);
+    const again = await cli(script, { ...agentEnv, VAULT_TOKEN: token }, [
+      'get',
+      'BENCH_KEY_000007',
+    ]);
     return {
       importS: importMs / 1000,
       coldS: cold.ms / 1000,
+      againS: again.ms / 1000,
       warmMs: warm.ms,
       ...mem,
     };
@@ -131,14 +141,14 @@ try {
     `team-scale bench: ${N} entries; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
   console.log(
-    `${'build'.padEnd(18)}${'store'.padEnd(12)}${'import s'.padStart(10)}${'cold s'.padStart(9)}${'warm ms'.padStart(9)}${'RSS MB'.padStart(9)}${'peak MB'.padStart(9)}`,
+    `${'build'.padEnd(18)}${'store'.padEnd(12)}${'import s'.padStart(10)}${'cold s'.padStart(9)}${'again s'.padStart(9)}${'warm ms'.padStart(9)}${'RSS MB'.padStart(9)}${'peak MB'.padStart(9)}`,
   );
   for (const engine of ENGINES) {
     for (const [name, script] of builds) {
       const store = engine === 'pg' ? (pg as Postgres).database().url : null;
       const f = await measure(script, store);
       console.log(
-        `${name.padEnd(18)}${(engine === 'pg' ? 'PostgreSQL' : 'LMDB').padEnd(12)}${f.importS.toFixed(1).padStart(10)}${f.coldS.toFixed(2).padStart(9)}${f.warmMs.toFixed(0).padStart(9)}${f.rss.toFixed(0).padStart(9)}${f.hwm.toFixed(0).padStart(9)}`,
+        `${name.padEnd(18)}${(engine === 'pg' ? 'PostgreSQL' : 'LMDB').padEnd(12)}${f.importS.toFixed(1).padStart(10)}${f.coldS.toFixed(2).padStart(9)}${f.againS.toFixed(2).padStart(9)}${f.warmMs.toFixed(0).padStart(9)}${f.rss.toFixed(0).padStart(9)}${f.hwm.toFixed(0).padStart(9)}`,
       );
     }
   }

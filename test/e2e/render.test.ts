@@ -2,7 +2,7 @@
 // reading its configuration from the pipe, all or nothing, byte identity,
 // fill audit records, limits, and --watch.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -73,6 +73,23 @@ test('render - reads the template from stdin; other text is raw', async () => {
     input: 'key: vault://Stripe Prod/key\n',
   });
   assert.equal(y.stdout, 'key: "sk_live_\\"quoted\\"\\\\back\\nline"\n');
+});
+
+test('a template named by a path that is a pipe (a FIFO, as `<(cmd)` gives) renders', async () => {
+  // A pipe cannot be read by position, nor twice: it was an "internal error" (ESPIPE).
+  const fifo = join(rig.root, 'app.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const writer = spawn('sh', [
+    '-c',
+    'printf "pw=vault://Stripe Prod/password\\n" > "$1"',
+    'sh',
+    fifo,
+  ]);
+  const written = new Promise((res) => writer.on('close', res));
+  const r = await rig.agent(['render', fifo], token);
+  await written;
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'pw=hunter2\n');
 });
 
 test('a file without references comes out byte for byte: CRLF, BOM, invalid UTF-8', async () => {

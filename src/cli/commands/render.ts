@@ -22,10 +22,12 @@ import { loadToken } from '../token.js';
 
 // On render's path, as on get's: built-ins by getBuiltinModule, not import
 // (docs/development.md, "Start-up"); io.ts only for a template on a pipe.
-// A file is read by descriptor with node:fs's callbacks: node:fs/promises
+// A file is read by descriptor with node:fs's own calls: node:fs/promises
 // cost every get and render about 2.7 ms of CPU to load (it is one bundle).
+// A template of one chunk (most are a few lines) is opened and read
+// synchronously: fs's callbacks start libuv's thread pool, 1-2 ms of CPU.
 const { once } = process.getBuiltinModule('node:events');
-const { close, fstatSync, open, read } = process.getBuiltinModule('node:fs');
+const { closeSync, fstatSync, openSync, read, readSync } = process.getBuiltinModule('node:fs');
 
 const CHUNK = 64 * 1024;
 
@@ -53,6 +55,9 @@ async function chunks(
 
 /** Reads of descriptor `fd`: at a position, or on from its offset. */
 function readerOf(fd: number): ReadAt {
+  // Larger ones by callbacks, the event loop turning between chunks: read
+  // synchronously, a 50 MB template's peak RSS passed 100 MB (render-stdin.test.ts).
+  if (fstatSync(fd).size <= CHUNK) return async (buf, at) => readSync(fd, buf, 0, CHUNK, at);
   return (buf, at) =>
     new Promise((resolve, reject) =>
       read(fd, buf, 0, CHUNK, at, (err, n) => (err ? reject(err) : resolve(n))),
@@ -94,6 +99,24 @@ function fromStdinFile(): Source {
     const n = await chunks(readAt, null, each);
     start = Math.max(0, fstatSync(0).size - n);
   };
+}
+
+/**
+ * What `path` names when it is not a regular file (a FIFO, `<(cmd)`,
+ * /dev/stdin on a pipe): read once, in order, and held, as a piped stdin is;
+ * positional reads of a pipe fail (ESPIPE) and it cannot be read twice.
+ */
+function fromStream(fd: number): Source {
+  const chunks: Buffer[] = [];
+  for (;;) {
+    const buf = Buffer.allocUnsafe(CHUNK);
+    const n = readSync(fd, buf, 0, CHUNK, null);
+    if (n === 0) break;
+    chunks.push(buf.subarray(0, n));
+  }
+  const all = Buffer.concat(chunks);
+  for (const c of chunks) c.fill(0);
+  return fromMemory(all);
 }
 
 function fromMemory(all: Buffer): Source {
@@ -158,7 +181,8 @@ export const run: Command = async (ctx) => {
     const { readAll } = await import('../io.js');
     return (await renderOnce(ctx, format, fromMemory(await readAll(ctx.stdin)))).code;
   }
-  const render = (fd: number) => renderOnce(ctx, format, fromFile(fd));
+  const render = (fd: number) =>
+    renderOnce(ctx, format, fstatSync(fd).isFile() ? fromFile(fd) : fromStream(fd));
   const first = await withFile(path, render);
   if (!watching) return first.code;
   return watch(ctx, path, render, first);
@@ -167,9 +191,7 @@ export const run: Command = async (ctx) => {
 async function withFile<T>(path: string, use: (fd: number) => Promise<T>): Promise<T> {
   let fd: number;
   try {
-    fd = await new Promise<number>((resolve, reject) =>
-      open(path, 'r', (err, opened) => (err ? reject(err) : resolve(opened))),
-    );
+    fd = openSync(path, 'r');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'a directory' : e.code;
@@ -180,7 +202,7 @@ async function withFile<T>(path: string, use: (fd: number) => Promise<T>): Promi
   try {
     return await use(fd);
   } finally {
-    await new Promise<void>((resolve) => close(fd, () => resolve()));
+    closeSync(fd);
   }
 }
 
