@@ -10,6 +10,8 @@
  * node_modules compares another build). Asserts nothing.
  *
  *   node --import tsx bench/host-alloc.ts [fills=3000] [--dist <dir>] [--top 30]
+ *
+ * With --cpu (and node --cpu-prof), no heap sampler: the CPU of the same fills alone.
  */
 import { Session } from 'node:inspector/promises';
 import { resolve as resolvePath } from 'node:path';
@@ -25,6 +27,7 @@ const FILLS = Number(
 );
 const DIST = resolvePath(opt('--dist') ?? `${ROOT}/dist`);
 const TOP = Number(opt('--top') ?? 30);
+const CPU_ONLY = argv.includes('--cpu');
 const AGENTS = 20;
 const IN_FLIGHT = 24;
 
@@ -80,6 +83,14 @@ try {
   };
   // Warm: the JIT, the caller cache, the kept records.
   await run(1000);
+  if (CPU_ONLY) {
+    const c0 = process.cpuUsage();
+    await run(FILLS);
+    const c = process.cpuUsage(c0);
+    console.log(`${DIST}: CPU ${((c.user + c.system) / FILLS / 1000).toFixed(3)} ms a fill`);
+    await ctx.close();
+    process.exit(0);
+  }
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', {

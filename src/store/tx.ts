@@ -130,9 +130,10 @@ export class Tx {
    * without it, as a holder of the file or database may, leaves the state
    * behind: the digest no longer matches). @throws VaultError VLT-3045.
    */
-  private heldState(): StateRecord | undefined {
+  private heldState(read?: StateRecord): StateRecord | undefined {
     if (this.held !== null) return this.held;
-    const state = this.state();
+    // `read`: the state as the caller just read it in this transaction (one read less a fill).
+    const state = read ?? this.state();
     if (state === undefined || this.sealKey === null) return undefined;
     if (!stateHolds(this.sealKey, state)) {
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state is not the vault’s.');
@@ -198,7 +199,7 @@ export class Tx {
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state was removed.');
     }
     this.requireStateKey();
-    this.heldState();
+    this.heldState(state);
     const held = this.sealKey === null ? undefined : this.db.sealedDigest?.(this.sealKey);
     if (held !== undefined && !held.equals(state.digest)) {
       throw new VaultError(
