@@ -139,7 +139,9 @@ async function host(name: string, cli: string, url: string | null): Promise<Host
   }
   const h = { name, rig, proc, pid, channel, tokens };
   // Warm: the copy loaded, the code compiled.
-  for (let i = 0; i < 200; i++) await once(h, tokens[i % AGENTS] as string, i % 2 ? 'fill' : 'get');
+  // (200 left the first rounds of every build slower than the later ones.)
+  for (let i = 0; i < 1000; i++)
+    await once(h, tokens[i % AGENTS] as string, i % 2 ? 'fill' : 'get');
   return h;
 }
 

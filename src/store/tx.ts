@@ -99,7 +99,7 @@ export class Tx {
   private set(key: string, value: unknown): void {
     // The checksum, computed once: the digest's tag of the new record is made from it too.
     const sum = summed(key) ? recordSum(value) : null;
-    if (sealedKey(key)) this.touch(key, this.db.get(key), sum);
+    if (sealedKey(key)) this.touch(key, this.db.get(key), value === undefined ? null : sum);
     this.db.put(key, value);
     if (sum !== null) this.db.put(SUM_PREFIX + key, sum);
   }
