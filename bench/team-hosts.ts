@@ -9,8 +9,8 @@
  * both alike. Also prints the commits each cell made (the vault's version)
  * and so the requests per commit. Asserts nothing.
  *
- *   node --import tsx bench/team-hosts.ts [requests per cell=1500] [baseline ref=0109066] [--no-baseline]
- *   (after npm run build)
+ *   node --import tsx bench/team-hosts.ts [requests per cell=1500] [baseline ref=0109066] [--no-baseline] [--one-host]
+ *   (after npm run build; --one-host: the cells of one host only, for a change to a host's own work)
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +29,7 @@ const BASE = args[1] ?? '0109066';
 const WITH_BASELINE = !process.argv.includes('--no-baseline');
 const IN_FLIGHT = 24;
 const AGENTS = [20, 100];
-const HOSTS = [1, 2, 3];
+const HOSTS = process.argv.includes('--one-host') ? [1] : [1, 2, 3];
 
 function client(r: Rig): ClientOptions {
   return { vaultDir: r.vaultDir, daemon: { node: process.execPath, script: r.cli, env: r.env } };
@@ -202,8 +202,13 @@ try {
     vaults.set(name, v);
     rigs.push(...v.hosts);
   }
-  const lmdb = await vault(CLI, null, null);
-  rigs.push(...lmdb.hosts);
+  // One LMDB host of each build: a change to a host's own work shows on both engines.
+  const lmdbs = new Map<string, Vault>();
+  for (const [name, cli] of builds) {
+    const v = await vault(cli, null, null);
+    lmdbs.set(name, v);
+    rigs.push(...v.hosts);
+  }
   const floorDb = pgc.database();
   pgc.psql(
     floorDb.name,
@@ -221,11 +226,16 @@ try {
       `round ${round}: raw-SQL floor ${f1.toFixed(0)}/s (1 client), ${f24.toFixed(0)}/s (${IN_FLIGHT} clients)`,
     );
     for (const agents of AGENTS) {
-      const l = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'fill');
-      const lg = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'get');
-      console.log(
-        `  LMDB 1 host, ${agents} agents: fill ${l.toFixed(0)}/s, get ${lg.toFixed(0)}/s`,
-      );
+      for (const [name] of builds) {
+        const lmdb = lmdbs.get(name) as Vault;
+        const used = usage();
+        const l = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'fill');
+        const cpu = used();
+        const lg = await throughput(lmdb.hosts, lmdb.tokens.slice(0, agents), 'get');
+        console.log(
+          `  LMDB ${name.padEnd(13)} 1 host , ${String(agents).padStart(3)} agents: fill ${l.toFixed(0).padStart(5)}/s, get ${lg.toFixed(0).padStart(5)}/s; CPU ${(cpu.machine * 100).toFixed(0)}% (client ${(cpu.client * 100).toFixed(0)}% of a core); load ${loadavg()[0]?.toFixed(1)}`,
+        );
+      }
       for (const hosts of HOSTS) {
         for (const [name] of builds) {
           const v = vaults.get(name) as Vault;

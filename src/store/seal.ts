@@ -122,6 +122,16 @@ export function xorRowTagCanonical(
   form: Uint8Array,
 ): void {
   sha256Into(sum, form);
+  xorRowTagOfSum(digest, key, rowKey, sum);
+}
+
+/**
+ * `xorRowTag` of the record whose checksum (schema.ts recordSum: the first 16
+ * bytes of `sum`) is known already: a write computes it for the checksum
+ * record anyway (tx.ts set), so the record is not made canonical and hashed
+ * twice.
+ */
+export function xorRowTagOfSum(digest: Buffer, key: Buffer, rowKey: string, sum: Uint8Array): void {
   const p = padsOf(key);
   let at = part(p, 0, 'row-v1');
   at = part(p, at, rowKey);

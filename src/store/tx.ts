@@ -10,12 +10,12 @@ import { LOST_RATE_STATE, type RateState } from '../core/policy.js';
 import {
   auditKeyMac,
   digestOf,
-  rowTag,
   sealedKey,
   stateHolds,
   stateMac,
   STATE_KEY,
-  xorInto,
+  xorRowTag,
+  xorRowTagOfSum,
   type StateRecord,
 } from './seal.js';
 import {
@@ -97,13 +97,15 @@ export class Tx {
   }
 
   private set(key: string, value: unknown): void {
-    if (sealedKey(key)) this.touch(key, this.db.get(key), value);
+    // The checksum, computed once: the digest's tag of the new record is made from it too.
+    const sum = summed(key) ? recordSum(value) : null;
+    if (sealedKey(key)) this.touch(key, this.db.get(key), value === undefined ? null : sum);
     this.db.put(key, value);
-    if (summed(key)) this.db.put(SUM_PREFIX + key, recordSum(value));
+    if (sum !== null) this.db.put(SUM_PREFIX + key, sum);
   }
 
   private del(key: string): void {
-    if (sealedKey(key)) this.touch(key, this.db.get(key), undefined);
+    if (sealedKey(key)) this.touch(key, this.db.get(key), null);
     this.db.remove(key);
     if (summed(key)) this.db.remove(SUM_PREFIX + key);
   }
@@ -128,9 +130,10 @@ export class Tx {
    * without it, as a holder of the file or database may, leaves the state
    * behind: the digest no longer matches). @throws VaultError VLT-3045.
    */
-  private heldState(): StateRecord | undefined {
+  private heldState(read?: StateRecord): StateRecord | undefined {
     if (this.held !== null) return this.held;
-    const state = this.state();
+    // `read`: the state as the caller just read it in this transaction (one read less a fill).
+    const state = read ?? this.state();
     if (state === undefined || this.sealKey === null) return undefined;
     if (!stateHolds(this.sealKey, state)) {
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state is not the vault’s.');
@@ -139,13 +142,16 @@ export class Tx {
     return state;
   }
 
-  /** The record under `key` changes from `before` to `after`: the digest follows. */
-  private touch(key: string, before: unknown, after: unknown): void {
+  /**
+   * The record under `key` changes from `before` to the record whose checksum
+   * is `afterSum` (null: removed): the digest follows.
+   */
+  private touch(key: string, before: unknown, afterSum: Buffer | null): void {
     const state = this.heldState();
     if (state === undefined || this.sealKey === null) return;
     const digest = Buffer.from(state.digest);
-    if (before !== undefined) xorInto(digest, rowTag(this.sealKey, key, before));
-    if (after !== undefined) xorInto(digest, rowTag(this.sealKey, key, after));
+    if (before !== undefined) xorRowTag(digest, this.sealKey, key, before);
+    if (afterSum !== null) xorRowTagOfSum(digest, this.sealKey, key, afterSum);
     this.bumped ??= state.version + 1;
     this.putState(this.sealKey, { version: this.bumped, digest, keyedFrom: state.keyedFrom });
   }
@@ -193,7 +199,7 @@ export class Tx {
       throw new VaultError('VLT-3045', 'Rollback detected: the sealed state was removed.');
     }
     this.requireStateKey();
-    this.heldState();
+    this.heldState(state);
     const held = this.sealKey === null ? undefined : this.db.sealedDigest?.(this.sealKey);
     if (held !== undefined && !held.equals(state.digest)) {
       throw new VaultError(

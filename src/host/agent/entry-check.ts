@@ -14,6 +14,7 @@ import {
   TOTP_FIELD,
 } from '../../core/names.js';
 import { KEY_BYTES } from '../../crypto/aead.js';
+import { equal } from '../../crypto/hash.js';
 import type { EntryRecord, FieldRecord, Grant, VaultHeader } from '../../store/schema.js';
 import type { Tx } from '../../store/tx.js';
 import { normalHost } from '../entries/entries.js';
@@ -69,13 +70,21 @@ const FIELD_KEYS_KEPT = 16;
  * against the record object the store handed out. The store hands out the
  * same (frozen) object only while a transaction sees the same bytes
  * (src/store/lmdb/rows.ts DecodedRecords): an entry renamed, re-bound to other hosts,
- * rotated or re-granted is another object, opened afresh. And only with the
- * very key buffer it was opened with, which the caller cache keeps for as long
- * as the caller's grant is the same box (a new grant is a new buffer), in the
- * same vault (header). So a hit is what opening again would give; every rule
- * that uses it (name equality, versions, host binding) is still judged per
- * request. What it holds (an entry's name and meta) the host opens on every
- * read anyway; no key is kept that the caller cache does not hold already.
+ * rotated or re-granted is another object, opened afresh. And only for a key
+ * equal to the one it was opened with (compared in constant time), in the
+ * same vault (header): opening the same record's bytes with the same key gives
+ * the same name and meta, so a hit is what opening again would give. Every
+ * caller whose grant opens this generation holds the same data key, so one
+ * opening serves them all (keyed by the key buffer's identity, as before,
+ * it served only the last caller: with 20 agents taking turns, a miss nearly
+ * every time, issue 37). A caller with another key (a damaged grant) opens
+ * afresh and takes the place. Every rule that uses it (name equality,
+ * versions, host binding) is still judged per request. What it holds (an
+ * entry's name and meta) the host opens on every read anyway; the key it is
+ * compared against is the buffer of the caller that opened it, which the
+ * caller cache holds (and zeroes when it drops the caller: then nothing
+ * matches it, and the next caller opens afresh); no key is kept that the
+ * caller cache does not hold already.
  */
 interface OpenedEntry {
   readonly dataKey: Buffer;
@@ -88,7 +97,12 @@ const openedEntries = new WeakMap<EntryRecord, OpenedEntry>();
 
 function openEntry(header: VaultHeader, dataKey: Buffer, entry: EntryRecord): OpenedEntry {
   const kept = openedEntries.get(entry);
-  if (kept !== undefined && kept.dataKey === dataKey && kept.header === header) return kept;
+  if (
+    kept !== undefined &&
+    kept.header === header &&
+    (kept.dataKey === dataKey || equal(kept.dataKey, dataKey))
+  )
+    return kept;
   const name = openName(header, dataKey, entry);
   const meta = name === null ? null : openMeta(header, dataKey, entry);
   const opened = {
