@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PASSPHRASE, ROOT } from '../test/support/rig.js';
+import { liftValuesArgs, ok, PASSPHRASE, ROOT, type Rig } from '../test/support/rig.js';
 
 /**
  * The tree at `ref`, exported with `git archive` into `into` and built there
@@ -68,4 +68,24 @@ export function importBatch(root: string, from: number, n: number): string {
   }
   writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
   return file;
+}
+
+/**
+ * A vault on `rig` (`create` takes `--store <url>` for a team vault) with one
+ * entry, `db`, and `agents` agents scoped to it with their values-a-minute
+ * limit lifted (a load run reaches it in a second): their tokens.
+ */
+export async function benchAgents(
+  rig: Rig,
+  agents: number,
+  create: string[] = [],
+): Promise<string[]> {
+  ok(await rig.owner(['vault', 'create', ...create]));
+  await rig.set('db', 'bench-value');
+  const tokens: string[] = [];
+  for (let i = 0; i < agents; i++) {
+    tokens.push(await rig.addAgent(`bench${i}`, ['db']));
+    ok(await rig.owner(liftValuesArgs(`bench${i}`)));
+  }
+  return tokens;
 }

@@ -15,7 +15,8 @@
  */
 import { Session } from 'node:inspector/promises';
 import { resolve as resolvePath } from 'node:path';
-import { liftValuesArgs, ok, ROOT, Rig } from '../test/support/rig.js';
+import { ROOT, Rig } from '../test/support/rig.js';
+import { benchAgents } from './baseline.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
@@ -39,13 +40,7 @@ interface Node {
 
 const rig = new Rig();
 try {
-  ok(await rig.owner(['vault', 'create']));
-  await rig.set('db', 'bench-value');
-  const tokens: string[] = [];
-  for (let i = 0; i < AGENTS; i++) {
-    tokens.push(await rig.addAgent(`bench${i}`, ['db']));
-    ok(await rig.owner(liftValuesArgs(`bench${i}`)));
-  }
+  const tokens = await benchAgents(rig, AGENTS);
   // This process opens the store: no host may hold it meanwhile.
   await rig.stop();
   process.env.VAULT_DIR = rig.vaultDir;

@@ -23,8 +23,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostChannel } from '../src/client/channel.js';
 import { Postgres } from '../test/support/postgres.js';
-import { CLI, liftValuesArgs, ok, Rig } from '../test/support/rig.js';
-import { buildBaseline } from './baseline.js';
+import { CLI, Rig } from '../test/support/rig.js';
+import { benchAgents, buildBaseline } from './baseline.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
@@ -98,13 +98,7 @@ async function cell(h: Host, kind: Kind): Promise<Cell> {
 async function host(name: string, cli: string, url: string | null): Promise<Host> {
   const rig = new Rig();
   rig.cli = cli;
-  ok(await rig.owner(['vault', 'create', ...(url === null ? [] : ['--store', url])]));
-  await rig.set('db', 'bench-value');
-  const tokens: string[] = [];
-  for (let i = 0; i < AGENTS; i++) {
-    tokens.push(await rig.addAgent(`bench${i}`, ['db']));
-    ok(await rig.owner(liftValuesArgs(`bench${i}`)));
-  }
+  const tokens = await benchAgents(rig, AGENTS, url === null ? [] : ['--store', url]);
   await rig.stop();
   let flags = (process.env.BENCH_HOST_FLAGS ?? '').split(' ').filter((f) => f !== '');
   if (PROF !== undefined) {
